@@ -1,0 +1,3 @@
+module github.com/eurekagate/eurekagate
+
+go 1.26.0
