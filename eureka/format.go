@@ -1,0 +1,62 @@
+package eureka
+
+import "strings"
+
+// Format is a document encoding: the legacy JSON codec or the XStream XML
+// codec.
+type Format uint8
+
+// The two formats.
+const (
+	FormatXML Format = iota
+	FormatJSON
+)
+
+// ContentType returns the media type written for f.
+func (f Format) ContentType() string {
+	if f == FormatJSON {
+		return "application/json"
+	}
+	return "application/xml"
+}
+
+// AcceptFormat picks the response format from an Accept header as the Java
+// server does: JSON iff the header contains "json", otherwise XML.
+func AcceptFormat(accept string) Format {
+	if strings.Contains(accept, "json") {
+		return FormatJSON
+	}
+	return FormatXML
+}
+
+// AppendInstance appends an instance document in format f.
+func AppendInstance(b []byte, f Format, i *InstanceInfo) []byte {
+	if f == FormatJSON {
+		return AppendInstanceJSON(b, i)
+	}
+	return AppendInstanceXML(b, i)
+}
+
+// AppendApplication appends an application document in format f.
+func AppendApplication(b []byte, f Format, a *Application) []byte {
+	if f == FormatJSON {
+		return AppendApplicationJSON(b, a)
+	}
+	return AppendApplicationXML(b, a)
+}
+
+// AppendApplications appends an applications document in format f.
+func AppendApplications(b []byte, f Format, apps *Applications) []byte {
+	if f == FormatJSON {
+		return AppendApplicationsJSON(b, apps)
+	}
+	return AppendApplicationsXML(b, apps)
+}
+
+// DecodeInstance reads an instance document in format f.
+func DecodeInstance(f Format, data []byte) (*InstanceInfo, error) {
+	if f == FormatJSON {
+		return DecodeInstanceJSON(data)
+	}
+	return DecodeInstanceXML(data)
+}

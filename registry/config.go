@@ -1,0 +1,97 @@
+package registry
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Config holds the Store's settings. The zero value is Eureka's defaults
+// (Spring Cloud's where they differ); each field names the Eureka server
+// property it mirrors.
+type Config struct {
+	// DisableSelfPreservation turns self-preservation off, so expired leases
+	// are always evicted (eureka.server.enableSelfPreservation=false).
+	DisableSelfPreservation bool
+	// RenewalPercentThreshold is the share of expected renews below which
+	// self-preservation stops evictions, and the share of the registry one
+	// eviction run may remove at most is 1 minus it. Default 0.85.
+	RenewalPercentThreshold float64
+	// ExpectedClientRenewalInterval is the heartbeat interval the threshold
+	// assumes clients use. Default 30s.
+	ExpectedClientRenewalInterval time.Duration
+	// RenewalThresholdUpdateInterval is how often the expected number of
+	// renewing clients is recounted from the registry. Default 15m.
+	RenewalThresholdUpdateInterval time.Duration
+	// ExpectedRenewsStart is the expected number of renewing clients at
+	// start-up. Default 1, as Spring Cloud's server, so a fresh registry
+	// evicts.
+	ExpectedRenewsStart int
+	// EvictionInterval is how often expired leases are evicted. Default 60s.
+	EvictionInterval time.Duration
+	// DeltaRetention is how long a change stays in the delta. Default 180s.
+	DeltaRetention time.Duration
+	// DeltaRetentionCleanupInterval is how often old changes are dropped
+	// from the delta. Default 30s.
+	DeltaRetentionCleanupInterval time.Duration
+	// OverrideIdleExpiry is how long an unused status override is kept.
+	// Default 1h.
+	OverrideIdleExpiry time.Duration
+	// DisableDelta makes the delta endpoint answer 403, so clients fall
+	// back to full fetches (eureka.server.disableDelta).
+	DisableDelta bool
+	// LegacyLeaseExpiry reproduces Eureka's doubled lease timeout: a lease
+	// that has been renewed expires 2 x durationInSecs after its last renew,
+	// and leaseInfo.lastRenewalTimestamp is reported one duration in the
+	// future. Use it in clusters mixed with Java Eureka servers. By default a
+	// lease expires exactly durationInSecs after its last renew.
+	LegacyLeaseExpiry bool
+	// InstanceID is this server's own instance id; the instance with this id
+	// is reported with isCoordinatingDiscoveryServer "true". Optional.
+	InstanceID string
+
+	// Clock is the time source. Default: the system clock.
+	Clock Clock
+	// Rand chooses which expired leases an eviction run removes when it may
+	// not remove them all. Default: a generator seeded from the clock.
+	Rand *rand.Rand
+}
+
+// Clock tells the time. Tests use a fake one so that leases expire without
+// waiting.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// withDefaults returns c with every unset field at its default.
+func (c Config) withDefaults() Config {
+	if c.RenewalPercentThreshold <= 0 || c.RenewalPercentThreshold > 1 {
+		c.RenewalPercentThreshold = 0.85
+	}
+	setDuration(&c.ExpectedClientRenewalInterval, 30*time.Second)
+	setDuration(&c.RenewalThresholdUpdateInterval, 15*time.Minute)
+	setDuration(&c.EvictionInterval, 60*time.Second)
+	setDuration(&c.DeltaRetention, 180*time.Second)
+	setDuration(&c.DeltaRetentionCleanupInterval, 30*time.Second)
+	setDuration(&c.OverrideIdleExpiry, time.Hour)
+	if c.ExpectedRenewsStart <= 0 {
+		c.ExpectedRenewsStart = 1
+	}
+	if c.Clock == nil {
+		c.Clock = systemClock{}
+	}
+	if c.Rand == nil {
+		seed := uint64(c.Clock.Now().UnixNano())
+		c.Rand = rand.New(rand.NewPCG(seed, seed>>1|1))
+	}
+	return c
+}
+
+func setDuration(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}

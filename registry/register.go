@@ -1,0 +1,115 @@
+package registry
+
+import (
+	"strings"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// ValidationError is a registration the server refuses, with Eureka's
+// message ("Missing hostname", ...). The API answers it with 400.
+type ValidationError struct{ Message string }
+
+func (e *ValidationError) Error() string { return e.Message }
+
+// Validate checks a registration for application pathApp (upper-cased) as
+// Eureka's ApplicationResource does, in its order, and returns a
+// *ValidationError with Eureka's message for the first failure. An empty
+// pathApp skips the app-name match.
+func Validate(i *eureka.InstanceInfo, pathApp string) error {
+	fail := func(msg string) error { return &ValidationError{Message: msg} }
+	switch {
+	case isBlank(i.ID()):
+		return fail("Missing instanceId")
+	case isBlank(i.HostName):
+		return fail("Missing hostname")
+	case isBlank(i.IPAddr):
+		return fail("Missing ip address")
+	case isBlank(i.App):
+		return fail("Missing appName")
+	case pathApp != "" && !strings.EqualFold(pathApp, i.App):
+		return fail("Mismatched appName, expecting " + strings.ToUpper(pathApp) + " but was " + strings.ToUpper(i.App))
+	case i.DataCenterInfo.Name == "":
+		// The decoders cannot tell a missing dataCenterInfo from one without
+		// a name; both read as an empty name.
+		return fail("Missing dataCenterInfo")
+	case isBlank(i.DataCenterInfo.Name):
+		return fail("Missing dataCenterInfo Name")
+	}
+	return nil
+}
+
+func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
+
+// Register adds or replaces the lease of an instance with Eureka's rules
+// (protocol doc 4.2): an existing registration with a strictly newer
+// lastDirtyTimestamp is kept instead of the incoming one; a new lease is
+// created either way; overrides are carried over and the override rules
+// decide the status; the change is recorded as ADDED. replication marks a
+// registration received from a peer. A missing lastDirtyTimestamp means now.
+//
+// Register does not modify i. It returns a *ValidationError for an instance
+// that Validate refuses.
+func (s *Store) Register(i *eureka.InstanceInfo, replication bool) error {
+	if err := Validate(i, ""); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.registerLocked(i.Clone(), replication, s.nowMillis())
+	return nil
+}
+
+// registerLocked takes ownership of in. The caller holds the write lock.
+func (s *Store) registerLocked(in *eureka.InstanceInfo, replication bool, now int64) *lease {
+	in.App = strings.ToUpper(in.App)
+	if in.LastDirtyTimestamp == 0 {
+		in.LastDirtyTimestamp = now
+	}
+	if in.DataCenterInfo.IsAmazon() && in.DataCenterInfo.Metadata["instance-id"] == "" {
+		// Eureka copies the derived id into an empty Amazon instance-id.
+		md := make(map[string]string, len(in.DataCenterInfo.Metadata)+1)
+		for k, v := range in.DataCenterInfo.Metadata {
+			md[k] = v
+		}
+		md["instance-id"] = in.ID()
+		in.DataCenterInfo.Metadata = md
+	}
+	id := in.ID()
+	a := s.apps[in.App]
+	if a == nil {
+		a = &appLeases{leases: map[string]*lease{}}
+		s.apps[in.App] = a
+	}
+	existing := a.leases[id]
+	registrant := in
+	if existing != nil && existing.info.LastDirtyTimestamp > in.LastDirtyTimestamp {
+		registrant = existing.info.Clone()
+	}
+	if existing == nil && s.expected > 0 {
+		s.expected++
+		s.updateThresholdLocked()
+	}
+
+	l := &lease{registered: now, duration: int64(registrant.LeaseInfo.Duration()) * 1000}
+	l.lastRenew.Store(now)
+	if existing != nil {
+		l.serviceUp = existing.serviceUp
+	}
+
+	if st, ok := s.overrideFor(id, now); ok {
+		registrant.OverriddenStatus = st
+	} else if registrant.OverriddenStatus != eureka.StatusUnknown {
+		s.setOverride(id, registrant.OverriddenStatus, now)
+	}
+	registrant.Status = s.effectiveStatus(registrant, existing, replication, now)
+	if registrant.Status == eureka.StatusUp && l.serviceUp == 0 {
+		l.serviceUp = now
+	}
+	registrant.ActionType = eureka.ActionAdded
+	registrant.LastUpdatedTimestamp = now
+	l.info = registrant
+	a.leases[id] = l
+	s.changed(registrant.App, l, now)
+	return l
+}

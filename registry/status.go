@@ -1,0 +1,92 @@
+package registry
+
+import (
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// SetStatus sets a status override on (app, id), as PUT .../status does
+// (protocol doc 4.4): the lease is renewed, and if the status differs the
+// override is stored, the status changed, the larger lastDirtyTimestamp
+// kept and the change recorded as MODIFIED. If the status is already st,
+// nothing is stored, not even the override. It returns ErrNotFound for an
+// unknown or expired instance.
+func (s *Store) SetStatus(app, id string, st eureka.Status, lastDirty int64, replication bool) error {
+	now := s.nowMillis()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lookup(app, id)
+	if !s.visible(l, now) {
+		return ErrNotFound
+	}
+	s.touch(l, now)
+	if l.info.Status == st {
+		return nil
+	}
+	if st == eureka.StatusUp && l.serviceUp == 0 {
+		l.serviceUp = now
+	}
+	s.setOverride(id, st, now)
+	info := l.info.Clone()
+	info.OverriddenStatus = st
+	info.Status = st
+	info.LastDirtyTimestamp = max(info.LastDirtyTimestamp, lastDirty)
+	s.modifiedLocked(app, l, info, now)
+	return nil
+}
+
+// DeleteStatusOverride removes the override of (app, id), as
+// DELETE .../status does: the lease is renewed and, if an override existed,
+// the status falls back to st (UNKNOWN if the caller gave none, which makes
+// the client's next heartbeat 404 so that it re-registers with its real
+// status). It returns ErrNotFound for an unknown or expired instance.
+func (s *Store) DeleteStatusOverride(app, id string, st eureka.Status, lastDirty int64, replication bool) error {
+	now := s.nowMillis()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lookup(app, id)
+	if !s.visible(l, now) {
+		return ErrNotFound
+	}
+	s.touch(l, now)
+	if _, ok := s.overrides[id]; !ok {
+		return nil
+	}
+	delete(s.overrides, id)
+	info := l.info.Clone()
+	info.OverriddenStatus = eureka.StatusUnknown
+	info.Status = st
+	info.LastDirtyTimestamp = max(info.LastDirtyTimestamp, lastDirty)
+	s.modifiedLocked(app, l, info, now)
+	return nil
+}
+
+// modifiedLocked installs a new holder and records it as MODIFIED.
+func (s *Store) modifiedLocked(app string, l *lease, info *eureka.InstanceInfo, now int64) {
+	info.ActionType = eureka.ActionModified
+	info.LastUpdatedTimestamp = now
+	l.info = info
+	s.changed(app, l, now)
+}
+
+// UpdateMetadata merges md into the metadata of (app, id), overwriting
+// existing keys and removing none, then re-registers the instance as
+// Eureka does (a new lease, recorded as ADDED); lastDirtyTimestamp is not
+// changed. It returns ErrNotFound for an unknown or expired instance.
+func (s *Store) UpdateMetadata(app, id string, md map[string]string) error {
+	now := s.nowMillis()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lookup(app, id)
+	if !s.visible(l, now) {
+		return ErrNotFound
+	}
+	info := l.info.Clone()
+	if info.Metadata == nil {
+		info.Metadata = make(map[string]string, len(md))
+	}
+	for k, v := range md {
+		info.Metadata[k] = v
+	}
+	s.registerLocked(info, false, now)
+	return nil
+}
