@@ -66,7 +66,6 @@ type payloadCache struct {
 	builds atomic.Uint64 // serializations of the full registry, for tests
 }
 
-
 func (c *payloadCache) init() { c.named = map[namedKey]*Payload{} }
 
 // FullPayload returns the full registry serialized in format f, rebuilding

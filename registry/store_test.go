@@ -1,0 +1,589 @@
+package registry
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+func TestRegisterFillsServerFields(t *testing.T) {
+	s, clock := newTestStore(t, Config{})
+	in := inst("orders", "a")
+	in.LastDirtyTimestamp = 0
+	mustRegister(t, s, in, false)
+	got := mustGet(t, s, "ORDERS", "a")
+	now := clock.Now().UnixMilli()
+	if got.App != "ORDERS" || got.ActionType != eureka.ActionAdded || got.LastUpdatedTimestamp != now {
+		t.Errorf("app %q action %v updated %d", got.App, got.ActionType, got.LastUpdatedTimestamp)
+	}
+	if got.LastDirtyTimestamp != now {
+		t.Errorf("missing lastDirtyTimestamp should default to now, got %d", got.LastDirtyTimestamp)
+	}
+	l := got.LeaseInfo
+	if l.RegistrationTimestamp != now || l.LastRenewalTimestamp != now || l.ServiceUpTimestamp != now || l.DurationInSecs != 90 || l.RenewalIntervalInSecs != 30 {
+		t.Errorf("leaseInfo %+v", l)
+	}
+	if in.App != "orders" {
+		t.Error("Register modified its argument")
+	}
+}
+
+func TestRegisterLastDirtyTimestampConflicts(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	first := inst("A", "x")
+	first.LastDirtyTimestamp, first.HostName = 2000, "first"
+	mustRegister(t, s, first, false)
+
+	older := inst("A", "x")
+	older.LastDirtyTimestamp, older.HostName = 1000, "older"
+	mustRegister(t, s, older, false)
+	if got := mustGet(t, s, "A", "x"); got.HostName != "first" {
+		t.Errorf("a strictly newer existing registration must win, got %q", got.HostName)
+	}
+
+	equal := inst("A", "x")
+	equal.LastDirtyTimestamp, equal.HostName = 2000, "equal"
+	mustRegister(t, s, equal, false)
+	if got := mustGet(t, s, "A", "x"); got.HostName != "equal" {
+		t.Errorf("on equal timestamps the incoming registration wins, got %q", got.HostName)
+	}
+}
+
+func TestRegisterKeepsServiceUpAcrossReregistration(t *testing.T) {
+	s, clock := newTestStore(t, Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	up := mustGet(t, s, "A", "x").LeaseInfo.ServiceUpTimestamp
+	clock.Advance(time.Minute)
+	mustRegister(t, s, inst("A", "x"), false)
+	got := mustGet(t, s, "A", "x").LeaseInfo
+	if got.ServiceUpTimestamp != up || got.RegistrationTimestamp != clock.Now().UnixMilli() {
+		t.Errorf("serviceUp %d (want %d), registration %d", got.ServiceUpTimestamp, up, got.RegistrationTimestamp)
+	}
+}
+
+func TestValidateMessages(t *testing.T) {
+	cases := []struct {
+		edit func(*eureka.InstanceInfo)
+		want string
+	}{
+		{func(i *eureka.InstanceInfo) { i.InstanceID, i.HostName = "", "" }, "Missing instanceId"},
+		{func(i *eureka.InstanceInfo) { i.HostName = " " }, "Missing hostname"},
+		{func(i *eureka.InstanceInfo) { i.IPAddr = "" }, "Missing ip address"},
+		{func(i *eureka.InstanceInfo) { i.App = "" }, "Missing appName"},
+		{func(i *eureka.InstanceInfo) { i.App = "other" }, "Mismatched appName, expecting ORDERS but was OTHER"},
+		{func(i *eureka.InstanceInfo) { i.DataCenterInfo = eureka.DataCenterInfo{} }, "Missing dataCenterInfo"},
+		{func(i *eureka.InstanceInfo) { i.DataCenterInfo.Name = "  " }, "Missing dataCenterInfo Name"},
+	}
+	for _, c := range cases {
+		i := inst("ORDERS", "a")
+		c.edit(i)
+		err := Validate(i, "orders")
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Validate = %v, want %q", err, c.want)
+		}
+	}
+	if err := Validate(inst("ORDERS", "a"), "orders"); err != nil {
+		t.Errorf("valid instance refused: %v", err)
+	}
+}
+
+func TestAmazonEmptyInstanceIDGetsDerivedID(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	i := inst("A", "x")
+	i.DataCenterInfo = eureka.DataCenterInfo{Name: eureka.DataCenterAmazon, Metadata: map[string]string{"availability-zone": "z"}}
+	mustRegister(t, s, i, false)
+	if got := mustGet(t, s, "A", "x").DataCenterInfo.Metadata["instance-id"]; got != "x" {
+		t.Errorf("instance-id = %q", got)
+	}
+}
+
+func TestRenewAndLeaseExpiry(t *testing.T) {
+	s, clock := newTestStore(t, Config{DisableSelfPreservation: true})
+	mustRegister(t, s, inst("A", "x"), false)
+	clock.Advance(60 * time.Second)
+	if res, _ := s.Renew("A", "x", RenewRequest{}); res != RenewOK {
+		t.Fatalf("renew = %v", res)
+	}
+	// Expiry is exactly durationInSecs (90 s) after the last renew.
+	clock.Advance(90 * time.Second)
+	if ev := s.Evict(); len(ev) != 0 {
+		t.Fatalf("evicted at exactly 90 s: %v", ev)
+	}
+	clock.Advance(time.Millisecond)
+	if ev := s.Evict(); len(ev) != 1 || ev[0] != "x" {
+		t.Fatalf("want x evicted 90 s after its last renew, got %v", ev)
+	}
+	if res, _ := s.Renew("A", "x", RenewRequest{}); res != RenewNotFound {
+		t.Errorf("renew after eviction = %v, want not found", res)
+	}
+}
+
+func TestLegacyLeaseExpiryDoublesTimeout(t *testing.T) {
+	s, clock := newTestStore(t, Config{DisableSelfPreservation: true, LegacyLeaseExpiry: true})
+	mustRegister(t, s, inst("A", "never"), false)
+	mustRegister(t, s, inst("A", "renewed"), false)
+	s.Renew("A", "renewed", RenewRequest{})
+	renewedAt := clock.Now().UnixMilli()
+	if got := mustGet(t, s, "A", "renewed").LeaseInfo.LastRenewalTimestamp; got != renewedAt+90000 {
+		t.Errorf("legacy lastRenewalTimestamp = %d, want renew + 90 s = %d", got, renewedAt+90000)
+	}
+	clock.Advance(90*time.Second + time.Millisecond)
+	if ev := s.Evict(); len(ev) != 1 || ev[0] != "never" {
+		t.Fatalf("a never-renewed lease expires after 1 x duration; evicted %v", ev)
+	}
+	clock.Advance(60 * time.Second)
+	if ev := s.Evict(); len(ev) != 0 {
+		t.Fatalf("a renewed lease evicted 150 s after its renew: %v", ev)
+	}
+	clock.Advance(30 * time.Second)
+	if ev := s.Evict(); len(ev) != 1 || ev[0] != "renewed" {
+		t.Fatalf("a renewed lease expires 2 x duration after its renew; evicted %v", ev)
+	}
+}
+
+func TestExpiredLeaseHiddenFromSingleLookupsButInFullFetch(t *testing.T) {
+	s, clock := newTestStore(t, Config{DisableSelfPreservation: true})
+	mustRegister(t, s, inst("A", "x"), false)
+	clock.Advance(91 * time.Second)
+	if _, ok := s.Get("A", "x"); ok {
+		t.Error("an expired lease is visible to GET apps/{app}/{id}")
+	}
+	if s.Applications().Applications[0].Instances[0].ID() != "x" {
+		t.Error("the full registry hides an expired but not evicted lease")
+	}
+}
+
+func TestEvictionLimitAndRandomness(t *testing.T) {
+	chosen := map[string]int{}
+	for seed := range 20 {
+		s, clock := newTestStore(t, Config{DisableSelfPreservation: true, Rand: rand.New(rand.NewPCG(uint64(seed), 7))})
+		for n := range 20 {
+			mustRegister(t, s, inst([]string{"A", "B"}[n%2], "i"+string(rune('a'+n))), false)
+		}
+		clock.Advance(100 * time.Second)
+		ev := s.Evict()
+		// 20 - (int)(20 x 0.85) = 3 per run.
+		if len(ev) != 3 {
+			t.Fatalf("evicted %d of 20 expired, want the 15%% limit of 3", len(ev))
+		}
+		for _, id := range ev {
+			chosen[id]++
+		}
+		if s.Len() != 17 {
+			t.Fatalf("len = %d", s.Len())
+		}
+	}
+	if len(chosen) < 10 {
+		t.Errorf("eviction is not spread at random: only %d distinct instances chosen in 20 runs", len(chosen))
+	}
+}
+
+func TestEvictionCompensatesForLateRuns(t *testing.T) {
+	s, clock := newTestStore(t, Config{DisableSelfPreservation: true})
+	s.Evict() // the first run sets the baseline
+	mustRegister(t, s, inst("A", "x"), false)
+	// The next run comes 120 s late (GC pause, suspended VM): every lease
+	// gets 120 s of grace, so x, 180 s without renew, survives.
+	clock.Advance(180 * time.Second)
+	if ev := s.Evict(); len(ev) != 0 {
+		t.Fatalf("late run evicted %v", ev)
+	}
+	clock.Advance(60 * time.Second)
+	if ev := s.Evict(); len(ev) != 1 {
+		t.Fatalf("on-time run evicted %v, want x", ev)
+	}
+}
+
+func TestSelfPreservation(t *testing.T) {
+	s, clock := newTestStore(t, Config{})
+	sp := s.SelfPreservation()
+	if sp.ExpectedRenewingClients != 1 || sp.Threshold != 1 {
+		t.Fatalf("start: expected %d threshold %d, want 1 and 1", sp.ExpectedRenewingClients, sp.Threshold)
+	}
+	for n := range 10 {
+		mustRegister(t, s, inst("A", string(rune('a'+n))), false)
+	}
+	// expected 11 -> (int)(11 x 2 x 0.85) = 18
+	if sp := s.SelfPreservation(); sp.ExpectedRenewingClients != 11 || sp.Threshold != 18 {
+		t.Fatalf("after 10 registrations: expected %d threshold %d", sp.ExpectedRenewingClients, sp.Threshold)
+	}
+	// No renews in the last minute: everything has expired, but
+	// self-preservation keeps it.
+	clock.Advance(5 * time.Minute)
+	if ev := s.Evict(); len(ev) != 0 || !s.SelfPreservation().Active {
+		t.Fatalf("evicted %v with self-preservation active", ev)
+	}
+	// 18 renews in a minute is not above the threshold: still preserved.
+	renewAll := func(times int) {
+		for range times {
+			for n := range 10 {
+				s.Renew("A", string(rune('a'+n)), RenewRequest{})
+			}
+		}
+	}
+	clock.Advance(time.Minute - clock.Now().Sub(clock.Now().Truncate(time.Minute)))
+	for n := range 18 {
+		s.Renew("A", string(rune('a'+n%10)), RenewRequest{})
+	}
+	clock.Advance(time.Minute)
+	if sp := s.SelfPreservation(); sp.RenewsLastMinute != 18 || !sp.Active {
+		t.Fatalf("renews last minute %d active %v; want 18 and active", sp.RenewsLastMinute, sp.Active)
+	}
+	renewAll(2)
+	clock.Advance(time.Minute)
+	if sp := s.SelfPreservation(); sp.RenewsLastMinute != 20 || sp.Active {
+		t.Fatalf("renews last minute %d active %v; want 20 and inactive", sp.RenewsLastMinute, sp.Active)
+	}
+	// With self-preservation off, eviction ignores the renew rate.
+	off, clock2 := newTestStore(t, Config{DisableSelfPreservation: true})
+	mustRegister(t, off, inst("A", "x"), false)
+	clock2.Advance(5 * time.Minute)
+	if ev := off.Evict(); len(ev) != 1 || off.SelfPreservation().Active {
+		t.Fatalf("self-preservation off: evicted %v", ev)
+	}
+}
+
+func TestExpectedCountFollowsCancelsAndRecount(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	for n := range 4 {
+		mustRegister(t, s, inst("A", string(rune('a'+n))), false)
+	}
+	mustRegister(t, s, inst("A", "a"), false) // re-registration: not new
+	s.Cancel("A", "a", false)
+	if got := s.SelfPreservation().ExpectedRenewingClients; got != 4 {
+		t.Fatalf("expected = %d, want 1 + 4 - 1", got)
+	}
+	// The recount adopts the registry size (3) only if it is above 85 % of
+	// the expectation: 3 > 3.4 is false, so 4 stays.
+	s.UpdateRenewalThreshold()
+	if got := s.SelfPreservation().ExpectedRenewingClients; got != 4 {
+		t.Fatalf("a large drop was adopted: expected = %d", got)
+	}
+	for n := range 4 {
+		mustRegister(t, s, inst("B", string(rune('a'+n))), false)
+	}
+	s.SetExpectedRenewingClients(5)
+	s.UpdateRenewalThreshold() // 7 > 4.25
+	if got := s.SelfPreservation(); got.ExpectedRenewingClients != 7 || got.Threshold != 11 {
+		t.Fatalf("recount: expected %d threshold %d, want 7 and 11", got.ExpectedRenewingClients, got.Threshold)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	if err := s.SetStatus("A", "x", eureka.StatusOutOfService, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Cancel("A", "x", false) {
+		t.Fatal("cancel of a registered instance failed")
+	}
+	if s.Cancel("A", "x", false) {
+		t.Error("second cancel succeeded")
+	}
+	if len(s.Overrides()) != 0 {
+		t.Error("cancel kept the override")
+	}
+	if s.Len() != 0 || len(s.Applications().Applications) != 0 {
+		t.Error("cancelled instance still listed")
+	}
+}
+
+func TestStatusOverrideRules(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	if err := s.SetStatus("A", "x", eureka.StatusOutOfService, 5000, false); err != nil {
+		t.Fatal(err)
+	}
+	got := mustGet(t, s, "A", "x")
+	if got.Status != eureka.StatusOutOfService || got.OverriddenStatus != eureka.StatusOutOfService ||
+		got.ActionType != eureka.ActionModified || got.LastDirtyTimestamp != 5000 {
+		t.Fatalf("after override: %v %v %v %d", got.Status, got.OverriddenStatus, got.ActionType, got.LastDirtyTimestamp)
+	}
+
+	// Rule 2: a client re-registering UP stays OUT_OF_SERVICE while the
+	// override exists.
+	up := inst("A", "x")
+	up.LastDirtyTimestamp = 6000
+	mustRegister(t, s, up, false)
+	if got := mustGet(t, s, "A", "x"); got.Status != eureka.StatusOutOfService || got.OverriddenStatus != eureka.StatusOutOfService {
+		t.Errorf("re-register UP under override: %v/%v", got.Status, got.OverriddenStatus)
+	}
+	// Rule 1: a self-reported DOWN wins over the override.
+	down := inst("A", "x")
+	down.Status, down.LastDirtyTimestamp = eureka.StatusDown, 7000
+	mustRegister(t, s, down, false)
+	if got := mustGet(t, s, "A", "x"); got.Status != eureka.StatusDown {
+		t.Errorf("self-reported DOWN under override: %v", got.Status)
+	}
+
+	// Deleting the override with no value: UNKNOWN, and the next heartbeat
+	// answers 404 so the client re-registers.
+	s2, _ := newTestStore(t, Config{})
+	mustRegister(t, s2, inst("A", "y"), false)
+	s2.SetStatus("A", "y", eureka.StatusOutOfService, 0, false)
+	if err := s2.DeleteStatusOverride("A", "y", eureka.StatusUnknown, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	got = mustGet(t, s2, "A", "y")
+	if got.Status != eureka.StatusUnknown || got.OverriddenStatus != eureka.StatusUnknown || got.ActionType != eureka.ActionModified {
+		t.Fatalf("after delete: %v/%v/%v", got.Status, got.OverriddenStatus, got.ActionType)
+	}
+	if res, _ := s2.Renew("A", "y", RenewRequest{}); res != RenewNotFound {
+		t.Errorf("renew after override delete = %v, want 404", res)
+	}
+	mustRegister(t, s2, inst("A", "y"), false)
+	if got := mustGet(t, s2, "A", "y"); got.Status != eureka.StatusUp {
+		t.Errorf("re-registration after override delete: %v", got.Status)
+	}
+	// Delete with a fallback value.
+	s2.SetStatus("A", "y", eureka.StatusOutOfService, 0, false)
+	s2.DeleteStatusOverride("A", "y", eureka.StatusUp, 0, false)
+	if got := mustGet(t, s2, "A", "y"); got.Status != eureka.StatusUp {
+		t.Errorf("delete with value=UP: %v", got.Status)
+	}
+}
+
+func TestLeaseExistsRuleOnlyForClients(t *testing.T) {
+	// Rule 4: a client registering OUT_OF_SERVICE over an UP lease stays UP;
+	// a replicated registration skips the rule.
+	s, _ := newTestStore(t, Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	oos := inst("A", "x")
+	oos.Status = eureka.StatusOutOfService
+	mustRegister(t, s, oos, false)
+	if got := mustGet(t, s, "A", "x"); got.Status != eureka.StatusUp {
+		t.Errorf("client OUT_OF_SERVICE over UP lease: %v, want UP", got.Status)
+	}
+	mustRegister(t, s, oos, true)
+	if got := mustGet(t, s, "A", "x"); got.Status != eureka.StatusOutOfService {
+		t.Errorf("replicated OUT_OF_SERVICE: %v", got.Status)
+	}
+}
+
+func TestSetStatusSameStatusStoresNothing(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	v := s.Version()
+	if err := s.SetStatus("A", "x", eureka.StatusUp, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Overrides()) != 0 || s.Version() != v {
+		t.Error("setting the current status stored an override or a change")
+	}
+	if err := s.SetStatus("A", "nope", eureka.StatusUp, 0, false); err != ErrNotFound {
+		t.Errorf("unknown instance: %v", err)
+	}
+}
+
+func TestIncomingOverriddenStatusOnlyWhenNoEntry(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	i := inst("A", "x")
+	i.OverriddenStatus = eureka.StatusOutOfService
+	mustRegister(t, s, i, true)
+	if got := s.Overrides()["x"]; got != eureka.StatusOutOfService {
+		t.Fatalf("incoming override not stored: %v", got)
+	}
+	i2 := inst("A", "x")
+	i2.OverriddenStatus = eureka.StatusDown
+	mustRegister(t, s, i2, true)
+	if got := s.Overrides()["x"]; got != eureka.StatusOutOfService {
+		t.Errorf("an existing override entry was replaced by the incoming one: %v", got)
+	}
+}
+
+func TestOverrideExpiresAfterIdleHour(t *testing.T) {
+	s, clock := newTestStore(t, Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	s.SetStatus("A", "x", eureka.StatusOutOfService, 0, false)
+	clock.Advance(59 * time.Minute)
+	s.Renew("A", "x", RenewRequest{}) // access keeps it alive
+	clock.Advance(59 * time.Minute)
+	if len(s.Overrides()) != 1 {
+		t.Fatal("an override accessed within the hour expired")
+	}
+	clock.Advance(2 * time.Minute)
+	s.PurgeDeltas()
+	if len(s.Overrides()) != 0 {
+		t.Fatal("an override idle for an hour was kept")
+	}
+}
+
+func TestRenewLastDirtyTimestampRules(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	i := inst("A", "x")
+	i.LastDirtyTimestamp = 5000
+	mustRegister(t, s, i, false)
+	cases := []struct {
+		req  RenewRequest
+		want RenewResult
+	}{
+		{RenewRequest{}, RenewOK},
+		{RenewRequest{LastDirtyTimestamp: 5000}, RenewOK},
+		{RenewRequest{LastDirtyTimestamp: 6000}, RenewNotFound},
+		{RenewRequest{LastDirtyTimestamp: 4000}, RenewOK},
+		{RenewRequest{LastDirtyTimestamp: 4000, Replication: true}, RenewConflict},
+		{RenewRequest{LastDirtyTimestamp: 6000, Replication: true}, RenewNotFound},
+	}
+	for _, c := range cases {
+		res, got := s.Renew("A", "x", c.req)
+		if res != c.want {
+			t.Errorf("Renew(%+v) = %v, want %v", c.req, res, c.want)
+		}
+		if res == RenewConflict && (got == nil || got.LastDirtyTimestamp != 5000) {
+			t.Errorf("conflict must carry the server's instance, got %+v", got)
+		}
+	}
+	// A replicated 404 with an override stores it.
+	s.Renew("A", "x", RenewRequest{LastDirtyTimestamp: 9000, Replication: true, OverriddenStatus: eureka.StatusOutOfService})
+	if s.Overrides()["x"] != eureka.StatusOutOfService {
+		t.Error("replicated heartbeat override not adopted on 404")
+	}
+}
+
+func TestRenewAppliesOverrideWithDeltaEntry(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	// An override arriving by replication of a register from a peer
+	// leaves the holder UP until the next renew applies rule 2.
+	s.mu.Lock()
+	s.setOverride("x", eureka.StatusOutOfService, s.nowMillis())
+	s.mu.Unlock()
+	v := s.Version()
+	if res, _ := s.Renew("A", "x", RenewRequest{}); res != RenewOK {
+		t.Fatal(res)
+	}
+	if got := mustGet(t, s, "A", "x"); got.Status != eureka.StatusOutOfService {
+		t.Errorf("renew did not apply the override: %v", got.Status)
+	}
+	if s.Version() == v {
+		t.Error("a status change by renew left no change for deltas")
+	}
+}
+
+func TestUpdateMetadata(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	i := inst("A", "x")
+	i.Metadata = map[string]string{"keep": "1", "over": "old"}
+	i.LastDirtyTimestamp = 4242
+	mustRegister(t, s, i, false)
+	if err := s.UpdateMetadata("A", "x", map[string]string{"over": "new", "add": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	got := mustGet(t, s, "A", "x")
+	want(t, "metadata", got.Metadata, map[string]string{"keep": "1", "over": "new", "add": "2"})
+	want(t, "lastDirty", got.LastDirtyTimestamp, int64(4242))
+	want(t, "action", got.ActionType, eureka.ActionAdded)
+	if i.Metadata["over"] != "old" {
+		t.Error("UpdateMetadata modified the caller's map")
+	}
+}
+
+func TestDeltaRetentionAndDedupe(t *testing.T) {
+	s, clock := newTestStore(t, Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	mustRegister(t, s, inst("A", "y"), false)
+	s.SetStatus("A", "y", eureka.StatusOutOfService, 0, false)
+	mustRegister(t, s, inst("B", "z"), false)
+	s.Cancel("B", "z", false) // registered then cancelled: once, DELETED
+
+	d := s.Delta()
+	got := map[string]eureka.ActionType{}
+	n := 0
+	for _, a := range d.Applications {
+		for _, i := range a.Instances {
+			got[a.Name+"/"+i.ID()] = i.ActionType
+			n++
+		}
+	}
+	want(t, "delta", got, map[string]eureka.ActionType{"A/x": eureka.ActionAdded, "A/y": eureka.ActionModified, "B/z": eureka.ActionDeleted})
+	want(t, "entries", n, 3)
+	want(t, "delta hash is the full registry's", d.AppsHashcode, "OUT_OF_SERVICE_1_UP_1_")
+	if z := d.Applications[1].Instances[0]; z.LeaseInfo.EvictionTimestamp == 0 {
+		t.Error("DELETED record without evictionTimestamp")
+	}
+
+	// Cancelled then re-registered: once, as ADDED.
+	s.Cancel("A", "x", false)
+	mustRegister(t, s, inst("A", "x"), false)
+	for _, i := range s.Delta().Applications[0].Instances {
+		if i.ID() == "x" && i.ActionType != eureka.ActionAdded {
+			t.Errorf("cancel + register shows %v", i.ActionType)
+		}
+	}
+
+	clock.Advance(179 * time.Second)
+	s.PurgeDeltas()
+	if len(s.Delta().Applications) == 0 {
+		t.Fatal("changes dropped before 180 s")
+	}
+	clock.Advance(2 * time.Second)
+	s.PurgeDeltas()
+	if d := s.Delta(); len(d.Applications) != 0 || d.AppsHashcode != "OUT_OF_SERVICE_1_UP_1_" {
+		t.Fatalf("after retention: %d apps, hash %q", len(d.Applications), d.AppsHashcode)
+	}
+}
+
+func TestPayloadsRebuiltOnlyAfterChange(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	p1 := s.FullPayload(eureka.FormatJSON)
+	s.Renew("A", "x", RenewRequest{})
+	p2 := s.FullPayload(eureka.FormatJSON)
+	if p1 != p2 || s.payloads.builds.Load() != 1 {
+		t.Fatalf("unchanged registry re-serialized (%d builds)", s.payloads.builds.Load())
+	}
+	if !strings.Contains(string(p1.Body), `"versions__delta":"1"`) {
+		t.Errorf("full payload: %s", p1.Body)
+	}
+	mustRegister(t, s, inst("A", "y"), false)
+	if p3 := s.FullPayload(eureka.FormatJSON); p3 == p2 || !strings.Contains(string(p3.Body), `"instanceId":"y"`) {
+		t.Fatal("a registration is not visible in the next full fetch")
+	}
+	a1, _ := s.AppPayload("A", eureka.FormatXML)
+	mustRegister(t, s, inst("B", "z"), false)
+	a2, _ := s.AppPayload("A", eureka.FormatXML)
+	if a1 != a2 {
+		t.Error("a change to B rebuilt A's payload")
+	}
+	d1 := s.DeltaPayload(eureka.FormatJSON)
+	d2 := s.DeltaPayload(eureka.FormatXML)
+	if d1 != s.DeltaPayload(eureka.FormatJSON) {
+		t.Error("an unchanged delta was rebuilt")
+	}
+	if !strings.Contains(string(d1.Body), `"versions__delta":"1"`) || !strings.Contains(string(d2.Body), "<versions__delta>1</") {
+		t.Errorf("both formats of one delta must carry the same version:\n%s\n%s", d1.Body, d2.Body)
+	}
+	mustRegister(t, s, inst("B", "w"), false)
+	if d3 := s.DeltaPayload(eureka.FormatJSON); !strings.Contains(string(d3.Body), `"versions__delta":"2"`) {
+		t.Errorf("regenerated delta version: %s", d3.Body)
+	}
+}
+
+func TestVIPQuery(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	a := inst("A", "x")
+	a.VIPAddress, a.SecureVIPAddress = "orders,orders-v2", "secure-orders"
+	mustRegister(t, s, a, false)
+	mustRegister(t, s, inst("B", "y"), false)
+	if got := s.VIP("orders-v2", false); len(got.Applications) != 1 || got.VersionsDelta != -1 || got.AppsHashcode != "UP_1_" {
+		t.Errorf("vip: %+v", got)
+	}
+	if got := s.VIP("ORDERS", false); len(got.Applications) != 0 {
+		t.Error("VIP lookups are case-sensitive")
+	}
+	if got := s.VIP("secure-orders", true); len(got.Applications) != 1 {
+		t.Error("svip lookup failed")
+	}
+}
+
+func TestStartStopLoops(t *testing.T) {
+	s := New(Config{EvictionInterval: time.Millisecond, DeltaRetentionCleanupInterval: time.Millisecond, RenewalThresholdUpdateInterval: time.Millisecond})
+	s.Start()
+	s.Start()
+	s.Stop()
+	s.Stop()
+}
