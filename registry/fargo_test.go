@@ -1,0 +1,112 @@
+package registry
+
+import (
+	"testing"
+
+	"github.com/hudl/fargo"
+	logging "github.com/op/go-logging"
+)
+
+func init() {
+	// fargo logs every request at NOTICE and DEBUG; keep test output short.
+	logging.SetLevel(logging.WARNING, "fargo")
+}
+
+// TestFargoInterop drives the server with hudl/fargo, a real Eureka client,
+// in its default XML mode and in JSON mode, over both front doors.
+func TestFargoInterop(t *testing.T) {
+	for _, useJSON := range []bool{false, true} {
+		name := "xml"
+		if useJSON {
+			name = "json"
+		}
+		t.Run(name, func(t *testing.T) {
+			eachFrontDoor(t, Config{}, APIConfig{}, func(t *testing.T, base string, s *Store, _ *fakeClock) {
+				runFargo(t, base, useJSON)
+			})
+		})
+	}
+}
+
+func runFargo(t *testing.T, base string, useJSON bool) {
+	conn := fargo.NewConn(base + "/eureka/v2")
+	conn.UseJson = useJSON
+	ins := &fargo.Instance{
+		HostName: "fargo-host", App: "FARGOAPP", IPAddr: "127.0.0.1",
+		VipAddress: "fargo-vip", SecureVipAddress: "fargo-svip", Status: fargo.UP,
+		Port: 9000, PortEnabled: true, SecurePort: 9443,
+		HomePageUrl: "http://127.0.0.1:9000/", StatusPageUrl: "http://127.0.0.1:9000/info",
+		HealthCheckUrl: "http://127.0.0.1:9000/health",
+		DataCenterInfo: fargo.DataCenterInfo{Name: fargo.MyOwn},
+		LeaseInfo:      fargo.LeaseInfo{RenewalIntervalInSecs: 30, DurationInSecs: 90},
+	}
+	ins.SetMetadataString("team", "payments")
+	check := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+
+	check("RegisterInstance", conn.RegisterInstance(ins))
+
+	app, err := conn.GetApp("FARGOAPP")
+	check("GetApp", err)
+	if len(app.Instances) != 1 || app.Instances[0].HostName != "fargo-host" || app.Instances[0].Port != 9000 ||
+		!app.Instances[0].PortEnabled || app.Instances[0].SecurePort != 9443 || app.Instances[0].Status != fargo.UP {
+		t.Fatalf("GetApp: %+v", app.Instances)
+	}
+
+	apps, err := conn.GetApps()
+	check("GetApps", err)
+	if a := apps["FARGOAPP"]; a == nil || len(a.Instances) != 1 {
+		t.Fatalf("GetApps: %v", apps)
+	}
+
+	got, err := conn.GetInstance("FARGOAPP", ins.Id())
+	check("GetInstance", err)
+	if got.IPAddr != "127.0.0.1" || got.VipAddress != "fargo-vip" || got.HomePageUrl != "http://127.0.0.1:9000/" {
+		t.Fatalf("GetInstance: %+v", got)
+	}
+	if team, err := got.Metadata.GetString("team"); err != nil || team != "payments" {
+		t.Fatalf("metadata team = %q, %v", team, err)
+	}
+
+	check("HeartBeatInstance", conn.HeartBeatInstance(ins))
+
+	check("UpdateInstanceStatus", conn.UpdateInstanceStatus(ins, fargo.OUTOFSERVICE))
+	got, err = conn.GetInstance("FARGOAPP", ins.Id())
+	check("GetInstance after status", err)
+	if got.Status != fargo.OUTOFSERVICE || got.Overriddenstatus != fargo.OUTOFSERVICE {
+		t.Fatalf("status %q overridden %q", got.Status, got.Overriddenstatus)
+	}
+
+	check("AddMetadataString", conn.AddMetadataString(ins, "zone", "zone-a"))
+	got, err = conn.GetInstance("FARGOAPP", ins.Id())
+	check("GetInstance after metadata", err)
+	if zone, err := got.Metadata.GetString("zone"); err != nil || zone != "zone-a" {
+		t.Fatalf("metadata zone = %q, %v", zone, err)
+	}
+	if team, _ := got.Metadata.GetString("team"); team != "payments" {
+		t.Fatalf("metadata update dropped a key: team = %q", team)
+	}
+
+	byVIP, err := conn.GetInstancesByVIPAddress("fargo-vip", false)
+	check("GetInstancesByVIPAddress", err)
+	if len(byVIP) != 1 || byVIP[0].HostName != "fargo-host" {
+		t.Fatalf("by VIP: %+v", byVIP)
+	}
+	bySVIP, err := conn.GetInstancesByVIPAddress("fargo-svip", true)
+	check("GetInstancesByVIPAddress secure", err)
+	if len(bySVIP) != 1 {
+		t.Fatalf("by secure VIP: %+v", bySVIP)
+	}
+
+	check("DeregisterInstance", conn.DeregisterInstance(ins))
+	if _, err := conn.GetInstance("FARGOAPP", ins.Id()); err == nil {
+		t.Fatal("instance still readable after DeregisterInstance")
+	}
+	if err := conn.HeartBeatInstance(ins); err == nil {
+		t.Fatal("heartbeat of a deregistered instance succeeded")
+	}
+}
