@@ -1,0 +1,65 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// options are the server's settings, from flags or EUREKA_* environment
+// variables (a flag wins over the variable).
+type options struct {
+	registry fxmodules.RegistryConfig
+	server   registry.ServerConfig
+}
+
+// parseOptions reads flags from args, with defaults taken from the
+// environment: -eviction-interval can also be set as
+// EUREKA_EVICTION_INTERVAL.
+func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*options, error) {
+	var o options
+	st := &o.registry.Store
+	fs := flag.NewFlagSet("eureka", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	fs.StringVar(&o.server.Addr, "addr", ":8761", "listen address")
+	fs.StringVar(&o.registry.API.Prefix, "prefix", "", "extra path prefix for the REST API, besides /eureka")
+	fs.Int64Var(&o.registry.API.MaxBodyBytes, "max-body-bytes", registry.DefaultMaxBodyBytes, "request body limit in bytes (larger bodies get 413)")
+	selfPreservation := fs.Bool("self-preservation", true, "suspend evictions when renews fall below the threshold")
+	fs.Float64Var(&st.RenewalPercentThreshold, "renewal-percent-threshold", 0.85, "share of expected renews below which self-preservation starts")
+	fs.DurationVar(&st.ExpectedClientRenewalInterval, "expected-client-renewal-interval", 0, "heartbeat interval clients are assumed to use (default 30s)")
+	fs.DurationVar(&st.RenewalThresholdUpdateInterval, "renewal-threshold-update-interval", 0, "how often the expected renew count is recounted (default 15m)")
+	fs.DurationVar(&st.EvictionInterval, "eviction-interval", 0, "how often expired leases are evicted (default 60s)")
+	fs.DurationVar(&st.DeltaRetention, "delta-retention", 0, "how long changes stay in the delta (default 3m)")
+	fs.DurationVar(&st.OverrideIdleExpiry, "override-idle-expiry", 0, "how long an unused status override is kept (default 1h)")
+	fs.BoolVar(&st.DisableDelta, "disable-delta", false, "answer 403 to delta fetches")
+	fs.BoolVar(&st.LegacyLeaseExpiry, "legacy-lease-expiry", false, "reproduce Eureka's doubled lease timeout (for clusters mixed with Java servers)")
+	fs.StringVar(&st.InstanceID, "instance-id", "", "this server's own instance id, reported as the coordinating discovery server")
+
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "EUREKA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(name); v != "" && envErr == nil {
+			if err := f.Value.Set(v); err != nil {
+				envErr = fmt.Errorf("%s=%q: %w", name, v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	st.DisableSelfPreservation = !*selfPreservation
+	if t := st.RenewalPercentThreshold; t <= 0 || t > 1 {
+		return nil, fmt.Errorf("-renewal-percent-threshold must be in (0, 1], got %v", t)
+	}
+	return &o, nil
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
+}
+
+func TestOptionsFromFlagsAndEnv(t *testing.T) {
+	env := map[string]string{"EUREKA_EVICTION_INTERVAL": "5s", "EUREKA_ADDR": "127.0.0.1:9000", "EUREKA_SELF_PRESERVATION": "false"}
+	o, err := parseOptions([]string{"-addr", "127.0.0.1:9001", "-legacy-lease-expiry", "-prefix", "/registry"},
+		func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.server.Addr != "127.0.0.1:9001" {
+		t.Errorf("flag must win over env: addr %q", o.server.Addr)
+	}
+	st := o.registry.Store
+	if st.EvictionInterval != 5*time.Second || !st.DisableSelfPreservation || !st.LegacyLeaseExpiry || o.registry.API.Prefix != "/registry" {
+		t.Errorf("options: %+v %+v", st, o.registry.API)
+	}
+
+	d, err := parseOptions(nil, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.server.Addr != ":8761" || d.registry.Store.DisableSelfPreservation || d.registry.API.MaxBodyBytes != registry.DefaultMaxBodyBytes {
+		t.Errorf("defaults: %+v", d)
+	}
+
+	for _, bad := range [][]string{{"-eviction-interval", "soon"}, {"-renewal-percent-threshold", "2"}, {"extra"}} {
+		if _, err := parseOptions(bad, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	if _, err := parseOptions(nil, func(k string) string {
+		if k == "EUREKA_MAX_BODY_BYTES" {
+			return "lots"
+		}
+		return ""
+	}, io.Discard); err == nil {
+		t.Error("bad env value accepted")
+	}
+}
+
+// The assembled application serves the registry and shuts down cleanly.
+func TestAppStartsAndStops(t *testing.T) {
+	o, err := parseOptions([]string{"-addr", "127.0.0.1:0"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv *registry.Server
+	app := fx.New(appOptions(o, zap.NewNop()), fx.Populate(&srv))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + srv.Addr().String() + "/eureka/apps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET /eureka/apps: %d", resp.StatusCode)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if err := app.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

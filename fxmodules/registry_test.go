@@ -1,0 +1,93 @@
+package fxmodules
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+	"go.uber.org/goleak"
+
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// fasthttp owns two goroutines we cannot wait for: a process-wide ticker
+// that formats the Date header, and each server's idle-worker cleaner,
+// which notices the stop only after its 10 s sleep.
+var fasthttpGoroutines = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, fasthttpGoroutines...) }
+
+func TestRegistryDefaults(t *testing.T) {
+	var store *registry.Store
+	var api *registry.API
+	app := fxtest.New(t, Registry, fx.Populate(&store, &api))
+	app.RequireStart()
+	cfg := store.Config()
+	if cfg.EvictionInterval != 60*time.Second || cfg.RenewalPercentThreshold != 0.85 || cfg.DisableSelfPreservation {
+		t.Errorf("defaults not applied: %+v", cfg)
+	}
+	if api.MaxBodyBytes() != registry.DefaultMaxBodyBytes {
+		t.Errorf("max body = %d", api.MaxBodyBytes())
+	}
+	app.RequireStop()
+}
+
+func TestRegistryWithSuppliedConfig(t *testing.T) {
+	var store *registry.Store
+	app := fxtest.New(t, Registry,
+		fx.Supply(RegistryConfig{Store: registry.Config{DisableSelfPreservation: true, EvictionInterval: time.Second}}),
+		fx.Populate(&store))
+	app.RequireStart()
+	if cfg := store.Config(); !cfg.DisableSelfPreservation || cfg.EvictionInterval != time.Second {
+		t.Errorf("supplied config ignored: %+v", cfg)
+	}
+	app.RequireStop()
+}
+
+func TestServerServesAndStops(t *testing.T) {
+	var srv *registry.Server
+	app := fxtest.New(t, Registry, Server,
+		fx.Supply(registry.ServerConfig{Addr: "127.0.0.1:0"}),
+		fx.Populate(&srv))
+	app.RequireStart()
+	base := "http://" + srv.Addr().String()
+	body := `{"instance":{"hostName":"h","app":"A","ipAddr":"127.0.0.1","dataCenterInfo":{"name":"MyOwn"}}}`
+	resp, err := http.Post(base+"/eureka/apps/A", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Fatalf("register: %d", resp.StatusCode)
+	}
+	resp, err = http.Get(base + "/eureka/apps/A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "<hostName>h</hostName>") {
+		t.Fatalf("read back: %s", b)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	app.RequireStop()
+}
+
+func TestServerBindErrorFailsStart(t *testing.T) {
+	var first *registry.Server
+	a := fxtest.New(t, Registry, Server, fx.Supply(registry.ServerConfig{Addr: "127.0.0.1:0"}), fx.Populate(&first))
+	a.RequireStart()
+	defer a.RequireStop()
+	b := fx.New(Registry, Server, fx.Supply(registry.ServerConfig{Addr: first.Addr().String()}), fx.NopLogger)
+	if err := b.Start(t.Context()); err == nil {
+		b.Stop(t.Context())
+		t.Fatal("a second server on the same address started")
+	}
+}

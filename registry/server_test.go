@@ -1,0 +1,58 @@
+package registry
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// A request in flight when the server stops is finished, not dropped.
+func TestServerStopFinishesInFlightRequests(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	srv := NewServer(NewAPI(s, APIConfig{}), ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := regBody("A", "x")
+	half := len(body) / 2
+	fmt.Fprintf(conn, "POST /eureka/apps/A HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	conn.Write(body[:half])
+	time.Sleep(50 * time.Millisecond) // let the server start reading the request
+
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stopped <- srv.Stop(ctx)
+	}()
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned while a request was in flight: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	conn.Write(body[half:])
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Fatalf("in-flight register: %d", resp.StatusCode)
+	}
+	conn.Close()
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Get("A", "x"); !ok {
+		t.Fatal("in-flight registration lost")
+	}
+}
