@@ -25,7 +25,7 @@ func AppendApplicationXML(b []byte, a *Application) []byte {
 // Applications without instances are left out.
 func AppendApplicationsXML(b []byte, apps *Applications) []byte {
 	b = append(b, "<applications>\n"...)
-	b = appendXMLElem(b, 1, "versions__delta", strconv.FormatInt(apps.VersionsDelta, 10))
+	b = appendXMLInt(b, 1, "versions__delta", apps.VersionsDelta)
 	b = appendXMLElem(b, 1, "apps__hashcode", apps.AppsHashcode)
 	for _, a := range apps.Applications {
 		if len(a.Instances) > 0 {
@@ -67,17 +67,17 @@ func appendInstanceXML(b []byte, i *InstanceInfo, depth int) []byte {
 	b = appendXMLElem(b, d, "overriddenstatus", i.OverriddenStatus.String())
 	b = appendPortXML(b, d, "port", i.Port)
 	b = appendPortXML(b, d, "securePort", i.SecurePort)
-	b = appendXMLElem(b, d, "countryId", strconv.Itoa(i.CountryID))
+	b = appendXMLInt(b, d, "countryId", int64(i.CountryID))
 	b = appendDataCenterXML(b, d, &i.DataCenterInfo)
 	b = appendIndent(b, d)
 	b = append(b, "<leaseInfo>\n"...)
 	l := &i.LeaseInfo
-	b = appendXMLElem(b, d+1, "renewalIntervalInSecs", strconv.Itoa(l.RenewalIntervalInSecs))
-	b = appendXMLElem(b, d+1, "durationInSecs", strconv.Itoa(l.DurationInSecs))
-	b = appendXMLElem(b, d+1, "registrationTimestamp", strconv.FormatInt(l.RegistrationTimestamp, 10))
-	b = appendXMLElem(b, d+1, "lastRenewalTimestamp", strconv.FormatInt(l.LastRenewalTimestamp, 10))
-	b = appendXMLElem(b, d+1, "evictionTimestamp", strconv.FormatInt(l.EvictionTimestamp, 10))
-	b = appendXMLElem(b, d+1, "serviceUpTimestamp", strconv.FormatInt(l.ServiceUpTimestamp, 10))
+	b = appendXMLInt(b, d+1, "renewalIntervalInSecs", int64(l.RenewalIntervalInSecs))
+	b = appendXMLInt(b, d+1, "durationInSecs", int64(l.DurationInSecs))
+	b = appendXMLInt(b, d+1, "registrationTimestamp", l.RegistrationTimestamp)
+	b = appendXMLInt(b, d+1, "lastRenewalTimestamp", l.LastRenewalTimestamp)
+	b = appendXMLInt(b, d+1, "evictionTimestamp", l.EvictionTimestamp)
+	b = appendXMLInt(b, d+1, "serviceUpTimestamp", l.ServiceUpTimestamp)
 	b = appendIndent(b, d)
 	b = append(b, "</leaseInfo>\n"...)
 	b = appendMetadataXML(b, d, i.Metadata, true)
@@ -88,9 +88,13 @@ func appendInstanceXML(b []byte, i *InstanceInfo, depth int) []byte {
 	b = appendOptionalXML(b, d, "secureHealthCheckUrl", i.SecureHealthCheckURL)
 	b = appendOptionalXML(b, d, "vipAddress", i.VIPAddress)
 	b = appendOptionalXML(b, d, "secureVipAddress", i.SecureVIPAddress)
-	b = appendXMLElem(b, d, "isCoordinatingDiscoveryServer", strconv.FormatBool(i.IsCoordinatingDiscoveryServer))
-	b = appendXMLElem(b, d, "lastUpdatedTimestamp", strconv.FormatInt(i.LastUpdatedTimestamp, 10))
-	b = appendXMLElem(b, d, "lastDirtyTimestamp", strconv.FormatInt(i.LastDirtyTimestamp, 10))
+	if i.IsCoordinatingDiscoveryServer {
+		b = appendXMLElem(b, d, "isCoordinatingDiscoveryServer", "true")
+	} else {
+		b = appendXMLElem(b, d, "isCoordinatingDiscoveryServer", "false")
+	}
+	b = appendXMLInt(b, d, "lastUpdatedTimestamp", i.LastUpdatedTimestamp)
+	b = appendXMLInt(b, d, "lastDirtyTimestamp", i.LastDirtyTimestamp)
 	if i.ActionType != ActionNone {
 		b = appendXMLElem(b, d, "actionType", i.ActionType.String())
 	}
@@ -170,6 +174,17 @@ func appendXMLElem(b []byte, depth int, name, text string) []byte {
 	return append(b, ">\n"...)
 }
 
+func appendXMLInt(b []byte, depth int, name string, v int64) []byte {
+	b = appendIndent(b, depth)
+	b = append(b, '<')
+	b = append(b, name...)
+	b = append(b, '>')
+	b = strconv.AppendInt(b, v, 10)
+	b = append(b, "</"...)
+	b = append(b, name...)
+	return append(b, ">\n"...)
+}
+
 func appendIndent(b []byte, depth int) []byte {
 	for range depth {
 		b = append(b, ' ', ' ')
@@ -180,7 +195,21 @@ func appendIndent(b []byte, depth int) []byte {
 // AppendXMLText appends s escaped as XStream's PrettyPrintWriter escapes
 // text. Characters XML 1.0 cannot carry are written as U+FFFD.
 func AppendXMLText(b []byte, s string) []byte {
-	for _, r := range s {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '<' && c != '>' && c != '"' && c != '\'' {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				r = utf8.RuneError
+			}
+		}
 		switch r {
 		case '&':
 			b = append(b, "&amp;"...)
@@ -200,11 +229,13 @@ func AppendXMLText(b []byte, s string) []byte {
 			if r < 0x20 || r == utf8.RuneError || r == 0xFFFE || r == 0xFFFF {
 				b = append(b, "\ufffd"...)
 			} else {
-				b = utf8.AppendRune(b, r)
+				b = append(b, s[i:i+size]...)
 			}
 		}
+		i += size
+		start = i
 	}
-	return b
+	return append(b, s[start:]...)
 }
 
 // EscapeXMLName turns a metadata key into an element name the way XStream

@@ -63,8 +63,12 @@ type payloadCache struct {
 	namedMu sync.Mutex
 	named   map[namedKey]*Payload
 
-	builds atomic.Uint64 // serializations of the full registry, for tests
+	builds atomic.Uint64 // serializations of the full registry
 }
+
+// FullPayloadBuilds counts how many times the full registry has been
+// serialized, in either format. It moves only after a change.
+func (s *Store) FullPayloadBuilds() uint64 { return s.payloads.builds.Load() }
 
 func (c *payloadCache) init() { c.named = map[namedKey]*Payload{} }
 
@@ -84,7 +88,7 @@ func (s *Store) FullPayload(f eureka.Format) *Payload {
 		return p
 	}
 	apps := s.snapshotLocked(func(*eureka.InstanceInfo) bool { return true }, 1)
-	p := &Payload{version: v, Body: eureka.AppendApplications(nil, f, apps)}
+	p := &Payload{version: v, Body: eureka.AppendApplications(sizedLike(c.full[f].Load()), f, apps)}
 	c.full[f].Store(p)
 	c.builds.Add(1)
 	return p
@@ -112,7 +116,7 @@ func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 		counter = c.deltaCounter.Add(1) // a new delta, not the other format of this one
 	}
 	p := &Payload{version: s.version.Load(), purges: s.changes.purged.Load(),
-		Body: eureka.AppendApplications(nil, f, s.deltaLocked(counter))}
+		Body: eureka.AppendApplications(sizedLike(c.delta[f].Load()), f, s.deltaLocked(counter))}
 	c.delta[f].Store(p)
 	return p
 }
@@ -161,4 +165,13 @@ func (s *Store) namedPayloadLocked(key namedKey, version uint64, render func() [
 	c.named[key] = p
 	c.namedMu.Unlock()
 	return p
+}
+
+// sizedLike returns an empty buffer with room for a payload a little larger
+// than prev, so a rebuild does not grow its buffer step by step.
+func sizedLike(prev *Payload) []byte {
+	if prev == nil {
+		return nil
+	}
+	return make([]byte, 0, len(prev.Body)+len(prev.Body)/8+512)
 }

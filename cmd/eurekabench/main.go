@@ -1,0 +1,200 @@
+// Command eurekabench measures the registry server over loopback and prints,
+// in one run:
+//
+//   - heartbeats (PUT apps/{app}/{id}) per second against our fasthttp server,
+//     beside a bare fasthttp server that answers every request 200 with an
+//     empty body: the ceiling for this machine and load generator;
+//   - registrations per second;
+//   - full fetches (GET apps, JSON) per second at -instances instances, and
+//     how many times the registry was serialized while they ran;
+//   - heap per registered instance at 100,000 instances.
+//
+// Both servers and the load generator share the machine, so the figures
+// are comparable with each other, not with other machines.
+//
+//	go run ./cmd/eurekabench -duration 5s
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+func main() {
+	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs")
+	conc := flag.Int("concurrency", 64, "concurrent requests in flight")
+	instances := flag.Int("instances", 10000, "registry size for the full-fetch phase")
+	heapInstances := flag.Int("heap-instances", 100000, "registry size for the heap measurement")
+	flag.Parse()
+	if err := run(*duration, *conc, *instances, *heapInstances); err != nil {
+		fmt.Fprintln(os.Stderr, "eurekabench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(d time.Duration, conc, instances, heapInstances int) error {
+	fmt.Printf("eurekabench: %d CPUs (GOMAXPROCS %d), %s per phase, %d concurrent requests\n\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), d, conc)
+
+	ceilingAddr, stopCeiling, err := startCeiling()
+	if err != nil {
+		return err
+	}
+	defer stopCeiling()
+
+	store := registry.New(registry.Config{})
+	srv := registry.NewServer(registry.NewAPI(store, registry.APIConfig{}), registry.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer srv.Stop(context.Background())
+	addr := srv.Addr().String()
+
+	// Registrations, through the REST API.
+	regRate, err := load(addr, conc, 0, instances, func(n int, req *fasthttp.Request) {
+		i := registry.SampleInstance(n)
+		req.Header.SetMethod("POST")
+		req.SetRequestURI("/eureka/apps/" + i.App)
+		req.Header.SetContentType("application/json")
+		req.SetBody(eureka.AppendInstanceJSON(nil, i))
+	}, fasthttp.StatusNoContent)
+	if err != nil {
+		return err
+	}
+	if store.Len() != instances {
+		return fmt.Errorf("registered %d of %d instances", store.Len(), instances)
+	}
+
+	renewPaths := make([]string, instances)
+	for n := range renewPaths {
+		i := registry.SampleInstance(n)
+		renewPaths[n] = "/eureka/apps/" + i.App + "/" + i.InstanceID + "?status=UP&lastDirtyTimestamp=" + strconv.FormatInt(i.LastDirtyTimestamp, 10)
+	}
+	renew := func(n int, req *fasthttp.Request) {
+		req.Header.SetMethod("PUT")
+		req.SetRequestURI(renewPaths[n%len(renewPaths)])
+		req.Header.Set("Accept", "application/json")
+	}
+	ceilingRate, err := load(ceilingAddr, conc, d, 0, renew, fasthttp.StatusOK)
+	if err != nil {
+		return err
+	}
+	renewRate, err := load(addr, conc, d, 0, renew, fasthttp.StatusOK)
+	if err != nil {
+		return err
+	}
+
+	store.FullPayload(eureka.FormatJSON) // build once, then serve
+	builds := store.FullPayloadBuilds()
+	payload := len(store.FullPayload(eureka.FormatJSON).Body)
+	fetchRate, err := load(addr, min(conc, 8), d, 0, func(_ int, req *fasthttp.Request) {
+		req.SetRequestURI("/eureka/apps/")
+		req.Header.Set("Accept", "application/json")
+	}, fasthttp.StatusOK)
+	if err != nil {
+		return err
+	}
+	rebuilt := store.FullPayloadBuilds() - builds
+
+	heap := heapPerInstance(heapInstances)
+
+	fmt.Printf("%-44s %12s\n", "measurement", "result")
+	fmt.Printf("%-44s %12.0f /s\n", "heartbeats, bare fasthttp 200 (ceiling)", ceilingRate)
+	fmt.Printf("%-44s %12.0f /s\n", "heartbeats, eurekagate", renewRate)
+	fmt.Printf("%-44s %12.0f %%   (target >= 70 %%)\n", "heartbeats, share of ceiling", 100*renewRate/ceilingRate)
+	fmt.Printf("%-44s %12.0f /s\n", "registrations", regRate)
+	fmt.Printf("%-44s %12.0f /s   (%d instances, %.1f MB JSON)\n", "full fetches", fetchRate, instances, float64(payload)/1e6)
+	fmt.Printf("%-44s %12d      (target 0)\n", "registry serializations during full fetches", rebuilt)
+	fmt.Printf("%-44s %12.0f B   (%d instances, target <= 4096)\n", "heap per registered instance", heap, heapInstances)
+	return nil
+}
+
+// startCeiling runs a fasthttp server that answers every request 200 with
+// an empty body.
+func startCeiling() (string, func(), error) {
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {}}
+	ln, err := newLoopbackListener()
+	if err != nil {
+		return "", nil, err
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); srv.Serve(ln) }()
+	return ln.Addr().String(), func() { srv.Shutdown(); wg.Wait() }, nil
+}
+
+// load sends requests from conc workers, either for d or, when d is 0, for
+// exactly total requests, and returns the rate of answers with the wanted
+// status. Any other answer is an error.
+func load(addr string, conc int, d time.Duration, total int, build func(n int, req *fasthttp.Request), want int) (float64, error) {
+	client := &fasthttp.HostClient{Addr: addr, MaxConns: conc, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	defer client.CloseIdleConnections()
+	var next, done atomic.Int64
+	var firstErr atomic.Value
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			for {
+				n := int(next.Add(1) - 1)
+				if (d == 0 && n >= total) || (d > 0 && time.Now().After(deadline)) || firstErr.Load() != nil {
+					return
+				}
+				req.Reset()
+				build(n, req)
+				req.SetHost(addr)
+				if err := client.Do(req, resp); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				if resp.StatusCode() != want {
+					firstErr.CompareAndSwap(nil, fmt.Errorf("%s %s: status %d, want %d", req.Header.Method(), req.URI().Path(), resp.StatusCode(), want))
+					return
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := firstErr.Load().(error); err != nil {
+		return 0, err
+	}
+	return float64(done.Load()) / time.Since(start).Seconds(), nil
+}
+
+func heapPerInstance(n int) float64 {
+	var before, after runtime.MemStats
+	// Two collections empty the sync.Pools the load phases filled, which
+	// would otherwise be freed during the measurement and hide its cost.
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s := registry.New(registry.Config{})
+	for i := range n {
+		if err := s.Register(registry.SampleInstance(i), false); err != nil {
+			panic(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(s)
+	return float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+}

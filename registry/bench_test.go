@@ -1,0 +1,148 @@
+package registry
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// populate registers n instances spread over n/20 apps, shaped like a
+// Spring Boot registration.
+func populate(tb testing.TB, s *Store, n int) {
+	for i := range n {
+		mustRegister(tb, s, SampleInstance(i), false)
+	}
+}
+
+func BenchmarkRenew(b *testing.B) {
+	s, _ := newTestStore(b, Config{})
+	populate(b, s, 1000)
+	keys := make([][2]string, 1000)
+	for n := range keys {
+		i := SampleInstance(n)
+		keys[n] = [2]string{i.App, i.InstanceID}
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			k := keys[next.Add(1)%1000]
+			if res, _ := s.Renew(k[0], k[1], RenewRequest{}); res != RenewOK {
+				b.Fatal(res)
+			}
+		}
+	})
+}
+
+// BenchmarkRenewAPI is a heartbeat through the transport-neutral core, as
+// both front doors call it.
+func BenchmarkRenewAPI(b *testing.B) {
+	s, _ := newTestStore(b, Config{})
+	populate(b, s, 1000)
+	api := NewAPI(s, APIConfig{})
+	paths := make([]string, 1000)
+	for n := range paths {
+		i := SampleInstance(n)
+		paths[n] = "/eureka/apps/" + i.App + "/" + i.InstanceID
+	}
+	q, _ := parseQuery("status=UP&lastDirtyTimestamp=1000")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := range b.N {
+		var resp Response
+		api.Serve(&Request{Method: "PUT", Path: paths[n%1000], Query: q}, &resp)
+		if resp.Status != 200 {
+			b.Fatal(resp.Status)
+		}
+	}
+}
+
+func BenchmarkRegister(b *testing.B) {
+	s, _ := newTestStore(b, Config{})
+	populate(b, s, 10000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := range b.N {
+		mustRegister(b, s, SampleInstance(n%10000), false)
+	}
+}
+
+func BenchmarkFullFetch10k(b *testing.B) {
+	for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
+		name := map[eureka.Format]string{eureka.FormatJSON: "json", eureka.FormatXML: "xml"}[f]
+		b.Run(name+"/cached", func(b *testing.B) {
+			s, _ := newTestStore(b, Config{})
+			populate(b, s, 10000)
+			size := len(s.FullPayload(f).Body)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				s.FullPayload(f)
+			}
+			b.ReportMetric(float64(size), "payload-bytes")
+			if s.FullPayloadBuilds() != 1 {
+				b.Fatalf("unchanged registry serialized %d times", s.FullPayloadBuilds())
+			}
+		})
+		b.Run(name+"/rebuild", func(b *testing.B) {
+			s, _ := newTestStore(b, Config{})
+			populate(b, s, 10000)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for n := range b.N {
+				s.SetStatus(SampleInstance(0).App, SampleInstance(0).InstanceID, []eureka.Status{eureka.StatusUp, eureka.StatusDown}[n%2], 0, false)
+				s.FullPayload(f)
+			}
+		})
+	}
+}
+
+func BenchmarkEmptyDelta(b *testing.B) {
+	s, clock := newTestStore(b, Config{})
+	populate(b, s, 10000)
+	clock.Advance(200e9)
+	s.PurgeDeltas()
+	s.DeltaPayload(eureka.FormatJSON)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		s.DeltaPayload(eureka.FormatJSON)
+	}
+}
+
+// BenchmarkHeapPerInstance reports the heap the Store holds per registered
+// instance at 100,000 instances.
+func BenchmarkHeapPerInstance(b *testing.B) {
+	for range b.N {
+		b.ReportMetric(heapPerInstance(b, 100000), "heap-B/instance")
+	}
+}
+
+func heapPerInstance(tb testing.TB, n int) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, _ := newTestStore(tb, Config{})
+	populate(tb, s, n)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(s)
+	return float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+}
+
+// The memory target is a size, not a speed, so it is checked in the normal
+// suite: at most 4 KiB of heap per registered instance at 100,000.
+func TestHeapPerInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("registers 100,000 instances")
+	}
+	if got := heapPerInstance(t, 100000); got > 4096 {
+		t.Fatalf("%.0f bytes of heap per instance, want at most 4096", got)
+	} else {
+		t.Logf("%.0f bytes of heap per instance", got)
+	}
+}
+
