@@ -1,6 +1,7 @@
 package eureka
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,5 +73,5 @@ func SortByName(apps []*Application) {
 
 // SortInstances orders instances by id.
 func SortInstances(list []*InstanceInfo) {
-	sort.Slice(list, func(i, j int) bool { return strings.Compare(list[i].ID(), list[j].ID()) < 0 })
+	slices.SortFunc(list, func(a, b *InstanceInfo) int { return strings.Compare(a.ID(), b.ID()) })
 }

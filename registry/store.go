@@ -40,6 +40,7 @@ type Store struct {
 	renews  minuteCounter
 
 	payloads payloadCache
+	views    views
 
 	loops loopGroup
 }
@@ -130,6 +131,7 @@ func (s *Store) changed(app string, l *lease, now int64) {
 		a.version = v
 	}
 	s.changes.add(now, l)
+	s.publishLocked(app)
 }
 
 // Get returns the instance (app, id) as a client would read it, or false if

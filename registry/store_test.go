@@ -587,3 +587,31 @@ func TestStartStopLoops(t *testing.T) {
 	s.Stop()
 	s.Stop()
 }
+
+func TestInstancesViewFollowsChanges(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	mustRegister(t, s, inst("A", "b"), false)
+	mustRegister(t, s, inst("A", "a"), false)
+	ids := func(list []*eureka.InstanceInfo) []string {
+		out := []string{}
+		for _, i := range list {
+			out = append(out, i.ID())
+		}
+		return out
+	}
+	want(t, "up", ids(s.Instances("A")), []string{"a", "b"})
+	s.SetStatus("A", "a", eureka.StatusOutOfService, 0, false)
+	want(t, "up after override", ids(s.Instances("A")), []string{"b"})
+	want(t, "all after override", ids(s.AllInstances("A")), []string{"a", "b"})
+	s.DeleteStatusOverride("A", "a", eureka.StatusUp, 0, false)
+	want(t, "up after delete", ids(s.Instances("A")), []string{"a", "b"})
+	s.Cancel("A", "b", false)
+	want(t, "up after cancel", ids(s.Instances("A")), []string{"a"})
+	s.Cancel("A", "a", false)
+	if s.Instances("A") != nil {
+		t.Error("view of an empty app")
+	}
+	if testing.AllocsPerRun(100, func() { s.Instances("A") }) != 0 {
+		t.Error("Instances allocates")
+	}
+}
