@@ -1,7 +1,7 @@
 package registry
 
 import (
-	"sync"
+	"sync/atomic"
 
 	"github.com/eurekagate/eurekagate/eureka"
 )
@@ -13,15 +13,47 @@ type appView struct {
 	up  []*eureka.InstanceInfo // the UP ones, same order
 }
 
-// views maps app name to *appView.
-type views struct{ m sync.Map }
+// views maps app name to its view. The map is copy-on-write and changes
+// only when an app appears or disappears; a change within an app swaps the
+// entry's pointer. Readers pay one map read and one atomic load.
+type views struct {
+	m atomic.Pointer[map[string]*viewEntry]
+}
+
+type viewEntry struct{ v atomic.Pointer[appView] }
+
+func (vs *views) entry(app string) *viewEntry {
+	if m := vs.m.Load(); m != nil {
+		return (*m)[app]
+	}
+	return nil
+}
+
+// setEntry replaces the map with a copy that has app added (e != nil) or
+// removed. The caller holds the Store's write lock.
+func (vs *views) setEntry(app string, e *viewEntry) {
+	next := map[string]*viewEntry{}
+	if old := vs.m.Load(); old != nil {
+		for k, v := range *old {
+			next[k] = v
+		}
+	}
+	if e == nil {
+		delete(next, app)
+	} else {
+		next[app] = e
+	}
+	vs.m.Store(&next)
+}
 
 // publishLocked rebuilds app's view from its leases. The caller holds the
 // write lock.
 func (s *Store) publishLocked(app string) {
 	a := s.apps[app]
 	if a == nil || len(a.leases) == 0 {
-		s.views.m.Delete(app)
+		if s.views.entry(app) != nil {
+			s.views.setEntry(app, nil)
+		}
 		return
 	}
 	v := &appView{all: make([]*eureka.InstanceInfo, 0, len(a.leases))}
@@ -34,7 +66,14 @@ func (s *Store) publishLocked(app string) {
 			v.up = append(v.up, i)
 		}
 	}
-	s.views.m.Store(app, v)
+	e := s.views.entry(app)
+	if e == nil {
+		e = &viewEntry{}
+		e.v.Store(v)
+		s.views.setEntry(app, e)
+		return
+	}
+	e.v.Store(v)
 }
 
 // Instances returns the UP instances of app (upper case), sorted by id. The
@@ -42,8 +81,8 @@ func (s *Store) publishLocked(app string) {
 // lock and does not allocate, so a gateway can call it per request; a
 // registration is visible to the very next call.
 func (s *Store) Instances(app string) []*eureka.InstanceInfo {
-	if v, ok := s.views.m.Load(app); ok {
-		return v.(*appView).up
+	if e := s.views.entry(app); e != nil {
+		return e.v.Load().up
 	}
 	return nil
 }
@@ -51,8 +90,8 @@ func (s *Store) Instances(app string) []*eureka.InstanceInfo {
 // AllInstances returns every instance of app, whatever its status, sorted by
 // id. The slice is shared and must not be modified.
 func (s *Store) AllInstances(app string) []*eureka.InstanceInfo {
-	if v, ok := s.views.m.Load(app); ok {
-		return v.(*appView).all
+	if e := s.views.entry(app); e != nil {
+		return e.v.Load().all
 	}
 	return nil
 }

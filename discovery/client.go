@@ -1,0 +1,186 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// Client registers an instance with Eureka and keeps a local copy of the
+// registry. Create it with New, then Start it; Stop cancels the
+// registration and waits for its goroutines.
+type Client struct {
+	cfg       Config
+	transport *transport
+
+	snap  atomic.Pointer[snapshot]
+	cache *cache // owned by the fetch loop
+
+	subsMu sync.Mutex
+	subs   map[*subscription]struct{}
+
+	ready     chan struct{}
+	readyOnce sync.Once
+
+	reg *registration
+
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	started atomic.Bool
+	stopped atomic.Bool
+}
+
+// New returns a Client for cfg. It does no I/O until Start.
+func New(cfg Config) (*Client, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Instance != nil && cfg.Instance.AppName == "" {
+		return nil, errors.New("discovery: Instance.AppName is required to register")
+	}
+	seed := uint64(time.Now().UnixNano())
+	eps, err := orderEndpoints(cfg, rand.New(rand.NewPCG(seed, seed>>3|1)))
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg:       cfg,
+		transport: newTransport(cfg, eps),
+		cache:     newCache(),
+		subs:      map[*subscription]struct{}{},
+		ready:     make(chan struct{}),
+		stop:      make(chan struct{}),
+	}
+	c.snap.Store(c.cache.last)
+	if cfg.Instance != nil {
+		c.reg = newRegistration(c, cfg.Instance)
+	}
+	return c, nil
+}
+
+// Start registers the instance (if any) and fetches the registry, then keeps
+// both up to date in the background. It does not block on the network.
+func (c *Client) Start() {
+	if !c.started.CompareAndSwap(false, true) {
+		return
+	}
+	if !c.cfg.DisableFetch {
+		c.wg.Add(1)
+		go c.fetchLoop()
+	} else {
+		c.readyOnce.Do(func() { close(c.ready) })
+	}
+	if c.reg != nil {
+		c.wg.Add(1)
+		go c.reg.loop()
+	}
+}
+
+// Stop stops the background work, waits for it, and cancels the
+// registration (DELETE), within ctx.
+func (c *Client) Stop(ctx context.Context) error {
+	if !c.stopped.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(c.stop)
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	var err error
+	if c.reg != nil && c.started.Load() {
+		err = c.reg.cancel()
+	}
+	c.transport.close()
+	return err
+}
+
+// Ready is closed after the first successful fetch of the registry (at
+// once if fetching is disabled).
+func (c *Client) Ready() <-chan struct{} { return c.ready }
+
+// Instances returns the UP instances of app, sorted by id. It reads the
+// current snapshot: no lock, no I/O. The result must not be modified.
+func (c *Client) Instances(app string) []*eureka.InstanceInfo {
+	if a := c.snap.Load().apps[app]; a != nil {
+		return a.up
+	}
+	return nil
+}
+
+// AllInstances returns every instance of app, whatever its status.
+func (c *Client) AllInstances(app string) []*eureka.InstanceInfo {
+	if a := c.snap.Load().apps[app]; a != nil {
+		return a.all
+	}
+	return nil
+}
+
+// Applications returns the whole local registry as a document. It must not
+// be modified.
+func (c *Client) Applications() *eureka.Applications { return c.snap.Load().applications() }
+
+// Subscribe returns a channel that receives a value after each change of
+// the local registry. Changes that arrive while a value is pending are
+// coalesced into it. Call the returned function to unsubscribe.
+func (c *Client) Subscribe() (<-chan struct{}, func()) {
+	s := &subscription{ch: make(chan struct{}, 1)}
+	c.subsMu.Lock()
+	c.subs[s] = struct{}{}
+	c.subsMu.Unlock()
+	return s.ch, func() {
+		c.subsMu.Lock()
+		delete(c.subs, s)
+		c.subsMu.Unlock()
+	}
+}
+
+type subscription struct{ ch chan struct{} }
+
+func (c *Client) publish(s *snapshot, changed bool) {
+	c.snap.Store(s)
+	c.readyOnce.Do(func() { close(c.ready) })
+	if !changed {
+		return
+	}
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	for sub := range c.subs {
+		select {
+		case sub.ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// every runs f now and then after each interval, backing off exponentially
+// (up to ExpBackOffBound intervals) while f fails, until Stop.
+func (c *Client) every(interval time.Duration, f func() error) {
+	delay := time.Duration(0)
+	for {
+		timer := time.NewTimer(delay)
+		select {
+		case <-c.stop:
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		if err := f(); err != nil {
+			delay = min(max(2*delay, 2*interval), time.Duration(c.cfg.ExpBackOffBound)*interval)
+		} else {
+			delay = interval
+		}
+	}
+}
+
+// newLimiter is the Java client's on-demand update limit: bursts of two,
+// four per minute.
+func newLimiter() *rate.Limiter { return rate.NewLimiter(rate.Every(15*time.Second), 2) }

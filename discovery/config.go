@@ -1,0 +1,154 @@
+package discovery
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// Config configures a Client. Names and defaults follow Spring Cloud's
+// eureka.client.* properties.
+type Config struct {
+	// ServiceURLs are the Eureka servers of the default zone, such as
+	// "http://localhost:8761/eureka/". User info in a URL
+	// (http://user:pass@host/eureka/) is sent as basic auth. Default
+	// http://localhost:8761/eureka/.
+	ServiceURLs []string
+	// ZoneServiceURLs are the servers of other zones, by zone name.
+	ZoneServiceURLs map[string][]string
+	// Zone is this client's zone. With PreferSameZone (the default) its
+	// servers are tried first.
+	Zone string
+	// DisablePreferSameZone tries the servers in the configured order
+	// instead, starting with the first zone that is not Zone.
+	DisablePreferSameZone bool
+
+	// RegistryFetchInterval is how often the local registry is refreshed
+	// with a delta. Default 30s.
+	RegistryFetchInterval time.Duration
+	// DisableFetch turns the local registry off (fetchRegistry=false).
+	DisableFetch bool
+	// DisableDelta makes every refresh a full fetch.
+	DisableDelta bool
+
+	// Instance is the instance to register. Nil registers nothing
+	// (registerWithEureka=false).
+	Instance *InstanceConfig
+
+	// ExpBackOffBound caps the retry delay after failures at this many
+	// intervals. Default 10.
+	ExpBackOffBound int
+	// QuarantineDuration is how long a failing server is skipped. Default 30s.
+	QuarantineDuration time.Duration
+	// ConnectTimeout and ReadTimeout bound each request. Defaults 5s and 8s.
+	ConnectTimeout, ReadTimeout time.Duration
+}
+
+// InstanceConfig describes the registered instance. Names and defaults
+// follow Spring Cloud's eureka.instance.* properties.
+type InstanceConfig struct {
+	// AppName is the application name; it is registered upper-cased.
+	AppName string
+	// InstanceID defaults to "host:appname:port", as Spring's.
+	InstanceID string
+	// HostName and IPAddr say where the instance is; HostName defaults to
+	// IPAddr and IPAddr to 127.0.0.1.
+	HostName, IPAddr string
+	// Port is the plain HTTP port. Default 8080.
+	Port int
+	// SecurePort is the HTTPS port, registered only if SecurePortEnabled.
+	SecurePort        int
+	SecurePortEnabled bool
+	// VIPAddress and SecureVIPAddress default to the lower-case app name.
+	VIPAddress, SecureVIPAddress string
+	// HomePageURL, StatusPageURL and HealthCheckURL are opaque to Eureka;
+	// dashboards link to them.
+	HomePageURL, StatusPageURL, HealthCheckURL string
+	// Metadata is registered with the instance (zone, weight, ...).
+	Metadata map[string]string
+	// Status is the initial status. Default UP, as Spring's initialStatus.
+	Status eureka.Status
+	// LeaseRenewalInterval is the heartbeat interval. Default 30s.
+	LeaseRenewalInterval time.Duration
+	// LeaseDuration is how long the server keeps the instance without a
+	// heartbeat. Default 90s.
+	LeaseDuration time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if len(c.ServiceURLs) == 0 && len(c.ZoneServiceURLs) == 0 {
+		c.ServiceURLs = []string{"http://localhost:8761/eureka/"}
+	}
+	setDuration(&c.RegistryFetchInterval, 30*time.Second)
+	setDuration(&c.QuarantineDuration, 30*time.Second)
+	setDuration(&c.ConnectTimeout, 5*time.Second)
+	setDuration(&c.ReadTimeout, 8*time.Second)
+	if c.ExpBackOffBound <= 0 {
+		c.ExpBackOffBound = 10
+	}
+	if c.Instance != nil {
+		ic := *c.Instance
+		ic.fill()
+		c.Instance = &ic
+	}
+	return c
+}
+
+func (ic *InstanceConfig) fill() {
+	if ic.IPAddr == "" {
+		ic.IPAddr = "127.0.0.1"
+	}
+	if ic.HostName == "" {
+		ic.HostName = ic.IPAddr
+	}
+	if ic.Port == 0 {
+		ic.Port = 8080
+	}
+	lower := strings.ToLower(ic.AppName)
+	if ic.InstanceID == "" {
+		ic.InstanceID = ic.HostName + ":" + lower + ":" + strconv.Itoa(ic.Port)
+	}
+	if ic.VIPAddress == "" {
+		ic.VIPAddress = lower
+	}
+	if ic.SecureVIPAddress == "" {
+		ic.SecureVIPAddress = lower
+	}
+	if ic.Status == eureka.StatusUnknown {
+		ic.Status = eureka.StatusUp
+	}
+	setDuration(&ic.LeaseRenewalInterval, 30*time.Second)
+	setDuration(&ic.LeaseDuration, 90*time.Second)
+}
+
+// instance renders the registration document.
+func (ic *InstanceConfig) instance(lastDirty int64) *eureka.InstanceInfo {
+	md := make(map[string]string, len(ic.Metadata))
+	for k, v := range ic.Metadata {
+		md[k] = v
+	}
+	return &eureka.InstanceInfo{
+		InstanceID: ic.InstanceID, HasInstanceID: true,
+		HostName: ic.HostName, App: strings.ToUpper(ic.AppName), IPAddr: ic.IPAddr, SID: "na",
+		Status: ic.Status, OverriddenStatus: eureka.StatusUnknown,
+		Port:       eureka.Port{Number: ic.Port, Enabled: true},
+		SecurePort: eureka.Port{Number: ic.SecurePort, Enabled: ic.SecurePortEnabled},
+		CountryID:  1, DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn},
+		LeaseInfo: eureka.LeaseInfo{
+			RenewalIntervalInSecs: int(ic.LeaseRenewalInterval.Seconds()),
+			DurationInSecs:        int(ic.LeaseDuration.Seconds()),
+		},
+		Metadata:    md,
+		HomePageURL: ic.HomePageURL, StatusPageURL: ic.StatusPageURL, HealthCheckURL: ic.HealthCheckURL,
+		VIPAddress: ic.VIPAddress, SecureVIPAddress: ic.SecureVIPAddress,
+		LastDirtyTimestamp: lastDirty, LastUpdatedTimestamp: lastDirty,
+	}
+}
+
+func setDuration(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}

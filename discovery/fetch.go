@@ -1,0 +1,83 @@
+package discovery
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+func (c *Client) fetchLoop() {
+	defer c.wg.Done()
+	c.every(c.cfg.RegistryFetchInterval, c.Refresh)
+}
+
+// Refresh brings the local registry up to date once, as the fetch loop does
+// every RegistryFetchInterval: a delta when possible, a full fetch when the
+// cache is empty, its version is -1, the delta is refused or its hash does
+// not match. A failure keeps the last good registry. Only the fetch loop
+// may call it once the Client is started.
+func (c *Client) Refresh() error {
+	last := c.cache.last
+	if c.cfg.DisableDelta || len(c.cache.local) == 0 || last.version == -1 {
+		return c.fullFetch(nil)
+	}
+	resp, err := c.transport.do(http.MethodGet, "apps/delta", nil, serverErrors)
+	if err != nil {
+		return err
+	}
+	if resp.status != http.StatusOK {
+		return c.fullFetch(nil)
+	}
+	delta, err := eureka.DecodeApplicationsJSON(resp.body)
+	if err != nil {
+		return c.fullFetch(nil)
+	}
+	changed := deltaChanges(delta)
+	snap, match := c.cache.applyDelta(delta)
+	if !match {
+		// Java keeps the delta's version after reconciling.
+		return c.fullFetch(&delta.VersionsDelta)
+	}
+	c.publish(snap, changed)
+	return nil
+}
+
+func deltaChanges(d *eureka.Applications) bool {
+	for _, a := range d.Applications {
+		if len(a.Instances) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fullFetch replaces the local registry with the server's. version, if not
+// nil, replaces the fetched document's versions__delta.
+func (c *Client) fullFetch(version *int64) error {
+	resp, err := c.transport.do(http.MethodGet, "apps/", nil, fullFetchErrors)
+	if err != nil {
+		return err
+	}
+	if resp.status != http.StatusOK {
+		return &statusError{"full fetch", resp.status}
+	}
+	doc, err := eureka.DecodeApplicationsJSON(resp.body)
+	if err != nil {
+		return err
+	}
+	if version != nil {
+		doc.VersionsDelta = *version
+	}
+	c.publish(c.cache.replace(doc), true)
+	return nil
+}
+
+type statusError struct {
+	op     string
+	status int
+}
+
+func (e *statusError) Error() string {
+	return "discovery: " + e.op + ": status " + strconv.Itoa(e.status)
+}

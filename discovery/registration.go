@@ -1,0 +1,195 @@
+package discovery
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// registration is the lifecycle of the registered instance: register at
+// once, heartbeat every LeaseRenewalInterval, re-register on 404 and after
+// local changes, cancel on stop.
+type registration struct {
+	c       *Client
+	limiter *rate.Limiter
+	kick    chan struct{} // on-demand re-registration
+
+	mu         sync.Mutex
+	cfg        InstanceConfig // status and metadata change under mu
+	lastDirty  int64
+	dirty      bool // local data changed and not yet registered
+	registered bool
+}
+
+func newRegistration(c *Client, cfg *InstanceConfig) *registration {
+	return &registration{
+		c: c, limiter: newLimiter(), kick: make(chan struct{}, 1),
+		cfg: *cfg, lastDirty: time.Now().UnixMilli(), dirty: true,
+	}
+}
+
+func (r *registration) loop() {
+	defer r.c.wg.Done()
+	interval := r.cfg.LeaseRenewalInterval
+	delay := time.Duration(0)
+	for {
+		timer := time.NewTimer(delay)
+		select {
+		case <-r.c.stop:
+			timer.Stop()
+			return
+		case <-r.kick:
+			timer.Stop()
+			if !r.limiter.Allow() {
+				// Over the on-demand limit: the next heartbeat tick
+				// registers the change instead.
+				delay = interval
+				continue
+			}
+		case <-timer.C:
+		}
+		if err := r.tick(); err != nil {
+			delay = min(max(2*delay, 2*interval), time.Duration(r.c.cfg.ExpBackOffBound)*interval)
+		} else {
+			delay = interval
+		}
+	}
+}
+
+// tick registers if local data changed, and heartbeats otherwise.
+func (r *registration) tick() error {
+	r.mu.Lock()
+	dirty := r.dirty
+	r.mu.Unlock()
+	if dirty {
+		return r.register()
+	}
+	return r.heartbeat()
+}
+
+// register POSTs the instance; Eureka answers 204.
+func (r *registration) register() error {
+	r.mu.Lock()
+	inst := r.cfg.instance(r.lastDirty)
+	dirtyAt := r.lastDirty
+	r.mu.Unlock()
+	resp, err := r.c.transport.do(http.MethodPost, "apps/"+url.PathEscape(inst.App), eureka.AppendInstanceJSON(nil, inst), serverErrors)
+	if err != nil {
+		return err
+	}
+	if resp.status != http.StatusNoContent {
+		return &statusError{"register", resp.status}
+	}
+	r.mu.Lock()
+	if r.lastDirty == dirtyAt {
+		r.dirty = false
+	}
+	r.registered = true
+	r.mu.Unlock()
+	return nil
+}
+
+// heartbeat renews the lease. A 404 means the server lost or distrusts the
+// registration: mark the data dirty and register again.
+func (r *registration) heartbeat() error {
+	r.mu.Lock()
+	path := r.instancePath() + "?status=" + r.cfg.Status.String() + "&lastDirtyTimestamp=" + strconv.FormatInt(r.lastDirty, 10)
+	r.mu.Unlock()
+	resp, err := r.c.transport.do(http.MethodPut, path, nil, serverErrors)
+	if err != nil {
+		return err
+	}
+	switch resp.status {
+	case http.StatusOK:
+		return nil
+	case http.StatusNotFound:
+		r.mu.Lock()
+		r.lastDirty = time.Now().UnixMilli()
+		r.dirty = true
+		r.mu.Unlock()
+		return r.register()
+	}
+	return &statusError{"heartbeat", resp.status}
+}
+
+func (r *registration) cancel() error {
+	r.mu.Lock()
+	registered, path := r.registered, r.instancePath()
+	r.mu.Unlock()
+	if !registered {
+		return nil
+	}
+	_, err := r.c.transport.do(http.MethodDelete, path, nil, serverErrors)
+	return err
+}
+
+// instancePath is apps/{APP}/{id}. The caller holds r.mu.
+func (r *registration) instancePath() string {
+	inst := r.cfg.instance(r.lastDirty)
+	return "apps/" + url.PathEscape(inst.App) + "/" + url.PathEscape(inst.InstanceID)
+}
+
+// changed marks local data dirty and asks the loop to re-register.
+func (r *registration) changed(edit func(*InstanceConfig)) {
+	r.mu.Lock()
+	edit(&r.cfg)
+	r.lastDirty = max(time.Now().UnixMilli(), r.lastDirty+1)
+	r.dirty = true
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// ErrNotRegistering is returned by the methods that change the registered
+// instance when the Client has no Instance to register.
+var ErrNotRegistering = errors.New("discovery: no instance configured")
+
+// SetStatus changes the registered instance's status (UP, DOWN,
+// OUT_OF_SERVICE, ...) and re-registers it, as the Java client's
+// status-change listener does: at once, at most twice in a burst and four
+// times a minute; later changes go with the next heartbeat.
+func (c *Client) SetStatus(st eureka.Status) error {
+	if c.reg == nil {
+		return ErrNotRegistering
+	}
+	c.reg.changed(func(ic *InstanceConfig) { ic.Status = st })
+	return nil
+}
+
+// SetMetadata sets metadata keys of the registered instance and
+// re-registers it, with the same limits as SetStatus.
+func (c *Client) SetMetadata(md map[string]string) error {
+	if c.reg == nil {
+		return ErrNotRegistering
+	}
+	c.reg.changed(func(ic *InstanceConfig) {
+		merged := make(map[string]string, len(ic.Metadata)+len(md))
+		for k, v := range ic.Metadata {
+			merged[k] = v
+		}
+		for k, v := range md {
+			merged[k] = v
+		}
+		ic.Metadata = merged
+	})
+	return nil
+}
+
+// Instance returns the instance as the client registers it.
+func (c *Client) Instance() (*eureka.InstanceInfo, bool) {
+	if c.reg == nil {
+		return nil, false
+	}
+	c.reg.mu.Lock()
+	defer c.reg.mu.Unlock()
+	return c.reg.cfg.instance(c.reg.lastDirty), true
+}
