@@ -153,10 +153,15 @@ func (r *registration) changed(edit func(*InstanceConfig)) {
 // instance when the Client has no Instance to register.
 var ErrNotRegistering = errors.New("discovery: no instance configured")
 
-// SetStatus changes the registered instance's status (UP, DOWN,
-// OUT_OF_SERVICE, ...) and re-registers it, as the Java client's
-// status-change listener does: at once, at most twice in a burst and four
-// times a minute; later changes go with the next heartbeat.
+// SetStatus changes the registered instance's status and re-registers it,
+// as the Java client's status-change listener does: at once, at most twice
+// in a burst and four times a minute; later changes go with the next
+// heartbeat.
+//
+// As with the Java client, Eureka's override rules keep a registered UP
+// instance UP when it re-registers as OUT_OF_SERVICE: report DOWN to stop
+// traffic, or set OUT_OF_SERVICE as a server-side override
+// (PUT apps/{app}/{id}/status).
 func (c *Client) SetStatus(st eureka.Status) error {
 	if c.reg == nil {
 		return ErrNotRegistering

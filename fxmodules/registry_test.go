@@ -9,20 +9,12 @@ import (
 
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
-	"go.uber.org/goleak"
 
+	"github.com/eurekagate/eurekagate/internal/leaktest"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
-// fasthttp owns two goroutines we cannot wait for: a process-wide ticker
-// that formats the Date header, and each server's idle-worker cleaner,
-// which notices the stop only after its 10 s sleep.
-var fasthttpGoroutines = []goleak.Option{
-	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
-	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
-}
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, fasthttpGoroutines...) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 func TestRegistryDefaults(t *testing.T) {
 	var store *registry.Store

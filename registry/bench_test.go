@@ -145,4 +145,3 @@ func TestHeapPerInstance(t *testing.T) {
 		t.Logf("%.0f bytes of heap per instance", got)
 	}
 }
-

@@ -8,17 +8,13 @@ import (
 	"time"
 
 	"go.uber.org/fx"
-	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
+	"github.com/eurekagate/eurekagate/internal/leaktest"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
-}
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 func TestOptionsFromFlagsAndEnv(t *testing.T) {
 	env := map[string]string{"EUREKA_EVICTION_INTERVAL": "5s", "EUREKA_ADDR": "127.0.0.1:9000", "EUREKA_SELF_PRESERVATION": "false"}

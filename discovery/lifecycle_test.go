@@ -1,0 +1,138 @@
+package discovery
+
+import (
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+func TestRegistrationLifecycleAgainstOurServer(t *testing.T) {
+	srv := startOurServer(t, "127.0.0.1:0")
+	c, err := New(Config{
+		ServiceURLs:           []string{srv.url()},
+		RegistryFetchInterval: 50 * time.Millisecond,
+		Instance: &InstanceConfig{AppName: "orders", HostName: "127.0.0.1", Port: 7070,
+			LeaseRenewalInterval: 50 * time.Millisecond, Metadata: map[string]string{"zone": "z1"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start()
+	const id = "127.0.0.1:orders:7070"
+
+	// Registered at once, with Spring's id and defaults.
+	eventually(t, "registration", func() bool { _, ok := srv.store.Get("ORDERS", id); return ok })
+	got, _ := srv.store.Get("ORDERS", id)
+	if got.Port.Number != 7070 || got.VIPAddress != "orders" || got.Metadata["zone"] != "z1" || got.Status != eureka.StatusUp {
+		t.Fatalf("registered %+v", got)
+	}
+	// Heartbeats arrive.
+	eventually(t, "heartbeats", func() bool {
+		i, _ := srv.store.Get("ORDERS", id)
+		return i != nil && i.LeaseInfo.LastRenewalTimestamp > i.LeaseInfo.RegistrationTimestamp
+	})
+	// The client sees itself in its local registry.
+	<-c.Ready()
+	eventually(t, "own instance in the cache", func() bool { return len(c.Instances("ORDERS")) == 1 })
+
+	// A server restart loses the registration: the next heartbeat gets 404
+	// and the client registers again.
+	srv.stop()
+	restarted := startOurServer(t, srv.addr)
+	eventually(t, "re-registration after restart", func() bool { _, ok := restarted.store.Get("ORDERS", id); return ok })
+
+	// A status change is registered at once, and so is the way back.
+	for _, st := range []eureka.Status{eureka.StatusDown, eureka.StatusUp} {
+		if err := c.SetStatus(st); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "status "+st.String(), func() bool {
+			i, _ := restarted.store.Get("ORDERS", id)
+			return i != nil && i.Status == st
+		})
+	}
+	if err := c.SetMetadata(map[string]string{"weight": "5"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "metadata change", func() bool {
+		i, _ := restarted.store.Get("ORDERS", id)
+		return i != nil && i.Metadata["weight"] == "5" && i.Metadata["zone"] == "z1"
+	})
+
+	// Stop cancels the registration.
+	stopClient(t, c)
+	if _, ok := restarted.store.Get("ORDERS", id); ok {
+		t.Fatal("instance still registered after Stop")
+	}
+}
+
+// A change made on the server is in the client's view within one fetch
+// interval, announced through Subscribe.
+func TestRemoteChangeVisibleWithinOneInterval(t *testing.T) {
+	srv := startOurServer(t, "127.0.0.1:0")
+	const interval = 100 * time.Millisecond
+	c, err := New(Config{ServiceURLs: []string{srv.url()}, RegistryFetchInterval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, unsubscribe := c.Subscribe()
+	defer unsubscribe()
+	c.Start()
+	defer stopClient(t, c)
+	<-c.Ready()
+	drain(changes)
+
+	registered := time.Now()
+	if err := srv.store.Register(registry.SampleInstance(1), false); err != nil {
+		t.Fatal(err)
+	}
+	app := registry.SampleInstance(1).App
+	select {
+	case <-changes:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change announced")
+	}
+	elapsed := time.Since(registered)
+	if len(c.Instances(app)) != 1 {
+		t.Fatalf("view after the change: %v", c.Instances(app))
+	}
+	// One interval, plus scheduling slack on a loaded two-core machine.
+	if elapsed > interval+400*time.Millisecond {
+		t.Errorf("change took %v to arrive, fetch interval %v", elapsed, interval)
+	}
+	t.Logf("change visible after %v (interval %v)", elapsed, interval)
+}
+
+func drain(ch <-chan struct{}) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg := Config{Instance: &InstanceConfig{AppName: "Orders", IPAddr: "10.0.0.1"}}.withDefaults()
+	if cfg.ServiceURLs[0] != "http://localhost:8761/eureka/" || cfg.RegistryFetchInterval != 30*time.Second || cfg.ExpBackOffBound != 10 {
+		t.Errorf("client defaults: %+v", cfg)
+	}
+	ic := cfg.Instance
+	if ic.InstanceID != "10.0.0.1:orders:8080" || ic.HostName != "10.0.0.1" || ic.LeaseRenewalInterval != 30*time.Second ||
+		ic.LeaseDuration != 90*time.Second || ic.Status != eureka.StatusUp {
+		t.Errorf("instance defaults: %+v", ic)
+	}
+	inst := ic.instance(5)
+	if inst.App != "ORDERS" || inst.LeaseInfo.DurationInSecs != 90 || inst.DataCenterInfo.Name != "MyOwn" || inst.LastDirtyTimestamp != 5 {
+		t.Errorf("registration: %+v", inst)
+	}
+	if _, err := New(Config{Instance: &InstanceConfig{}}); err == nil {
+		t.Error("an instance without an app name was accepted")
+	}
+	if _, err := New(Config{ServiceURLs: []string{"ftp://x"}}); err == nil {
+		t.Error("a bad service URL was accepted")
+	}
+}
