@@ -158,17 +158,31 @@ func (b *Balancer) counter(app string) *atomic.Uint64 {
 
 // roundRobin takes the next instance in turn, skipping ejected ones.
 func (b *Balancer) roundRobin(app string, list []*eureka.InstanceInfo, now int64) *eureka.InstanceInfo {
-	n := uint64(len(list))
-	start := b.counter(app).Add(1) - 1
 	if now == 0 {
-		return list[start%n]
+		idx, _ := b.Next(app, len(list), nil)
+		return list[idx]
 	}
-	for k := uint64(0); k < n; k++ {
-		if i := list[(start+k)%n]; !b.ejected(i, now) {
-			return i
+	idx, _ := b.Next(app, len(list), func(k int) bool { return !b.ejected(list[k], now) })
+	return list[idx]
+}
+
+// Next is the round-robin rotation itself: it advances app's counter and
+// returns the index of the next of n candidates that usable accepts (all,
+// when usable is nil), in turn from the counter. When usable accepts none,
+// it returns the counter's own index and false. A gateway uses it to rotate
+// over its own pool with its own health checks, so one counter per app
+// serves every caller.
+func (b *Balancer) Next(app string, n int, usable func(int) bool) (int, bool) {
+	start := b.counter(app).Add(1) - 1
+	if usable == nil {
+		return int(start % uint64(n)), true
+	}
+	for k := uint64(0); k < uint64(n); k++ {
+		if idx := int((start + k) % uint64(n)); usable(idx) {
+			return idx, true
 		}
 	}
-	return list[start%n]
+	return int(start % uint64(n)), false
 }
 
 func (b *Balancer) random(list []*eureka.InstanceInfo, now int64) *eureka.InstanceInfo {

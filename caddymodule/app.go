@@ -1,0 +1,194 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/discovery"
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+func init() {
+	caddy.RegisterModule(new(App))
+}
+
+// App is the eureka app: a Eureka-compatible service registry hosted in
+// the Caddy process, or, with Remote set, a client of remote Eureka servers.
+// Either way it is where the eureka upstream source, the
+// eureka_round_robin policy and the eureka_gateway handler find an
+// application's instances.
+//
+// The registry's registrations survive config reloads: registries are kept
+// by name, and a reload that names the same registry keeps using it. Its
+// background work (eviction, delta retention, the renewal threshold
+// recount, or the remote client's fetches) runs while a config that uses it
+// is running.
+type App struct {
+	// Registry names the registry, so that configs naming the same registry
+	// share it across reloads. Default: "default".
+	Registry string `json:"registry,omitempty"`
+
+	// Remote lists Eureka service URLs (such as
+	// http://eureka-1:8761/eureka/). When set, the app hosts no registry: it
+	// fetches the registry from these servers with the discovery client,
+	// and eureka_server cannot be used.
+	Remote []string `json:"remote,omitempty"`
+	// FetchInterval is how often the remote registry is refreshed.
+	// Default: 30s.
+	FetchInterval caddy.Duration `json:"fetch_interval,omitempty"`
+	// Zone is this gateway's zone; remote servers of that zone are tried
+	// first.
+	Zone string `json:"zone,omitempty"`
+
+	// EvictionInterval is how often expired leases are evicted.
+	// Default: 60s.
+	EvictionInterval caddy.Duration `json:"eviction_interval,omitempty"`
+	// SelfPreservation suspends evictions while renews fall below the
+	// threshold. Default: on.
+	SelfPreservation *bool `json:"self_preservation,omitempty"`
+	// RenewalPercentThreshold is the share of expected renews below which
+	// self-preservation starts. Default: 0.85.
+	RenewalPercentThreshold float64 `json:"renewal_percent_threshold,omitempty"`
+	// ExpectedClientRenewalInterval is the heartbeat interval clients are
+	// assumed to use. Default: 30s.
+	ExpectedClientRenewalInterval caddy.Duration `json:"expected_client_renewal_interval,omitempty"`
+	// RenewalThresholdUpdateInterval is how often the expected number of
+	// renewing clients is recounted. Default: 15m.
+	RenewalThresholdUpdateInterval caddy.Duration `json:"renewal_threshold_update_interval,omitempty"`
+	// DeltaRetention is how long a change stays in the delta. Default: 3m.
+	DeltaRetention caddy.Duration `json:"delta_retention,omitempty"`
+	// OverrideIdleExpiry is how long an unused status override is kept.
+	// Default: 1h.
+	OverrideIdleExpiry caddy.Duration `json:"override_idle_expiry,omitempty"`
+	// DisableDelta answers delta fetches with 403.
+	DisableDelta bool `json:"disable_delta,omitempty"`
+	// LegacyLeaseExpiry reproduces Eureka's doubled lease timeout, for
+	// clusters mixed with Java Eureka servers. By default a lease expires
+	// durationInSecs after its last renew.
+	LegacyLeaseExpiry bool `json:"legacy_lease_expiry,omitempty"`
+	// MaxBodySize limits request bodies of the REST API, in bytes; larger
+	// ones get 413. Default: 1 MiB.
+	MaxBodySize int64 `json:"max_body_size,omitempty"`
+
+	entry *entry
+	log   *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (*App) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "eureka", New: func() caddy.Module { return new(App) }}
+}
+
+// Provision fills in defaults and takes a reference to the named registry,
+// creating it if no running config holds it. It starts nothing.
+func (a *App) Provision(ctx caddy.Context) error {
+	a.log = ctx.Logger()
+	if a.Registry == "" {
+		a.Registry = "default"
+	}
+	e, err := acquire(a.Registry, a.settings(), a.log)
+	if err != nil {
+		return err
+	}
+	a.entry = e
+	return nil
+}
+
+// Validate checks the settings.
+func (a *App) Validate() error {
+	if t := a.RenewalPercentThreshold; t < 0 || t > 1 {
+		return fmt.Errorf("renewal_percent_threshold must be between 0 and 1, got %v", t)
+	}
+	if a.MaxBodySize < 0 {
+		return fmt.Errorf("max_body_size must not be negative")
+	}
+	return nil
+}
+
+// Start runs the registry's background work (or the remote client).
+func (a *App) Start() error { return a.entry.start() }
+
+// Stop stops the background work, unless another running config uses the
+// same registry.
+func (a *App) Stop() error { return a.entry.stop() }
+
+// Cleanup releases the registry; the last config that releases it
+// destroys it.
+func (a *App) Cleanup() error {
+	if a.entry == nil {
+		return nil
+	}
+	_, err := pool.Delete(a.Registry)
+	return err
+}
+
+// settings turns the app's fields into the pieces' configs.
+func (a *App) settings() settings {
+	st := registry.Config{
+		DisableSelfPreservation:        a.SelfPreservation != nil && !*a.SelfPreservation,
+		RenewalPercentThreshold:        a.RenewalPercentThreshold,
+		ExpectedClientRenewalInterval:  time.Duration(a.ExpectedClientRenewalInterval),
+		RenewalThresholdUpdateInterval: time.Duration(a.RenewalThresholdUpdateInterval),
+		EvictionInterval:               time.Duration(a.EvictionInterval),
+		DeltaRetention:                 time.Duration(a.DeltaRetention),
+		OverrideIdleExpiry:             time.Duration(a.OverrideIdleExpiry),
+		DisableDelta:                   a.DisableDelta,
+		LegacyLeaseExpiry:              a.LegacyLeaseExpiry,
+	}
+	s := settings{store: st, maxBody: a.MaxBodySize}
+	if len(a.Remote) > 0 {
+		s.remote = &discovery.Config{ServiceURLs: a.Remote, Zone: a.Zone, RegistryFetchInterval: time.Duration(a.FetchInterval)}
+	}
+	return s
+}
+
+// Store returns the hosted registry, or nil in remote mode.
+func (a *App) Store() *registry.Store { return a.entry.store }
+
+// Client returns the remote-mode discovery client, or nil.
+func (a *App) Client() *discovery.Client { return a.entry.client }
+
+// Balancer returns the registry's balancer, whose per-app counters survive
+// reloads with the registry.
+func (a *App) Balancer() *balancer.Balancer { return a.entry.balancer }
+
+// Instances returns the UP instances of app (matched case-insensitively)
+// from the hosted registry or the remote client's cache. It takes no lock
+// and does no I/O.
+func (a *App) Instances(app string) []*eureka.InstanceInfo {
+	return a.entry.instances.Instances(strings.ToUpper(app))
+}
+
+// API returns a REST API over the hosted registry, also served under
+// prefix (besides /eureka).
+func (a *App) API(prefix string) (*registry.API, error) {
+	if a.entry.store == nil {
+		return nil, errors.New("the eureka app is in remote mode: it hosts no registry to serve")
+	}
+	return registry.NewAPI(a.entry.store, registry.APIConfig{Prefix: prefix, MaxBodyBytes: a.MaxBodySize}), nil
+}
+
+// Interface guards
+var (
+	_ caddy.App          = (*App)(nil)
+	_ caddy.Provisioner  = (*App)(nil)
+	_ caddy.Validator    = (*App)(nil)
+	_ caddy.CleanerUpper = (*App)(nil)
+)
+
+// allInstances returns every instance of app, whatever its status.
+func (a *App) allInstances(app string) []*eureka.InstanceInfo {
+	if all, ok := a.entry.instances.(interface {
+		AllInstances(string) []*eureka.InstanceInfo
+	}); ok {
+		return all.AllInstances(strings.ToUpper(app))
+	}
+	return nil
+}

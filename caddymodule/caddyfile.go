@@ -1,0 +1,257 @@
+package caddymodule
+
+import (
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
+)
+
+func init() {
+	httpcaddyfile.RegisterGlobalOption("eureka", parseGlobalOption)
+	httpcaddyfile.RegisterHandlerDirective("eureka_server", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Server) }))
+	httpcaddyfile.RegisterDirectiveOrder("eureka_server", httpcaddyfile.Before, "reverse_proxy")
+	httpcaddyfile.RegisterHandlerDirective("eureka_gateway", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Gateway) }))
+	httpcaddyfile.RegisterDirectiveOrder("eureka_gateway", httpcaddyfile.Before, "reverse_proxy")
+}
+
+// parseGlobalOption parses the eureka global option into the eureka app:
+//
+//	eureka {
+//		registry <name>
+//		remote <service_urls...>
+//		fetch_interval <duration>
+//		zone <zone>
+//		eviction_interval <duration>
+//		self_preservation on|off
+//		renewal_percent_threshold <0..1>
+//		expected_client_renewal_interval <duration>
+//		renewal_threshold_update_interval <duration>
+//		delta_retention <duration>
+//		override_idle_expiry <duration>
+//		disable_delta
+//		legacy_lease_expiry
+//		max_body_size <size>
+//	}
+func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
+	app := new(App)
+	if err := app.UnmarshalCaddyfile(d); err != nil {
+		return nil, err
+	}
+	return httpcaddyfile.App{Name: "eureka", Value: caddyconfig.JSON(app, nil)}, nil
+}
+
+// UnmarshalCaddyfile sets up the app from Caddyfile tokens.
+func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the option name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		var err error
+		switch d.Val() {
+		case "registry":
+			err = oneArg(d, &a.Registry)
+		case "remote":
+			a.Remote = append(a.Remote, d.RemainingArgs()...)
+			if len(a.Remote) == 0 {
+				err = d.ArgErr()
+			}
+		case "fetch_interval":
+			err = durationArg(d, &a.FetchInterval)
+		case "zone":
+			err = oneArg(d, &a.Zone)
+		case "eviction_interval":
+			err = durationArg(d, &a.EvictionInterval)
+		case "self_preservation":
+			var v string
+			if err = oneArg(d, &v); err == nil {
+				switch v {
+				case "on":
+					a.SelfPreservation = boolPtr(true)
+				case "off":
+					a.SelfPreservation = boolPtr(false)
+				default:
+					err = d.Errf("self_preservation must be on or off, got %q", v)
+				}
+			}
+		case "renewal_percent_threshold":
+			var v string
+			if err = oneArg(d, &v); err == nil {
+				if a.RenewalPercentThreshold, err = strconv.ParseFloat(v, 64); err != nil {
+					err = d.Errf("renewal_percent_threshold: %v", err)
+				}
+			}
+		case "expected_client_renewal_interval":
+			err = durationArg(d, &a.ExpectedClientRenewalInterval)
+		case "renewal_threshold_update_interval":
+			err = durationArg(d, &a.RenewalThresholdUpdateInterval)
+		case "delta_retention":
+			err = durationArg(d, &a.DeltaRetention)
+		case "override_idle_expiry":
+			err = durationArg(d, &a.OverrideIdleExpiry)
+		case "disable_delta":
+			a.DisableDelta, err = true, noArgs(d)
+		case "legacy_lease_expiry":
+			a.LegacyLeaseExpiry, err = true, noArgs(d)
+		case "max_body_size":
+			var v string
+			if err = oneArg(d, &v); err == nil {
+				size, perr := humanize.ParseBytes(v)
+				if perr != nil {
+					err = d.Errf("max_body_size: %v", perr)
+				}
+				a.MaxBodySize = int64(size)
+			}
+		default:
+			err = d.Errf("unrecognized eureka option %q", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseHandler adapts a handler's UnmarshalCaddyfile to a directive.
+func parseHandler(newHandler func() caddyhttp.MiddlewareHandler) httpcaddyfile.UnmarshalHandlerFunc {
+	return func(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+		m := newHandler()
+		err := m.(caddyfile.Unmarshaler).UnmarshalCaddyfile(h.Dispenser)
+		return m, err
+	}
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens:
+//
+//	eureka_server [<matcher>] {
+//		prefix <path>
+//	}
+func (s *Server) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "prefix":
+			if err := oneArg(d, &s.Prefix); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("unrecognized eureka_server option %q", d.Val())
+		}
+	}
+	return nil
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens:
+//
+//	eureka_gateway [<matcher>] {
+//		lb_retries <n>
+//		fail_duration <duration>
+//		max_fails <n>
+//	}
+func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		var err error
+		switch d.Val() {
+		case "lb_retries":
+			err = intArg(d, &g.Retries)
+		case "fail_duration":
+			err = durationArg(d, &g.FailDuration)
+		case "max_fails":
+			err = intArg(d, &g.MaxFails)
+		default:
+			err = d.Errf("unrecognized eureka_gateway option %q", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UnmarshalCaddyfile sets up the source from Caddyfile tokens:
+//
+//	dynamic eureka <service>
+func (u *Upstreams) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the module name
+	if err := oneArg(d, &u.Service); err != nil {
+		return err
+	}
+	if d.NextBlock(0) {
+		return d.Errf("unrecognized eureka upstreams option %q", d.Val())
+	}
+	return nil
+}
+
+// UnmarshalCaddyfile sets up the policy from Caddyfile tokens:
+//
+//	lb_policy eureka_round_robin
+func (rr *RoundRobin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the policy name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+func oneArg(d *caddyfile.Dispenser, dst *string) error {
+	if !d.AllArgs(dst) {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+func noArgs(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+func intArg(d *caddyfile.Dispenser, dst *int) error {
+	var v string
+	if err := oneArg(d, &v); err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return d.Errf("%s: %v", d.Val(), err)
+	}
+	*dst = n
+	return nil
+}
+
+func durationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
+	var v string
+	if err := oneArg(d, &v); err != nil {
+		return err
+	}
+	dur, err := caddy.ParseDuration(v)
+	if err != nil {
+		return d.Errf("%s: %v", v, err)
+	}
+	*dst = caddy.Duration(dur)
+	return nil
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// Interface guards
+var (
+	_ caddyfile.Unmarshaler = (*App)(nil)
+	_ caddyfile.Unmarshaler = (*Server)(nil)
+	_ caddyfile.Unmarshaler = (*Gateway)(nil)
+	_ caddyfile.Unmarshaler = (*Upstreams)(nil)
+	_ caddyfile.Unmarshaler = (*RoundRobin)(nil)
+)

@@ -1,0 +1,298 @@
+package caddymodule
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+func TestMain(m *testing.M) {
+	// Caddy keeps its storage and autosaved config under the XDG
+	// directories: keep them out of the home directory.
+	dir, err := os.MkdirTemp("", "eurekagate-caddy-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_DATA_HOME", dir)
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const (
+	registryPort = "9761"
+	gatewayPort  = "9780"
+	registryURL  = "http://127.0.0.1:" + registryPort + "/eureka/"
+	gatewayURL   = "http://127.0.0.1:" + gatewayPort
+)
+
+// gatewayConfig is the test Caddyfile: the registry and the gateway on
+// loopback, and the admin where caddytest expects it.
+func gatewayConfig(globals, gateway string) string {
+	return fmt.Sprintf(`{
+	admin localhost:2999
+	http_port 9080
+	https_port 9443
+	grace_period 1ns
+	eureka {
+		%s
+	}
+}
+http://:%s {
+	bind 127.0.0.1
+	eureka_server
+}
+http://:%s {
+	bind 127.0.0.1
+	eureka_gateway {
+		%s
+	}
+}
+`, globals, registryPort, gatewayPort, gateway)
+}
+
+// backend is an instance of a service: it answers with its name and the
+// path it received.
+type backend struct {
+	name string
+	srv  *httptest.Server
+	port int
+}
+
+func newBackend(t *testing.T, name string) *backend {
+	t.Helper()
+	b := &backend{name: name}
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s xff=%t", name, r.URL.Path, r.Header.Get("X-Forwarded-For") != "")
+	}))
+	t.Cleanup(b.srv.Close)
+	_, port, _ := net.SplitHostPort(b.srv.Listener.Addr().String())
+	b.port, _ = strconv.Atoi(port)
+	return b
+}
+
+func (b *backend) instance(app string) *eureka.InstanceInfo {
+	return &eureka.InstanceInfo{
+		InstanceID: b.name, HasInstanceID: true, HostName: "127.0.0.1", App: strings.ToUpper(app), IPAddr: "127.0.0.1",
+		Status: eureka.StatusUp, Port: eureka.Port{Number: b.port, Enabled: true},
+		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn},
+	}
+}
+
+var client = &http.Client{Timeout: 10 * time.Second}
+
+func do(t *testing.T, method, url string, body []byte) (int, string) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = strings.NewReader(string(body))
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func registerVia(t *testing.T, base string, i *eureka.InstanceInfo) {
+	t.Helper()
+	if status, body := do(t, "POST", base+"apps/"+i.App, eureka.AppendInstanceJSON(nil, i)); status != 204 {
+		t.Fatalf("register %s: %d %s", i.InstanceID, status, body)
+	}
+}
+
+// route sends n requests through the gateway and returns which backend
+// answered each.
+func route(t *testing.T, path string, n int) []string {
+	t.Helper()
+	var got []string
+	for range n {
+		status, body := do(t, "GET", gatewayURL+path, nil)
+		if status != 200 {
+			t.Fatalf("GET %s: %d %q", path, status, body)
+		}
+		name, rest, _ := strings.Cut(body, " ")
+		if rest != "/items/7 xff=true" {
+			t.Fatalf("backend got %q, want /items/7 with X-Forwarded-For", rest)
+		}
+		got = append(got, name)
+	}
+	return got
+}
+
+func alternates(names []string, a, b string) bool {
+	for n := 1; n < len(names); n++ {
+		if names[n] == names[n-1] || (names[n] != a && names[n] != b) {
+			return false
+		}
+	}
+	return true
+}
+
+func all(names []string, want string) bool {
+	for _, n := range names {
+		if n != want {
+			return false
+		}
+	}
+	return true
+}
+
+func TestGatewayRoutesByServiceName(t *testing.T) {
+	tester := caddytest.NewTester(t)
+	tester.InitServer(gatewayConfig("registry gateway-test", ""), "caddyfile")
+	a, b := newBackend(t, "a"), newBackend(t, "b")
+	registerVia(t, registryURL, a.instance("orders"))
+	registerVia(t, registryURL, b.instance("orders"))
+
+	// Requests alternate exactly between the two instances, and the app
+	// name is matched case-insensitively.
+	if got := route(t, "/orders/items/7", 6); !alternates(got, "a", "b") {
+		t.Fatalf("not alternating: %v", got)
+	}
+	if got := route(t, "/ORDERS/items/7", 2); !alternates(got, "a", "b") {
+		t.Fatalf("upper-case app name: %v", got)
+	}
+
+	// Cancel a: the very next request goes to b only.
+	if status, _ := do(t, "DELETE", registryURL+"apps/ORDERS/a", nil); status != 200 {
+		t.Fatalf("cancel: %d", status)
+	}
+	if got := route(t, "/orders/items/7", 4); !all(got, "b") {
+		t.Fatalf("after cancel: %v", got)
+	}
+
+	// Out of service removes an instance from routing; deleting the
+	// override brings it back.
+	registerVia(t, registryURL, a.instance("orders"))
+	if status, _ := do(t, "PUT", registryURL+"apps/ORDERS/a/status?value=OUT_OF_SERVICE", nil); status != 200 {
+		t.Fatalf("override: %d", status)
+	}
+	if got := route(t, "/orders/items/7", 4); !all(got, "b") {
+		t.Fatalf("with a out of service: %v", got)
+	}
+	if status, _ := do(t, "DELETE", registryURL+"apps/ORDERS/a/status?value=UP", nil); status != 200 {
+		t.Fatalf("delete override: %d", status)
+	}
+	if got := route(t, "/orders/items/7", 4); !alternates(got, "a", "b") {
+		t.Fatalf("after the override is deleted: %v", got)
+	}
+
+	// Unknown apps and apps without an UP instance: 503 with the reason.
+	status, body := do(t, "GET", gatewayURL+"/nope/x", nil)
+	if status != 503 || body != "no application \"nope\" is registered\n" {
+		t.Fatalf("unknown app: %d %q", status, body)
+	}
+	do(t, "PUT", registryURL+"apps/ORDERS/a/status?value=DOWN", nil)
+	do(t, "PUT", registryURL+"apps/ORDERS/b/status?value=DOWN", nil)
+	status, body = do(t, "GET", gatewayURL+"/orders/items/7", nil)
+	if status != 503 || body != "application \"orders\" has no UP instance\n" {
+		t.Fatalf("no UP instance: %d %q", status, body)
+	}
+}
+
+func TestReloadKeepsRegistrations(t *testing.T) {
+	tester := caddytest.NewTester(t)
+	tester.InitServer(gatewayConfig("registry reload-test", ""), "caddyfile")
+	a, b := newBackend(t, "a"), newBackend(t, "b")
+	registerVia(t, registryURL, a.instance("inventory"))
+	registerVia(t, registryURL, b.instance("inventory"))
+
+	// A real change (the gateway's retries) forces a reload.
+	tester.InitServer(gatewayConfig("registry reload-test", "lb_retries 2"), "caddyfile")
+	if _, cfg := do(t, "GET", "http://localhost:2999/config/", nil); !strings.Contains(cfg, `"lb_retries":2`) {
+		t.Fatalf("the new config is not running: %s", cfg)
+	}
+	status, body := do(t, "GET", registryURL+"apps/INVENTORY", nil)
+	if status != 200 || !strings.Contains(body, "<instanceId>a</instanceId>") || !strings.Contains(body, "<instanceId>b</instanceId>") {
+		t.Fatalf("registrations after reload: %d %s", status, body)
+	}
+	if got := route(t, "/inventory/items/7", 4); !alternates(got, "a", "b") {
+		t.Fatalf("routing after reload: %v", got)
+	}
+}
+
+func TestRemoteModeRoutesByAnotherRegistry(t *testing.T) {
+	// A second registry, outside Caddy.
+	store := registry.New(registry.Config{})
+	srv := registry.NewServer(registry.NewAPI(store, registry.APIConfig{}), registry.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(context.Background())
+	remote := "http://" + srv.Addr().String() + "/eureka/"
+	c := newBackend(t, "c")
+	registerVia(t, remote, c.instance("billing"))
+
+	tester := caddytest.NewTester(t)
+	tester.InitServer(fmt.Sprintf(`{
+	admin localhost:2999
+	http_port 9080
+	https_port 9443
+	grace_period 1ns
+	eureka {
+		registry remote-test
+		remote %s
+		fetch_interval 100ms
+	}
+}
+http://:%s {
+	bind 127.0.0.1
+	eureka_gateway
+}
+`, remote, gatewayPort), "caddyfile")
+
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, body := do(t, "GET", gatewayURL+"/billing/items/7", nil)
+		if status == 200 {
+			if body != "c /items/7 xff=true" {
+				t.Fatalf("remote routing: %q", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("remote registry never routed: %d %q", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The admin route reports the remote registry.
+	status, body := do(t, "GET", "http://localhost:2999/eureka/", nil)
+	if status != 200 || !strings.Contains(body, `"mode":"remote"`) || !strings.Contains(body, `"BILLING":{"UP":1}`) {
+		t.Fatalf("admin route: %d %s", status, body)
+	}
+}
+
+func TestAdminRoute(t *testing.T) {
+	tester := caddytest.NewTester(t)
+	tester.InitServer(gatewayConfig("registry admin-test", ""), "caddyfile")
+	registerVia(t, registryURL, newBackend(t, "a").instance("orders"))
+	status, body := do(t, "GET", "http://localhost:2999/eureka/", nil)
+	if status != 200 || !strings.Contains(body, `"registry":"admin-test"`) || !strings.Contains(body, `"ORDERS":{"UP":1}`) ||
+		!strings.Contains(body, `"self_preservation"`) {
+		t.Fatalf("admin route: %d %s", status, body)
+	}
+	if status, _ := do(t, "POST", "http://localhost:2999/eureka/", []byte("{}")); status != 405 {
+		t.Errorf("admin POST: %d", status)
+	}
+}

@@ -1,0 +1,144 @@
+package caddymodule
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/discovery"
+	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// pool holds the registries by name. A reload provisions the new config,
+// which takes a reference, before the old config releases its own, so a
+// registry and its registrations live as long as some config names it.
+var pool = caddy.NewUsagePool()
+
+// settings are what a config asks of a registry.
+type settings struct {
+	store   registry.Config
+	maxBody int64
+	remote  *discovery.Config // nil: host the registry
+}
+
+// entry is one registry: its pieces, put together by the same fx modules
+// an fx application uses, and the fx app that runs them.
+type entry struct {
+	name     string
+	settings settings
+	app      *fx.App
+
+	store     *registry.Store   // nil in remote mode
+	client    *discovery.Client // nil in local mode
+	balancer  *balancer.Balancer
+	instances balancer.Instancer
+
+	mu      sync.Mutex
+	running int // configs that have started it and not stopped
+	started bool
+	stopped bool
+}
+
+// acquire returns the named registry, creating it if needed. A running
+// registry cannot change its settings: registrations would not survive the
+// change, so the reload is refused with an explanation instead.
+func acquire(name string, s settings, log *zap.Logger) (*entry, error) {
+	v, loaded, err := pool.LoadOrNew(name, func() (caddy.Destructor, error) { return newEntry(name, s, log) })
+	if err != nil {
+		return nil, err
+	}
+	e := v.(*entry)
+	if loaded && !reflect.DeepEqual(e.settings, s) {
+		pool.Delete(name)
+		return nil, fmt.Errorf("registry %q is running with other settings; give the new settings a new registry name, or restart Caddy to apply them (registrations are kept in memory only)", name)
+	}
+	return e, nil
+}
+
+func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
+	e := &entry{name: name, settings: s}
+	opts := []fx.Option{
+		fxmodules.Balancer,
+		fx.Supply(log),
+		fx.WithLogger(func() fxevent.Logger {
+			l := &fxevent.ZapLogger{Logger: log.Named("fx")}
+			l.UseLogLevel(zap.DebugLevel)
+			return l
+		}),
+		fx.Populate(&e.balancer, &e.instances),
+	}
+	if s.remote != nil {
+		opts = append(opts, fxmodules.Discovery, fxmodules.RemoteInstances, fx.Supply(*s.remote), fx.Populate(&e.client))
+	} else {
+		opts = append(opts, fxmodules.Registry, fxmodules.LocalInstances,
+			fx.Supply(fxmodules.RegistryConfig{Store: s.store, API: registry.APIConfig{MaxBodyBytes: s.maxBody}}),
+			fx.Populate(&e.store))
+	}
+	e.app = fx.New(opts...)
+	if err := e.app.Err(); err != nil {
+		return nil, fmt.Errorf("assembling registry %q: %v", name, err)
+	}
+	return e, nil
+}
+
+// start runs the registry's background work for one more config.
+func (e *entry) start() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return fmt.Errorf("registry %q has been stopped", e.name)
+	}
+	e.running++
+	if e.started {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := e.app.Start(ctx); err != nil {
+		e.running--
+		return fmt.Errorf("starting registry %q: %v", e.name, err)
+	}
+	e.started = true
+	return nil
+}
+
+// stop stops the background work when no running config uses it.
+func (e *entry) stop() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running == 0 {
+		return nil
+	}
+	e.running--
+	if e.running > 0 || !e.started || e.stopped {
+		return nil
+	}
+	return e.shutdown()
+}
+
+// shutdown stops the fx app. The caller holds e.mu.
+func (e *entry) shutdown() error {
+	e.stopped = true
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return e.app.Stop(ctx)
+}
+
+// Destruct runs when the last config releases the registry.
+func (e *entry) Destruct() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started && !e.stopped {
+		return e.shutdown()
+	}
+	return nil
+}

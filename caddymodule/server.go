@@ -1,0 +1,64 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+func init() {
+	caddy.RegisterModule(new(Server))
+}
+
+// Server serves the Eureka REST API of the eureka app's registry, so that
+// Spring Cloud, fargo and other Eureka clients register with Caddy: under
+// /eureka/ and /eureka/v2/ (and Prefix), with Eureka's status codes and
+// documents. Requests for other paths go to the next handler.
+//
+// It needs the eureka app to host the registry (not remote mode).
+type Server struct {
+	// Prefix is a path the API is also served under, besides /eureka (for
+	// example /registry). Default: none.
+	Prefix string `json:"prefix,omitempty"`
+
+	api     *registry.API
+	handler http.Handler
+}
+
+// CaddyModule returns the Caddy module information.
+func (*Server) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.handlers.eureka_server", New: func() caddy.Module { return new(Server) }}
+}
+
+// Provision finds the eureka app's registry.
+func (s *Server) Provision(ctx caddy.Context) error {
+	v, err := ctx.App("eureka")
+	if err != nil {
+		return fmt.Errorf("loading eureka app: %v", err)
+	}
+	api, err := v.(*App).API(s.Prefix)
+	if err != nil {
+		return err
+	}
+	s.api, s.handler = api, registry.NewHTTPHandler(api)
+	return nil
+}
+
+// ServeHTTP answers Eureka API requests and passes the others on.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if !s.api.Match(r.URL.EscapedPath()) {
+		return next.ServeHTTP(w, r)
+	}
+	s.handler.ServeHTTP(w, r)
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Server)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Server)(nil)
+)

@@ -1,0 +1,77 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+
+	"github.com/eurekagate/eurekagate/balancer"
+)
+
+func init() {
+	caddy.RegisterModule(new(Upstreams))
+}
+
+// serviceVar is the request variable that tells eureka_round_robin which
+// application the upstreams belong to. It is also readable as the
+// placeholder {http.vars.eureka.service}.
+const serviceVar = "eureka.service"
+
+// Upstreams is a dynamic upstream source for reverse_proxy: the UP
+// instances of an application in the eureka app's registry (or, in remote
+// mode, its discovery client's copy of the remote registry). It reads an
+// immutable snapshot, so it takes no lock and does no I/O per request, and
+// a registration is routable on the very next request. Pair it with
+// lb_policy eureka_round_robin for per-application round-robin.
+type Upstreams struct {
+	// Service is the application name, matched case-insensitively.
+	// Placeholders are expanded per request, such as {http.vars.service}.
+	Service string `json:"service,omitempty"`
+
+	app *App
+}
+
+// CaddyModule returns the Caddy module information.
+func (*Upstreams) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.reverse_proxy.upstreams.eureka", New: func() caddy.Module { return new(Upstreams) }}
+}
+
+// Provision finds the eureka app.
+func (u *Upstreams) Provision(ctx caddy.Context) error {
+	if u.Service == "" {
+		return fmt.Errorf("eureka upstreams: service is required")
+	}
+	v, err := ctx.App("eureka")
+	if err != nil {
+		return fmt.Errorf("loading eureka app: %v", err)
+	}
+	u.app = v.(*App)
+	return nil
+}
+
+// GetUpstreams returns new Upstream values for the service's UP instances,
+// in the registry's stable order (by instance id).
+func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, error) {
+	service := u.Service
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		service = repl.ReplaceAll(service, "")
+	}
+	service = strings.ToUpper(service)
+	caddyhttp.SetVar(r.Context(), serviceVar, service)
+	list := u.app.Instances(service)
+	out := make([]*reverseproxy.Upstream, len(list))
+	for n, inst := range list {
+		out[n] = &reverseproxy.Upstream{Dial: balancer.Address(inst, false)}
+	}
+	return out, nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Upstreams)(nil)
+	_ reverseproxy.UpstreamSource = (*Upstreams)(nil)
+)

@@ -1,0 +1,41 @@
+package fxmodules
+
+import (
+	"context"
+
+	"go.uber.org/fx"
+
+	"github.com/eurekagate/eurekagate/discovery"
+)
+
+// Discovery provides a *discovery.Client that registers the configured
+// instance (if any) and starts fetching the registry when the application
+// starts, and cancels the registration when it stops. Supply a
+// discovery.Config; without one the client fetches from
+// http://localhost:8761/eureka/ and registers nothing.
+var Discovery = fx.Module("eureka.discovery",
+	fx.Provide(NewDiscovery),
+)
+
+// DiscoveryParams are the dependencies of NewDiscovery.
+type DiscoveryParams struct {
+	fx.In
+
+	Lifecycle fx.Lifecycle
+	Config    discovery.Config `optional:"true"`
+}
+
+// NewDiscovery builds the client and ties it to the lifecycle. Its start
+// does not wait for the network; Stop waits for the client's goroutines
+// and the cancel request.
+func NewDiscovery(p DiscoveryParams) (*discovery.Client, error) {
+	c, err := discovery.New(p.Config)
+	if err != nil {
+		return nil, err
+	}
+	p.Lifecycle.Append(fx.Hook{
+		OnStart: func(context.Context) error { c.Start(); return nil },
+		OnStop:  c.Stop,
+	})
+	return c, nil
+}
