@@ -42,12 +42,12 @@ func (a *adminAPI) Routes() []caddy.AdminRoute {
 
 // summary is the document of GET /eureka/.
 type summary struct {
-	Registry         string                    `json:"registry"`
-	Mode             string                    `json:"mode"`
-	Instances        int                       `json:"instances"`
-	Applications     map[string]map[string]int `json:"applications"`
+	Registry         string                     `json:"registry"`
+	Mode             string                     `json:"mode"`
+	Instances        int                        `json:"instances"`
+	Applications     map[string]map[string]int  `json:"applications"`
 	SelfPreservation *registry.SelfPreservation `json:"self_preservation,omitempty"`
-	Remote           []string                  `json:"remote,omitempty"`
+	Remote           []string                   `json:"remote,omitempty"`
 }
 
 func (a *adminAPI) summary(w http.ResponseWriter, r *http.Request) error {

@@ -11,10 +11,13 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
+// eureka_server comes before respond, so that a site can answer its other
+// paths with respond, file_server or reverse_proxy; eureka_gateway, which
+// claims every /<app>/ path, comes just before reverse_proxy.
 func init() {
 	httpcaddyfile.RegisterGlobalOption("eureka", parseGlobalOption)
 	httpcaddyfile.RegisterHandlerDirective("eureka_server", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Server) }))
-	httpcaddyfile.RegisterDirectiveOrder("eureka_server", httpcaddyfile.Before, "reverse_proxy")
+	httpcaddyfile.RegisterDirectiveOrder("eureka_server", httpcaddyfile.Before, "respond")
 	httpcaddyfile.RegisterHandlerDirective("eureka_gateway", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Gateway) }))
 	httpcaddyfile.RegisterDirectiveOrder("eureka_gateway", httpcaddyfile.Before, "reverse_proxy")
 }

@@ -94,11 +94,12 @@ func (r *Response) text(status int, msg string) {
 	*r = Response{Status: status, ContentType: "text/plain; charset=utf-8", Body: []byte(msg)}
 }
 
-// Match reports whether path is one of the API's paths, so that a
-// middleware can pass other requests on.
+// Match reports whether path is under one of the API's prefixes (/eureka
+// and the configured one), so that a middleware can pass other requests on.
+// Unknown paths under a prefix are the API's to answer (404).
 func (a *API) Match(path string) bool {
 	var r route
-	return parseRoute(path, a.prefixes, &r)
+	return underPrefix(path, a.prefixes, &r)
 }
 
 // Serve answers one request.

@@ -1,28 +1,32 @@
-package registry
+package registry_test
 
 import (
 	"context"
-	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/apisuite"
+	"github.com/eurekagate/eurekagate/registry"
 )
 
-// frontDoor starts the API behind one of its two HTTP front doors on
-// loopback and returns the base URL.
+// frontDoor starts a fresh registry behind one of the API's two HTTP front
+// doors on loopback.
 type frontDoor struct {
 	name  string
-	start func(t testing.TB, api *API) string
+	start apisuite.Starter
 }
 
 var frontDoors = []frontDoor{
-	{"net/http", func(t testing.TB, api *API) string {
-		srv := httptest.NewServer(NewHTTPHandler(api))
+	{"net/http", func(t *testing.T, cfg registry.Config, api registry.APIConfig) (string, *registry.Store) {
+		s := registry.New(cfg)
+		srv := httptest.NewServer(registry.NewHTTPHandler(registry.NewAPI(s, api)))
 		t.Cleanup(srv.Close)
-		return srv.URL
+		return srv.URL, s
 	}},
-	{"fasthttp", func(t testing.TB, api *API) string {
-		srv := NewServer(api, ServerConfig{Addr: "127.0.0.1:0"})
+	{"fasthttp", func(t *testing.T, cfg registry.Config, api registry.APIConfig) (string, *registry.Store) {
+		s := registry.New(cfg)
+		srv := registry.NewServer(registry.NewAPI(s, api), registry.ServerConfig{Addr: "127.0.0.1:0"})
 		if err := srv.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -33,22 +37,6 @@ var frontDoors = []frontDoor{
 				t.Error(err)
 			}
 		})
-		return "http://" + srv.Addr().String()
+		return "http://" + srv.Addr().String(), s
 	}},
-}
-
-// eachFrontDoor runs f against a fresh Store behind each front door.
-func eachFrontDoor(t *testing.T, cfg Config, apiCfg APIConfig, f func(t *testing.T, base string, s *Store, clock *fakeClock)) {
-	for _, fd := range frontDoors {
-		t.Run(fd.name, func(t *testing.T) {
-			s, clock := newTestStore(t, cfg)
-			base := fd.start(t, NewAPI(s, apiCfg))
-			f(t, base, s, clock)
-		})
-	}
-}
-
-var httpClient = &http.Client{
-	Timeout:   10 * time.Second,
-	Transport: &http.Transport{DisableCompression: true},
 }

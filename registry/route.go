@@ -32,11 +32,41 @@ type route struct {
 	segments [10]string
 }
 
+// underPrefix reports whether path starts with one of prefixes.
+func underPrefix(path string, prefixes [][]string, r *route) bool {
+	segs, ok := splitPath(path, r)
+	if !ok {
+		return false
+	}
+	for _, prefix := range prefixes {
+		if _, ok := cutPrefix(segs, prefix); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // parseRoute matches path against "{prefix}[/{version}]/{resource}...". A
 // prefix is one of prefixes (each like "/eureka"; "" for the root). Empty
 // segments are skipped, so trailing and doubled slashes are tolerated, and
 // each segment is URL-decoded. It reports false for any other path.
 func parseRoute(path string, prefixes [][]string, r *route) bool {
+	segs, ok := splitPath(path, r)
+	if !ok {
+		return false
+	}
+	for _, prefix := range prefixes {
+		if rest, ok := cutPrefix(segs, prefix); ok && r.match(rest) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitPath splits path into its non-empty, URL-decoded segments, in r's
+// storage. It reports false for a bad escape or a path longer than any API
+// path.
+func splitPath(path string, r *route) ([]string, bool) {
 	segs := r.segments[:0]
 	for path != "" {
 		var seg string
@@ -45,23 +75,18 @@ func parseRoute(path string, prefixes [][]string, r *route) bool {
 			continue
 		}
 		if len(segs) == len(r.segments) {
-			return false
+			return nil, false // longer than any API path
 		}
 		if strings.IndexByte(seg, '%') >= 0 {
 			dec, err := url.PathUnescape(seg)
 			if err != nil {
-				return false
+				return nil, false
 			}
 			seg = dec
 		}
 		segs = append(segs, seg)
 	}
-	for _, prefix := range prefixes {
-		if rest, ok := cutPrefix(segs, prefix); ok && r.match(rest) {
-			return true
-		}
-	}
-	return false
+	return segs, true
 }
 
 func cutPrefix(segs, prefix []string) ([]string, bool) {

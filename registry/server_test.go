@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/eurekagate/eurekagate/eureka"
 	"net"
 	"net/http"
 	"testing"
@@ -22,7 +23,7 @@ func TestServerStopFinishesInFlightRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	body := regBody("A", "x")
+	body := eureka.AppendInstanceJSON(nil, inst("A", "x"))
 	half := len(body) / 2
 	fmt.Fprintf(conn, "POST /eureka/apps/A HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 	conn.Write(body[:half])

@@ -7,7 +7,11 @@
 //   - registrations per second;
 //   - full fetches (GET apps, JSON) per second at -instances instances, and
 //     how many times the registry was serialized while they ran;
-//   - heap per registered instance at 100,000 instances.
+//   - heap per registered instance at 100,000 instances;
+//   - requests per second through the Caddy gateway (eureka_gateway, with
+//     the eureka upstream source), beside the same Caddy proxying to the
+//     same backend through a static upstream, and how many requests after
+//     a registration the new instance takes to become routable.
 //
 // Both servers and the load generator share the machine, so the figures
 // are comparable with each other, not with other machines.
@@ -47,6 +51,10 @@ func main() {
 func run(d time.Duration, conc, instances, heapInstances int) error {
 	fmt.Printf("eurekabench: %d CPUs (GOMAXPROCS %d), %s per phase, %d concurrent requests\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), d, conc)
+
+	// First, while the heap holds nothing else that a collection could free
+	// during the measurement.
+	heap := heapPerInstance(heapInstances)
 
 	ceilingAddr, stopCeiling, err := startCeiling()
 	if err != nil {
@@ -108,7 +116,10 @@ func run(d time.Duration, conc, instances, heapInstances int) error {
 	}
 	rebuilt := store.FullPayloadBuilds() - builds
 
-	heap := heapPerInstance(heapInstances)
+	gw, err := benchGateway(d, conc)
+	if err != nil {
+		return err
+	}
 
 	fmt.Printf("%-44s %12s\n", "measurement", "result")
 	fmt.Printf("%-44s %12.0f /s\n", "heartbeats, bare fasthttp 200 (ceiling)", ceilingRate)
@@ -118,6 +129,10 @@ func run(d time.Duration, conc, instances, heapInstances int) error {
 	fmt.Printf("%-44s %12.0f /s   (%d instances, %.1f MB JSON)\n", "full fetches", fetchRate, instances, float64(payload)/1e6)
 	fmt.Printf("%-44s %12d      (target 0)\n", "registry serializations during full fetches", rebuilt)
 	fmt.Printf("%-44s %12.0f B   (%d instances, target <= 4096)\n", "heap per registered instance", heap, heapInstances)
+	fmt.Printf("%-44s %12.0f /s\n", "requests, Caddy reverse_proxy static upstream", gw.static)
+	fmt.Printf("%-44s %12.0f /s\n", "requests, Caddy eureka_gateway", gw.dynamic)
+	fmt.Printf("%-44s %12.2f      (target >= 0.90)\n", "gateway, share of static", gw.dynamic/gw.static)
+	fmt.Printf("%-44s %12d      (target 1: the next request)\n", "requests until a registration is routable", gw.routableAt)
 	return nil
 }
 

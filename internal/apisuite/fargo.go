@@ -1,4 +1,4 @@
-package registry
+package apisuite
 
 import (
 	"testing"
@@ -14,20 +14,6 @@ func init() {
 
 // TestFargoInterop drives the server with hudl/fargo, a real Eureka client,
 // in its default XML mode and in JSON mode, over both front doors.
-func TestFargoInterop(t *testing.T) {
-	for _, useJSON := range []bool{false, true} {
-		name := "xml"
-		if useJSON {
-			name = "json"
-		}
-		t.Run(name, func(t *testing.T) {
-			eachFrontDoor(t, Config{}, APIConfig{}, func(t *testing.T, base string, s *Store, _ *fakeClock) {
-				runFargo(t, base, useJSON)
-			})
-		})
-	}
-}
-
 func runFargo(t *testing.T, base string, useJSON bool) {
 	conn := fargo.NewConn(base + "/eureka/v2")
 	conn.UseJson = useJSON

@@ -1,0 +1,76 @@
+package caddymodule
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/eurekagate/eurekagate/internal/apisuite"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// The REST API served by eureka_server passes the same suite, and the same
+// fargo interop test, as the standalone server.
+func TestAPISuiteThroughCaddy(t *testing.T) { apisuite.Run(t, startThroughCaddy) }
+
+func TestFargoThroughCaddy(t *testing.T) { apisuite.RunFargo(t, startThroughCaddy) }
+
+var suiteRegistries int
+
+// startThroughCaddy loads a config with a new registry (a fresh Store) and
+// eureka_server on the registry port.
+func startThroughCaddy(t *testing.T, cfg registry.Config, api registry.APIConfig) (string, *registry.Store) {
+	t.Helper()
+	if !reflect.DeepEqual(cfg, registry.Config{DisableDelta: cfg.DisableDelta}) {
+		t.Fatalf("the Caddy starter does not map %+v", cfg)
+	}
+	suiteRegistries++
+	name := fmt.Sprintf("suite-%d", suiteRegistries)
+	globals := "registry " + name
+	if cfg.DisableDelta {
+		globals += "\n\t\tdisable_delta"
+	}
+	if api.MaxBodyBytes > 0 {
+		globals += fmt.Sprintf("\n\t\tmax_body_size %d", api.MaxBodyBytes)
+	}
+	server := ""
+	if api.Prefix != "" {
+		server = "prefix " + api.Prefix
+	}
+	caddytest.NewTester(t).InitServer(fmt.Sprintf(`{
+	admin localhost:2999
+	http_port 9080
+	https_port 9443
+	grace_period 1ns
+	eureka {
+		%s
+	}
+}
+http://:%s {
+	bind 127.0.0.1
+	eureka_server {
+		%s
+	}
+	respond 404
+}
+`, globals, registryPort, server), "caddyfile")
+	v, ok := lookupEntry(name)
+	if !ok {
+		t.Fatalf("registry %s not running", name)
+	}
+	return "http://127.0.0.1:" + registryPort, v.store
+}
+
+func lookupEntry(name string) (*entry, bool) {
+	var found *entry
+	pool.Range(func(key, value any) bool {
+		if key == name {
+			found = value.(*entry)
+			return false
+		}
+		return true
+	})
+	return found, found != nil
+}

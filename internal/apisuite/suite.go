@@ -1,0 +1,90 @@
+package apisuite
+
+import (
+	_ "embed"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// Starter starts a fresh, empty registry with the given settings behind the
+// host under test and returns its base URL (scheme, host and port; the
+// suite adds /eureka/...) and its Store.
+type Starter func(t *testing.T, cfg registry.Config, api registry.APIConfig) (string, *registry.Store)
+
+// Run runs the REST API suite against the host.
+func Run(t *testing.T, start Starter) {
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, Starter)
+	}{
+		{"RegisterAndRead", registerAndRead},
+		{"Paths", paths},
+		{"GzipOnlyWhenAsked", gzipOnlyWhenAsked},
+		{"RenewCancelStatus", renewCancelStatus},
+		{"DisableDelta", disableDelta},
+		{"BadInputChangesNothing", badInputChangesNothing},
+		{"ReplicationBatch", replicationBatch},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.test(t, start) })
+	}
+}
+
+// RunFargo drives the host with hudl/fargo v1.4.0, a real Eureka client, in
+// its default XML mode and in JSON mode.
+func RunFargo(t *testing.T, start Starter) {
+	for _, useJSON := range []bool{false, true} {
+		name := "xml"
+		if useJSON {
+			name = "json"
+		}
+		t.Run(name, func(t *testing.T) {
+			base, _ := start(t, registry.Config{}, registry.APIConfig{})
+			runFargo(t, base, useJSON)
+		})
+	}
+}
+
+//go:embed testdata/java-batch.json
+var javaBatch string
+
+// fargoXML is a registration as fargo sends it in XML mode (protocol doc
+// 3.10).
+const fargoXML = `<instance><instanceId></instanceId><hostName>host1</hostName><app>orders</app><ipAddr>10.0.0.12</ipAddr><vipAddress>orders</vipAddress><secureVipAddress></secureVipAddress><status>UP</status><overriddenstatus></overriddenstatus><homePageUrl></homePageUrl><statusPageUrl></statusPageUrl><healthCheckUrl></healthCheckUrl><countryId>0</countryId><dataCenterInfo><name>MyOwn</name><metadata></metadata></dataCenterInfo><leaseInfo><renewalIntervalInSecs>0</renewalIntervalInSecs><durationInSecs>0</durationInSecs><registrationTimestamp>0</registrationTimestamp><lastRenewalTimestamp>0</lastRenewalTimestamp><evictionTimestamp>0</evictionTimestamp><serviceUpTimestamp>0</serviceUpTimestamp></leaseInfo><metadata><management__port>8080</management__port></metadata><port enabled="true">8080</port><securePort enabled="false">443</securePort></instance>`
+
+var client = &http.Client{
+	Timeout:   10 * time.Second,
+	Transport: &http.Transport{DisableCompression: true},
+}
+
+// inst returns a valid registration of app/id.
+func inst(app, id string) *eureka.InstanceInfo {
+	return &eureka.InstanceInfo{
+		InstanceID: id, HasInstanceID: true, HostName: id + ".local", App: app, IPAddr: "127.0.0.1",
+		Status: eureka.StatusUp, Port: eureka.Port{Number: 8080, Enabled: true},
+		SecurePort: eureka.Port{Number: 443}, CountryID: 1, SID: "na",
+		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn},
+		LeaseInfo:      eureka.LeaseInfo{RenewalIntervalInSecs: 30, DurationInSecs: 90},
+		VIPAddress:     app + "-vip", LastDirtyTimestamp: 1000,
+	}
+}
+
+func mustGet(t testing.TB, s *registry.Store, app, id string) *eureka.InstanceInfo {
+	t.Helper()
+	i, ok := s.Get(app, id)
+	if !ok {
+		t.Fatalf("%s/%s not found", app, id)
+	}
+	return i
+}
+
+func want[T any](t *testing.T, what string, got, wantV T) {
+	t.Helper()
+	if !reflect.DeepEqual(got, wantV) {
+		t.Errorf("%s = %#v, want %#v", what, got, wantV)
+	}
+}
