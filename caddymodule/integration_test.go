@@ -299,3 +299,19 @@ func TestAdminRoute(t *testing.T) {
 		t.Errorf("admin POST: %d", status)
 	}
 }
+
+// An instance that stops answering is skipped after its first failure,
+// long before its lease would expire: the request is retried on the live
+// instance and the next ones avoid the dead one.
+func TestPassiveHealthSkipsDeadInstance(t *testing.T) {
+	tester := caddytest.NewTester(t)
+	tester.InitServer(gatewayConfig("registry health-test", ""), "caddyfile")
+	live := newBackend(t, "live")
+	dead := newBackend(t, "dead")
+	dead.srv.Close() // registered, but nothing listens any more
+	registerVia(t, registryURL, dead.instance("payments"))
+	registerVia(t, registryURL, live.instance("payments"))
+	if got := route(t, "/payments/items/7", 6); !all(got, "live") {
+		t.Fatalf("requests reached the dead instance or failed: %v", got)
+	}
+}
