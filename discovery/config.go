@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
@@ -44,6 +46,11 @@ type Config struct {
 	QuarantineDuration time.Duration
 	// ConnectTimeout and ReadTimeout bound each request. Defaults 5s and 8s.
 	ConnectTimeout, ReadTimeout time.Duration
+
+	// Logger receives the registration's state changes (registered,
+	// re-registered after a 404, cancelled) at info level and failed
+	// fetches and heartbeats at warn level. Default: no logging.
+	Logger *zap.Logger
 }
 
 // InstanceConfig describes the registered instance. Names and defaults
@@ -85,6 +92,9 @@ func (c Config) withDefaults() Config {
 	setDuration(&c.QuarantineDuration, 30*time.Second)
 	setDuration(&c.ConnectTimeout, 5*time.Second)
 	setDuration(&c.ReadTimeout, 8*time.Second)
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
 	if c.ExpBackOffBound <= 0 {
 		c.ExpBackOffBound = 10
 	}

@@ -4,12 +4,20 @@ import (
 	"net/http"
 	"strconv"
 
+	"go.uber.org/zap"
+
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
 func (c *Client) fetchLoop() {
 	defer c.wg.Done()
-	c.every(c.cfg.RegistryFetchInterval, c.Refresh)
+	c.every(c.cfg.RegistryFetchInterval, func() error {
+		err := c.Refresh()
+		if err != nil {
+			c.cfg.Logger.Warn("registry fetch failed; keeping the last registry", zap.Error(err))
+		}
+		return err
+	})
 }
 
 // Refresh brings the local registry up to date once, as the fetch loop does

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 
 	"github.com/eurekagate/eurekagate/eureka"
@@ -56,6 +57,7 @@ func (r *registration) loop() {
 		case <-timer.C:
 		}
 		if err := r.tick(); err != nil {
+			r.c.cfg.Logger.Warn("registration: request failed; backing off", zap.Error(err))
 			delay = min(max(2*delay, 2*interval), time.Duration(r.c.cfg.ExpBackOffBound)*interval)
 		} else {
 			delay = interval
@@ -93,6 +95,8 @@ func (r *registration) register() error {
 	}
 	r.registered = true
 	r.mu.Unlock()
+	r.c.cfg.Logger.Info("instance registered", zap.String("app", inst.App), zap.String("id", inst.InstanceID),
+		zap.Stringer("status", inst.Status))
 	return nil
 }
 
@@ -110,6 +114,7 @@ func (r *registration) heartbeat() error {
 	case http.StatusOK:
 		return nil
 	case http.StatusNotFound:
+		r.c.cfg.Logger.Info("heartbeat answered 404; registering again")
 		r.mu.Lock()
 		r.lastDirty = time.Now().UnixMilli()
 		r.dirty = true
@@ -127,6 +132,9 @@ func (r *registration) cancel() error {
 		return nil
 	}
 	_, err := r.c.transport.do(http.MethodDelete, path, nil, serverErrors)
+	if err == nil {
+		r.c.cfg.Logger.Info("instance cancelled", zap.String("path", path))
+	}
 	return err
 }
 

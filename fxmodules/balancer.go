@@ -13,6 +13,7 @@ import (
 // RemoteInstances to balance over the discovery client's cache. Supply a
 // balancer.Config to change the policy (default per-app round-robin).
 var Balancer = fx.Module("eureka.balancer",
+	namedLogger("eureka.balancer"),
 	fx.Provide(NewBalancer),
 )
 

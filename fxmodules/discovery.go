@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.uber.org/fx"
+	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/discovery"
 )
@@ -14,6 +15,7 @@ import (
 // discovery.Config; without one the client fetches from
 // http://localhost:8761/eureka/ and registers nothing.
 var Discovery = fx.Module("eureka.discovery",
+	namedLogger("eureka.discovery"),
 	fx.Provide(NewDiscovery),
 )
 
@@ -23,13 +25,18 @@ type DiscoveryParams struct {
 
 	Lifecycle fx.Lifecycle
 	Config    discovery.Config `optional:"true"`
+	Logger    *zap.Logger      `optional:"true"`
 }
 
 // NewDiscovery builds the client and ties it to the lifecycle. Its start
 // does not wait for the network; Stop waits for the client's goroutines
 // and the cancel request.
 func NewDiscovery(p DiscoveryParams) (*discovery.Client, error) {
-	c, err := discovery.New(p.Config)
+	cfg := p.Config
+	if cfg.Logger == nil {
+		cfg.Logger = p.Logger
+	}
+	c, err := discovery.New(cfg)
 	if err != nil {
 		return nil, err
 	}

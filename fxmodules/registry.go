@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.uber.org/fx"
+	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/registry"
 )
@@ -22,6 +23,7 @@ type RegistryConfig struct {
 // and stop, and the *registry.API over it. Supply a RegistryConfig to change
 // the defaults.
 var Registry = fx.Module("eureka.registry",
+	namedLogger("eureka.registry"),
 	fx.Provide(NewStore, NewAPI),
 )
 
@@ -31,11 +33,17 @@ type StoreParams struct {
 
 	Lifecycle fx.Lifecycle
 	Config    RegistryConfig `optional:"true"`
+	Logger    *zap.Logger    `optional:"true"`
 }
 
-// NewStore builds the Store and ties its loops to the lifecycle.
+// NewStore builds the Store and ties its loops to the lifecycle. The Store
+// logs to the module's logger unless the config names another.
 func NewStore(p StoreParams) *registry.Store {
-	s := registry.New(p.Config.Store)
+	cfg := p.Config.Store
+	if cfg.Logger == nil {
+		cfg.Logger = p.Logger
+	}
+	s := registry.New(cfg)
 	p.Lifecycle.Append(fx.Hook{
 		OnStart: func(context.Context) error { s.Start(); return nil },
 		OnStop:  func(context.Context) error { s.Stop(); return nil },

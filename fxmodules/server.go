@@ -15,6 +15,7 @@ import (
 // returning. Supply a registry.ServerConfig to change the address (default
 // ":8761").
 var Server = fx.Module("eureka.server",
+	namedLogger("eureka.server"),
 	fx.Provide(NewServer),
 	fx.Invoke(func(*registry.Server) {}),
 )
@@ -35,7 +36,6 @@ func NewServer(p ServerParams) *registry.Server {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	log = log.Named("eureka.server")
 	srv := registry.NewServer(p.API, p.Config)
 	p.Lifecycle.Append(fx.Hook{
 		OnStart: func(context.Context) error {

@@ -1,6 +1,10 @@
 package registry
 
-import "github.com/eurekagate/eurekagate/eureka"
+import (
+	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
 
 // Cancel removes the lease of (app, id) and its override, as a client does
 // on shutdown, and records it as DELETED. It returns false if there was no
@@ -8,7 +12,11 @@ import "github.com/eurekagate/eurekagate/eureka"
 func (s *Store) Cancel(app, id string, replication bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cancelLocked(app, id, s.nowMillis())
+	if !s.cancelLocked(app, id, s.nowMillis()) {
+		return false
+	}
+	s.log.Info("instance cancelled", zap.String("app", app), zap.String("id", id), zap.Bool("replication", replication))
+	return true
 }
 
 // cancelLocked is Eureka's internalCancel, shared by Cancel and eviction.

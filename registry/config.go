@@ -3,6 +3,8 @@ package registry
 import (
 	"math/rand/v2"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // Config holds the Store's settings. The zero value is Eureka's defaults
@@ -49,6 +51,12 @@ type Config struct {
 	// is reported with isCoordinatingDiscoveryServer "true". Optional.
 	InstanceID string
 
+	// Logger receives one info line per state change an operator cares
+	// about: registrations of new instances, cancels, evictions, status
+	// overrides, and self-preservation starting and ending. Never
+	// heartbeats. Default: no logging.
+	Logger *zap.Logger
+
 	// Clock is the time source. Default: the system clock.
 	Clock Clock
 	// Rand chooses which expired leases an eviction run removes when it may
@@ -82,6 +90,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Clock == nil {
 		c.Clock = systemClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
 	}
 	if c.Rand == nil {
 		seed := uint64(c.Clock.Now().UnixNano())

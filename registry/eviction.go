@@ -1,6 +1,10 @@
 package registry
 
-import "time"
+import (
+	"time"
+
+	"go.uber.org/zap"
+)
 
 // SelfPreservation is the state behind Eureka's self-preservation mode.
 type SelfPreservation struct {
@@ -88,7 +92,18 @@ func (s *Store) Evict() []string {
 		additional = max(0, nowT.Sub(s.lastEvict).Milliseconds()-s.cfg.EvictionInterval.Milliseconds())
 	}
 	s.lastEvict = nowT
-	if !s.leaseExpirationEnabled(now) {
+	enabled := s.leaseExpirationEnabled(now)
+	if enabled == s.preserved {
+		s.preserved = !enabled
+		fields := []zap.Field{zap.Int64("renews_last_minute", s.renews.lastMinute(now)), zap.Int("threshold", s.threshold),
+			zap.Int("expected_renewing_clients", s.expected)}
+		if s.preserved {
+			s.log.Info("self-preservation entered: evictions suspended", fields...)
+		} else {
+			s.log.Info("self-preservation left: evictions resumed", fields...)
+		}
+	}
+	if !enabled {
 		return nil
 	}
 	type key struct{ app, id string }
@@ -111,6 +126,7 @@ func (s *Store) Evict() []string {
 		expired[n], expired[j] = expired[j], expired[n]
 		if s.cancelLocked(expired[n].app, expired[n].id, now) {
 			evicted = append(evicted, expired[n].id)
+			s.log.Info("instance evicted", zap.String("app", expired[n].app), zap.String("id", expired[n].id))
 		}
 	}
 	return evicted

@@ -1,7 +1,10 @@
 package registry
 
 import (
+	"strconv"
 	"strings"
+
+	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/eureka"
 )
@@ -86,9 +89,13 @@ func (s *Store) registerLocked(in *eureka.InstanceInfo, replication bool, now in
 	if existing != nil && existing.info.LastDirtyTimestamp > in.LastDirtyTimestamp {
 		registrant = existing.info.Clone()
 	}
-	if existing == nil && s.expected > 0 {
-		s.expected++
-		s.updateThresholdLocked()
+	if existing == nil {
+		if s.expected > 0 {
+			s.expected++
+			s.updateThresholdLocked()
+		}
+		s.log.Info("instance registered", zap.String("app", in.App), zap.String("id", id),
+			zap.String("address", in.HostName+":"+strconv.Itoa(in.Port.Number)), zap.Bool("replication", replication))
 	}
 
 	l := &lease{registered: now, duration: int64(registrant.LeaseInfo.Duration()) * 1000}

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"go.uber.org/zap"
+
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
@@ -26,6 +28,7 @@ func (s *Store) SetStatus(app, id string, st eureka.Status, lastDirty int64, rep
 		l.serviceUp = now
 	}
 	s.setOverride(id, st, now)
+	s.log.Info("status override set", zap.String("app", app), zap.String("id", id), zap.Stringer("status", st))
 	info := l.info.Clone()
 	info.OverriddenStatus = st
 	info.Status = st
@@ -52,6 +55,7 @@ func (s *Store) DeleteStatusOverride(app, id string, st eureka.Status, lastDirty
 		return nil
 	}
 	delete(s.overrides, id)
+	s.log.Info("status override deleted", zap.String("app", app), zap.String("id", id), zap.Stringer("status", st))
 	info := l.info.Clone()
 	info.OverriddenStatus = eureka.StatusUnknown
 	info.Status = st

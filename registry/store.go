@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
@@ -24,6 +26,7 @@ var ErrNotFound = errors.New("registry: instance not found")
 type Store struct {
 	cfg   Config
 	clock Clock
+	log   *zap.Logger
 
 	mu        sync.RWMutex
 	apps      map[string]*appLeases // by upper-case app name
@@ -33,6 +36,7 @@ type Store struct {
 	threshold int // renews per minute below which evictions stop
 	lastEvict time.Time
 	started   time.Time
+	preserved bool // self-preservation held at the last eviction run
 
 	// version counts changes; payloads built at one version are served until
 	// it moves.
@@ -71,6 +75,7 @@ func New(cfg Config) *Store {
 	s := &Store{
 		cfg:       cfg,
 		clock:     cfg.Clock,
+		log:       cfg.Logger,
 		apps:      map[string]*appLeases{},
 		overrides: map[string]*override{},
 		expected:  cfg.ExpectedRenewsStart,
