@@ -13,6 +13,7 @@ import (
 // message ("Missing hostname", ...). The API answers it with 400.
 type ValidationError struct{ Message string }
 
+// Error returns the Eureka message.
 func (e *ValidationError) Error() string { return e.Message }
 
 // Validate checks a registration for application pathApp (upper-cased) as
