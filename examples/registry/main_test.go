@@ -1,0 +1,33 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/internal/leaktest"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
+
+func TestEmbeddedRegistry(t *testing.T) {
+	var srv *registry.Server
+	app := fxtest.New(t, options("127.0.0.1:0", zap.NewNop()), fx.Populate(&srv))
+	app.RequireStart()
+	defer app.RequireStop()
+	body := `{"instance":{"hostName":"h","app":"orders","ipAddr":"127.0.0.1","dataCenterInfo":{"name":"MyOwn"}}}`
+	resp, err := http.Post("http://"+srv.Addr().String()+"/eureka/apps/ORDERS", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Fatalf("register: %d", resp.StatusCode)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
