@@ -1,18 +1,17 @@
 package discovery
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/eurekagate/eurekagate/eureka"
 )
 
 // endpoint is one Eureka server.
@@ -65,22 +64,11 @@ func orderEndpoints(cfg Config, rnd *rand.Rand) ([]endpoint, error) {
 }
 
 func parseEndpoint(raw string) (endpoint, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return endpoint{}, fmt.Errorf("discovery: invalid service URL %q", raw)
+	u, err := eureka.ParseServiceURL(raw)
+	if err != nil {
+		return endpoint{}, err
 	}
-	var ep endpoint
-	if u.User != nil {
-		pass, _ := u.User.Password()
-		ep.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
-		u.User = nil
-	}
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
-	}
-	u.RawQuery, u.Fragment = "", ""
-	ep.base = u.String()
-	return ep, nil
+	return endpoint{base: u.Base, auth: u.Authorization}, nil
 }
 
 // transport sends requests to the servers with the Java client's retry

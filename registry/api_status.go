@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
@@ -20,6 +21,8 @@ type StatusInfo struct {
 	GeneralStats     map[string]string `json:"generalStats" xml:"-"`
 	ApplicationStats map[string]string `json:"applicationStats" xml:"-"`
 	IsHealthy        bool              `json:"isHeathly" xml:"isHeathly"`
+	// Peers is the replication state of each peer, if the node has any.
+	Peers []PeerStats `json:"peers,omitempty" xml:"-"`
 
 	// XML renders the maps as elements.
 	XMLGeneral     statsXML `json:"-" xml:"generalStats"`
@@ -65,9 +68,6 @@ func (s *Store) Status() *StatusInfo {
 			"server-uptime":        formatUptime(up),
 		},
 		ApplicationStats: map[string]string{
-			"registered-replicas":   "",
-			"available-replicas":    "",
-			"unavailable-replicas":  "",
 			"registered-instances":  fmt.Sprint(s.Len()),
 			"renews-last-minute":    fmt.Sprint(sp.RenewsLastMinute),
 			"renew-threshold":       fmt.Sprint(sp.Threshold),
@@ -76,8 +76,41 @@ func (s *Store) Status() *StatusInfo {
 		},
 		IsHealthy: true,
 	}
+	var registered, available, unavailable []string
+	if ps, ok := s.replicatorStats(); ok {
+		info.Peers = ps
+		for _, p := range ps {
+			registered = append(registered, p.URL)
+			if !p.Down {
+				available = append(available, p.URL)
+			} else {
+				unavailable = append(unavailable, p.URL)
+			}
+		}
+	}
+	info.ApplicationStats["registered-replicas"] = strings.Join(registered, ", ")
+	info.ApplicationStats["available-replicas"] = strings.Join(available, ", ")
+	info.ApplicationStats["unavailable-replicas"] = strings.Join(unavailable, ", ")
 	info.XMLGeneral, info.XMLApplication = toStatsXML(info.GeneralStats), toStatsXML(info.ApplicationStats)
 	return info
+}
+
+// replicatorStats returns the peers' replication state, if replication is on.
+func (s *Store) replicatorStats() ([]PeerStats, bool) {
+	s.mu.RLock()
+	r := s.replicator
+	s.mu.RUnlock()
+	if p, ok := r.(*Peers); ok {
+		return p.Stats(), true
+	}
+	return nil, false
+}
+
+// PeerStats returns the replication state of each peer (none without
+// replication).
+func (s *Store) PeerStats() []PeerStats {
+	ps, _ := s.replicatorStats()
+	return ps
 }
 
 // formatUptime writes Eureka's "HH:mm" or "N days HH:mm".

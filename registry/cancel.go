@@ -11,11 +11,17 @@ import (
 // lease. Each cancel lowers the expected renew count (protocol doc 4.4).
 func (s *Store) Cancel(app, id string, replication bool) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.cancelLocked(app, id, s.nowMillis()) {
+		s.mu.Unlock()
 		return false
 	}
+	var it *ReplicationItem
+	if !replication && s.replicator != nil {
+		it = &ReplicationItem{Action: ActionCancel, AppName: app, ID: id}
+	}
+	s.mu.Unlock()
 	s.log.Info("instance cancelled", zap.String("app", app), zap.String("id", id), zap.Bool("replication", replication))
+	s.replicate(it)
 	return true
 }
 

@@ -59,8 +59,13 @@ func (s *Store) Register(i *eureka.InstanceInfo, replication bool) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.registerLocked(i.Clone(), replication, s.nowMillis())
+	l := s.registerLocked(i.Clone(), replication, s.nowMillis())
+	var it *ReplicationItem
+	if !replication {
+		it = s.registerItem(l)
+	}
+	s.mu.Unlock()
+	s.replicate(it)
 	return nil
 }
 
@@ -95,8 +100,10 @@ func (s *Store) registerLocked(in *eureka.InstanceInfo, replication bool, now in
 			s.expected++
 			s.updateThresholdLocked()
 		}
-		s.log.Info("instance registered", zap.String("app", in.App), zap.String("id", id),
-			zap.String("address", in.HostName+":"+strconv.Itoa(in.Port.Number)), zap.Bool("replication", replication))
+		if ce := s.log.Check(zap.InfoLevel, "instance registered"); ce != nil {
+			ce.Write(zap.String("app", in.App), zap.String("id", id),
+				zap.String("address", in.HostName+":"+strconv.Itoa(in.Port.Number)), zap.Bool("replication", replication))
+		}
 	}
 
 	l := &lease{registered: now, duration: int64(registrant.LeaseInfo.Duration()) * 1000}

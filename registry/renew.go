@@ -62,7 +62,12 @@ func (s *Store) Renew(app, id string, req RenewRequest) (RenewResult, *eureka.In
 	}
 	s.renewLease(l, now)
 	res, conflict := s.compareDirty(l, req, now)
+	var it *ReplicationItem
+	if !req.Replication {
+		it = s.heartbeatItem(app, id, l, now)
+	}
 	s.mu.RUnlock()
+	s.replicate(it)
 	if res == RenewNotFound && req.Replication && req.OverriddenStatus != eureka.StatusUnknown {
 		s.adoptReplicatedOverride(app, id, req.OverriddenStatus, now)
 	}
@@ -70,15 +75,21 @@ func (s *Store) Renew(app, id string, req RenewRequest) (RenewResult, *eureka.In
 }
 
 func (s *Store) renewWithStatus(app, id string, req RenewRequest, now int64) (RenewResult, *eureka.InstanceInfo) {
+	res, conflict, it := s.renewWithStatusLocked(app, id, req, now)
+	s.replicate(it)
+	return res, conflict
+}
+
+func (s *Store) renewWithStatusLocked(app, id string, req RenewRequest, now int64) (RenewResult, *eureka.InstanceInfo, *ReplicationItem) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lookup(app, id)
 	if l == nil {
-		return RenewNotFound, nil
+		return RenewNotFound, nil, nil
 	}
 	st := s.effectiveStatus(l.info, l, req.Replication, now)
 	if st == eureka.StatusUnknown {
-		return RenewNotFound, nil
+		return RenewNotFound, nil, nil
 	}
 	if st != l.info.Status {
 		info := l.info.Clone()
@@ -96,7 +107,11 @@ func (s *Store) renewWithStatus(app, id string, req RenewRequest, now int64) (Re
 		info.OverriddenStatus = req.OverriddenStatus
 		l.info = info
 	}
-	return res, conflict
+	var it *ReplicationItem
+	if !req.Replication {
+		it = s.heartbeatItem(app, id, l, now)
+	}
+	return res, conflict, it
 }
 
 // adoptReplicatedOverride stores the override a peer sent with a heartbeat

@@ -34,8 +34,10 @@ type Server struct {
 	srv  *fasthttp.Server
 	ln   net.Listener
 	done chan struct{}
-	mu   sync.Mutex
-	err  error
+
+	mu       sync.Mutex
+	err      error
+	stopping bool
 }
 
 // NewServer returns a server for api. It does not listen until Start.
@@ -77,7 +79,9 @@ func (s *Server) Start() error {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil {
 			s.mu.Lock()
-			s.err = err
+			if !s.stopping {
+				s.err = err
+			}
 			s.mu.Unlock()
 		}
 	}()
@@ -93,7 +97,16 @@ func (s *Server) Stop(ctx context.Context) error {
 	if s.done == nil {
 		return nil
 	}
+	// Close the listener ourselves: fasthttp's Shutdown does nothing if it
+	// runs before Serve has registered the listener.
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
+	s.ln.Close()
 	err := s.srv.ShutdownWithContext(ctx)
+	if errors.Is(err, net.ErrClosed) {
+		err = nil // we closed it
+	}
 	select {
 	case <-s.done:
 	case <-ctx.Done():

@@ -13,16 +13,24 @@ import (
 // nothing is stored, not even the override. It returns ErrNotFound for an
 // unknown or expired instance.
 func (s *Store) SetStatus(app, id string, st eureka.Status, lastDirty int64, replication bool) error {
+	it, err := s.setStatus(app, id, st, lastDirty)
+	if err == nil && !replication {
+		s.replicate(it)
+	}
+	return err
+}
+
+func (s *Store) setStatus(app, id string, st eureka.Status, lastDirty int64) (*ReplicationItem, error) {
 	now := s.nowMillis()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lookup(app, id)
 	if !s.visible(l, now) {
-		return ErrNotFound
+		return nil, ErrNotFound
 	}
 	s.touch(l, now)
 	if l.info.Status == st {
-		return nil
+		return s.statusItem(ActionStatusUpdate, app, id, st, l), nil
 	}
 	if st == eureka.StatusUp && l.serviceUp == 0 {
 		l.serviceUp = now
@@ -34,7 +42,7 @@ func (s *Store) SetStatus(app, id string, st eureka.Status, lastDirty int64, rep
 	info.Status = st
 	info.LastDirtyTimestamp = max(info.LastDirtyTimestamp, lastDirty)
 	s.modifiedLocked(app, l, info, now)
-	return nil
+	return s.statusItem(ActionStatusUpdate, app, id, st, l), nil
 }
 
 // DeleteStatusOverride removes the override of (app, id), as
@@ -43,16 +51,24 @@ func (s *Store) SetStatus(app, id string, st eureka.Status, lastDirty int64, rep
 // the client's next heartbeat 404 so that it re-registers with its real
 // status). It returns ErrNotFound for an unknown or expired instance.
 func (s *Store) DeleteStatusOverride(app, id string, st eureka.Status, lastDirty int64, replication bool) error {
+	it, err := s.deleteStatusOverride(app, id, st, lastDirty)
+	if err == nil && !replication {
+		s.replicate(it)
+	}
+	return err
+}
+
+func (s *Store) deleteStatusOverride(app, id string, st eureka.Status, lastDirty int64) (*ReplicationItem, error) {
 	now := s.nowMillis()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lookup(app, id)
 	if !s.visible(l, now) {
-		return ErrNotFound
+		return nil, ErrNotFound
 	}
 	s.touch(l, now)
 	if _, ok := s.overrides[id]; !ok {
-		return nil
+		return s.statusItem(ActionDeleteStatusOverride, app, id, st, l), nil
 	}
 	delete(s.overrides, id)
 	s.log.Info("status override deleted", zap.String("app", app), zap.String("id", id), zap.Stringer("status", st))
@@ -61,7 +77,7 @@ func (s *Store) DeleteStatusOverride(app, id string, st eureka.Status, lastDirty
 	info.Status = st
 	info.LastDirtyTimestamp = max(info.LastDirtyTimestamp, lastDirty)
 	s.modifiedLocked(app, l, info, now)
-	return nil
+	return s.statusItem(ActionDeleteStatusOverride, app, id, st, l), nil
 }
 
 // modifiedLocked installs a new holder and records it as MODIFIED.
@@ -79,9 +95,9 @@ func (s *Store) modifiedLocked(app string, l *lease, info *eureka.InstanceInfo, 
 func (s *Store) UpdateMetadata(app, id string, md map[string]string) error {
 	now := s.nowMillis()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	l := s.lookup(app, id)
 	if !s.visible(l, now) {
+		s.mu.Unlock()
 		return ErrNotFound
 	}
 	info := l.info.Clone()
@@ -91,6 +107,8 @@ func (s *Store) UpdateMetadata(app, id string, md map[string]string) error {
 	for k, v := range md {
 		info.Metadata[k] = v
 	}
-	s.registerLocked(info, false, now)
+	it := s.registerItem(s.registerLocked(info, false, now))
+	s.mu.Unlock()
+	s.replicate(it) // as a Register, as Eureka does
 	return nil
 }

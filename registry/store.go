@@ -38,6 +38,8 @@ type Store struct {
 	started   time.Time
 	preserved bool // self-preservation held at the last eviction run
 
+	replicator Replicator // nil: no peers
+
 	// version counts changes; payloads built at one version are served until
 	// it moves.
 	version atomic.Uint64

@@ -13,27 +13,42 @@ type appView struct {
 	up  []*eureka.InstanceInfo // the UP ones, same order
 }
 
-// views maps app name to its view. The map is copy-on-write and changes
+// views maps app name to its view. The maps are copy-on-write and change
 // only when an app appears or disappears; a change within an app swaps the
-// entry's pointer. Readers pay one map read and one atomic load.
+// entry's pointer. Readers pay a short hash, one map read and one atomic
+// load. Apps are spread over shards so that adding one copies only its
+// shard, not every app.
 type views struct {
-	m atomic.Pointer[map[string]*viewEntry]
+	shards [viewShards]atomic.Pointer[map[string]*viewEntry]
 }
+
+const viewShards = 64
 
 type viewEntry struct{ v atomic.Pointer[appView] }
 
+// shard picks an app's shard with FNV-1a.
+func shard(app string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(app); i++ {
+		h ^= uint32(app[i])
+		h *= 16777619
+	}
+	return int(h % viewShards)
+}
+
 func (vs *views) entry(app string) *viewEntry {
-	if m := vs.m.Load(); m != nil {
+	if m := vs.shards[shard(app)].Load(); m != nil {
 		return (*m)[app]
 	}
 	return nil
 }
 
-// setEntry replaces the map with a copy that has app added (e != nil) or
-// removed. The caller holds the Store's write lock.
+// setEntry replaces app's shard with a copy that has app added (e != nil)
+// or removed. The caller holds the Store's write lock.
 func (vs *views) setEntry(app string, e *viewEntry) {
+	sh := &vs.shards[shard(app)]
 	next := map[string]*viewEntry{}
-	if old := vs.m.Load(); old != nil {
+	if old := sh.Load(); old != nil {
 		for k, v := range *old {
 			next[k] = v
 		}
@@ -43,7 +58,7 @@ func (vs *views) setEntry(app string, e *viewEntry) {
 	} else {
 		next[app] = e
 	}
-	vs.m.Store(&next)
+	sh.Store(&next)
 }
 
 // publishLocked rebuilds app's view from its leases. The caller holds the
