@@ -47,6 +47,7 @@ type summary struct {
 	Instances        int                        `json:"instances"`
 	Applications     map[string]map[string]int  `json:"applications"`
 	SelfPreservation *registry.SelfPreservation `json:"self_preservation,omitempty"`
+	Peers            []registry.PeerStats       `json:"peers,omitempty"`
 	Remote           []string                   `json:"remote,omitempty"`
 }
 
@@ -62,6 +63,7 @@ func (a *adminAPI) summary(w http.ResponseWriter, r *http.Request) error {
 	if store := a.app.Store(); store != nil {
 		sp := store.SelfPreservation()
 		s.SelfPreservation = &sp
+		s.Peers = store.PeerStats()
 		apps = appsOf(store.Applications().Applications)
 	} else {
 		s.Mode, s.Remote = "remote", a.app.Remote

@@ -77,6 +77,15 @@ type App struct {
 	// ones get 413. Default: 1 MiB.
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
 
+	// Peers are the service URLs of the other nodes of a registry cluster
+	// (Eurekagate or Java Eureka servers). Client writes are replicated to
+	// them with Eureka's peer protocol, and the registry syncs from them
+	// when it starts. User info in a URL is sent as basic auth.
+	Peers []string `json:"peers,omitempty"`
+	// SelfURL is this node's own service URL, so that it is skipped when
+	// it appears in Peers (all nodes can then share one peer list).
+	SelfURL string `json:"self_url,omitempty"`
+
 	entry *entry
 	log   *zap.Logger
 }
@@ -108,6 +117,9 @@ func (a *App) Validate() error {
 	}
 	if a.MaxBodySize < 0 {
 		return fmt.Errorf("max_body_size must not be negative")
+	}
+	if len(a.Peers) > 0 && len(a.Remote) > 0 {
+		return fmt.Errorf("peers replicate a hosted registry; they cannot be combined with remote")
 	}
 	return nil
 }
@@ -142,7 +154,8 @@ func (a *App) settings() settings {
 		DisableDelta:                   a.DisableDelta,
 		LegacyLeaseExpiry:              a.LegacyLeaseExpiry,
 	}
-	s := settings{store: st, maxBody: a.MaxBodySize}
+	s := settings{store: st, maxBody: a.MaxBodySize,
+		peers: registry.PeerConfig{Peers: a.Peers, Self: a.SelfURL}}
 	if len(a.Remote) > 0 {
 		s.remote = &discovery.Config{ServiceURLs: a.Remote, Zone: a.Zone, RegistryFetchInterval: time.Duration(a.FetchInterval)}
 	}

@@ -39,6 +39,8 @@ func init() {
 //		disable_delta
 //		legacy_lease_expiry
 //		max_body_size <size>
+//		peers <service_urls...>
+//		self_url <service_url>
 //	}
 func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 	app := new(App)
@@ -110,6 +112,13 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 				a.MaxBodySize = int64(size)
 			}
+		case "peers":
+			a.Peers = append(a.Peers, d.RemainingArgs()...)
+			if len(a.Peers) == 0 {
+				err = d.ArgErr()
+			}
+		case "self_url":
+			err = oneArg(d, &a.SelfURL)
 		default:
 			err = d.Errf("unrecognized eureka option %q", d.Val())
 		}

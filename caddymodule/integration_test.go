@@ -315,3 +315,41 @@ func TestPassiveHealthSkipsDeadInstance(t *testing.T) {
 		t.Fatalf("requests reached the dead instance or failed: %v", got)
 	}
 }
+
+// A Caddy-hosted registry and a standalone node replicate to each other.
+func TestPeersWithStandaloneNode(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	standaloneAddr := ln.Addr().String()
+	ln.Close()
+	store := registry.New(registry.Config{})
+	peers, err := registry.NewPeers(store, registry.PeerConfig{Peers: []string{registryURL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := registry.NewServer(registry.NewAPI(store, registry.APIConfig{}), registry.ServerConfig{Addr: standaloneAddr})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	peers.Start()
+	defer func() { peers.Stop(); srv.Stop(context.Background()) }()
+
+	tester := caddytest.NewTester(t)
+	tester.InitServer(gatewayConfig("registry peers-test\n\t\tpeers http://"+standaloneAddr+"/eureka/", ""), "caddyfile")
+	registerVia(t, registryURL, newBackend(t, "via-caddy").instance("orders"))
+	registerVia(t, "http://"+standaloneAddr+"/eureka/", newBackend(t, "via-node").instance("orders"))
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		_, onCaddy := do(t, "GET", registryURL+"apps/ORDERS", nil)
+		_, ok := store.Get("ORDERS", "via-caddy")
+		if ok && strings.Contains(onCaddy, "<instanceId>via-node</instanceId>") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no replication between Caddy and the node: node has via-caddy=%v; Caddy has %s", ok, onCaddy)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, body := do(t, "GET", "http://localhost:2999/eureka/", nil); !strings.Contains(body, `"peers":[{"url":"http://`+standaloneAddr) {
+		t.Errorf("admin route without peer stats: %s", body)
+	}
+}

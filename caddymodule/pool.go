@@ -27,6 +27,7 @@ var pool = caddy.NewUsagePool()
 type settings struct {
 	store   registry.Config
 	maxBody int64
+	peers   registry.PeerConfig
 	remote  *discovery.Config // nil: host the registry
 }
 
@@ -80,7 +81,7 @@ func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
 		opts = append(opts, fxmodules.Discovery, fxmodules.RemoteInstances, fx.Supply(*s.remote), fx.Populate(&e.client))
 	} else {
 		opts = append(opts, fxmodules.Registry, fxmodules.LocalInstances,
-			fx.Supply(fxmodules.RegistryConfig{Store: s.store, API: registry.APIConfig{MaxBodyBytes: s.maxBody}}),
+			fx.Supply(fxmodules.RegistryConfig{Store: s.store, API: registry.APIConfig{MaxBodyBytes: s.maxBody}, Peers: s.peers}),
 			fx.Populate(&e.store))
 	}
 	e.app = fx.New(opts...)

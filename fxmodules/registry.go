@@ -16,6 +16,10 @@ type RegistryConfig struct {
 	Store registry.Config
 	// API holds the REST API's path prefix and body size limit.
 	API registry.APIConfig
+	// Peers are the other nodes of a registry cluster. With peers, the
+	// Store syncs from them when the application starts (before the server
+	// module listens) and replicates its client writes to them.
+	Peers registry.PeerConfig
 }
 
 // Registry provides a *registry.Store, whose background loops (eviction,
@@ -36,9 +40,10 @@ type StoreParams struct {
 	Logger    *zap.Logger    `optional:"true"`
 }
 
-// NewStore builds the Store and ties its loops to the lifecycle. The Store
-// logs to the module's logger unless the config names another.
-func NewStore(p StoreParams) *registry.Store {
+// NewStore builds the Store and ties its loops, and its replication to
+// peers if any, to the lifecycle. The Store logs to the module's logger
+// unless the config names another.
+func NewStore(p StoreParams) (*registry.Store, error) {
 	cfg := p.Config.Store
 	if cfg.Logger == nil {
 		cfg.Logger = p.Logger
@@ -48,7 +53,20 @@ func NewStore(p StoreParams) *registry.Store {
 		OnStart: func(context.Context) error { s.Start(); return nil },
 		OnStop:  func(context.Context) error { s.Stop(); return nil },
 	})
-	return s
+	if len(p.Config.Peers.Peers) == 0 {
+		return s, nil
+	}
+	peers, err := registry.NewPeers(s, p.Config.Peers)
+	if err != nil {
+		return nil, err
+	}
+	p.Lifecycle.Append(fx.Hook{
+		// The sync is bounded by the peers' request timeout; it must finish
+		// before the registry answers reads.
+		OnStart: func(context.Context) error { peers.SyncFrom(); peers.Start(); return nil },
+		OnStop:  func(context.Context) error { peers.Stop(); return nil },
+	})
+	return s, nil
 }
 
 // APIParams are the dependencies of NewAPI.

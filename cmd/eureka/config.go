@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"github.com/eurekagate/eurekagate/fxmodules"
@@ -38,6 +39,8 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.BoolVar(&st.DisableDelta, "disable-delta", false, "answer 403 to delta fetches")
 	fs.BoolVar(&st.LegacyLeaseExpiry, "legacy-lease-expiry", false, "reproduce Eureka's doubled lease timeout (for clusters mixed with Java servers)")
 	fs.StringVar(&st.InstanceID, "instance-id", "", "this server's own instance id, reported as the coordinating discovery server")
+	peers := fs.String("peers", "", "comma-separated service URLs of the other registry nodes (user:password@ for peers that need credentials)")
+	fs.StringVar(&o.registry.Peers.Self, "self-url", "", "this node's own service URL, to recognise it among -peers")
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -58,6 +61,15 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	st.DisableSelfPreservation = !*selfPreservation
+	for _, p := range strings.Split(*peers, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			o.registry.Peers.Peers = append(o.registry.Peers.Peers, p)
+		}
+	}
+	if _, port, err := net.SplitHostPort(o.server.Addr); err == nil {
+		// Peers listed as this host's loopback address are this node.
+		o.registry.Peers.SelfAddrs = []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
+	}
 	if t := st.RenewalPercentThreshold; t <= 0 || t > 1 {
 		return nil, fmt.Errorf("-renewal-percent-threshold must be in (0, 1], got %v", t)
 	}

@@ -18,7 +18,8 @@ func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 func TestOptionsFromFlagsAndEnv(t *testing.T) {
 	env := map[string]string{"EUREKA_EVICTION_INTERVAL": "5s", "EUREKA_ADDR": "127.0.0.1:9000", "EUREKA_SELF_PRESERVATION": "false"}
-	o, err := parseOptions([]string{"-addr", "127.0.0.1:9001", "-legacy-lease-expiry", "-prefix", "/registry"},
+	o, err := parseOptions([]string{"-addr", "127.0.0.1:9001", "-legacy-lease-expiry", "-prefix", "/registry",
+		"-peers", "http://a:8761/eureka/, http://u:p@b:8761/eureka/", "-self-url", "http://me:8761/eureka/"},
 		func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +28,10 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 		t.Errorf("flag must win over env: addr %q", o.server.Addr)
 	}
 	st := o.registry.Store
+	if p := o.registry.Peers; len(p.Peers) != 2 || p.Peers[1] != "http://u:p@b:8761/eureka/" || p.Self != "http://me:8761/eureka/" ||
+		p.SelfAddrs[0] != "127.0.0.1:9001" {
+		t.Errorf("peers: %+v", p)
+	}
 	if st.EvictionInterval != 5*time.Second || !st.DisableSelfPreservation || !st.LegacyLeaseExpiry || o.registry.API.Prefix != "/registry" {
 		t.Errorf("options: %+v %+v", st, o.registry.API)
 	}

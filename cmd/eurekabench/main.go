@@ -11,7 +11,9 @@
 //   - requests per second through the Caddy gateway (eureka_gateway, with
 //     the eureka upstream source), beside the same Caddy proxying to the
 //     same backend through a static upstream, and how many requests after
-//     a registration the new instance takes to become routable.
+//     a registration the new instance takes to become routable;
+//   - registrations on one node of a three-node cluster, replicated to the
+//     other two: the time until all three agree, and the batches sent.
 //
 // Both servers and the load generator share the machine, so the figures
 // are comparable with each other, not with other machines.
@@ -120,6 +122,10 @@ func run(d time.Duration, conc, instances, heapInstances int) error {
 	if err != nil {
 		return err
 	}
+	repl, err := benchReplication(instances)
+	if err != nil {
+		return err
+	}
 
 	fmt.Printf("%-44s %12s\n", "measurement", "result")
 	fmt.Printf("%-44s %12.0f /s\n", "heartbeats, bare fasthttp 200 (ceiling)", ceilingRate)
@@ -133,6 +139,8 @@ func run(d time.Duration, conc, instances, heapInstances int) error {
 	fmt.Printf("%-44s %12.0f /s\n", "requests, Caddy eureka_gateway", gw.dynamic)
 	fmt.Printf("%-44s %12.2f      (target >= 0.90)\n", "gateway, share of static", gw.dynamic/gw.static)
 	fmt.Printf("%-44s %12d      (target 1: the next request)\n", "requests until a registration is routable", gw.routableAt)
+	fmt.Printf("%-44s %12.2f s   (%d registrations on node 1 of 3)\n", "replication, until all nodes agree", repl.converged.Seconds(), repl.instances)
+	fmt.Printf("%-44s %12.0f /s   (%d batches to 2 peers)\n", "replication batches", float64(repl.batches)/repl.converged.Seconds(), repl.batches)
 	return nil
 }
 
