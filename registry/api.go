@@ -24,6 +24,8 @@ type APIConfig struct {
 	// MaxBodyBytes limits request bodies, after gzip decoding; larger ones
 	// are answered 413. Default 1 MiB.
 	MaxBodyBytes int64
+	// Auth makes requests need HTTP basic auth. Default: open.
+	Auth AuthConfig
 }
 
 // API is the Eureka REST API over a Store, independent of any HTTP server.
@@ -32,11 +34,12 @@ type API struct {
 	store    *Store
 	maxBody  int64
 	prefixes [][]string
+	auth     *authenticator // nil: open
 }
 
 // NewAPI returns the REST API over store.
 func NewAPI(store *Store, cfg APIConfig) *API {
-	a := &API{store: store, maxBody: cfg.MaxBodyBytes}
+	a := &API{store: store, maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth)}
 	if a.maxBody <= 0 {
 		a.maxBody = DefaultMaxBodyBytes
 	}
@@ -69,7 +72,9 @@ type Request struct {
 	// Replication is true when the header x-netflix-discovery-replication
 	// is "true".
 	Replication bool
-	Body        []byte
+	// Authorization is the Authorization header.
+	Authorization string
+	Body          []byte
 }
 
 // Args reads query parameters.
@@ -85,7 +90,9 @@ type Response struct {
 	Status          int
 	ContentType     string
 	ContentEncoding string
-	Body            []byte
+	// Challenge is the WWW-Authenticate header of a 401.
+	Challenge string
+	Body      []byte
 }
 
 func (r *Response) empty(status int) { *r = Response{Status: status} }
@@ -109,9 +116,19 @@ func (a *API) Serve(req *Request, resp *Response) {
 		resp.empty(http.StatusNotFound)
 		return
 	}
+	if a.auth != nil {
+		write := req.Method != http.MethodGet && req.Method != http.MethodHead
+		if !a.auth.allowed(req, write, r.ep == epBatch || req.Replication) {
+			unauthorized(resp)
+			return
+		}
+	}
 	switch r.ep {
 	case epApps:
-		a.only(req, resp, http.MethodGet, func() { a.payload(req, resp, a.store.FullPayload(eureka.AcceptFormat(req.Accept))) })
+		a.only(req, resp, http.MethodGet, func() {
+			a.store.counters.fullFetches.Add(1)
+			a.payload(req, resp, a.store.FullPayload(eureka.AcceptFormat(req.Accept)))
+		})
 	case epDelta:
 		a.only(req, resp, http.MethodGet, func() { a.getDelta(req, resp) })
 	case epApp:
@@ -153,6 +170,7 @@ func (a *API) Serve(req *Request, resp *Response) {
 		})
 	case epVIP, epSVIP:
 		a.only(req, resp, http.MethodGet, func() {
+			a.store.counters.vipFetches.Add(1)
 			a.payload(req, resp, a.store.VIPPayload(r.name, r.ep == epSVIP, eureka.AcceptFormat(req.Accept)))
 		})
 	case epBatch:
@@ -186,10 +204,12 @@ func (a *API) getDelta(req *Request, resp *Response) {
 		resp.empty(http.StatusForbidden)
 		return
 	}
+	a.store.counters.deltaFetches.Add(1)
 	a.payload(req, resp, a.store.DeltaPayload(eureka.AcceptFormat(req.Accept)))
 }
 
 func (a *API) getApp(req *Request, resp *Response, app string) {
+	a.store.counters.appFetches.Add(1)
 	p, ok := a.store.AppPayload(app, eureka.AcceptFormat(req.Accept))
 	if !ok {
 		resp.empty(http.StatusNotFound)

@@ -15,6 +15,7 @@ func (s *Store) Cancel(app, id string, replication bool) bool {
 		s.mu.Unlock()
 		return false
 	}
+	s.counters.cancels.Add(1)
 	var it *ReplicationItem
 	if !replication && s.replicator != nil {
 		it = &ReplicationItem{Action: ActionCancel, AppName: app, ID: id}

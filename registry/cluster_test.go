@@ -42,12 +42,7 @@ type cluster struct {
 func newCluster(t *testing.T, size int, peer PeerConfig) *cluster {
 	c := &cluster{t: t, clock: newFakeClock(), peer: peer}
 	for range size {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.addrs = append(c.addrs, ln.Addr().String())
-		ln.Close()
+		c.addrs = append(c.addrs, freeLoopbackAddr(t))
 	}
 	for n := range size {
 		c.nodes = append(c.nodes, c.start(n, true))
@@ -283,4 +278,14 @@ func TestSelfRecognised(t *testing.T) {
 	if _, err := NewPeers(s, PeerConfig{Peers: []string{"ftp://x"}}); err == nil {
 		t.Error("bad peer URL accepted")
 	}
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -126,6 +126,7 @@ func (s *Store) Evict() []string {
 		expired[n], expired[j] = expired[j], expired[n]
 		if s.cancelLocked(expired[n].app, expired[n].id, now) {
 			evicted = append(evicted, expired[n].id)
+			s.counters.evictions.Add(1)
 			s.log.Info("instance evicted", zap.String("app", expired[n].app), zap.String("id", expired[n].id))
 		}
 	}

@@ -24,6 +24,7 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 			ContentType:     transient(h.ContentType()),
 			ContentEncoding: transient(h.ContentEncoding()),
 			Replication:     string(h.Peek("x-netflix-discovery-replication")) == "true",
+			Authorization:   transient(h.Peek("Authorization")),
 			Body:            ctx.Request.Body(),
 		}
 		var resp Response
@@ -37,6 +38,9 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 		if resp.ContentEncoding != "" {
 			ctx.Response.Header.Set("Content-Encoding", resp.ContentEncoding)
 			ctx.Response.Header.Set("Vary", "Accept-Encoding")
+		}
+		if resp.Challenge != "" {
+			ctx.Response.Header.Set("WWW-Authenticate", resp.Challenge)
 		}
 		ctx.SetBody(resp.Body)
 	}

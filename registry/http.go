@@ -24,6 +24,7 @@ func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ContentType:     r.Header.Get("Content-Type"),
 		ContentEncoding: r.Header.Get("Content-Encoding"),
 		Replication:     r.Header.Get("x-netflix-discovery-replication") == "true",
+		Authorization:   r.Header.Get("Authorization"),
 	}
 	var resp Response
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -53,6 +54,9 @@ func writeHTTP(w http.ResponseWriter, r *http.Request, resp *Response) {
 	if resp.ContentEncoding != "" {
 		hdr.Set("Content-Encoding", resp.ContentEncoding)
 		hdr.Add("Vary", "Accept-Encoding")
+	}
+	if resp.Challenge != "" {
+		hdr.Set("WWW-Authenticate", resp.Challenge)
 	}
 	hdr.Set("Content-Length", strconv.Itoa(len(resp.Body)))
 	w.WriteHeader(resp.Status)

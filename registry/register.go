@@ -123,6 +123,7 @@ func (s *Store) registerLocked(in *eureka.InstanceInfo, replication bool, now in
 	}
 	registrant.ActionType = eureka.ActionAdded
 	registrant.LastUpdatedTimestamp = now
+	s.counters.registrations.Add(1)
 	l.info = registrant
 	a.leases[id] = l
 	s.changed(registrant.App, l, now)

@@ -131,6 +131,7 @@ func (s *Store) adoptReplicatedOverride(app, id string, st eureka.Status, now in
 func (s *Store) renewLease(l *lease, now int64) {
 	s.touch(l, now)
 	s.renews.add(now)
+	s.counters.renewals.Add(1)
 }
 
 // touch moves the lease's renew time without counting a renew, as Eureka's

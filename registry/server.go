@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
 
 // ServerConfig configures the standalone fasthttp server.
@@ -22,6 +24,9 @@ type ServerConfig struct {
 	// Logger receives fasthttp's messages about broken connections.
 	// Default: discarded, since they report client errors.
 	Logger fasthttp.Logger
+	// Other serves the requests that are not under the API's prefixes (a
+	// dashboard, /metrics). Default: 404.
+	Other http.Handler
 }
 
 type discardLogger struct{}
@@ -54,7 +59,8 @@ func NewServer(api *API, cfg ServerConfig) *Server {
 	return &Server{
 		cfg: cfg,
 		srv: &fasthttp.Server{
-			Handler:                      FastHTTPHandler(api),
+			Handler:                      withOther(api, cfg.Other),
+			Logger:                       cfg.Logger,
 			ErrorHandler:                 FastHTTPErrorHandler(api.MaxBodyBytes()),
 			MaxRequestBodySize:           int(api.MaxBodyBytes()),
 			ReadTimeout:                  cfg.ReadTimeout,
@@ -63,6 +69,22 @@ func NewServer(api *API, cfg ServerConfig) *Server {
 			Name:                         "eurekagate",
 			DisablePreParseMultipartForm: true,
 		},
+	}
+}
+
+// withOther sends API paths to the API and the rest to other.
+func withOther(api *API, other http.Handler) fasthttp.RequestHandler {
+	h := FastHTTPHandler(api)
+	if other == nil {
+		return h
+	}
+	o := fasthttpadaptor.NewFastHTTPHandler(other)
+	return func(ctx *fasthttp.RequestCtx) {
+		if api.Match(transient(ctx.Request.URI().PathOriginal())) {
+			h(ctx)
+			return
+		}
+		o(ctx)
 	}
 }
 

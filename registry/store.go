@@ -47,6 +47,7 @@ type Store struct {
 
 	payloads payloadCache
 	views    views
+	counters counters
 
 	loops loopGroup
 }
