@@ -126,3 +126,21 @@ func HashPassword(password string) (string, error) {
 	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	return string(h), err
 }
+
+// Protect wraps an operator page (a dashboard, metrics) with the API's
+// credentials: when any account is configured, every request needs one,
+// and the browser is challenged for it. The browser then sends the same
+// credentials with the page's own API calls.
+func (a *API) Protect(h http.Handler) http.Handler {
+	if a.auth == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.auth.who(r.Header.Get("Authorization")) == "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="eureka"`)
+			http.Error(w, "credentials required", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
