@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/balancer"
@@ -107,6 +108,13 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.entry = e
+	// Each config has a new metrics registry: register the registry's
+	// collector with every one.
+	if m := e.metrics(); m != nil {
+		if err := ctx.GetMetricsRegistry().Register(m); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return fmt.Errorf("registering metrics: %v", err)
+		}
+	}
 	return nil
 }
 

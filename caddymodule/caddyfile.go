@@ -11,13 +11,16 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
-// eureka_server comes before respond, so that a site can answer its other
-// paths with respond, file_server or reverse_proxy; eureka_gateway, which
+// eureka_server and eureka_dashboard come before respond, so that a site
+// can answer its other paths with respond, file_server or reverse_proxy;
+// eureka_gateway, which
 // claims every /<app>/ path, comes just before reverse_proxy.
 func init() {
 	httpcaddyfile.RegisterGlobalOption("eureka", parseGlobalOption)
 	httpcaddyfile.RegisterHandlerDirective("eureka_server", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Server) }))
 	httpcaddyfile.RegisterDirectiveOrder("eureka_server", httpcaddyfile.Before, "respond")
+	httpcaddyfile.RegisterHandlerDirective("eureka_dashboard", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Dashboard) }))
+	httpcaddyfile.RegisterDirectiveOrder("eureka_dashboard", httpcaddyfile.Before, "respond")
 	httpcaddyfile.RegisterHandlerDirective("eureka_gateway", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Gateway) }))
 	httpcaddyfile.RegisterDirectiveOrder("eureka_gateway", httpcaddyfile.Before, "reverse_proxy")
 }
@@ -163,6 +166,36 @@ func (s *Server) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens:
 //
+//	eureka_dashboard {
+//		path <path>
+//		api_prefix <path>
+//	}
+//
+// (A path right after the directive would be a request matcher.)
+func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
+	disp.Next() // the directive name
+	if disp.NextArg() {
+		return disp.ArgErr()
+	}
+	for disp.NextBlock(0) {
+		switch disp.Val() {
+		case "path":
+			if err := oneArg(disp, &d.Path); err != nil {
+				return err
+			}
+		case "api_prefix":
+			if err := oneArg(disp, &d.APIPrefix); err != nil {
+				return err
+			}
+		default:
+			return disp.Errf("unrecognized eureka_dashboard option %q", disp.Val())
+		}
+	}
+	return nil
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens:
+//
 //	eureka_gateway [<matcher>] {
 //		lb_retries <n>
 //		fail_duration <duration>
@@ -264,6 +297,7 @@ var (
 	_ caddyfile.Unmarshaler = (*App)(nil)
 	_ caddyfile.Unmarshaler = (*Server)(nil)
 	_ caddyfile.Unmarshaler = (*Gateway)(nil)
+	_ caddyfile.Unmarshaler = (*Dashboard)(nil)
 	_ caddyfile.Unmarshaler = (*Upstreams)(nil)
 	_ caddyfile.Unmarshaler = (*RoundRobin)(nil)
 )

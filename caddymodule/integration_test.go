@@ -353,3 +353,65 @@ func TestPeersWithStandaloneNode(t *testing.T) {
 		t.Errorf("admin route without peer stats: %s", body)
 	}
 }
+
+// The dashboard and the registry's metrics are served through Caddy.
+func TestDashboardAndMetricsThroughCaddy(t *testing.T) {
+	tester := caddytest.NewTester(t)
+	tester.InitServer(fmt.Sprintf(`{
+	admin localhost:2999
+	http_port 9080
+	https_port 9443
+	grace_period 1ns
+	metrics
+	eureka {
+		registry dashboard-test
+	}
+}
+http://:%s {
+	bind 127.0.0.1
+	eureka_server
+	eureka_dashboard
+}
+`, registryPort), "caddyfile")
+	registerVia(t, registryURL, newBackend(t, "a").instance("orders"))
+	status, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/", nil)
+	if status != 200 || !strings.Contains(body, "Eurekagate registry") {
+		t.Fatalf("dashboard: %d %.200s", status, body)
+	}
+	status, body = do(t, "GET", "http://127.0.0.1:"+registryPort+"/api/summary", nil)
+	if status != 200 || !strings.Contains(body, `"id":"a"`) {
+		t.Fatalf("dashboard data: %d %s", status, body)
+	}
+	checkMetrics := func() {
+		t.Helper()
+		status, body := do(t, "GET", "http://localhost:2999/metrics", nil)
+		if status != 200 || !strings.Contains(body, `caddy_eureka_instances{app="ORDERS",status="UP"} 1`) ||
+			!strings.Contains(body, "caddy_eureka_registrations_total 1") {
+			t.Fatalf("metrics: %d %.300s", status, body)
+		}
+	}
+	checkMetrics()
+	// A reload gives Caddy a new metrics registry; ours joins it again.
+	tester.InitServer(fmt.Sprintf(`{
+	admin localhost:2999
+	http_port 9080
+	https_port 9443
+	grace_period 1ns
+	metrics
+	eureka {
+		registry dashboard-test
+	}
+}
+http://:%s {
+	bind 127.0.0.1
+	eureka_server
+	eureka_dashboard {
+		path /ui
+	}
+}
+`, registryPort), "caddyfile")
+	if status, _ := do(t, "GET", "http://127.0.0.1:"+registryPort+"/ui/", nil); status != 200 {
+		t.Fatalf("dashboard at its new path: %d", status)
+	}
+	checkMetrics()
+}

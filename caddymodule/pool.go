@@ -43,6 +43,9 @@ type entry struct {
 	balancer  *balancer.Balancer
 	instances balancer.Instancer
 
+	metricsOnce sync.Once
+	collector   *registry.Metrics
+
 	mu      sync.Mutex
 	running int // configs that have started it and not stopped
 	started bool
@@ -89,6 +92,16 @@ func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
 		return nil, fmt.Errorf("assembling registry %q: %v", name, err)
 	}
 	return e, nil
+}
+
+// metrics returns the registry's collector, made once so that every
+// config registers the same one; nil in remote mode.
+func (e *entry) metrics() *registry.Metrics {
+	if e.store == nil {
+		return nil
+	}
+	e.metricsOnce.Do(func() { e.collector = registry.NewMetrics(e.store, "caddy_eureka") })
+	return e.collector
 }
 
 // start runs the registry's background work for one more config.

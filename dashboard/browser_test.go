@@ -129,9 +129,13 @@ func (p page) screenshot(name string) {
 	artifact(p.t, name, png)
 }
 
-func visible(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(sel)) }
-func click(sel string) chromedp.Action[chromedp.Void]   { return chromedp.Click(chromedp.CSS(sel)) }
-func gone(sel string) chromedp.Action[chromedp.Void]    { return chromedp.WaitNotPresent(chromedp.CSS(sel)) }
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
+func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
+func gone(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitNotPresent(chromedp.CSS(sel))
+}
 
 // confirm answers the page's confirmation dialog.
 func confirm(button string) []chromedp.Action[chromedp.Void] {

@@ -29,6 +29,7 @@ func TestBinaryListsModules(t *testing.T) {
 		"eureka",
 		"http.handlers.eureka_server",
 		"http.handlers.eureka_gateway",
+		"http.handlers.eureka_dashboard",
 		"http.reverse_proxy.upstreams.eureka",
 		"http.reverse_proxy.selection_policies.eureka_round_robin",
 		"admin.api.eureka",

@@ -14,8 +14,10 @@ import (
 // options are the server's settings, from flags or EUREKA_* environment
 // variables (a flag wins over the variable).
 type options struct {
-	registry fxmodules.RegistryConfig
-	server   registry.ServerConfig
+	registry      fxmodules.RegistryConfig
+	server        registry.ServerConfig
+	dashboardPath string // "" serves no dashboard
+	hashPassword  string // print the hash of this password and exit
 }
 
 // parseOptions reads flags from args, with defaults taken from the
@@ -42,6 +44,12 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	peers := fs.String("peers", "", "comma-separated service URLs of the other registry nodes (user:password@ for peers that need credentials)")
 	fs.StringVar(&o.registry.Peers.Self, "self-url", "", "this node's own service URL, to recognise it among -peers")
 
+	fs.StringVar(&o.dashboardPath, "dashboard-path", "/", `where the dashboard is served ("off" for none)`)
+	users := fs.String("auth-users", "", "comma-separated user:bcrypt-hash accounts; when set, writes need HTTP basic auth")
+	peerAuth := fs.String("peer-auth", "", "user:bcrypt-hash of the credential peers must use for replication")
+	fs.BoolVar(&o.registry.API.Auth.RequireForReads, "auth-reads", false, "make reads need credentials too")
+	fs.StringVar(&o.hashPassword, "hash-password", "", "print the bcrypt hash of this password, for -auth-users, and exit")
+
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "EUREKA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -61,6 +69,26 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	st.DisableSelfPreservation = !*selfPreservation
+	if o.dashboardPath == "off" {
+		o.dashboardPath = ""
+	}
+	auth := &o.registry.API.Auth
+	for _, entry := range strings.Split(*users, ",") {
+		if entry = strings.TrimSpace(entry); entry != "" {
+			a, err := parseAccount(entry)
+			if err != nil {
+				return nil, fmt.Errorf("-auth-users: %v", err)
+			}
+			auth.Users = append(auth.Users, a)
+		}
+	}
+	if *peerAuth != "" {
+		a, err := parseAccount(*peerAuth)
+		if err != nil {
+			return nil, fmt.Errorf("-peer-auth: %v", err)
+		}
+		auth.Peer = &a
+	}
 	for _, p := range strings.Split(*peers, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			o.registry.Peers.Peers = append(o.registry.Peers.Peers, p)
@@ -74,4 +102,13 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		return nil, fmt.Errorf("-renewal-percent-threshold must be in (0, 1], got %v", t)
 	}
 	return &o, nil
+}
+
+// parseAccount reads "user:bcrypt-hash".
+func parseAccount(entry string) (registry.Account, error) {
+	user, hash, ok := strings.Cut(entry, ":")
+	if !ok || user == "" || !strings.HasPrefix(hash, "$2") {
+		return registry.Account{}, fmt.Errorf("%q is not user:bcrypt-hash (make a hash with -hash-password)", entry)
+	}
+	return registry.Account{Username: user, PasswordHash: hash}, nil
 }

@@ -14,13 +14,23 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 	"go.uber.org/zap"
 
+	"github.com/eurekagate/eurekagate/dashboard"
 	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/registry"
 )
 
 func main() {
@@ -31,6 +41,15 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "eureka:", err)
 		os.Exit(2)
+	}
+	if opts.hashPassword != "" {
+		hash, err := registry.HashPassword(opts.hashPassword)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "eureka:", err)
+			os.Exit(1)
+		}
+		fmt.Println(hash)
+		return
 	}
 	log, err := zap.NewProduction()
 	if err != nil {
@@ -47,11 +66,57 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 	return fx.Options(
 		fxmodules.Registry,
 		fxmodules.Server,
-		fx.Supply(opts.registry, opts.server, log),
+		fx.Supply(opts.registry, log),
+		fx.Provide(func(store *registry.Store, api *registry.API) registry.ServerConfig {
+			return serverConfig(opts, store, api, log)
+		}),
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.ZapLogger{Logger: log.Named("fx")}
 			l.UseLogLevel(zap.DebugLevel)
 			return l
 		}),
 	)
+}
+
+// serverConfig adds the operator pages to the server: /metrics and the
+// dashboard, behind the API's credentials. It warns when the registry is
+// reachable from a network with no credentials configured.
+func serverConfig(opts *options, store *registry.Store, api *registry.API, log *zap.Logger) registry.ServerConfig {
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(registry.NewMetrics(store, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	if opts.dashboardPath != "" {
+		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
+		mux.Handle(path, dashboard.New(store, dashboard.Config{Path: path, Version: version()}))
+	}
+	cfg := opts.server
+	cfg.Other = api.Protect(mux)
+	auth := opts.registry.API.Auth
+	if len(auth.Users) == 0 && auth.Peer == nil && !loopbackOnly(cfg.Addr) {
+		log.Warn("the registry listens beyond loopback without credentials: anyone who reaches it can register or cancel instances; set -auth-users",
+			zap.String("addr", cfg.Addr))
+	}
+	return cfg
+}
+
+// loopbackOnly reports whether addr binds loopback only.
+func loopbackOnly(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// version is the module version the binary was built from.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
 }

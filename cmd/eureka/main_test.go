@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,15 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 		t.Errorf("options: %+v %+v", st, o.registry.API)
 	}
 
+	a, err := parseOptions([]string{"-auth-users", "ops:$2a$10$abc,dev:$2a$10$def", "-peer-auth", "peer:$2a$10$xyz", "-auth-reads", "-dashboard-path", "off"},
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth := a.registry.API.Auth; len(auth.Users) != 2 || auth.Users[1].Username != "dev" || auth.Peer.Username != "peer" || !auth.RequireForReads || a.dashboardPath != "" {
+		t.Errorf("auth options: %+v, dashboard %q", auth, a.dashboardPath)
+	}
+
 	d, err := parseOptions(nil, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +54,8 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 		t.Errorf("defaults: %+v", d)
 	}
 
-	for _, bad := range [][]string{{"-eviction-interval", "soon"}, {"-renewal-percent-threshold", "2"}, {"extra"}} {
+	for _, bad := range [][]string{{"-eviction-interval", "soon"}, {"-renewal-percent-threshold", "2"}, {"extra"},
+		{"-auth-users", "ops:plaintext"}, {"-peer-auth", "nohash"}} {
 		if _, err := parseOptions(bad, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
@@ -79,6 +90,17 @@ func TestAppStartsAndStops(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("GET /eureka/apps: %d", resp.StatusCode)
+	}
+	for path, want := range map[string]string{"/metrics": "eureka_renew_threshold", "/": "Eurekagate registry", "/api/summary": `"applications":[]`} {
+		resp, err := http.Get("http://" + srv.Addr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d, %q not in %.200s", path, resp.StatusCode, want, body)
+		}
 	}
 	http.DefaultClient.CloseIdleConnections()
 	if err := app.Stop(ctx); err != nil {

@@ -1,0 +1,73 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/eurekagate/eurekagate/dashboard"
+)
+
+func init() {
+	caddy.RegisterModule(new(Dashboard))
+}
+
+// Dashboard serves the registry's web dashboard: the registry live
+// (instances, self-preservation, peers), with operator actions that go
+// through the Eureka REST API of eureka_server. Requests outside Path go to
+// the next handler. Protect it, and eureka_server, with basic_auth when the
+// registry is reachable from a network.
+type Dashboard struct {
+	// Path is where the dashboard is served. Default: "/".
+	Path string `json:"path,omitempty"`
+	// APIPrefix is where eureka_server serves the REST API that the
+	// dashboard's actions use. Default: "/eureka".
+	APIPrefix string `json:"api_prefix,omitempty"`
+
+	handler *dashboard.Handler
+	path    string
+}
+
+// CaddyModule returns the Caddy module information.
+func (*Dashboard) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.handlers.eureka_dashboard", New: func() caddy.Module { return new(Dashboard) }}
+}
+
+// Provision finds the eureka app's registry.
+func (d *Dashboard) Provision(ctx caddy.Context) error {
+	v, err := ctx.App("eureka")
+	if err != nil {
+		return fmt.Errorf("loading eureka app: %v", err)
+	}
+	store := v.(*App).Store()
+	if store == nil {
+		return fmt.Errorf("the eureka app is in remote mode: it hosts no registry to show")
+	}
+	d.path = d.Path
+	if d.path == "" {
+		d.path = "/"
+	}
+	if !strings.HasSuffix(d.path, "/") {
+		d.path += "/"
+	}
+	d.handler = dashboard.New(store, dashboard.Config{Path: d.path, APIPrefix: d.APIPrefix, Version: caddy.CustomVersion})
+	return nil
+}
+
+// ServeHTTP serves the dashboard under Path.
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if !strings.HasPrefix(r.URL.Path, d.path) && r.URL.Path+"/" != d.path {
+		return next.ServeHTTP(w, r)
+	}
+	d.handler.ServeHTTP(w, r)
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Dashboard)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Dashboard)(nil)
+)
