@@ -39,23 +39,8 @@ func startThroughCaddy(t *testing.T, cfg registry.Config, api registry.APIConfig
 	if api.Prefix != "" {
 		server = "prefix " + api.Prefix
 	}
-	caddytest.NewTester(t).InitServer(fmt.Sprintf(`{
-	admin localhost:2999
-	http_port 9080
-	https_port 9443
-	grace_period 1ns
-	eureka {
-		%s
-	}
-}
-http://:%s {
-	bind 127.0.0.1
-	eureka_server {
-		%s
-	}
-	respond 404
-}
-`, globals, registryPort, server), "caddyfile")
+	caddytest.NewTester(t).InitServer(testConfig("", globals,
+		site(registryPort, "\teureka_server {\n\t\t"+server+"\n\t}\n\trespond 404")), "caddyfile")
 	v, ok := lookupEntry(name)
 	if !ok {
 		t.Fatalf("registry %s not running", name)

@@ -43,29 +43,31 @@ const (
 	gatewayURL   = "http://127.0.0.1:" + gatewayPort
 )
 
-// gatewayConfig is the test Caddyfile: the registry and the gateway on
-// loopback, and the admin where caddytest expects it.
-func gatewayConfig(globals, gateway string) string {
+// testConfig is a test Caddyfile: the admin where caddytest expects it, the
+// eureka app with the given options, and the sites.
+func testConfig(globals, eureka string, sites ...string) string {
 	return fmt.Sprintf(`{
 	admin localhost:2999
 	http_port 9080
 	https_port 9443
 	grace_period 1ns
+	%s
 	eureka {
 		%s
 	}
 }
-http://:%s {
-	bind 127.0.0.1
-	eureka_server
+%s`, globals, eureka, strings.Join(sites, ""))
 }
-http://:%s {
-	bind 127.0.0.1
-	eureka_gateway {
-		%s
-	}
+
+// site is a loopback site on port with the given directives.
+func site(port, body string) string {
+	return fmt.Sprintf("http://:%s {\n\tbind 127.0.0.1\n%s\n}\n", port, body)
 }
-`, globals, registryPort, gatewayPort, gateway)
+
+// gatewayConfig is the registry and the gateway on loopback.
+func gatewayConfig(eureka, gateway string) string {
+	return testConfig("", eureka, site(registryPort, "\teureka_server"),
+		site(gatewayPort, "\teureka_gateway {\n\t\t"+gateway+"\n\t}"))
 }
 
 // backend is an instance of a service: it answers with its name and the
@@ -248,22 +250,8 @@ func TestRemoteModeRoutesByAnotherRegistry(t *testing.T) {
 	registerVia(t, remote, c.instance("billing"))
 
 	tester := caddytest.NewTester(t)
-	tester.InitServer(fmt.Sprintf(`{
-	admin localhost:2999
-	http_port 9080
-	https_port 9443
-	grace_period 1ns
-	eureka {
-		registry remote-test
-		remote %s
-		fetch_interval 100ms
-	}
-}
-http://:%s {
-	bind 127.0.0.1
-	eureka_gateway
-}
-`, remote, gatewayPort), "caddyfile")
+	tester.InitServer(testConfig("", "registry remote-test\n\t\tremote "+remote+"\n\t\tfetch_interval 100ms",
+		site(gatewayPort, "\teureka_gateway")), "caddyfile")
 
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -357,22 +345,8 @@ func TestPeersWithStandaloneNode(t *testing.T) {
 // The dashboard and the registry's metrics are served through Caddy.
 func TestDashboardAndMetricsThroughCaddy(t *testing.T) {
 	tester := caddytest.NewTester(t)
-	tester.InitServer(fmt.Sprintf(`{
-	admin localhost:2999
-	http_port 9080
-	https_port 9443
-	grace_period 1ns
-	metrics
-	eureka {
-		registry dashboard-test
-	}
-}
-http://:%s {
-	bind 127.0.0.1
-	eureka_server
-	eureka_dashboard
-}
-`, registryPort), "caddyfile")
+	tester.InitServer(testConfig("metrics", "registry dashboard-test",
+		site(registryPort, "\teureka_server\n\teureka_dashboard")), "caddyfile")
 	registerVia(t, registryURL, newBackend(t, "a").instance("orders"))
 	status, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/", nil)
 	if status != 200 || !strings.Contains(body, "Eurekagate registry") {
@@ -392,24 +366,8 @@ http://:%s {
 	}
 	checkMetrics()
 	// A reload gives Caddy a new metrics registry; ours joins it again.
-	tester.InitServer(fmt.Sprintf(`{
-	admin localhost:2999
-	http_port 9080
-	https_port 9443
-	grace_period 1ns
-	metrics
-	eureka {
-		registry dashboard-test
-	}
-}
-http://:%s {
-	bind 127.0.0.1
-	eureka_server
-	eureka_dashboard {
-		path /ui
-	}
-}
-`, registryPort), "caddyfile")
+	tester.InitServer(testConfig("metrics", "registry dashboard-test",
+		site(registryPort, "\teureka_server\n\teureka_dashboard {\n\t\tpath /ui\n\t}")), "caddyfile")
 	if status, _ := do(t, "GET", "http://127.0.0.1:"+registryPort+"/ui/", nil); status != 200 {
 		t.Fatalf("dashboard at its new path: %d", status)
 	}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
@@ -164,6 +165,26 @@ func TestClusterReplication(t *testing.T) {
 		_, ok3 := n3.store.Get("ORDERS", "x")
 		return !ok2 && !ok3
 	})
+	// The status endpoint reports each peer's replication state.
+	resp, err := http.Get(n1.url() + "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	req, _ := http.NewRequest("GET", n1.url()+"status", nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status StatusInfo
+	err = json.NewDecoder(resp.Body).Decode(&status)
+	resp.Body.Close()
+	if err != nil || len(status.Peers) != 2 || status.Peers[0].BatchesSent == 0 ||
+		!strings.Contains(status.ApplicationStats["available-replicas"], n2.addr) {
+		t.Errorf("status peers: %v %+v %v", err, status.Peers, status.ApplicationStats)
+	}
+
 	// Replicated writes are not replicated again, and evictions never.
 	for _, n := range c.nodes {
 		for _, ps := range n.peers.Stats() {
