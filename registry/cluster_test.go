@@ -166,14 +166,9 @@ func TestClusterReplication(t *testing.T) {
 		return !ok2 && !ok3
 	})
 	// The status endpoint reports each peer's replication state.
-	resp, err := http.Get(n1.url() + "status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
 	req, _ := http.NewRequest("GET", n1.url()+"status", nil)
 	req.Header.Set("Accept", "application/json")
-	resp, err = http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
