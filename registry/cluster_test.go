@@ -128,7 +128,7 @@ func TestClusterReplication(t *testing.T) {
 			t.Fatalf("heartbeat: %d", status)
 		}
 		renewed := c.clock.Now().UnixMilli()
-		within(t, time.Second, "the heartbeat on nodes 2 and 3", func() bool {
+		within(t, 2*time.Second, "the heartbeat on nodes 2 and 3", func() bool {
 			i2, _ := n2.store.Get("ORDERS", "x")
 			i3, _ := n3.store.Get("ORDERS", "x")
 			return i2 != nil && i3 != nil && i2.LeaseInfo.LastRenewalTimestamp == renewed && i3.LeaseInfo.LastRenewalTimestamp == renewed
@@ -144,13 +144,13 @@ func TestClusterReplication(t *testing.T) {
 	if status := httpDo(t, "PUT", n1.url()+"apps/ORDERS/x/status?value=OUT_OF_SERVICE", nil); status != 200 {
 		t.Fatalf("override: %d", status)
 	}
-	within(t, time.Second, "the override on nodes 2 and 3", func() bool {
+	within(t, 2*time.Second, "the override on nodes 2 and 3", func() bool {
 		i2, _ := n2.store.Get("ORDERS", "x")
 		i3, _ := n3.store.Get("ORDERS", "x")
 		return i2.Status == eureka.StatusOutOfService && i3.Status == eureka.StatusOutOfService
 	})
 	httpDo(t, "DELETE", n1.url()+"apps/ORDERS/x/status?value=UP", nil)
-	within(t, time.Second, "the override removal on nodes 2 and 3", func() bool {
+	within(t, 2*time.Second, "the override removal on nodes 2 and 3", func() bool {
 		i2, _ := n2.store.Get("ORDERS", "x")
 		i3, _ := n3.store.Get("ORDERS", "x")
 		return i2.Status == eureka.StatusUp && i3.Status == eureka.StatusUp && len(n3.store.Overrides()) == 0
@@ -160,7 +160,7 @@ func TestClusterReplication(t *testing.T) {
 	if status := httpDo(t, "DELETE", n1.url()+"apps/ORDERS/x", nil); status != 200 {
 		t.Fatalf("cancel: %d", status)
 	}
-	within(t, time.Second, "the cancel on nodes 2 and 3", func() bool {
+	within(t, 2*time.Second, "the cancel on nodes 2 and 3", func() bool {
 		_, ok2 := n2.store.Get("ORDERS", "x")
 		_, ok3 := n3.store.Get("ORDERS", "x")
 		return !ok2 && !ok3
