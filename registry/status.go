@@ -14,6 +14,12 @@ import (
 // unknown or expired instance.
 func (s *Store) SetStatus(app, id string, st eureka.Status, lastDirty int64, replication bool) error {
 	it, err := s.setStatus(app, id, st, lastDirty)
+	return s.replicated(replication, it, err)
+}
+
+// replicated hands a successful write's task to the peers, unless the write
+// itself came from one.
+func (s *Store) replicated(replication bool, it *ReplicationItem, err error) error {
 	if err == nil && !replication {
 		s.replicate(it)
 	}
@@ -52,10 +58,7 @@ func (s *Store) setStatus(app, id string, st eureka.Status, lastDirty int64) (*R
 // status). It returns ErrNotFound for an unknown or expired instance.
 func (s *Store) DeleteStatusOverride(app, id string, st eureka.Status, lastDirty int64, replication bool) error {
 	it, err := s.deleteStatusOverride(app, id, st, lastDirty)
-	if err == nil && !replication {
-		s.replicate(it)
-	}
-	return err
+	return s.replicated(replication, it, err)
 }
 
 func (s *Store) deleteStatusOverride(app, id string, st eureka.Status, lastDirty int64) (*ReplicationItem, error) {
