@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/eurekagate/eurekagate/eureka"
+	"io"
 	"net"
 	"net/http"
 	"testing"
@@ -23,11 +24,22 @@ func TestServerStopFinishesInFlightRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	reader := bufio.NewReader(conn)
+	// A first request and its answer: the server has accepted the
+	// connection and serves it.
+	fmt.Fprintf(conn, "GET /eureka/apps HTTP/1.1\r\nHost: x\r\n\r\n")
+	first, err := http.ReadResponse(reader, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, first.Body)
+	first.Body.Close()
+
 	body := eureka.AppendInstanceJSON(nil, inst("A", "x"))
 	half := len(body) / 2
 	fmt.Fprintf(conn, "POST /eureka/apps/A HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 	conn.Write(body[:half])
-	time.Sleep(50 * time.Millisecond) // let the server start reading the request
+	time.Sleep(200 * time.Millisecond) // let the server read the bytes already sent
 
 	stopped := make(chan error, 1)
 	go func() {
@@ -41,7 +53,7 @@ func TestServerStopFinishesInFlightRequests(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	conn.Write(body[half:])
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(reader, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
