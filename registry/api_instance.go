@@ -54,36 +54,35 @@ func (a *API) cancel(req *Request, resp *Response, app, id string) {
 	resp.empty(http.StatusNotFound)
 }
 
-// setStatus is PUT .../status?value=S. A missing or invalid value is a 500
-// in Eureka (the enum parse throws); we keep the code and say why.
+// setStatus is PUT .../status?value=S.
 func (a *API) setStatus(req *Request, resp *Response, app, id string) {
-	v, _ := req.Query.Get("value")
-	st, valid := eureka.LookupStatus(v)
-	if !valid {
-		resp.text(http.StatusInternalServerError, "invalid status value "+strconv.Quote(v))
-		return
+	if st, lastDirty, ok := a.statusArgs(req, resp, true); ok {
+		a.statusResult(resp, a.store.SetStatus(app, id, st, lastDirty, req.Replication))
 	}
-	lastDirty, ok := a.timestampArg(req, resp)
-	if !ok {
-		return
-	}
-	a.statusResult(resp, a.store.SetStatus(app, id, st, lastDirty, req.Replication))
 }
 
+// deleteOverride is DELETE .../status[?value=S]; the fallback status
+// defaults to UNKNOWN.
 func (a *API) deleteOverride(req *Request, resp *Response, app, id string) {
+	if st, lastDirty, ok := a.statusArgs(req, resp, false); ok {
+		a.statusResult(resp, a.store.DeleteStatusOverride(app, id, st, lastDirty, req.Replication))
+	}
+}
+
+// statusArgs reads value and lastDirtyTimestamp. A missing (when
+// required) or invalid value is a 500 in Eureka, whose enum parse throws;
+// we keep the code and say why.
+func (a *API) statusArgs(req *Request, resp *Response, required bool) (eureka.Status, int64, bool) {
 	st := eureka.StatusUnknown
-	if v, has := req.Query.Get("value"); has {
+	if v, has := req.Query.Get("value"); has || required {
 		var valid bool
 		if st, valid = eureka.LookupStatus(v); !valid {
 			resp.text(http.StatusInternalServerError, "invalid status value "+strconv.Quote(v))
-			return
+			return st, 0, false
 		}
 	}
 	lastDirty, ok := a.timestampArg(req, resp)
-	if !ok {
-		return
-	}
-	a.statusResult(resp, a.store.DeleteStatusOverride(app, id, st, lastDirty, req.Replication))
+	return st, lastDirty, ok
 }
 
 func (a *API) updateMetadata(req *Request, resp *Response, app, id string) {
