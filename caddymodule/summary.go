@@ -1,6 +1,10 @@
 package caddymodule
 
-import "github.com/eurekagate/eurekagate/eureka"
+import (
+	"github.com/samber/lo"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
 
 type registryApp struct {
 	name     string
@@ -10,14 +14,13 @@ type registryApp struct {
 
 // appsOf counts each application's instances by status.
 func appsOf(apps []*eureka.Application) []*registryApp {
-	out := make([]*registryApp, 0, len(apps))
-	for _, a := range apps {
-		ra := &registryApp{name: a.Name, byStatus: map[string]int{}}
-		for _, i := range a.Instances {
-			ra.byStatus[i.Status.String()]++
-			ra.count++
+	return lo.Map(apps, func(a *eureka.Application, _ int) *registryApp {
+		return &registryApp{
+			name:  a.Name,
+			count: len(a.Instances),
+			byStatus: lo.CountValuesBy(a.Instances, func(i *eureka.InstanceInfo) string {
+				return i.Status.String()
+			}),
 		}
-		out = append(out, ra)
-	}
-	return out
+	})
 }

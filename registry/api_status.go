@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/samber/lo"
+
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
@@ -37,16 +39,9 @@ type statXML struct {
 }
 
 func toStatsXML(m map[string]string) statsXML {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
+	keys := lo.Keys(m)
 	sort.Strings(keys)
-	out := make(statsXML, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, statXML{XMLName: xml.Name{Local: k}, Value: m[k]})
-	}
-	return out
+	return lo.Map(keys, func(k string, _ int) statXML { return statXML{XMLName: xml.Name{Local: k}, Value: m[k]} })
 }
 
 // Status returns the server status document.

@@ -7,6 +7,8 @@ import (
 	"net"
 	"strings"
 
+	"github.com/samber/lo"
+
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/registry"
 )
@@ -73,14 +75,12 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		o.dashboardPath = ""
 	}
 	auth := &o.registry.API.Auth
-	for _, entry := range strings.Split(*users, ",") {
-		if entry = strings.TrimSpace(entry); entry != "" {
-			a, err := parseAccount(entry)
-			if err != nil {
-				return nil, fmt.Errorf("-auth-users: %v", err)
-			}
-			auth.Users = append(auth.Users, a)
+	for _, entry := range splitList(*users) {
+		a, err := parseAccount(entry)
+		if err != nil {
+			return nil, fmt.Errorf("-auth-users: %v", err)
 		}
+		auth.Users = append(auth.Users, a)
 	}
 	if *peerAuth != "" {
 		a, err := parseAccount(*peerAuth)
@@ -89,11 +89,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		}
 		auth.Peer = &a
 	}
-	for _, p := range strings.Split(*peers, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			o.registry.Peers.Peers = append(o.registry.Peers.Peers, p)
-		}
-	}
+	o.registry.Peers.Peers = splitList(*peers)
 	if _, port, err := net.SplitHostPort(o.server.Addr); err == nil {
 		// Peers listed as this host's loopback address are this node.
 		o.registry.Peers.SelfAddrs = []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
@@ -111,4 +107,9 @@ func parseAccount(entry string) (registry.Account, error) {
 		return registry.Account{}, fmt.Errorf("%q is not user:bcrypt-hash (make a hash with -hash-password)", entry)
 	}
 	return registry.Account{Username: user, PasswordHash: hash}, nil
+}
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(v string) []string {
+	return lo.Compact(lo.Map(strings.Split(v, ","), func(s string, _ int) string { return strings.TrimSpace(s) }))
 }
