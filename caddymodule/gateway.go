@@ -75,6 +75,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	// Caddy cleans up modules loaded through ctx with the config.
 	mod, err := ctx.LoadModuleByID("http.handlers.reverse_proxy", raw)
 	if err != nil {
 		return fmt.Errorf("loading reverse_proxy: %v", err)
@@ -121,17 +122,8 @@ func splitApp(path string) (app, rest string, ok bool) {
 	return app, "/" + rest, true
 }
 
-// Cleanup releases the embedded reverse_proxy.
-func (g *Gateway) Cleanup() error {
-	if g.proxy != nil {
-		return g.proxy.Cleanup()
-	}
-	return nil
-}
-
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*Gateway)(nil)
-	_ caddy.CleanerUpper          = (*Gateway)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Gateway)(nil)
 )
