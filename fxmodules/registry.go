@@ -61,9 +61,9 @@ func NewStore(p StoreParams) (*registry.Store, error) {
 		return nil, err
 	}
 	p.Lifecycle.Append(fx.Hook{
-		// The sync is bounded by the peers' request timeout; it must finish
-		// before the registry answers reads.
-		OnStart: func(context.Context) error { peers.SyncFrom(); peers.Start(); return nil },
+		// The sync must finish before the registry answers reads; it is
+		// bounded by the start deadline.
+		OnStart: func(ctx context.Context) error { peers.SyncFrom(ctx); peers.Start(); return nil },
 		OnStop:  func(context.Context) error { peers.Stop(); return nil },
 	})
 	return s, nil

@@ -75,7 +75,7 @@ func (c *cluster) start(n int, sync bool) *node {
 		c.t.Fatalf("node %d replicates to %d peers, want %d: its own URL was not recognised", n, len(peers.peers), len(c.addrs)-1)
 	}
 	if sync {
-		peers.SyncFrom()
+		peers.SyncFrom(context.Background())
 	}
 	srv := NewServer(NewAPI(store, APIConfig{}), ServerConfig{Addr: c.addrs[n]})
 	if err := srv.Start(); err != nil {
@@ -304,4 +304,29 @@ func freeLoopbackAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// A peer that accepts connections but never answers cannot hold the
+// start-up sync past its deadline.
+func TestSyncFromRespectsDeadline(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // never accepts: requests hang
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	s, _ := newTestStore(t, Config{})
+	p, err := NewPeers(s, PeerConfig{Peers: []string{"http://" + silent.Addr().String() + "/eureka/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if n := p.SyncFrom(ctx); n != 0 {
+		t.Fatalf("synced %d from a silent peer", n)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("sync took %v past a 400ms deadline", took)
+	}
+	p.Stop()
 }

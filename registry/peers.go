@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -411,10 +412,18 @@ func (p *Peers) itemResult(pe *peer, it ReplicationItem, r ReplicationResult) {
 // registering every instance as a replication (so nothing is sent back),
 // and sets the expected number of renewing clients from the count, as
 // Eureka's syncUp and openForTraffic do. Run it before serving reads. With
-// no peer answering, the node starts empty and logs it.
-func (p *Peers) SyncFrom() int {
+// no peer answering, the node starts empty and logs it. It gives up when
+// ctx ends, so it fits in a start-up deadline.
+func (p *Peers) SyncFrom(ctx context.Context) int {
 	for _, pe := range p.peers {
-		apps, err := p.fetchAll(pe)
+		timeout := p.cfg.Timeout
+		if deadline, ok := ctx.Deadline(); ok {
+			timeout = min(timeout, time.Until(deadline)/2)
+		}
+		if ctx.Err() != nil || timeout <= 0 {
+			break
+		}
+		apps, err := p.fetchAll(pe, timeout)
 		if err != nil {
 			p.log.Warn("start-up sync: peer did not answer", zap.String("peer", pe.url.Base), zap.Error(err))
 			continue
@@ -440,7 +449,7 @@ func (p *Peers) SyncFrom() int {
 	return 0
 }
 
-func (p *Peers) fetchAll(pe *peer) (*eureka.Applications, error) {
+func (p *Peers) fetchAll(pe *peer, timeout time.Duration) (*eureka.Applications, error) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -450,7 +459,7 @@ func (p *Peers) fetchAll(pe *peer) (*eureka.Applications, error) {
 	if pe.url.Authorization != "" {
 		req.Header.Set("Authorization", pe.url.Authorization)
 	}
-	if err := p.client.DoTimeout(req, resp, p.cfg.Timeout); err != nil {
+	if err := p.client.DoTimeout(req, resp, timeout); err != nil {
 		return nil, err
 	}
 	if resp.StatusCode() != http.StatusOK {
