@@ -138,14 +138,6 @@ func (i *InstanceInfo) Clone() *InstanceInfo {
 	return &c
 }
 
-// VIPs returns the entries of a comma-separated VIP list.
-func VIPs(list string) []string {
-	if list == "" {
-		return nil
-	}
-	return strings.Split(list, ",")
-}
-
 // HasVIP reports whether the comma-separated list holds vip exactly
 // (case-sensitive, as the server matches).
 func HasVIP(list, vip string) bool {
