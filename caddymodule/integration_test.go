@@ -18,6 +18,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -253,19 +254,14 @@ func TestRemoteModeRoutesByAnotherRegistry(t *testing.T) {
 	tester.InitServer(testConfig("", "registry remote-test\n\t\tremote "+remote+"\n\t\tfetch_interval 100ms",
 		site(gatewayPort, "\teureka_gateway")), "caddyfile")
 
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var routed string
+	testkit.Eventually(t, 5*time.Second, "routing by the remote registry", func() bool {
 		status, body := do(t, "GET", gatewayURL+"/billing/items/7", nil)
-		if status == 200 {
-			if body != "c /items/7 xff=true" {
-				t.Fatalf("remote routing: %q", body)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("remote registry never routed: %d %q", status, body)
-		}
-		time.Sleep(20 * time.Millisecond)
+		routed = body
+		return status == 200
+	})
+	if routed != "c /items/7 xff=true" {
+		t.Fatalf("remote routing: %q", routed)
 	}
 	// The admin route reports the remote registry.
 	status, body := do(t, "GET", "http://localhost:2999/eureka/", nil)
@@ -325,18 +321,11 @@ func TestPeersWithStandaloneNode(t *testing.T) {
 	tester.InitServer(gatewayConfig("registry peers-test\n\t\tpeers http://"+standaloneAddr+"/eureka/", ""), "caddyfile")
 	registerVia(t, registryURL, newBackend(t, "via-caddy").instance("orders"))
 	registerVia(t, "http://"+standaloneAddr+"/eureka/", newBackend(t, "via-node").instance("orders"))
-	deadline := time.Now().Add(3 * time.Second)
-	for {
+	testkit.Eventually(t, 3*time.Second, "replication both ways between Caddy and the node", func() bool {
 		_, onCaddy := do(t, "GET", registryURL+"apps/ORDERS", nil)
 		_, ok := store.Get("ORDERS", "via-caddy")
-		if ok && strings.Contains(onCaddy, "<instanceId>via-node</instanceId>") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no replication between Caddy and the node: node has via-caddy=%v; Caddy has %s", ok, onCaddy)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ok && strings.Contains(onCaddy, "<instanceId>via-node</instanceId>")
+	})
 	if _, body := do(t, "GET", "http://localhost:2999/eureka/", nil); !strings.Contains(body, `"peers":[{"url":"http://`+standaloneAddr) {
 		t.Errorf("admin route without peer stats: %s", body)
 	}

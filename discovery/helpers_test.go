@@ -6,24 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eurekagate/eurekagate/internal/leaktest"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
-func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
-
-// eventually polls cond until it holds, failing after a few seconds. It
-// waits for network round trips, never for leases to expire.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 
 // ourServer runs our registry on loopback.
 type ourServer struct {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -23,32 +24,32 @@ func TestRegistrationLifecycleAgainstOurServer(t *testing.T) {
 	const id = "127.0.0.1:orders:7070"
 
 	// Registered at once, with Spring's id and defaults.
-	eventually(t, "registration", func() bool { _, ok := srv.store.Get("ORDERS", id); return ok })
+	testkit.Eventually(t, 5*time.Second, "registration", func() bool { _, ok := srv.store.Get("ORDERS", id); return ok })
 	got, _ := srv.store.Get("ORDERS", id)
 	if got.Port.Number != 7070 || got.VIPAddress != "orders" || got.Metadata["zone"] != "z1" || got.Status != eureka.StatusUp {
 		t.Fatalf("registered %+v", got)
 	}
 	// Heartbeats arrive.
-	eventually(t, "heartbeats", func() bool {
+	testkit.Eventually(t, 5*time.Second, "heartbeats", func() bool {
 		i, _ := srv.store.Get("ORDERS", id)
 		return i != nil && i.LeaseInfo.LastRenewalTimestamp > i.LeaseInfo.RegistrationTimestamp
 	})
 	// The client sees itself in its local registry.
 	<-c.Ready()
-	eventually(t, "own instance in the cache", func() bool { return len(c.Instances("ORDERS")) == 1 })
+	testkit.Eventually(t, 5*time.Second, "own instance in the cache", func() bool { return len(c.Instances("ORDERS")) == 1 })
 
 	// A server restart loses the registration: the next heartbeat gets 404
 	// and the client registers again.
 	srv.stop()
 	restarted := startOurServer(t, srv.addr)
-	eventually(t, "re-registration after restart", func() bool { _, ok := restarted.store.Get("ORDERS", id); return ok })
+	testkit.Eventually(t, 5*time.Second, "re-registration after restart", func() bool { _, ok := restarted.store.Get("ORDERS", id); return ok })
 
 	// A status change is registered at once, and so is the way back.
 	for _, st := range []eureka.Status{eureka.StatusDown, eureka.StatusUp} {
 		if err := c.SetStatus(st); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "status "+st.String(), func() bool {
+		testkit.Eventually(t, 5*time.Second, "status "+st.String(), func() bool {
 			i, _ := restarted.store.Get("ORDERS", id)
 			return i != nil && i.Status == st
 		})
@@ -56,7 +57,7 @@ func TestRegistrationLifecycleAgainstOurServer(t *testing.T) {
 	if err := c.SetMetadata(map[string]string{"weight": "5"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "metadata change", func() bool {
+	testkit.Eventually(t, 5*time.Second, "metadata change", func() bool {
 		i, _ := restarted.store.Get("ORDERS", id)
 		return i != nil && i.Metadata["weight"] == "5" && i.Metadata["zone"] == "z1"
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -34,7 +35,7 @@ func TestDiscoveryAndBalancerModules(t *testing.T) {
 		}),
 		fx.Populate(&client, &bal))
 	app.RequireStart()
-	waitFor(t, func() bool { _, err := bal.Pick("ORDERS"); return err == nil })
+	testkit.Eventually(t, 5*time.Second, "the client to see its own registration", func() bool { _, err := bal.Pick("ORDERS"); return err == nil })
 	if i, _ := bal.Pick("ORDERS"); i.Port.Number != 7000 {
 		t.Fatalf("picked %+v", i)
 	}
@@ -86,16 +87,5 @@ func TestDiscoveryBadConfig(t *testing.T) {
 		fx.Invoke(func(*discovery.Client) {}), fx.NopLogger)
 	if app.Err() == nil {
 		t.Fatal("an invalid service URL was accepted")
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

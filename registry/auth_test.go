@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 func account(t *testing.T, user, password string) Account {
@@ -97,7 +98,7 @@ func TestPeersAuthenticate(t *testing.T) {
 	peerAcct := account(t, "peer", "p33r")
 	c := &cluster{t: t, clock: newFakeClock()}
 	for range 2 {
-		c.addrs = append(c.addrs, freeLoopbackAddr(t))
+		c.addrs = append(c.addrs, testkit.FreeAddr(t))
 	}
 	var stores []*Store
 	for n := range 2 {
@@ -117,7 +118,7 @@ func TestPeersAuthenticate(t *testing.T) {
 		stores = append(stores, s)
 	}
 	mustRegister(t, stores[0], inst("A", "x"), false)
-	within(t, 2*time.Second, "replication with credentials", func() bool { _, ok := stores[1].Get("A", "x"); return ok })
+	testkit.Eventually(t, 2*time.Second, "replication with credentials", func() bool { _, ok := stores[1].Get("A", "x"); return ok })
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // node is one registry of a loopback cluster.
@@ -43,7 +44,7 @@ type cluster struct {
 func newCluster(t *testing.T, size int, peer PeerConfig) *cluster {
 	c := &cluster{t: t, clock: newFakeClock(), peer: peer}
 	for range size {
-		c.addrs = append(c.addrs, freeLoopbackAddr(t))
+		c.addrs = append(c.addrs, testkit.FreeAddr(t))
 	}
 	for n := range size {
 		c.nodes = append(c.nodes, c.start(n, true))
@@ -85,17 +86,6 @@ func (c *cluster) start(n int, sync bool) *node {
 	return &node{store: store, srv: srv, peers: peers, addr: c.addrs[n]}
 }
 
-func within(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func httpDo(t *testing.T, method, url string, body []byte) int {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(string(body)))
@@ -114,7 +104,7 @@ func TestClusterReplication(t *testing.T) {
 	if status := httpDo(t, "POST", n1.url()+"apps/ORDERS", eureka.AppendInstanceJSON(nil, inst("ORDERS", "x"))); status != 204 {
 		t.Fatalf("register: %d", status)
 	}
-	within(t, time.Second, "the registration on nodes 2 and 3", func() bool {
+	testkit.Eventually(t, time.Second, "the registration on nodes 2 and 3", func() bool {
 		_, ok2 := n2.store.Get("ORDERS", "x")
 		_, ok3 := n3.store.Get("ORDERS", "x")
 		return ok2 && ok3
@@ -128,7 +118,7 @@ func TestClusterReplication(t *testing.T) {
 			t.Fatalf("heartbeat: %d", status)
 		}
 		renewed := c.clock.Now().UnixMilli()
-		within(t, 2*time.Second, "the heartbeat on nodes 2 and 3", func() bool {
+		testkit.Eventually(t, 2*time.Second, "the heartbeat on nodes 2 and 3", func() bool {
 			i2, _ := n2.store.Get("ORDERS", "x")
 			i3, _ := n3.store.Get("ORDERS", "x")
 			return i2 != nil && i3 != nil && i2.LeaseInfo.LastRenewalTimestamp == renewed && i3.LeaseInfo.LastRenewalTimestamp == renewed
@@ -144,13 +134,13 @@ func TestClusterReplication(t *testing.T) {
 	if status := httpDo(t, "PUT", n1.url()+"apps/ORDERS/x/status?value=OUT_OF_SERVICE", nil); status != 200 {
 		t.Fatalf("override: %d", status)
 	}
-	within(t, 2*time.Second, "the override on nodes 2 and 3", func() bool {
+	testkit.Eventually(t, 2*time.Second, "the override on nodes 2 and 3", func() bool {
 		i2, _ := n2.store.Get("ORDERS", "x")
 		i3, _ := n3.store.Get("ORDERS", "x")
 		return i2.Status == eureka.StatusOutOfService && i3.Status == eureka.StatusOutOfService
 	})
 	httpDo(t, "DELETE", n1.url()+"apps/ORDERS/x/status?value=UP", nil)
-	within(t, 2*time.Second, "the override removal on nodes 2 and 3", func() bool {
+	testkit.Eventually(t, 2*time.Second, "the override removal on nodes 2 and 3", func() bool {
 		i2, _ := n2.store.Get("ORDERS", "x")
 		i3, _ := n3.store.Get("ORDERS", "x")
 		return i2.Status == eureka.StatusUp && i3.Status == eureka.StatusUp && len(n3.store.Overrides()) == 0
@@ -160,7 +150,7 @@ func TestClusterReplication(t *testing.T) {
 	if status := httpDo(t, "DELETE", n1.url()+"apps/ORDERS/x", nil); status != 200 {
 		t.Fatalf("cancel: %d", status)
 	}
-	within(t, 2*time.Second, "the cancel on nodes 2 and 3", func() bool {
+	testkit.Eventually(t, 2*time.Second, "the cancel on nodes 2 and 3", func() bool {
 		_, ok2 := n2.store.Get("ORDERS", "x")
 		_, ok3 := n3.store.Get("ORDERS", "x")
 		return !ok2 && !ok3
@@ -195,7 +185,7 @@ func TestRestartedNodeSyncsBeforeServing(t *testing.T) {
 	for k := range 20 {
 		mustRegister(t, c.nodes[0].store, inst("APP"+string(rune('A'+k%3)), "i"+string(rune('a'+k))), false)
 	}
-	within(t, 2*time.Second, "replication to node 2", func() bool { return c.nodes[1].store.Len() == 20 })
+	testkit.Eventually(t, 2*time.Second, "replication to node 2", func() bool { return c.nodes[1].store.Len() == 20 })
 	c.nodes[1].stop(t)
 	c.nodes[1] = c.start(1, true)
 	// Reads are answered from the synced registry at once.
@@ -226,7 +216,7 @@ func TestPeerDownThenBack(t *testing.T) {
 			t.Fatalf("queue grew to %d", q)
 		}
 	}
-	within(t, 2*time.Second, "failed deliveries to be counted", func() bool { return n1.peers.Stats()[0].Failures > 0 })
+	testkit.Eventually(t, 2*time.Second, "failed deliveries to be counted", func() bool { return n1.peers.Stats()[0].Failures > 0 })
 	ps := n1.peers.Stats()[0]
 	if !ps.Down || ps.Dropped < 1500 {
 		t.Fatalf("stats while down: %+v", ps)
@@ -238,14 +228,14 @@ func TestPeerDownThenBack(t *testing.T) {
 	// instances (404), and node 1 answers with registrations.
 	back := c.start(1, false)
 	c.nodes[1] = back
-	within(t, 2*time.Second, "stale tasks dropped", func() bool { return n1.peers.Stats()[0].QueueLength == 0 })
+	testkit.Eventually(t, 2*time.Second, "stale tasks dropped", func() bool { return n1.peers.Stats()[0].QueueLength == 0 })
 	for k := range 5 {
 		i := SampleInstance(k)
 		if res, _ := n1.store.Renew(i.App, i.InstanceID, RenewRequest{}); res != RenewOK {
 			t.Fatal(res)
 		}
 	}
-	within(t, 3*time.Second, "the returned peer to converge", func() bool {
+	testkit.Eventually(t, 3*time.Second, "the returned peer to converge", func() bool {
 		for k := range 5 {
 			i := SampleInstance(k)
 			if _, ok := back.store.Get(i.App, i.InstanceID); !ok {
@@ -267,12 +257,12 @@ func TestConflictAdoptsPeersNewerCopy(t *testing.T) {
 	old := inst("A", "x")
 	old.LastDirtyTimestamp = 1000
 	mustRegister(t, n1.store, old, false)
-	within(t, time.Second, "replication", func() bool { _, ok := n2.store.Get("A", "x"); return ok })
+	testkit.Eventually(t, time.Second, "replication", func() bool { _, ok := n2.store.Get("A", "x"); return ok })
 	newer := inst("A", "x")
 	newer.LastDirtyTimestamp, newer.HostName = 2000, "moved.local"
 	mustRegister(t, n2.store, newer, true) // as if node 2 had it from elsewhere
 	n1.store.Renew("A", "x", RenewRequest{})
-	within(t, 2*time.Second, "node 1 to adopt node 2's newer copy", func() bool {
+	testkit.Eventually(t, 2*time.Second, "node 1 to adopt node 2's newer copy", func() bool {
 		i, _ := n1.store.Get("A", "x")
 		return i.HostName == "moved.local"
 	})
@@ -294,16 +284,6 @@ func TestSelfRecognised(t *testing.T) {
 	if _, err := NewPeers(s, PeerConfig{Peers: []string{"ftp://x"}}); err == nil {
 		t.Error("bad peer URL accepted")
 	}
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // A peer that accepts connections but never answers cannot hold the

@@ -102,10 +102,7 @@ func (s *Store) renewWithStatusLocked(app, id string, req RenewRequest, now int6
 	s.renewLease(l, now)
 	res, conflict := s.compareDirty(l, req, now)
 	if res == RenewNotFound && req.Replication && req.OverriddenStatus != eureka.StatusUnknown {
-		s.setOverride(id, req.OverriddenStatus, now)
-		info := l.info.Clone()
-		info.OverriddenStatus = req.OverriddenStatus
-		l.info = info
+		s.adoptOverrideLocked(id, l, req.OverriddenStatus, now)
 	}
 	var it *ReplicationItem
 	if !req.Replication {
@@ -119,8 +116,14 @@ func (s *Store) renewWithStatusLocked(app, id string, req RenewRequest, now int6
 func (s *Store) adoptReplicatedOverride(app, id string, st eureka.Status, now int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.adoptOverrideLocked(id, s.lookup(app, id), st, now)
+}
+
+// adoptOverrideLocked stores the override and puts it on the holder of l,
+// if there is a lease. The caller holds the write lock.
+func (s *Store) adoptOverrideLocked(id string, l *lease, st eureka.Status, now int64) {
 	s.setOverride(id, st, now)
-	if l := s.lookup(app, id); l != nil {
+	if l != nil {
 		info := l.info.Clone()
 		info.OverriddenStatus = st
 		l.info = info

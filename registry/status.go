@@ -30,9 +30,9 @@ func (s *Store) setStatus(app, id string, st eureka.Status, lastDirty int64) (*R
 	now := s.nowMillis()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := s.lookup(app, id)
-	if !s.visible(l, now) {
-		return nil, ErrNotFound
+	l, err := s.visibleLocked(app, id, now)
+	if err != nil {
+		return nil, err
 	}
 	s.touch(l, now)
 	if l.info.Status == st {
@@ -65,9 +65,9 @@ func (s *Store) deleteStatusOverride(app, id string, st eureka.Status, lastDirty
 	now := s.nowMillis()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := s.lookup(app, id)
-	if !s.visible(l, now) {
-		return nil, ErrNotFound
+	l, err := s.visibleLocked(app, id, now)
+	if err != nil {
+		return nil, err
 	}
 	s.touch(l, now)
 	if _, ok := s.overrides[id]; !ok {
@@ -81,6 +81,16 @@ func (s *Store) deleteStatusOverride(app, id string, st eureka.Status, lastDirty
 	info.LastDirtyTimestamp = max(info.LastDirtyTimestamp, lastDirty)
 	s.modifiedLocked(app, l, info, now)
 	return s.statusItem(ActionDeleteStatusOverride, app, id, st, l), nil
+}
+
+// visibleLocked returns the lease of (app, id) if single-instance lookups
+// see it, and ErrNotFound otherwise. The caller holds s.mu.
+func (s *Store) visibleLocked(app, id string, now int64) (*lease, error) {
+	l := s.lookup(app, id)
+	if !s.visible(l, now) {
+		return nil, ErrNotFound
+	}
+	return l, nil
 }
 
 // modifiedLocked installs a new holder and records it as MODIFIED.
@@ -98,10 +108,10 @@ func (s *Store) modifiedLocked(app string, l *lease, info *eureka.InstanceInfo, 
 func (s *Store) UpdateMetadata(app, id string, md map[string]string) error {
 	now := s.nowMillis()
 	s.mu.Lock()
-	l := s.lookup(app, id)
-	if !s.visible(l, now) {
+	l, err := s.visibleLocked(app, id, now)
+	if err != nil {
 		s.mu.Unlock()
-		return ErrNotFound
+		return err
 	}
 	info := l.info.Clone()
 	if info.Metadata == nil {

@@ -13,11 +13,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/fxmodules"
-	"github.com/eurekagate/eurekagate/internal/leaktest"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
-func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 
 const interval = 100 * time.Millisecond
 
@@ -45,19 +45,9 @@ func stopErr(app *fx.App) error {
 	return app.Stop(ctx)
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func service(t *testing.T, name, eurekaURL, calls string) (*fx.App, string) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	opts, err := options(Config{Name: name, Addr: addr, EurekaURL: eurekaURL, Calls: calls, FetchInterval: interval}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
@@ -74,18 +64,6 @@ func get(t *testing.T, url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-// waitUntil polls cond; it waits for fetch intervals, never for leases.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // The registry, two instances of inventory and an orders service that
@@ -129,7 +107,7 @@ func TestEndToEnd(t *testing.T) {
 		return seen
 	}
 	id1, id2 := "127.0.0.1:inventory:"+port(addr1), "127.0.0.1:inventory:"+port(addr2)
-	waitUntil(t, "both inventories UP in the orders cache", func() bool {
+	testkit.Eventually(t, 10*time.Second, "both inventories UP in the orders cache", func() bool {
 		seen, ok := tryCalls(2)
 		return ok && seen[id1] == 1 && seen[id2] == 1
 	})
@@ -142,7 +120,7 @@ func TestEndToEnd(t *testing.T) {
 	if _, ok := store.Get("INVENTORY", id1); ok {
 		t.Fatal("stopped instance still registered")
 	}
-	waitUntil(t, "orders to drop the stopped instance", func() bool {
+	testkit.Eventually(t, 10*time.Second, "orders to drop the stopped instance", func() bool {
 		seen, ok := tryCalls(2)
 		return ok && seen[id2] == 2
 	})

@@ -1,8 +1,11 @@
-// Package leaktest holds the goleak settings shared by the test suites.
-package leaktest
+// Package testkit holds what the test suites share: the goleak settings,
+// a poll for conditions reached over the network, and free loopback ports.
+package testkit
 
 import (
+	"net"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -23,4 +26,30 @@ var Ignored = []goleak.Option{
 // them.
 func VerifyTestMain(m *testing.M, extra ...goleak.Option) {
 	goleak.VerifyTestMain(m, append(append([]goleak.Option{}, Ignored...), extra...)...)
+}
+
+// Eventually polls cond until it holds, and fails the test if it does not
+// within d. It waits for network round trips and background loops, never
+// for leases to expire: those tests move a fake clock.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// FreeAddr returns a loopback address with a port that was free a moment
+// ago, for servers whose address must be known before they start.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
