@@ -13,6 +13,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -260,11 +261,11 @@ func BenchmarkPickSerial(b *testing.B) {
 func BenchmarkPickStore(b *testing.B) {
 	s := registry.New(registry.Config{})
 	for n := range 3 {
-		i := registry.SampleInstance(n)
+		i := testkit.SampleInstance(n)
 		s.Register(i, false)
 	}
 	bal := New(s, Config{})
-	app := registry.SampleInstance(0).App
+	app := testkit.SampleInstance(0).App
 	b.ReportAllocs()
 	for range b.N {
 		bal.Pick(app)

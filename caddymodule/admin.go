@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 func init() {
@@ -47,7 +48,7 @@ type summary struct {
 	Instances        int                        `json:"instances"`
 	Applications     map[string]map[string]int  `json:"applications"`
 	SelfPreservation *registry.SelfPreservation `json:"self_preservation,omitempty"`
-	Peers            []registry.PeerStats       `json:"peers,omitempty"`
+	Peers            []replication.PeerStats    `json:"peers,omitempty"`
 	Remote           []string                   `json:"remote,omitempty"`
 }
 
@@ -63,7 +64,7 @@ func (a *adminAPI) summary(w http.ResponseWriter, r *http.Request) error {
 	if store := a.app.Store(); store != nil {
 		sp := store.SelfPreservation()
 		s.SelfPreservation = &sp
-		s.Peers = store.PeerStats()
+		s.Peers = a.app.entry.peers.Stats()
 		apps = appsOf(store.Applications().Applications)
 	} else {
 		s.Mode, s.Remote = "remote", a.app.Remote

@@ -9,6 +9,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/internal/apisuite"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 // The REST API served by eureka_server passes the same suite, and the same
@@ -21,7 +22,7 @@ var suiteRegistries int
 
 // startThroughCaddy loads a config with a new registry (a fresh Store) and
 // eureka_server on the registry port.
-func startThroughCaddy(t *testing.T, cfg registry.Config, api registry.APIConfig) (string, *registry.Store) {
+func startThroughCaddy(t *testing.T, cfg registry.Config, api httpapi.APIConfig) (string, *registry.Store) {
 	t.Helper()
 	if !reflect.DeepEqual(cfg, registry.Config{DisableDelta: cfg.DisableDelta}) {
 		t.Fatalf("the Caddy starter does not map %+v", cfg)

@@ -14,6 +14,8 @@ import (
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 func init() {
@@ -163,7 +165,7 @@ func (a *App) settings() settings {
 		LegacyLeaseExpiry:              a.LegacyLeaseExpiry,
 	}
 	s := settings{store: st, maxBody: a.MaxBodySize,
-		peers: registry.PeerConfig{Peers: a.Peers, Self: a.SelfURL}}
+		peers: replication.Config{Peers: a.Peers, Self: a.SelfURL}}
 	if len(a.Remote) > 0 {
 		s.remote = &discovery.Config{ServiceURLs: a.Remote, Zone: a.Zone, RegistryFetchInterval: time.Duration(a.FetchInterval)}
 	}
@@ -189,11 +191,15 @@ func (a *App) Instances(app string) []*eureka.InstanceInfo {
 
 // API returns a REST API over the hosted registry, also served under
 // prefix (besides /eureka).
-func (a *App) API(prefix string) (*registry.API, error) {
+func (a *App) API(prefix string) (*httpapi.API, error) {
 	if a.entry.store == nil {
 		return nil, errors.New("the eureka app is in remote mode: it hosts no registry to serve")
 	}
-	return registry.NewAPI(a.entry.store, registry.APIConfig{Prefix: prefix, MaxBodyBytes: a.MaxBodySize}), nil
+	cfg := httpapi.APIConfig{Prefix: prefix, MaxBodyBytes: a.MaxBodySize}
+	if a.entry.peers != nil {
+		cfg.Peers = a.entry.peers
+	}
+	return httpapi.NewAPI(a.entry.store, cfg), nil
 }
 
 // Interface guards

@@ -20,6 +20,8 @@ import (
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 func TestMain(m *testing.M) {
@@ -241,7 +243,7 @@ func TestReloadKeepsRegistrations(t *testing.T) {
 func TestRemoteModeRoutesByAnotherRegistry(t *testing.T) {
 	// A second registry, outside Caddy.
 	store := registry.New(registry.Config{})
-	srv := registry.NewServer(registry.NewAPI(store, registry.APIConfig{}), registry.ServerConfig{Addr: "127.0.0.1:0"})
+	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -306,11 +308,11 @@ func TestPeersWithStandaloneNode(t *testing.T) {
 	standaloneAddr := ln.Addr().String()
 	ln.Close()
 	store := registry.New(registry.Config{})
-	peers, err := registry.NewPeers(store, registry.PeerConfig{Peers: []string{registryURL}})
+	peers, err := replication.New(store, replication.Config{Peers: []string{registryURL}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := registry.NewServer(registry.NewAPI(store, registry.APIConfig{}), registry.ServerConfig{Addr: standaloneAddr})
+	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: standaloneAddr})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

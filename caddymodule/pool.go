@@ -16,6 +16,9 @@ import (
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/metrics"
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 // pool holds the registries by name. A reload provisions the new config,
@@ -27,7 +30,7 @@ var pool = caddy.NewUsagePool()
 type settings struct {
 	store   registry.Config
 	maxBody int64
-	peers   registry.PeerConfig
+	peers   replication.Config
 	remote  *discovery.Config // nil: host the registry
 }
 
@@ -38,13 +41,14 @@ type entry struct {
 	settings settings
 	app      *fx.App
 
-	store     *registry.Store   // nil in remote mode
-	client    *discovery.Client // nil in local mode
+	store     *registry.Store    // nil in remote mode
+	peers     *replication.Peers // nil without peers
+	client    *discovery.Client  // nil in local mode
 	balancer  *balancer.Balancer
 	instances balancer.Instancer
 
 	metricsOnce sync.Once
-	collector   *registry.Metrics
+	collector   *metrics.Collector
 
 	mu      sync.Mutex
 	running int // configs that have started it and not stopped
@@ -84,8 +88,8 @@ func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
 		opts = append(opts, fxmodules.Discovery, fxmodules.RemoteInstances, fx.Supply(*s.remote), fx.Populate(&e.client))
 	} else {
 		opts = append(opts, fxmodules.Registry, fxmodules.LocalInstances,
-			fx.Supply(fxmodules.RegistryConfig{Store: s.store, API: registry.APIConfig{MaxBodyBytes: s.maxBody}, Peers: s.peers}),
-			fx.Populate(&e.store))
+			fx.Supply(fxmodules.RegistryConfig{Store: s.store, API: httpapi.APIConfig{MaxBodyBytes: s.maxBody}, Peers: s.peers}),
+			fx.Populate(&e.store, &e.peers))
 	}
 	e.app = fx.New(opts...)
 	if err := e.app.Err(); err != nil {
@@ -96,11 +100,11 @@ func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
 
 // metrics returns the registry's collector, made once so that every
 // config registers the same one; nil in remote mode.
-func (e *entry) metrics() *registry.Metrics {
+func (e *entry) metrics() *metrics.Collector {
 	if e.store == nil {
 		return nil
 	}
-	e.metricsOnce.Do(func() { e.collector = registry.NewMetrics(e.store, "caddy_eureka") })
+	e.metricsOnce.Do(func() { e.collector = metrics.New(e.store, e.peers, "caddy_eureka") })
 	return e.collector
 }
 

@@ -6,8 +6,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-
-	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 func init() {
@@ -25,7 +24,7 @@ type Server struct {
 	// example /registry). Default: none.
 	Prefix string `json:"prefix,omitempty"`
 
-	api     *registry.API
+	api     *httpapi.API
 	handler http.Handler
 }
 
@@ -44,7 +43,7 @@ func (s *Server) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	s.api, s.handler = api, registry.NewHTTPHandler(api)
+	s.api, s.handler = api, httpapi.NewHTTPHandler(api)
 	return nil
 }
 

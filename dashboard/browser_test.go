@@ -17,6 +17,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 // chromium finds Debian's Chromium, which .ci/run installs when missing.
@@ -32,11 +33,11 @@ func chromium(t *testing.T) string {
 
 // startRegistry runs the standalone server with the dashboard at / on
 // loopback.
-func startRegistry(t *testing.T, auth registry.AuthConfig) (string, *registry.Store) {
+func startRegistry(t *testing.T, auth httpapi.AuthConfig) (string, *registry.Store) {
 	t.Helper()
 	store := registry.New(registry.Config{})
-	api := registry.NewAPI(store, registry.APIConfig{Auth: auth})
-	srv := registry.NewServer(api, registry.ServerConfig{
+	api := httpapi.NewAPI(store, httpapi.APIConfig{Auth: auth})
+	srv := httpapi.NewServer(api, httpapi.ServerConfig{
 		Addr: "127.0.0.1:0", Other: api.Protect(New(store, Config{Version: "test"})),
 	})
 	if err := srv.Start(); err != nil {
@@ -145,7 +146,7 @@ func confirm(button string) []chromedp.Action[chromedp.Void] {
 // The dashboard shows a new instance without a reload, takes it out of
 // service from the page and deregisters it, each after a confirmation.
 func TestDashboardInBrowser(t *testing.T) {
-	addr, store := startRegistry(t, registry.AuthConfig{})
+	addr, store := startRegistry(t, httpapi.AuthConfig{})
 	register(t, store, "ORDERS", "orders-1")
 	p := page{t, browser(t, 1280)}
 
@@ -198,7 +199,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 // On a narrow screen the table becomes one card per instance.
 func TestDashboardNarrowScreen(t *testing.T) {
-	addr, store := startRegistry(t, registry.AuthConfig{})
+	addr, store := startRegistry(t, httpapi.AuthConfig{})
 	register(t, store, "ORDERS", "orders-1")
 	p := page{t, browser(t, 390)}
 	p.do(chromedp.Navigate("http://"+addr+"/"), visible(row("orders-1")))
@@ -216,11 +217,11 @@ func TestDashboardNarrowScreen(t *testing.T) {
 // credentials the browser holds for the registry (as after the operator
 // answered the basic-auth prompt).
 func TestDashboardActionsCarryCredentials(t *testing.T) {
-	hash, err := registry.HashPassword("s3cret")
+	hash, err := httpapi.HashPassword("s3cret")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, store := startRegistry(t, registry.AuthConfig{Users: []registry.Account{{Username: "ops", PasswordHash: hash}}})
+	addr, store := startRegistry(t, httpapi.AuthConfig{Users: []httpapi.Account{{Username: "ops", PasswordHash: hash}}})
 	register(t, store, "ORDERS", "orders-1")
 	p := page{t, browser(t, 1280)}
 	// Without credentials the page itself is refused.

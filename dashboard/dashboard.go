@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 //go:embed static
@@ -37,6 +38,14 @@ type Config struct {
 	Node string
 	// Version is shown on the page. Default "dev".
 	Version string
+	// Peers, if set, is the node's replication (a *replication.Peers),
+	// whose state the page shows. Default: none.
+	Peers Peers
+}
+
+// Peers reports each peer's replication state.
+type Peers interface {
+	Stats() []replication.PeerStats
 }
 
 // Handler serves the dashboard page, its assets and its data
@@ -63,6 +72,13 @@ func New(store *registry.Store, cfg Config) *Handler {
 	}
 	sub, _ := fs.Sub(static, "static")
 	return &Handler{store: store, cfg: cfg, files: http.StripPrefix(cfg.Path, http.FileServerFS(sub))}
+}
+
+func (h *Handler) peerStats() []replication.PeerStats {
+	if h.cfg.Peers == nil {
+		return nil
+	}
+	return h.cfg.Peers.Stats()
 }
 
 // ServeHTTP serves the page, its assets and its data.
@@ -97,7 +113,7 @@ type Summary struct {
 	Now              time.Time                 `json:"now"`
 	SelfPreservation registry.SelfPreservation `json:"self_preservation"`
 	Explanation      string                    `json:"explanation,omitempty"`
-	Peers            []registry.PeerStats      `json:"peers"`
+	Peers            []replication.PeerStats   `json:"peers"`
 	Applications     []App                     `json:"applications"`
 }
 
@@ -126,13 +142,13 @@ func (h *Handler) summary(r *http.Request) Summary {
 	s := Summary{
 		Node: h.cfg.Node, Version: h.cfg.Version, APIPrefix: h.cfg.APIPrefix,
 		Started: h.store.StartedAt(), UptimeSeconds: int64(now.Sub(h.store.StartedAt()).Seconds()), Now: now,
-		SelfPreservation: sp, Peers: h.store.PeerStats(), Applications: []App{},
+		SelfPreservation: sp, Peers: h.peerStats(), Applications: []App{},
 	}
 	if s.Node == "" {
 		s.Node = r.Host
 	}
 	if s.Peers == nil {
-		s.Peers = []registry.PeerStats{}
+		s.Peers = []replication.PeerStats{}
 	}
 	if sp.Active {
 		s.Explanation = "Self-preservation is on: fewer heartbeats arrived in the last minute than the threshold, " +

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // BenchmarkApplyDelta applies a delta of 10 changes (ADDED, MODIFIED and
@@ -15,7 +15,7 @@ func BenchmarkApplyDelta(b *testing.B) {
 	full := &eureka.Applications{VersionsDelta: 1}
 	byApp := map[string]*eureka.Application{}
 	for n := range 10000 {
-		i := registry.SampleInstance(n)
+		i := testkit.SampleInstance(n)
 		a := byApp[i.App]
 		if a == nil {
 			a = &eureka.Application{Name: i.App}
@@ -32,17 +32,17 @@ func BenchmarkApplyDelta(b *testing.B) {
 	for k := range deltas {
 		d := &eureka.Applications{VersionsDelta: int64(2 + k)}
 		for n := range 10 {
-			i := registry.SampleInstance(n * 997).Clone()
+			i := testkit.SampleInstance(n * 997).Clone()
 			i.ActionType = eureka.ActionModified
 			if k == 0 {
 				i.Status = eureka.StatusDown
 			}
 			d.Applications = append(d.Applications, &eureka.Application{Name: i.App, Instances: []*eureka.InstanceInfo{i}})
 		}
-		extra := registry.SampleInstance(20000 + k)
+		extra := testkit.SampleInstance(20000 + k)
 		extra.ActionType = eureka.ActionAdded
 		if k == 1 {
-			extra = registry.SampleInstance(20000)
+			extra = testkit.SampleInstance(20000)
 			extra.ActionType = eureka.ActionDeleted
 		}
 		d.Applications = append(d.Applications, &eureka.Application{Name: extra.App, Instances: []*eureka.InstanceInfo{extra}})

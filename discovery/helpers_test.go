@@ -8,6 +8,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
@@ -15,14 +16,14 @@ func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 // ourServer runs our registry on loopback.
 type ourServer struct {
 	store *registry.Store
-	srv   *registry.Server
+	srv   *httpapi.Server
 	addr  string
 }
 
 func startOurServer(t *testing.T, addr string) *ourServer {
 	t.Helper()
 	store := registry.New(registry.Config{})
-	srv := registry.NewServer(registry.NewAPI(store, registry.APIConfig{}), registry.ServerConfig{Addr: addr})
+	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: addr})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

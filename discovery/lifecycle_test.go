@@ -6,7 +6,6 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
-	"github.com/eurekagate/eurekagate/registry"
 )
 
 func TestRegistrationLifecycleAgainstOurServer(t *testing.T) {
@@ -80,10 +79,10 @@ func TestRemoteChangeVisibleAfterOneFetch(t *testing.T) {
 	if err := c.Refresh(); err != nil { // the initial full fetch
 		t.Fatal(err)
 	}
-	if err := srv.store.Register(registry.SampleInstance(1), false); err != nil {
+	if err := srv.store.Register(testkit.SampleInstance(1), false); err != nil {
 		t.Fatal(err)
 	}
-	app := registry.SampleInstance(1).App
+	app := testkit.SampleInstance(1).App
 	if len(c.Instances(app)) != 0 {
 		t.Fatal("visible before any fetch")
 	}
@@ -112,10 +111,10 @@ func TestFetchLoopAnnouncesChanges(t *testing.T) {
 	drain(changes)
 
 	registered := time.Now()
-	if err := srv.store.Register(registry.SampleInstance(1), false); err != nil {
+	if err := srv.store.Register(testkit.SampleInstance(1), false); err != nil {
 		t.Fatal(err)
 	}
-	app := registry.SampleInstance(1).App
+	app := testkit.SampleInstance(1).App
 	select {
 	case <-changes:
 	case <-time.After(5 * time.Second):

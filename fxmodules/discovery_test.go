@@ -12,16 +12,17 @@ import (
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 // A registry and a client in one fx application: the client registers on
 // start, the balancer picks it from the client's cache, and the client
 // cancels on stop.
 func TestDiscoveryAndBalancerModules(t *testing.T) {
-	var srv *registry.Server
+	var srv *httpapi.Server
 	var store *registry.Store
 	reg := fxtest.New(t, Registry, Server,
-		fx.Supply(registry.ServerConfig{Addr: "127.0.0.1:0"}), fx.Populate(&srv, &store))
+		fx.Supply(httpapi.ServerConfig{Addr: "127.0.0.1:0"}), fx.Populate(&srv, &store))
 	reg.RequireStart()
 	defer reg.RequireStop()
 

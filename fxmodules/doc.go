@@ -6,7 +6,7 @@
 //	fx.New(
 //		fxmodules.Registry,
 //		fxmodules.Server,
-//		fx.Supply(registry.ServerConfig{Addr: ":8761"}),
+//		fx.Supply(httpapi.ServerConfig{Addr: ":8761"}),
 //	).Run()
 //
 // The package holds no state of its own; every goroutine a module starts is

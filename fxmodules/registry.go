@@ -7,6 +7,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 // RegistryConfig configures the Registry module. Its zero value is
@@ -15,20 +17,23 @@ type RegistryConfig struct {
 	// Store holds the lease, eviction, self-preservation and delta settings.
 	Store registry.Config
 	// API holds the REST API's path prefix and body size limit.
-	API registry.APIConfig
+	API httpapi.APIConfig
 	// Peers are the other nodes of a registry cluster. With peers, the
 	// Store syncs from them when the application starts (before the server
 	// module listens) and replicates its client writes to them.
-	Peers registry.PeerConfig
+	Peers replication.Config
 }
 
 // Registry provides a *registry.Store, whose background loops (eviction,
 // delta retention, threshold recount) run between the application's start
-// and stop, and the *registry.API over it. Supply a RegistryConfig to change
-// the defaults.
+// and stop; the *replication.Peers that keep it in step with the other
+// nodes of a cluster (nil without peers); and the *httpapi.API over it.
+// Supply a RegistryConfig to change the defaults.
 var Registry = fx.Module("eureka.registry",
 	namedLogger("eureka.registry"),
-	fx.Provide(NewStore, NewAPI),
+	fx.Provide(NewStore, NewPeers, NewAPI),
+	// Replication runs whether or not anything asks for the Peers.
+	fx.Invoke(func(*replication.Peers) {}),
 )
 
 // StoreParams are the dependencies of NewStore.
@@ -40,10 +45,9 @@ type StoreParams struct {
 	Logger    *zap.Logger    `optional:"true"`
 }
 
-// NewStore builds the Store and ties its loops, and its replication to
-// peers if any, to the lifecycle. The Store logs to the module's logger
-// unless the config names another.
-func NewStore(p StoreParams) (*registry.Store, error) {
+// NewStore builds the Store and ties its loops to the lifecycle. The Store
+// logs to the module's logger unless the config names another.
+func NewStore(p StoreParams) *registry.Store {
 	cfg := p.Config.Store
 	if cfg.Logger == nil {
 		cfg.Logger = p.Logger
@@ -53,20 +57,35 @@ func NewStore(p StoreParams) (*registry.Store, error) {
 		OnStart: func(context.Context) error { s.Start(); return nil },
 		OnStop:  func(context.Context) error { s.Stop(); return nil },
 	})
+	return s
+}
+
+// PeersParams are the dependencies of NewPeers.
+type PeersParams struct {
+	fx.In
+
+	Lifecycle fx.Lifecycle
+	Store     *registry.Store
+	Config    RegistryConfig `optional:"true"`
+}
+
+// NewPeers sets up replication to the configured peers, or returns nil
+// when there are none. On start it syncs the Store from a peer (bounded by
+// the start deadline, and before any server module listens, since servers
+// depend on the API, which depends on the Peers), then starts sending.
+func NewPeers(p PeersParams) (*replication.Peers, error) {
 	if len(p.Config.Peers.Peers) == 0 {
-		return s, nil
+		return nil, nil
 	}
-	peers, err := registry.NewPeers(s, p.Config.Peers)
+	peers, err := replication.New(p.Store, p.Config.Peers)
 	if err != nil {
 		return nil, err
 	}
 	p.Lifecycle.Append(fx.Hook{
-		// The sync must finish before the registry answers reads; it is
-		// bounded by the start deadline.
 		OnStart: func(ctx context.Context) error { peers.SyncFrom(ctx); peers.Start(); return nil },
 		OnStop:  func(context.Context) error { peers.Stop(); return nil },
 	})
-	return s, nil
+	return peers, nil
 }
 
 // APIParams are the dependencies of NewAPI.
@@ -74,10 +93,15 @@ type APIParams struct {
 	fx.In
 
 	Store  *registry.Store
-	Config RegistryConfig `optional:"true"`
+	Peers  *replication.Peers `optional:"true"`
+	Config RegistryConfig     `optional:"true"`
 }
 
-// NewAPI builds the REST API over the Store.
-func NewAPI(p APIParams) *registry.API {
-	return registry.NewAPI(p.Store, p.Config.API)
+// NewAPI builds the REST API over the Store; /status reports the Peers.
+func NewAPI(p APIParams) *httpapi.API {
+	cfg := p.Config.API
+	if p.Peers != nil && cfg.Peers == nil {
+		cfg.Peers = p.Peers
+	}
+	return httpapi.NewAPI(p.Store, cfg)
 }

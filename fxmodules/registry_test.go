@@ -12,20 +12,21 @@ import (
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 
 func TestRegistryDefaults(t *testing.T) {
 	var store *registry.Store
-	var api *registry.API
+	var api *httpapi.API
 	app := fxtest.New(t, Registry, fx.Populate(&store, &api))
 	app.RequireStart()
 	cfg := store.Config()
 	if cfg.EvictionInterval != 60*time.Second || cfg.RenewalPercentThreshold != 0.85 || cfg.DisableSelfPreservation {
 		t.Errorf("defaults not applied: %+v", cfg)
 	}
-	if api.MaxBodyBytes() != registry.DefaultMaxBodyBytes {
+	if api.MaxBodyBytes() != httpapi.DefaultMaxBodyBytes {
 		t.Errorf("max body = %d", api.MaxBodyBytes())
 	}
 	app.RequireStop()
@@ -44,9 +45,9 @@ func TestRegistryWithSuppliedConfig(t *testing.T) {
 }
 
 func TestServerServesAndStops(t *testing.T) {
-	var srv *registry.Server
+	var srv *httpapi.Server
 	app := fxtest.New(t, Registry, Server,
-		fx.Supply(registry.ServerConfig{Addr: "127.0.0.1:0"}),
+		fx.Supply(httpapi.ServerConfig{Addr: "127.0.0.1:0"}),
 		fx.Populate(&srv))
 	app.RequireStart()
 	base := "http://" + srv.Addr().String()
@@ -73,11 +74,11 @@ func TestServerServesAndStops(t *testing.T) {
 }
 
 func TestServerBindErrorFailsStart(t *testing.T) {
-	var first *registry.Server
-	a := fxtest.New(t, Registry, Server, fx.Supply(registry.ServerConfig{Addr: "127.0.0.1:0"}), fx.Populate(&first))
+	var first *httpapi.Server
+	a := fxtest.New(t, Registry, Server, fx.Supply(httpapi.ServerConfig{Addr: "127.0.0.1:0"}), fx.Populate(&first))
 	a.RequireStart()
 	defer a.RequireStop()
-	b := fx.New(Registry, Server, fx.Supply(registry.ServerConfig{Addr: first.Addr().String()}), fx.NopLogger)
+	b := fx.New(Registry, Server, fx.Supply(httpapi.ServerConfig{Addr: first.Addr().String()}), fx.NopLogger)
 	if err := b.Start(t.Context()); err == nil {
 		b.Stop(t.Context())
 		t.Fatal("a second server on the same address started")

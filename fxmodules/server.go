@@ -3,21 +3,20 @@ package fxmodules
 import (
 	"context"
 
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
-
-	"github.com/eurekagate/eurekagate/registry"
 )
 
 // Server runs the standalone fasthttp registry server over the Registry
 // module's API. It listens when the application starts (a bind error fails
 // the start) and, when it stops, lets in-flight requests finish before
-// returning. Supply a registry.ServerConfig to change the address (default
+// returning. Supply a httpapi.ServerConfig to change the address (default
 // ":8761").
 var Server = fx.Module("eureka.server",
 	namedLogger("eureka.server"),
 	fx.Provide(NewServer),
-	fx.Invoke(func(*registry.Server) {}),
+	fx.Invoke(func(*httpapi.Server) {}),
 )
 
 // ServerParams are the dependencies of NewServer.
@@ -25,18 +24,18 @@ type ServerParams struct {
 	fx.In
 
 	Lifecycle fx.Lifecycle
-	API       *registry.API
-	Config    registry.ServerConfig `optional:"true"`
-	Logger    *zap.Logger           `optional:"true"`
+	API       *httpapi.API
+	Config    httpapi.ServerConfig `optional:"true"`
+	Logger    *zap.Logger          `optional:"true"`
 }
 
 // NewServer builds the server and ties it to the lifecycle.
-func NewServer(p ServerParams) *registry.Server {
+func NewServer(p ServerParams) *httpapi.Server {
 	log := p.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
-	srv := registry.NewServer(p.API, p.Config)
+	srv := httpapi.NewServer(p.API, p.Config)
 	p.Lifecycle.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Start(); err != nil {

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // populate registers n instances spread over n/20 apps, shaped like a
 // Spring Boot registration.
 func populate(tb testing.TB, s *Store, n int) {
 	for i := range n {
-		mustRegister(tb, s, SampleInstance(i), false)
+		mustRegister(tb, s, testkit.SampleInstance(i), false)
 	}
 }
 
@@ -21,7 +22,7 @@ func BenchmarkRenew(b *testing.B) {
 	populate(b, s, 1000)
 	keys := make([][2]string, 1000)
 	for n := range keys {
-		i := SampleInstance(n)
+		i := testkit.SampleInstance(n)
 		keys[n] = [2]string{i.App, i.InstanceID}
 	}
 	var next atomic.Int64
@@ -37,36 +38,13 @@ func BenchmarkRenew(b *testing.B) {
 	})
 }
 
-// BenchmarkRenewAPI is a heartbeat through the transport-neutral core, as
-// both front doors call it.
-func BenchmarkRenewAPI(b *testing.B) {
-	s, _ := newTestStore(b, Config{})
-	populate(b, s, 1000)
-	api := NewAPI(s, APIConfig{})
-	paths := make([]string, 1000)
-	for n := range paths {
-		i := SampleInstance(n)
-		paths[n] = "/eureka/apps/" + i.App + "/" + i.InstanceID
-	}
-	q, _ := parseQuery("status=UP&lastDirtyTimestamp=1000")
-	b.ReportAllocs()
-	b.ResetTimer()
-	for n := range b.N {
-		var resp Response
-		api.Serve(&Request{Method: "PUT", Path: paths[n%1000], Query: q}, &resp)
-		if resp.Status != 200 {
-			b.Fatal(resp.Status)
-		}
-	}
-}
-
 func BenchmarkRegister(b *testing.B) {
 	s, _ := newTestStore(b, Config{})
 	populate(b, s, 10000)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for n := range b.N {
-		mustRegister(b, s, SampleInstance(n%10000), false)
+		mustRegister(b, s, testkit.SampleInstance(n%10000), false)
 	}
 }
 
@@ -93,7 +71,7 @@ func BenchmarkFullFetch10k(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for n := range b.N {
-				s.SetStatus(SampleInstance(0).App, SampleInstance(0).InstanceID, []eureka.Status{eureka.StatusUp, eureka.StatusDown}[n%2], 0, false)
+				s.SetStatus(testkit.SampleInstance(0).App, testkit.SampleInstance(0).InstanceID, []eureka.Status{eureka.StatusUp, eureka.StatusDown}[n%2], 0, false)
 				s.FullPayload(f)
 			}
 		})

@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"go.uber.org/zap"
-
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
@@ -11,24 +9,15 @@ import (
 // lease. Each cancel lowers the expected renew count (protocol doc 4.4).
 func (s *Store) Cancel(app, id string, replication bool) bool {
 	s.mu.Lock()
-	if !s.cancelLocked(app, id, s.nowMillis()) {
-		s.mu.Unlock()
-		return false
-	}
-	s.counters.cancels.Add(1)
-	var it *ReplicationItem
-	if !replication && s.replicator != nil {
-		it = &ReplicationItem{Action: ActionCancel, AppName: app, ID: id}
-	}
+	ok := s.cancelLocked(app, id, Cancelled, replication, s.nowMillis())
 	s.mu.Unlock()
-	s.log.Info("instance cancelled", zap.String("app", app), zap.String("id", id), zap.Bool("replication", replication))
-	s.replicate(it)
-	return true
+	s.deliver()
+	return ok
 }
 
-// cancelLocked is Eureka's internalCancel, shared by Cancel and eviction.
-// The caller holds the write lock.
-func (s *Store) cancelLocked(app, id string, now int64) bool {
+// cancelLocked is Eureka's internalCancel, shared by Cancel and eviction
+// (kind Cancelled or Evicted). The caller holds the write lock.
+func (s *Store) cancelLocked(app, id string, kind ChangeKind, replication bool, now int64) bool {
 	delete(s.overrides, id)
 	a := s.apps[app]
 	if a == nil {
@@ -46,7 +35,7 @@ func (s *Store) cancelLocked(app, id string, now int64) bool {
 	info.ActionType = eureka.ActionDeleted
 	info.LastUpdatedTimestamp = now
 	l.info = info
-	s.changed(app, l, now)
+	s.record(kind, app, l, false, replication, now)
 	if len(a.leases) == 0 {
 		delete(s.apps, app)
 	}

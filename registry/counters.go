@@ -1,19 +1,45 @@
 package registry
 
-import "sync/atomic"
+import (
+	"sync/atomic"
 
-// counters are the Store's running totals, for metrics.
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// counters are the Store's running totals, for metrics. Registrations,
+// cancels and evictions are counted from the change stream; renewals on
+// the heartbeat path, since heartbeats are not changes.
 type counters struct {
 	registrations, renewals, cancels, evictions atomic.Uint64
 	fullFetches, deltaFetches, appFetches       atomic.Uint64
 	vipFetches                                  atomic.Uint64
 }
 
+// apply counts one change.
+func (c *counters) apply(ch *Change) {
+	switch ch.Kind {
+	case Registered, MetadataUpdated:
+		c.registrations.Add(1)
+	case Cancelled:
+		c.cancels.Add(1)
+	case Evicted:
+		c.evictions.Add(1)
+	}
+}
+
 // Totals is a snapshot of the Store's counters since it was created.
 type Totals struct {
-	Registrations, Renewals, Cancels, Evictions uint64
-	FullFetches, DeltaFetches, AppFetches       uint64
-	VIPFetches                                  uint64
+	// Registrations counts registrations, re-registrations and replicated
+	// ones (metadata updates re-register too).
+	Registrations uint64
+	// Renewals counts heartbeats that renewed a lease.
+	Renewals uint64
+	// Cancels and Evictions count removed leases.
+	Cancels, Evictions uint64
+	// FullFetches, DeltaFetches, AppFetches and VIPFetches count the
+	// payloads served (calls of FullPayload, DeltaPayload, AppPayload and
+	// VIPPayload).
+	FullFetches, DeltaFetches, AppFetches, VIPFetches uint64
 }
 
 // Totals returns the Store's counters.
@@ -40,4 +66,19 @@ func (s *Store) PayloadSizes() (full, delta map[string]int) {
 		}
 	}
 	return full, delta
+}
+
+// StatusCounts counts the instances of each app by status.
+func (s *Store) StatusCounts() map[string]eureka.StatusCounts {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]eureka.StatusCounts, len(s.apps))
+	for name, a := range s.apps {
+		var c eureka.StatusCounts
+		for _, l := range a.leases {
+			c.Add(l.info.Status)
+		}
+		out[name] = c
+	}
+	return out
 }

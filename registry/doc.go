@@ -1,12 +1,21 @@
 // Package registry is a Eureka-compatible service registry: the Store that
-// keeps leases, status overrides and the change log with Eureka's exact
-// rules, and the REST API that Eureka clients speak, as one
-// transport-neutral core with a net/http and a fasthttp front door.
+// keeps leases, status overrides, self-preservation and the change log
+// with Eureka's exact rules (protocol doc section 4), and what is derived
+// from its change stream: per-app instance views for routing and the
+// serialized payloads that reads are served from.
+//
+// Every write that changes what a read returns records one Change with the
+// next version. The changes are delivered in order, after the write lock
+// is released, to the Store's own consumers (views, counters, logs) and to
+// subscribers (Subscribe: peer replication, a dashboard), and they wake
+// watchers (Watch, ChangesSince: long-polling clients). Heartbeats are not
+// changes; OnHeartbeat hears of them.
 //
 // Unlike Eureka's server, which serves reads from a cache refreshed every
-// 30 s, every read reflects every completed write. Serialized payloads are
-// still cached, per format, and rebuilt only after a change.
+// 30 s, every read reflects every completed write.
 //
-// The package imports neither fx nor Caddy: construct a Store with New, an
-// API with NewAPI, and mount NewHTTPHandler or FastHTTPHandler.
+// The package has no transport: the REST API and its HTTP front doors are
+// in registry/httpapi, peer replication in registry/replication, and the
+// Prometheus metrics in registry/metrics. It imports neither fx nor
+// Caddy: construct a Store with New and call Start.
 package registry

@@ -73,8 +73,10 @@ func (s *Store) FullPayloadBuilds() uint64 { return s.payloads.builds.Load() }
 func (c *payloadCache) init() { c.named = map[namedKey]*Payload{} }
 
 // FullPayload returns the full registry serialized in format f, rebuilding
-// it only if the registry changed since it was last built.
+// it only if the registry changed since it was last built. Each call counts
+// as a full fetch in Totals, as the payload getters below count theirs.
 func (s *Store) FullPayload(f eureka.Format) *Payload {
+	s.counters.fullFetches.Add(1)
 	c := &s.payloads
 	if p := c.full[f].Load(); p != nil && p.version == s.version.Load() {
 		return p
@@ -97,6 +99,7 @@ func (s *Store) FullPayload(f eureka.Format) *Payload {
 // DeltaPayload returns the delta serialized in format f. versions__delta
 // counts the regenerations of the delta, as in Eureka.
 func (s *Store) DeltaPayload(f eureka.Format) *Payload {
+	s.counters.deltaFetches.Add(1)
 	c := &s.payloads
 	fresh := func(p *Payload) bool {
 		return p != nil && p.version == s.version.Load() && p.purges == s.changes.purged.Load()
@@ -124,6 +127,7 @@ func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 // AppPayload returns one application serialized in format f, or false if it
 // has no instances. It is rebuilt only after a change to that application.
 func (s *Store) AppPayload(app string, f eureka.Format) (*Payload, bool) {
+	s.counters.appFetches.Add(1)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	a := s.apps[app]
@@ -138,6 +142,7 @@ func (s *Store) AppPayload(app string, f eureka.Format) (*Payload, bool) {
 // VIPPayload returns the VIP (or secure VIP) query result serialized in
 // format f. It is rebuilt only after a change to the registry.
 func (s *Store) VIPPayload(vip string, secure bool, f eureka.Format) *Payload {
+	s.counters.vipFetches.Add(1)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	kind := kindVIP

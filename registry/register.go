@@ -1,10 +1,7 @@
 package registry
 
 import (
-	"strconv"
 	"strings"
-
-	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/eureka"
 )
@@ -59,18 +56,15 @@ func (s *Store) Register(i *eureka.InstanceInfo, replication bool) error {
 		return err
 	}
 	s.mu.Lock()
-	l := s.registerLocked(i.Clone(), replication, s.nowMillis())
-	var it *ReplicationItem
-	if !replication {
-		it = s.registerItem(l)
-	}
+	s.registerLocked(i.Clone(), Registered, replication, s.nowMillis())
 	s.mu.Unlock()
-	s.replicate(it)
+	s.deliver()
 	return nil
 }
 
-// registerLocked takes ownership of in. The caller holds the write lock.
-func (s *Store) registerLocked(in *eureka.InstanceInfo, replication bool, now int64) *lease {
+// registerLocked takes ownership of in and records the change as kind. The
+// caller holds the write lock.
+func (s *Store) registerLocked(in *eureka.InstanceInfo, kind ChangeKind, replication bool, now int64) *lease {
 	in.App = strings.ToUpper(in.App)
 	if in.LastDirtyTimestamp == 0 {
 		in.LastDirtyTimestamp = now
@@ -100,10 +94,6 @@ func (s *Store) registerLocked(in *eureka.InstanceInfo, replication bool, now in
 			s.expected++
 			s.updateThresholdLocked()
 		}
-		if ce := s.log.Check(zap.InfoLevel, "instance registered"); ce != nil {
-			ce.Write(zap.String("app", in.App), zap.String("id", id),
-				zap.String("address", in.HostName+":"+strconv.Itoa(in.Port.Number)), zap.Bool("replication", replication))
-		}
 	}
 
 	l := &lease{registered: now, duration: int64(registrant.LeaseInfo.Duration()) * 1000}
@@ -123,9 +113,8 @@ func (s *Store) registerLocked(in *eureka.InstanceInfo, replication bool, now in
 	}
 	registrant.ActionType = eureka.ActionAdded
 	registrant.LastUpdatedTimestamp = now
-	s.counters.registrations.Add(1)
 	l.info = registrant
 	a.leases[id] = l
-	s.changed(registrant.App, l, now)
+	s.record(kind, registrant.App, l, existing == nil, replication, now)
 	return l
 }

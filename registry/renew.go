@@ -40,7 +40,9 @@ type RenewRequest struct {
 // the instance.
 //
 // The common case takes only the read lock: the lease's renew time and the
-// renew counter are atomics.
+// renew counter are atomics. A heartbeat is not a change unless the
+// override rules change the status (a Renewed change); heartbeat
+// subscribers (OnHeartbeat) hear of every one that found a lease.
 func (s *Store) Renew(app, id string, req RenewRequest) (RenewResult, *eureka.InstanceInfo) {
 	now := s.nowMillis()
 	s.mu.RLock()
@@ -58,29 +60,24 @@ func (s *Store) Renew(app, id string, req RenewRequest) (RenewResult, *eureka.In
 		// An override changed the status: a rare write. Eureka changes it
 		// silently; we record it so deltas stay consistent with full fetches.
 		s.mu.RUnlock()
-		return s.renewWithStatus(app, id, req, now)
+		res, conflict, hb := s.renewWithStatus(app, id, req, now)
+		s.deliver()
+		s.heartbeat(hb)
+		return res, conflict
 	}
 	s.renewLease(l, now)
 	res, conflict := s.compareDirty(l, req, now)
-	var it *ReplicationItem
-	if !req.Replication {
-		it = s.heartbeatItem(app, id, l, now)
-	}
+	hb := s.heartbeatOf(app, id, l, req, now)
 	s.mu.RUnlock()
-	s.replicate(it)
 	if res == RenewNotFound && req.Replication && req.OverriddenStatus != eureka.StatusUnknown {
 		s.adoptReplicatedOverride(app, id, req.OverriddenStatus, now)
+		s.deliver()
 	}
+	s.heartbeat(hb)
 	return res, conflict
 }
 
-func (s *Store) renewWithStatus(app, id string, req RenewRequest, now int64) (RenewResult, *eureka.InstanceInfo) {
-	res, conflict, it := s.renewWithStatusLocked(app, id, req, now)
-	s.replicate(it)
-	return res, conflict
-}
-
-func (s *Store) renewWithStatusLocked(app, id string, req RenewRequest, now int64) (RenewResult, *eureka.InstanceInfo, *ReplicationItem) {
+func (s *Store) renewWithStatus(app, id string, req RenewRequest, now int64) (RenewResult, *eureka.InstanceInfo, *Heartbeat) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lookup(app, id)
@@ -97,18 +94,14 @@ func (s *Store) renewWithStatusLocked(app, id string, req RenewRequest, now int6
 		info.ActionType = eureka.ActionModified
 		info.LastUpdatedTimestamp = now
 		l.info = info
-		s.changed(app, l, now)
+		s.record(Renewed, app, l, false, req.Replication, now)
 	}
 	s.renewLease(l, now)
 	res, conflict := s.compareDirty(l, req, now)
 	if res == RenewNotFound && req.Replication && req.OverriddenStatus != eureka.StatusUnknown {
-		s.adoptOverrideLocked(id, l, req.OverriddenStatus, now)
+		s.adoptOverrideLocked(app, id, l, req.OverriddenStatus, now)
 	}
-	var it *ReplicationItem
-	if !req.Replication {
-		it = s.heartbeatItem(app, id, l, now)
-	}
-	return res, conflict, it
+	return res, conflict, s.heartbeatOf(app, id, l, req, now)
 }
 
 // adoptReplicatedOverride stores the override a peer sent with a heartbeat
@@ -116,17 +109,19 @@ func (s *Store) renewWithStatusLocked(app, id string, req RenewRequest, now int6
 func (s *Store) adoptReplicatedOverride(app, id string, st eureka.Status, now int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.adoptOverrideLocked(id, s.lookup(app, id), st, now)
+	s.adoptOverrideLocked(app, id, s.lookup(app, id), st, now)
 }
 
-// adoptOverrideLocked stores the override and puts it on the holder of l,
-// if there is a lease. The caller holds the write lock.
-func (s *Store) adoptOverrideLocked(id string, l *lease, st eureka.Status, now int64) {
+// adoptOverrideLocked stores a peer's override and puts it on the holder
+// of l, if there is a lease, recording an OverrideAdopted change. The
+// caller holds the write lock and delivers.
+func (s *Store) adoptOverrideLocked(app, id string, l *lease, st eureka.Status, now int64) {
 	s.setOverride(id, st, now)
-	if l != nil {
+	if l != nil && l.info.OverriddenStatus != st {
 		info := l.info.Clone()
 		info.OverriddenStatus = st
 		l.info = info
+		s.record(OverrideAdopted, app, l, false, true, now)
 	}
 }
 

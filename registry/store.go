@@ -38,12 +38,13 @@ type Store struct {
 	started   time.Time
 	preserved bool // self-preservation held at the last eviction run
 
-	replicator Replicator // nil: no peers
-
-	// version counts changes; payloads built at one version are served until
-	// it moves.
+	// version counts recorded changes; payloads built at one version are
+	// served until it moves. stream delivers them.
 	version atomic.Uint64
+	stream  stream
 	renews  minuteCounter
+
+	heartbeats atomic.Pointer[func(Heartbeat)]
 
 	payloads payloadCache
 	views    views
@@ -86,6 +87,7 @@ func New(cfg Config) *Store {
 	s.started = s.clock.Now()
 	s.updateThresholdLocked()
 	s.payloads.init()
+	s.stream.init()
 	return s
 }
 
@@ -119,7 +121,14 @@ func (s *Store) visible(l *lease, now int64) bool {
 // never modified.
 func (s *Store) decorate(l *lease) eureka.InstanceInfo {
 	i := *l.info
-	i.LeaseInfo = eureka.LeaseInfo{
+	i.LeaseInfo = s.leaseInfo(l)
+	i.IsCoordinatingDiscoveryServer = s.cfg.InstanceID != "" && i.ID() == s.cfg.InstanceID
+	return i
+}
+
+// leaseInfo is the leaseInfo block of l as reads render it.
+func (s *Store) leaseInfo(l *lease) eureka.LeaseInfo {
+	return eureka.LeaseInfo{
 		RenewalIntervalInSecs: l.info.LeaseInfo.RenewalInterval(),
 		DurationInSecs:        l.info.LeaseInfo.Duration(),
 		RegistrationTimestamp: l.registered,
@@ -127,19 +136,6 @@ func (s *Store) decorate(l *lease) eureka.InstanceInfo {
 		EvictionTimestamp:     l.evicted,
 		ServiceUpTimestamp:    l.serviceUp,
 	}
-	i.IsCoordinatingDiscoveryServer = s.cfg.InstanceID != "" && i.ID() == s.cfg.InstanceID
-	return i
-}
-
-// changed records a change to app: it bumps the Store version and the app's
-// version, and appends to the change log. The caller holds the write lock.
-func (s *Store) changed(app string, l *lease, now int64) {
-	v := s.version.Add(1)
-	if a := s.apps[app]; a != nil {
-		a.version = v
-	}
-	s.changes.add(now, l)
-	s.publishLocked(app)
 }
 
 // Get returns the instance (app, id) as a client would read it, or false if
@@ -206,5 +202,8 @@ func (s *Store) lenLocked() int {
 	return n
 }
 
-// Version returns a number that moves on every change to the registry.
-func (s *Store) Version() uint64 { return s.version.Load() }
+// Version returns the version of the last change delivered to the change
+// stream: it moves by one on every change to the registry. Versions are
+// this Store's own; another Store (a peer, or this process restarted)
+// numbers its changes independently.
+func (s *Store) Version() uint64 { return s.stream.delivered.Load() }

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/eurekagate/eurekagate/eureka"
@@ -18,6 +20,10 @@ type appView struct {
 // entry's pointer. Readers pay a short hash, one map read and one atomic
 // load. Apps are spread over shards so that adding one copies only its
 // shard, not every app.
+//
+// Views consume the change stream: each change replaces, inserts or
+// removes one instance by binary search, so its cost is one copy of the
+// app's pointer slices, not a rebuild and re-sort of the app.
 type views struct {
 	shards [viewShards]atomic.Pointer[map[string]*viewEntry]
 }
@@ -44,7 +50,7 @@ func (vs *views) entry(app string) *viewEntry {
 }
 
 // setEntry replaces app's shard with a copy that has app added (e != nil)
-// or removed. The caller holds the Store's write lock.
+// or removed. Only the stream's delivery calls it, one change at a time.
 func (vs *views) setEntry(app string, e *viewEntry) {
 	sh := &vs.shards[shard(app)]
 	next := map[string]*viewEntry{}
@@ -61,34 +67,55 @@ func (vs *views) setEntry(app string, e *viewEntry) {
 	sh.Store(&next)
 }
 
-// publishLocked rebuilds app's view from its leases. The caller holds the
-// write lock.
-func (s *Store) publishLocked(app string) {
-	a := s.apps[app]
-	if a == nil || len(a.leases) == 0 {
-		if s.views.entry(app) != nil {
-			s.views.setEntry(app, nil)
+// apply brings the app's view up to date with one change.
+func (vs *views) apply(c *Change) {
+	e := vs.entry(c.App)
+	var cur *appView
+	if e != nil {
+		cur = e.v.Load()
+	} else {
+		cur = &appView{}
+	}
+	next := &appView{
+		all: withInstance(cur.all, c.ID, c.Instance, !c.Kind.Removes()),
+		up:  withInstance(cur.up, c.ID, c.Instance, !c.Kind.Removes() && c.Instance.Status == eureka.StatusUp),
+	}
+	switch {
+	case len(next.all) == 0:
+		if e != nil {
+			vs.setEntry(c.App, nil)
 		}
-		return
-	}
-	v := &appView{all: make([]*eureka.InstanceInfo, 0, len(a.leases))}
-	for _, l := range a.leases {
-		v.all = append(v.all, l.info)
-	}
-	eureka.SortInstances(v.all)
-	for _, i := range v.all {
-		if i.Status == eureka.StatusUp {
-			v.up = append(v.up, i)
-		}
-	}
-	e := s.views.entry(app)
-	if e == nil {
+	case e == nil:
 		e = &viewEntry{}
-		e.v.Store(v)
-		s.views.setEntry(app, e)
-		return
+		e.v.Store(next)
+		vs.setEntry(c.App, e)
+	default:
+		e.v.Store(next)
 	}
-	e.v.Store(v)
+}
+
+// withInstance returns a copy of list (sorted by id) with the instance id
+// replaced by i, inserted, or removed (keep false). list is not modified.
+func withInstance(list []*eureka.InstanceInfo, id string, i *eureka.InstanceInfo, keep bool) []*eureka.InstanceInfo {
+	pos, found := slices.BinarySearchFunc(list, id, func(e *eureka.InstanceInfo, id string) int { return strings.Compare(e.ID(), id) })
+	switch {
+	case found && keep:
+		out := slices.Clone(list)
+		out[pos] = i
+		return out
+	case found:
+		if len(list) == 1 {
+			return nil
+		}
+		out := make([]*eureka.InstanceInfo, 0, len(list)-1)
+		return append(append(out, list[:pos]...), list[pos+1:]...)
+	case keep:
+		out := make([]*eureka.InstanceInfo, 0, len(list)+1)
+		out = append(out, list[:pos]...)
+		out = append(out, i)
+		return append(out, list[pos:]...)
+	}
+	return list
 }
 
 // Instances returns the UP instances of app (upper case), sorted by id. The

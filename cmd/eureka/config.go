@@ -10,14 +10,14 @@ import (
 	"github.com/samber/lo"
 
 	"github.com/eurekagate/eurekagate/fxmodules"
-	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 // options are the server's settings, from flags or EUREKA_* environment
 // variables (a flag wins over the variable).
 type options struct {
 	registry      fxmodules.RegistryConfig
-	server        registry.ServerConfig
+	server        httpapi.ServerConfig
 	dashboardPath string // "" serves no dashboard
 	hashPassword  string // print the hash of this password and exit
 }
@@ -32,7 +32,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.SetOutput(usage)
 	fs.StringVar(&o.server.Addr, "addr", ":8761", "listen address")
 	fs.StringVar(&o.registry.API.Prefix, "prefix", "", "extra path prefix for the REST API, besides /eureka")
-	fs.Int64Var(&o.registry.API.MaxBodyBytes, "max-body-bytes", registry.DefaultMaxBodyBytes, "request body limit in bytes (larger bodies get 413)")
+	fs.Int64Var(&o.registry.API.MaxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "request body limit in bytes (larger bodies get 413)")
 	selfPreservation := fs.Bool("self-preservation", true, "suspend evictions when renews fall below the threshold")
 	fs.Float64Var(&st.RenewalPercentThreshold, "renewal-percent-threshold", 0.85, "share of expected renews below which self-preservation starts")
 	fs.DurationVar(&st.ExpectedClientRenewalInterval, "expected-client-renewal-interval", 0, "heartbeat interval clients are assumed to use (default 30s)")
@@ -42,6 +42,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.DurationVar(&st.OverrideIdleExpiry, "override-idle-expiry", 0, "how long an unused status override is kept (default 1h)")
 	fs.BoolVar(&st.DisableDelta, "disable-delta", false, "answer 403 to delta fetches")
 	fs.BoolVar(&st.LegacyLeaseExpiry, "legacy-lease-expiry", false, "reproduce Eureka's doubled lease timeout (for clusters mixed with Java servers)")
+	fs.StringVar(&o.registry.API.Environment, "environment", "test", "the environment GET /eureka/status reports")
 	fs.StringVar(&st.InstanceID, "instance-id", "", "this server's own instance id, reported as the coordinating discovery server")
 	peers := fs.String("peers", "", "comma-separated service URLs of the other registry nodes (user:password@ for peers that need credentials)")
 	fs.StringVar(&o.registry.Peers.Self, "self-url", "", "this node's own service URL, to recognise it among -peers")
@@ -101,12 +102,12 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 }
 
 // parseAccount reads "user:bcrypt-hash".
-func parseAccount(entry string) (registry.Account, error) {
+func parseAccount(entry string) (httpapi.Account, error) {
 	user, hash, ok := strings.Cut(entry, ":")
 	if !ok || user == "" || !strings.HasPrefix(hash, "$2") {
-		return registry.Account{}, fmt.Errorf("%q is not user:bcrypt-hash (make a hash with -hash-password)", entry)
+		return httpapi.Account{}, fmt.Errorf("%q is not user:bcrypt-hash (make a hash with -hash-password)", entry)
 	}
-	return registry.Account{Username: user, PasswordHash: hash}, nil
+	return httpapi.Account{Username: user, PasswordHash: hash}, nil
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.

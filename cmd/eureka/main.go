@@ -31,6 +31,9 @@ import (
 	"github.com/eurekagate/eurekagate/dashboard"
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	registrymetrics "github.com/eurekagate/eurekagate/registry/metrics"
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 func main() {
@@ -43,7 +46,7 @@ func main() {
 		os.Exit(2)
 	}
 	if opts.hashPassword != "" {
-		hash, err := registry.HashPassword(opts.hashPassword)
+		hash, err := httpapi.HashPassword(opts.hashPassword)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "eureka:", err)
 			os.Exit(1)
@@ -67,8 +70,8 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),
-		fx.Provide(func(store *registry.Store, api *registry.API) registry.ServerConfig {
-			return serverConfig(opts, store, api, log)
+		fx.Provide(func(store *registry.Store, api *httpapi.API, peers *replication.Peers) httpapi.ServerConfig {
+			return serverConfig(opts, store, api, peers, log)
 		}),
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.ZapLogger{Logger: log.Named("fx")}
@@ -81,14 +84,14 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 // serverConfig adds the operator pages to the server: /metrics and the
 // dashboard, behind the API's credentials. It warns when the registry is
 // reachable from a network with no credentials configured.
-func serverConfig(opts *options, store *registry.Store, api *registry.API, log *zap.Logger) registry.ServerConfig {
+func serverConfig(opts *options, store *registry.Store, api *httpapi.API, peers *replication.Peers, log *zap.Logger) httpapi.ServerConfig {
 	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(registry.NewMetrics(store, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics.MustRegister(registrymetrics.New(store, peers, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	if opts.dashboardPath != "" {
 		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
-		mux.Handle(path, dashboard.New(store, dashboard.Config{Path: path, Version: version()}))
+		mux.Handle(path, dashboard.New(store, dashboard.Config{Path: path, Version: version(), Peers: peers}))
 	}
 	cfg := opts.server
 	cfg.Other = api.Protect(mux)

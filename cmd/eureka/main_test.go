@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
-	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
@@ -50,7 +50,7 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.server.Addr != ":8761" || d.registry.Store.DisableSelfPreservation || d.registry.API.MaxBodyBytes != registry.DefaultMaxBodyBytes {
+	if d.server.Addr != ":8761" || d.registry.Store.DisableSelfPreservation || d.registry.API.MaxBodyBytes != httpapi.DefaultMaxBodyBytes {
 		t.Errorf("defaults: %+v", d)
 	}
 
@@ -76,7 +76,7 @@ func TestAppStartsAndStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var srv *registry.Server
+	var srv *httpapi.Server
 	app := fx.New(appOptions(o, zap.NewNop()), fx.Populate(&srv))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

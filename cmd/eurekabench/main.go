@@ -35,7 +35,9 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 func main() {
@@ -65,7 +67,7 @@ func run(d time.Duration, conc, instances, heapInstances int) error {
 	defer stopCeiling()
 
 	store := registry.New(registry.Config{})
-	srv := registry.NewServer(registry.NewAPI(store, registry.APIConfig{}), registry.ServerConfig{Addr: "127.0.0.1:0"})
+	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
 	if err := srv.Start(); err != nil {
 		return err
 	}
@@ -74,7 +76,7 @@ func run(d time.Duration, conc, instances, heapInstances int) error {
 
 	// Registrations, through the REST API.
 	regRate, err := load(addr, conc, 0, instances, func(n int, req *fasthttp.Request) {
-		i := registry.SampleInstance(n)
+		i := testkit.SampleInstance(n)
 		req.Header.SetMethod("POST")
 		req.SetRequestURI("/eureka/apps/" + i.App)
 		req.Header.SetContentType("application/json")
@@ -89,7 +91,7 @@ func run(d time.Duration, conc, instances, heapInstances int) error {
 
 	renewPaths := make([]string, instances)
 	for n := range renewPaths {
-		i := registry.SampleInstance(n)
+		i := testkit.SampleInstance(n)
 		renewPaths[n] = "/eureka/apps/" + i.App + "/" + i.InstanceID + "?status=UP&lastDirtyTimestamp=" + strconv.FormatInt(i.LastDirtyTimestamp, 10)
 	}
 	renew := func(n int, req *fasthttp.Request) {
@@ -212,7 +214,7 @@ func heapPerInstance(n int) float64 {
 	runtime.ReadMemStats(&before)
 	s := registry.New(registry.Config{})
 	for i := range n {
-		if err := s.Register(registry.SampleInstance(i), false); err != nil {
+		if err := s.Register(testkit.SampleInstance(i), false); err != nil {
 			panic(err)
 		}
 	}

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 // replicationResult is what the replication phase measured.
@@ -29,8 +32,8 @@ func benchReplication(n int) (*replicationResult, error) {
 	}
 	type node struct {
 		store *registry.Store
-		peers *registry.Peers
-		srv   *registry.Server
+		peers *replication.Peers
+		srv   *httpapi.Server
 	}
 	var nodes []*node
 	defer func() {
@@ -41,11 +44,11 @@ func benchReplication(n int) (*replicationResult, error) {
 	}()
 	for k, p := range ports {
 		store := registry.New(registry.Config{})
-		peers, err := registry.NewPeers(store, registry.PeerConfig{Peers: urls, Self: urls[k]})
+		peers, err := replication.New(store, replication.Config{Peers: urls, Self: urls[k]})
 		if err != nil {
 			return nil, err
 		}
-		srv := registry.NewServer(registry.NewAPI(store, registry.APIConfig{}), registry.ServerConfig{Addr: "127.0.0.1:" + p})
+		srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:" + p})
 		if err := srv.Start(); err != nil {
 			return nil, err
 		}
@@ -54,7 +57,7 @@ func benchReplication(n int) (*replicationResult, error) {
 	}
 	start := time.Now()
 	for i := range n {
-		if err := nodes[0].store.Register(registry.SampleInstance(i), false); err != nil {
+		if err := nodes[0].store.Register(testkit.SampleInstance(i), false); err != nil {
 			return nil, err
 		}
 	}

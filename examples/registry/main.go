@@ -16,6 +16,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 func main() {
@@ -32,7 +33,7 @@ func options(addr string, log *zap.Logger) fx.Option {
 		fxmodules.Server,
 		fx.Supply(
 			fxmodules.RegistryConfig{Store: registry.Config{EvictionInterval: 30 * time.Second}},
-			registry.ServerConfig{Addr: addr},
+			httpapi.ServerConfig{Addr: addr},
 			log,
 		),
 		fx.WithLogger(func() fxevent.Logger { return &fxevent.ZapLogger{Logger: log.Named("fx")} }),

@@ -10,13 +10,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
-	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 
 func TestEmbeddedRegistry(t *testing.T) {
-	var srv *registry.Server
+	var srv *httpapi.Server
 	app := fxtest.New(t, options("127.0.0.1:0", zap.NewNop()), fx.Populate(&srv))
 	app.RequireStart()
 	defer app.RequireStop()

@@ -15,6 +15,7 @@ import (
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
@@ -72,10 +73,10 @@ func get(t *testing.T, url string) (int, string) {
 // while the registry is down.
 func TestEndToEnd(t *testing.T) {
 	defer http.DefaultClient.CloseIdleConnections()
-	var srv *registry.Server
+	var srv *httpapi.Server
 	var store *registry.Store
 	regApp := start(t, fx.Options(fxmodules.Registry, fxmodules.Server,
-		fx.Supply(registry.ServerConfig{Addr: "127.0.0.1:0"}), fx.Populate(&srv, &store)))
+		fx.Supply(httpapi.ServerConfig{Addr: "127.0.0.1:0"}), fx.Populate(&srv, &store)))
 	eurekaURL := "http://" + srv.Addr().String() + "/eureka/"
 
 	inv1, addr1 := service(t, "inventory", eurekaURL, "")

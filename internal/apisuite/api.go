@@ -15,6 +15,8 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 type reply struct {
@@ -63,7 +65,7 @@ func register(t *testing.T, base, app, id string) {
 }
 
 func registerAndRead(t *testing.T, start Starter) {
-	base, _ := start(t, registry.Config{}, registry.APIConfig{})
+	base, _ := start(t, registry.Config{}, httpapi.APIConfig{})
 	register(t, base, "orders", "h1:orders:8080")
 
 	// XML registration, as fargo sends by default.
@@ -124,7 +126,7 @@ func registerAndRead(t *testing.T, start Starter) {
 }
 
 func paths(t *testing.T, start Starter) {
-	base, _ := start(t, registry.Config{}, registry.APIConfig{Prefix: "/registry"})
+	base, _ := start(t, registry.Config{}, httpapi.APIConfig{Prefix: "/registry"})
 	register(t, base, "A", "x")
 	for _, p := range []string{"/eureka/apps", "/eureka/apps/", "/eureka/v2/apps", "/eureka/v2/apps/",
 		"/eureka//apps", "//eureka/apps//", "/eureka/v1/apps/", "/registry/apps", "/registry/v2/apps/A"} {
@@ -143,7 +145,7 @@ func paths(t *testing.T, start Starter) {
 }
 
 func gzipOnlyWhenAsked(t *testing.T, start Starter) {
-	base, s := start(t, registry.Config{}, registry.APIConfig{})
+	base, s := start(t, registry.Config{}, httpapi.APIConfig{})
 	register(t, base, "A", "x")
 	r := call(t, "GET", base+"/eureka/apps/", nil, "Accept", jsonCT)
 	if r.header.Get("Content-Encoding") != "" {
@@ -172,7 +174,7 @@ func gzipOnlyWhenAsked(t *testing.T, start Starter) {
 }
 
 func renewCancelStatus(t *testing.T, start Starter) {
-	base, s := start(t, registry.Config{}, registry.APIConfig{})
+	base, s := start(t, registry.Config{}, httpapi.APIConfig{})
 	register(t, base, "A", "x")
 	url := base + "/eureka/apps/A/x"
 	dirty := "1000"
@@ -253,7 +255,7 @@ func renewCancelStatus(t *testing.T, start Starter) {
 }
 
 func disableDelta(t *testing.T, start Starter) {
-	base, _ := start(t, registry.Config{DisableDelta: true}, registry.APIConfig{})
+	base, _ := start(t, registry.Config{DisableDelta: true}, httpapi.APIConfig{})
 	if r := call(t, "GET", base+"/eureka/apps/delta", nil); r.status != 403 {
 		t.Errorf("disabled delta: %d", r.status)
 	}
@@ -261,7 +263,7 @@ func disableDelta(t *testing.T, start Starter) {
 
 // Bad input gets Eureka's error and leaves the registry as it was.
 func badInputChangesNothing(t *testing.T, start Starter) {
-	base, s := start(t, registry.Config{}, registry.APIConfig{MaxBodyBytes: 4096})
+	base, s := start(t, registry.Config{}, httpapi.APIConfig{MaxBodyBytes: 4096})
 	register(t, base, "A", "x")
 	before := s.Version()
 	full := string(s.FullPayload(eureka.FormatJSON).Body)
@@ -312,11 +314,11 @@ func badInputChangesNothing(t *testing.T, start Starter) {
 }
 
 func replicationBatch(t *testing.T, start Starter) {
-	base, s := start(t, registry.Config{}, registry.APIConfig{})
+	base, s := start(t, registry.Config{}, httpapi.APIConfig{})
 	body := []byte(javaBatch)
 	r := call(t, "POST", base+"/eureka/peerreplication/batch/", body, "Content-Type", jsonCT, "Accept", jsonCT)
 	want(t, "batch", r.status, 200)
-	results, err := registry.DecodeReplicationResults([]byte(r.body))
+	results, err := replication.DecodeResults([]byte(r.body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,13 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 // Starter starts a fresh, empty registry with the given settings behind the
 // host under test and returns its base URL (scheme, host and port; the
 // suite adds /eureka/...) and its Store.
-type Starter func(t *testing.T, cfg registry.Config, api registry.APIConfig) (string, *registry.Store)
+type Starter func(t *testing.T, cfg registry.Config, api httpapi.APIConfig) (string, *registry.Store)
 
 // Run runs the REST API suite against the host.
 func Run(t *testing.T, start Starter) {
@@ -43,7 +44,7 @@ func RunFargo(t *testing.T, start Starter) {
 			name = "json"
 		}
 		t.Run(name, func(t *testing.T) {
-			base, _ := start(t, registry.Config{}, registry.APIConfig{})
+			base, _ := start(t, registry.Config{}, httpapi.APIConfig{})
 			runFargo(t, base, useJSON)
 		})
 	}

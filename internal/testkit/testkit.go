@@ -1,5 +1,7 @@
 // Package testkit holds what the test suites share: the goleak settings,
-// a poll for conditions reached over the network, and free loopback ports.
+// a poll for conditions reached over the network, free loopback ports, a
+// fake clock, and registrations to test and benchmark with (Inst, and
+// SampleInstance, which the load command cmd/eurekabench uses too).
 package testkit
 
 import (

@@ -1,0 +1,77 @@
+package testkit
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// FakeClock is a clock that moves only when told to, for leases, eviction
+// and retention tests that must not sleep. It satisfies registry.Clock.
+type FakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewFakeClock returns a FakeClock at a fixed date.
+func NewFakeClock() *FakeClock {
+	return &FakeClock{now: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)}
+}
+
+// Now returns the clock's time.
+func (c *FakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *FakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Inst returns a valid registration of app/id on 127.0.0.1:8080, UP, with
+// lastDirtyTimestamp 1000 and a 90 s lease.
+func Inst(app, id string) *eureka.InstanceInfo {
+	return &eureka.InstanceInfo{
+		InstanceID: id, HasInstanceID: true, HostName: id + ".local", App: app, IPAddr: "127.0.0.1",
+		Status: eureka.StatusUp, Port: eureka.Port{Number: 8080, Enabled: true},
+		SecurePort: eureka.Port{Number: 443}, CountryID: 1, SID: "na",
+		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn},
+		LeaseInfo:      eureka.LeaseInfo{RenewalIntervalInSecs: 30, DurationInSecs: 90},
+		VIPAddress:     app + "-vip", LastDirtyTimestamp: 1000,
+	}
+}
+
+// Registrar is what MustRegister needs of a registry.
+type Registrar interface {
+	Register(i *eureka.InstanceInfo, replication bool) error
+}
+
+// MustRegister registers i and fails the test if that fails.
+func MustRegister(t testing.TB, r Registrar, i *eureka.InstanceInfo, replication bool) {
+	t.Helper()
+	if err := r.Register(i, replication); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Getter is what MustGet needs of a registry.
+type Getter interface {
+	Get(app, id string) (*eureka.InstanceInfo, bool)
+}
+
+// MustGet returns the instance (app, id) and fails the test if it is not
+// there.
+func MustGet(t testing.TB, g Getter, app, id string) *eureka.InstanceInfo {
+	t.Helper()
+	i, ok := g.Get(app, id)
+	if !ok {
+		t.Fatalf("%s/%s not found", app, id)
+	}
+	return i
+}

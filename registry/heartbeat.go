@@ -1,0 +1,53 @@
+package registry
+
+import "github.com/eurekagate/eurekagate/eureka"
+
+// Heartbeat is a renew that found its lease: what a peer needs to renew
+// its own copy (Eureka replicates every heartbeat, not only those that
+// change something, so heartbeats are not part of the change stream).
+type Heartbeat struct {
+	// App (upper case) and ID name the instance.
+	App, ID string
+	// LastDirtyTimestamp and Status are this registry's copy's.
+	LastDirtyTimestamp int64
+	Status             eureka.Status
+	// OverriddenStatus is the live override, UNKNOWN if none.
+	OverriddenStatus eureka.Status
+	// Replicated is true for a heartbeat that came from a peer.
+	Replicated bool
+}
+
+// OnHeartbeat makes the Store call f after every heartbeat that found its
+// lease, outside its locks, on the heartbeating goroutine: f must be quick
+// and must not block. One function at a time; nil removes it. Peer
+// replication uses it.
+func (s *Store) OnHeartbeat(f func(Heartbeat)) {
+	if f == nil {
+		s.heartbeats.Store(nil)
+		return
+	}
+	s.heartbeats.Store(&f)
+}
+
+// heartbeatOf builds the Heartbeat for l, if anyone listens. The caller
+// holds s.mu.
+func (s *Store) heartbeatOf(app, id string, l *lease, req RenewRequest, now int64) *Heartbeat {
+	if s.heartbeats.Load() == nil {
+		return nil
+	}
+	hb := &Heartbeat{App: app, ID: id, LastDirtyTimestamp: l.info.LastDirtyTimestamp, Status: l.info.Status,
+		Replicated: req.Replication}
+	if st, ok := s.overrideFor(id, now); ok {
+		hb.OverriddenStatus = st
+	}
+	return hb
+}
+
+func (s *Store) heartbeat(hb *Heartbeat) {
+	if hb == nil {
+		return
+	}
+	if f := s.heartbeats.Load(); f != nil {
+		(*f)(*hb)
+	}
+}

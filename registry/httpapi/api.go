@@ -1,0 +1,323 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/replication"
+)
+
+// DefaultMaxBodyBytes is the default request body limit: 1 MiB.
+const DefaultMaxBodyBytes = 1 << 20
+
+// APIConfig configures the REST API.
+type APIConfig struct {
+	// Prefix is a path the API is served under in addition to /eureka, such
+	// as "/registry". Each prefix accepts an optional version segment, so
+	// both /eureka/apps and /eureka/v2/apps work. Use "/" to also serve the
+	// API at the root (/apps, /v2/apps).
+	Prefix string
+	// MaxBodyBytes limits request bodies, after gzip decoding; larger ones
+	// are answered 413. Default 1 MiB.
+	MaxBodyBytes int64
+	// Auth makes requests need HTTP basic auth. Default: open.
+	Auth AuthConfig
+	// Environment is reported by GET /status as generalStats.environment.
+	// Default "test", as Eureka's.
+	Environment string
+	// Peers reports the replication state that GET /status shows (a
+	// *replication.Peers). Default: none, a node without peers.
+	Peers PeerStatus
+}
+
+// PeerStatus reports each peer's replication state; *replication.Peers
+// implements it.
+type PeerStatus interface {
+	Stats() []replication.PeerStats
+}
+
+// API is the Eureka REST API over a Store, independent of any HTTP server.
+// NewHTTPHandler and FastHTTPHandler adapt it to net/http and fasthttp.
+type API struct {
+	store    *registry.Store
+	maxBody  int64
+	prefixes [][]string
+	auth     *authenticator // nil: open
+	env      string
+	peers    PeerStatus // nil: no peers
+}
+
+// NewAPI returns the REST API over store.
+func NewAPI(store *registry.Store, cfg APIConfig) *API {
+	a := &API{store: store, maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers}
+	if a.maxBody <= 0 {
+		a.maxBody = DefaultMaxBodyBytes
+	}
+	if a.env == "" {
+		a.env = "test"
+	}
+	a.prefixes = [][]string{{"eureka"}}
+	if p := cfg.Prefix; p != "" {
+		if sp := splitPrefix(p); !(len(sp) == 1 && sp[0] == "eureka") {
+			a.prefixes = append(a.prefixes, sp)
+		}
+	}
+	return a
+}
+
+// Store returns the Store the API serves.
+func (a *API) Store() *registry.Store { return a.store }
+
+// MaxBodyBytes returns the request body limit.
+func (a *API) MaxBodyBytes() int64 { return a.maxBody }
+
+// Request is an HTTP request as the API core sees it. Front doors fill it
+// from their own request types.
+type Request struct {
+	Method string
+	// Path is the request path as sent (still URL-escaped), without query.
+	Path            string
+	Query           Args
+	Accept          string
+	AcceptEncoding  string
+	ContentType     string
+	ContentEncoding string
+	// Replication is true when the header x-netflix-discovery-replication
+	// is "true".
+	Replication bool
+	// Authorization is the Authorization header.
+	Authorization string
+	Body          []byte
+}
+
+// Args reads query parameters.
+type Args interface {
+	// Get returns the first value of key, and whether it was present.
+	Get(key string) (string, bool)
+	// Each calls f for each parameter in order.
+	Each(f func(key, value string))
+}
+
+// Response is what the API answers. An empty ContentType means no body.
+type Response struct {
+	Status          int
+	ContentType     string
+	ContentEncoding string
+	// Challenge is the WWW-Authenticate header of a 401.
+	Challenge string
+	Body      []byte
+}
+
+func (r *Response) empty(status int) { *r = Response{Status: status} }
+
+func (r *Response) text(status int, msg string) {
+	*r = Response{Status: status, ContentType: "text/plain; charset=utf-8", Body: []byte(msg)}
+}
+
+// Match reports whether path is under one of the API's prefixes (/eureka
+// and the configured one), so that a middleware can pass other requests on.
+// Unknown paths under a prefix are the API's to answer (404).
+func (a *API) Match(path string) bool {
+	var r route
+	return underPrefix(path, a.prefixes, &r)
+}
+
+// Serve answers one request.
+func (a *API) Serve(req *Request, resp *Response) {
+	var r route
+	if !parseRoute(req.Path, a.prefixes, &r) {
+		resp.empty(http.StatusNotFound)
+		return
+	}
+	if a.auth != nil {
+		write := req.Method != http.MethodGet && req.Method != http.MethodHead
+		if !a.auth.allowed(req, write, r.ep == epBatch || req.Replication) {
+			unauthorized(resp)
+			return
+		}
+	}
+	switch r.ep {
+	case epApps:
+		a.only(req, resp, http.MethodGet, func() {
+			a.payload(req, resp, a.store.FullPayload(eureka.AcceptFormat(req.Accept)))
+		})
+	case epDelta:
+		a.only(req, resp, http.MethodGet, func() { a.getDelta(req, resp) })
+	case epApp:
+		switch req.Method {
+		case http.MethodGet, http.MethodHead:
+			a.getApp(req, resp, r.app)
+		case http.MethodPost:
+			a.register(req, resp, r.app)
+		default:
+			resp.empty(http.StatusMethodNotAllowed)
+		}
+	case epInstance:
+		switch req.Method {
+		case http.MethodGet, http.MethodHead:
+			inst, ok := a.store.Get(r.app, r.id)
+			a.instance(req, resp, inst, ok)
+		case http.MethodPut:
+			a.renew(req, resp, r.app, r.id)
+		case http.MethodDelete:
+			a.cancel(req, resp, r.app, r.id)
+		default:
+			resp.empty(http.StatusMethodNotAllowed)
+		}
+	case epInstanceStatus:
+		switch req.Method {
+		case http.MethodPut:
+			a.setStatus(req, resp, r.app, r.id)
+		case http.MethodDelete:
+			a.deleteOverride(req, resp, r.app, r.id)
+		default:
+			resp.empty(http.StatusMethodNotAllowed)
+		}
+	case epInstanceMetadata:
+		a.only(req, resp, http.MethodPut, func() { a.updateMetadata(req, resp, r.app, r.id) })
+	case epInstanceByID:
+		a.only(req, resp, http.MethodGet, func() {
+			inst, ok := a.store.Find(r.name)
+			a.instance(req, resp, inst, ok)
+		})
+	case epVIP, epSVIP:
+		a.only(req, resp, http.MethodGet, func() {
+			a.payload(req, resp, a.store.VIPPayload(r.name, r.ep == epSVIP, eureka.AcceptFormat(req.Accept)))
+		})
+	case epBatch:
+		a.only(req, resp, http.MethodPost, func() { a.batch(req, resp) })
+	case epStatus:
+		a.only(req, resp, http.MethodGet, func() { a.status(req, resp) })
+	case epStatusOverrides:
+		a.only(req, resp, http.MethodGet, func() { a.statusOverrides(resp) })
+	}
+}
+
+// only runs f for method (GET also answers HEAD) and answers 405 otherwise.
+func (a *API) only(req *Request, resp *Response, method string, f func()) {
+	if req.Method == method || (method == http.MethodGet && req.Method == http.MethodHead) {
+		f()
+		return
+	}
+	resp.empty(http.StatusMethodNotAllowed)
+}
+
+// payload answers with a cached document, gzipped only if the client asked.
+func (a *API) payload(req *Request, resp *Response, p *registry.Payload) {
+	*resp = Response{Status: http.StatusOK, ContentType: eureka.AcceptFormat(req.Accept).ContentType(), Body: p.Body}
+	if strings.Contains(req.AcceptEncoding, "gzip") {
+		resp.ContentEncoding, resp.Body = "gzip", p.Gzip()
+	}
+}
+
+func (a *API) getDelta(req *Request, resp *Response) {
+	if a.store.Config().DisableDelta {
+		resp.empty(http.StatusForbidden)
+		return
+	}
+	a.payload(req, resp, a.store.DeltaPayload(eureka.AcceptFormat(req.Accept)))
+}
+
+func (a *API) getApp(req *Request, resp *Response, app string) {
+	p, ok := a.store.AppPayload(app, eureka.AcceptFormat(req.Accept))
+	if !ok {
+		resp.empty(http.StatusNotFound)
+		return
+	}
+	a.payload(req, resp, p)
+}
+
+func (a *API) instance(req *Request, resp *Response, inst *eureka.InstanceInfo, ok bool) {
+	if !ok {
+		resp.empty(http.StatusNotFound)
+		return
+	}
+	f := eureka.AcceptFormat(req.Accept)
+	*resp = Response{Status: http.StatusOK, ContentType: f.ContentType(), Body: eureka.AppendInstance(nil, f, inst)}
+}
+
+func (a *API) register(req *Request, resp *Response, app string) {
+	body, ok := a.body(req, resp)
+	if !ok {
+		return
+	}
+	f, ok := bodyFormat(req.ContentType, body)
+	if !ok {
+		resp.text(http.StatusUnsupportedMediaType, "unsupported media type "+strconv.Quote(req.ContentType)+": send application/json or application/xml")
+		return
+	}
+	inst, err := eureka.DecodeInstance(f, body)
+	if err != nil {
+		cannotParse(resp, f)
+		return
+	}
+	if err := registry.Validate(inst, app); err != nil {
+		resp.text(http.StatusBadRequest, err.Error())
+		return
+	}
+	if err := a.store.Register(inst, req.Replication); err != nil {
+		resp.text(http.StatusBadRequest, err.Error())
+		return
+	}
+	resp.empty(http.StatusNoContent)
+}
+
+// body returns the request body, gunzipped if needed, within the limit.
+func (a *API) body(req *Request, resp *Response) ([]byte, bool) {
+	body := req.Body
+	if int64(len(body)) > a.maxBody {
+		resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(a.maxBody, 10)+" bytes")
+		return nil, false
+	}
+	if strings.Contains(strings.ToLower(req.ContentEncoding), "gzip") {
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			resp.text(http.StatusBadRequest, "cannot decompress gzip request body")
+			return nil, false
+		}
+		body, err = io.ReadAll(io.LimitReader(zr, a.maxBody+1))
+		if err != nil {
+			resp.text(http.StatusBadRequest, "cannot decompress gzip request body")
+			return nil, false
+		}
+		if int64(len(body)) > a.maxBody {
+			resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(a.maxBody, 10)+" bytes")
+			return nil, false
+		}
+	}
+	return body, true
+}
+
+// bodyFormat picks the decoder: JSON for a json subtype, XML for an xml
+// one; without a Content-Type the body's first character decides.
+func bodyFormat(contentType string, body []byte) (eureka.Format, bool) {
+	ct := strings.ToLower(contentType)
+	switch {
+	case strings.Contains(ct, "json"):
+		return eureka.FormatJSON, true
+	case strings.Contains(ct, "xml"):
+		return eureka.FormatXML, true
+	case strings.TrimSpace(ct) == "":
+		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '<' {
+			return eureka.FormatXML, true
+		}
+		return eureka.FormatJSON, true
+	}
+	return eureka.FormatJSON, false
+}
+
+// cannotParse answers Eureka's 400 for an unreadable body, in the body's
+// format.
+func cannotParse(resp *Response, f eureka.Format) {
+	body := `{"error": "cannot parse request body"}`
+	if f == eureka.FormatXML {
+		body = `<error><message>cannot parse request body</message></error>`
+	}
+	*resp = Response{Status: http.StatusBadRequest, ContentType: f.ContentType(), Body: []byte(body)}
+}

@@ -1,0 +1,104 @@
+package httpapi
+
+import (
+	"errors"
+	"strconv"
+	"unsafe"
+
+	"github.com/valyala/fasthttp"
+)
+
+// FastHTTPHandler returns the API as a fasthttp handler, for the standalone
+// server. Set the server's MaxRequestBodySize to api.MaxBodyBytes() and its
+// ErrorHandler to FastHTTPErrorHandler so oversized bodies get 413.
+func FastHTTPHandler(api *API) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		h := &ctx.Request.Header
+		req := Request{
+			Method: methodString(h.Method()),
+			// The path is copied: the API may keep strings derived from it.
+			Path:            string(ctx.Request.URI().PathOriginal()),
+			Query:           (*fastArgs)(ctx.QueryArgs()),
+			Accept:          transient(h.Peek("Accept")),
+			AcceptEncoding:  transient(h.Peek("Accept-Encoding")),
+			ContentType:     transient(h.ContentType()),
+			ContentEncoding: transient(h.ContentEncoding()),
+			Replication:     string(h.Peek("x-netflix-discovery-replication")) == "true",
+			Authorization:   transient(h.Peek("Authorization")),
+			Body:            ctx.Request.Body(),
+		}
+		var resp Response
+		api.Serve(&req, &resp)
+		ctx.SetStatusCode(resp.Status)
+		if resp.ContentType != "" {
+			ctx.SetContentType(resp.ContentType)
+		} else {
+			ctx.Response.Header.SetNoDefaultContentType(true)
+		}
+		if resp.ContentEncoding != "" {
+			ctx.Response.Header.Set("Content-Encoding", resp.ContentEncoding)
+			ctx.Response.Header.Set("Vary", "Accept-Encoding")
+		}
+		if resp.Challenge != "" {
+			ctx.Response.Header.Set("WWW-Authenticate", resp.Challenge)
+		}
+		ctx.SetBody(resp.Body)
+	}
+}
+
+// FastHTTPErrorHandler answers request errors found by the fasthttp server
+// before the handler runs: 413 for a body over MaxRequestBodySize, 400 for
+// other malformed requests.
+func FastHTTPErrorHandler(maxBody int64) func(*fasthttp.RequestCtx, error) {
+	return func(ctx *fasthttp.RequestCtx, err error) {
+		if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+			ctx.Error("request body larger than "+strconv.FormatInt(maxBody, 10)+" bytes", fasthttp.StatusRequestEntityTooLarge)
+			return
+		}
+		var small *fasthttp.ErrSmallBuffer
+		if errors.As(err, &small) {
+			ctx.Error("request header too large", fasthttp.StatusRequestHeaderFieldsTooLarge)
+			return
+		}
+		ctx.Error("cannot parse request", fasthttp.StatusBadRequest)
+	}
+}
+
+// methodString returns the method as a constant string, without allocating.
+func methodString(m []byte) string {
+	switch string(m) {
+	case "GET":
+		return "GET"
+	case "PUT":
+		return "PUT"
+	case "POST":
+		return "POST"
+	case "DELETE":
+		return "DELETE"
+	case "HEAD":
+		return "HEAD"
+	}
+	return string(m)
+}
+
+// transient views b as a string without copying. Only for values the API
+// reads during the request and never keeps.
+func transient(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+type fastArgs fasthttp.Args
+
+// Get returns a transient view of the value; the API only parses it.
+func (a *fastArgs) Get(key string) (string, bool) {
+	args := (*fasthttp.Args)(a)
+	if !args.Has(key) {
+		return "", false
+	}
+	return transient(args.Peek(key)), true
+}
+
+// Each passes copies, since callers keep them (metadata updates).
+func (a *fastArgs) Each(f func(key, value string)) {
+	for k, v := range (*fasthttp.Args)(a).All() {
+		f(string(k), string(v))
+	}
+}

@@ -1,0 +1,43 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/internal/apisuite"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+)
+
+// frontDoor starts a fresh registry behind one of the API's two HTTP front
+// doors on loopback.
+type frontDoor struct {
+	name  string
+	start apisuite.Starter
+}
+
+var frontDoors = []frontDoor{
+	{"net/http", func(t *testing.T, cfg registry.Config, api httpapi.APIConfig) (string, *registry.Store) {
+		s := registry.New(cfg)
+		srv := httptest.NewServer(httpapi.NewHTTPHandler(httpapi.NewAPI(s, api)))
+		t.Cleanup(srv.Close)
+		return srv.URL, s
+	}},
+	{"fasthttp", func(t *testing.T, cfg registry.Config, api httpapi.APIConfig) (string, *registry.Store) {
+		s := registry.New(cfg)
+		srv := httpapi.NewServer(httpapi.NewAPI(s, api), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.Stop(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+		return "http://" + srv.Addr().String(), s
+	}},
+}

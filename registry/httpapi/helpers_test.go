@@ -1,0 +1,27 @@
+package httpapi
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+var inst = testkit.Inst
+
+func newTestStore(t testing.TB, cfg registry.Config) (*registry.Store, *testkit.FakeClock) {
+	t.Helper()
+	clock := testkit.NewFakeClock()
+	cfg.Clock = clock
+	if cfg.Rand == nil {
+		cfg.Rand = rand.New(rand.NewPCG(1, 2))
+	}
+	return registry.New(cfg), clock
+}
+
+func mustRegister(t testing.TB, s *registry.Store, i *eureka.InstanceInfo, replication bool) {
+	t.Helper()
+	testkit.MustRegister(t, s, i, replication)
+}

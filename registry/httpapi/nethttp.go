@@ -1,0 +1,84 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// NewHTTPHandler returns the API as a net/http handler. Requests whose path
+// is not an API path get 404; use API.Match to route around it.
+func NewHTTPHandler(api *API) http.Handler { return httpHandler{api} }
+
+type httpHandler struct{ api *API }
+
+func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := Request{
+		Method:          r.Method,
+		Path:            r.URL.EscapedPath(),
+		Query:           urlArgs(r.URL.Query()),
+		Accept:          r.Header.Get("Accept"),
+		AcceptEncoding:  r.Header.Get("Accept-Encoding"),
+		ContentType:     r.Header.Get("Content-Type"),
+		ContentEncoding: r.Header.Get("Content-Encoding"),
+		Replication:     r.Header.Get("x-netflix-discovery-replication") == "true",
+		Authorization:   r.Header.Get("Authorization"),
+	}
+	var resp Response
+	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.api.maxBody))
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(h.api.maxBody, 10)+" bytes")
+			writeHTTP(w, r, &resp)
+			return
+		case err != nil:
+			resp.text(http.StatusBadRequest, "cannot read request body")
+			writeHTTP(w, r, &resp)
+			return
+		}
+		req.Body = body
+	}
+	h.api.Serve(&req, &resp)
+	writeHTTP(w, r, &resp)
+}
+
+func writeHTTP(w http.ResponseWriter, r *http.Request, resp *Response) {
+	hdr := w.Header()
+	if resp.ContentType != "" {
+		hdr.Set("Content-Type", resp.ContentType)
+	}
+	if resp.ContentEncoding != "" {
+		hdr.Set("Content-Encoding", resp.ContentEncoding)
+		hdr.Add("Vary", "Accept-Encoding")
+	}
+	if resp.Challenge != "" {
+		hdr.Set("WWW-Authenticate", resp.Challenge)
+	}
+	hdr.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	w.WriteHeader(resp.Status)
+	if r.Method != http.MethodHead && len(resp.Body) > 0 {
+		w.Write(resp.Body)
+	}
+}
+
+type urlArgs url.Values
+
+func (a urlArgs) Get(key string) (string, bool) {
+	v, ok := a[key]
+	if !ok || len(v) == 0 {
+		return "", ok
+	}
+	return v[0], true
+}
+
+func (a urlArgs) Each(f func(key, value string)) {
+	for k, vs := range a {
+		for _, v := range vs {
+			f(k, v)
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package httpapi
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+)
+
+// ServerConfig configures the standalone fasthttp server.
+type ServerConfig struct {
+	// Addr is the listen address. Default ":8761", Eureka's port, so
+	// clients' default service URL http://localhost:8761/eureka/ works.
+	Addr string
+	// ReadTimeout and WriteTimeout bound one request. Default 30s each.
+	ReadTimeout, WriteTimeout time.Duration
+	// IdleTimeout closes idle keep-alive connections. Default 90s.
+	IdleTimeout time.Duration
+	// Logger receives fasthttp's messages about broken connections.
+	// Default: discarded, since they report client errors.
+	Logger fasthttp.Logger
+	// Other serves the requests that are not under the API's prefixes (a
+	// dashboard, /metrics). Default: 404.
+	Other http.Handler
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(string, ...any) {}
+
+// Server is the standalone registry server: the API served by fasthttp.
+type Server struct {
+	cfg  ServerConfig
+	srv  *fasthttp.Server
+	ln   net.Listener
+	done chan struct{}
+
+	mu       sync.Mutex
+	err      error
+	stopping bool
+}
+
+// NewServer returns a server for api. It does not listen until Start.
+func NewServer(api *API, cfg ServerConfig) *Server {
+	if cfg.Addr == "" {
+		cfg.Addr = ":8761"
+	}
+	cfg.ReadTimeout = cmp.Or(cfg.ReadTimeout, 30*time.Second)
+	cfg.WriteTimeout = cmp.Or(cfg.WriteTimeout, 30*time.Second)
+	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, 90*time.Second)
+	if cfg.Logger == nil {
+		cfg.Logger = discardLogger{}
+	}
+	return &Server{
+		cfg: cfg,
+		srv: &fasthttp.Server{
+			Handler:                      withOther(api, cfg.Other),
+			Logger:                       cfg.Logger,
+			ErrorHandler:                 FastHTTPErrorHandler(api.MaxBodyBytes()),
+			MaxRequestBodySize:           int(api.MaxBodyBytes()),
+			ReadTimeout:                  cfg.ReadTimeout,
+			WriteTimeout:                 cfg.WriteTimeout,
+			IdleTimeout:                  cfg.IdleTimeout,
+			Name:                         "eurekagate",
+			DisablePreParseMultipartForm: true,
+		},
+	}
+}
+
+// withOther sends API paths to the API and the rest to other.
+func withOther(api *API, other http.Handler) fasthttp.RequestHandler {
+	h := FastHTTPHandler(api)
+	if other == nil {
+		return h
+	}
+	o := fasthttpadaptor.NewFastHTTPHandler(other)
+	return func(ctx *fasthttp.RequestCtx) {
+		if api.Match(transient(ctx.Request.URI().PathOriginal())) {
+			h(ctx)
+			return
+		}
+		o(ctx)
+	}
+}
+
+// Start listens on the configured address and serves in the background. It
+// returns the listen error, if any, without blocking.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	s.ln = ln
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil {
+			s.mu.Lock()
+			if !s.stopping {
+				s.err = err
+			}
+			s.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// Addr returns the address the server listens on, after Start.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Stop stops accepting connections, lets in-flight requests finish (until
+// ctx is done) and waits for the serving goroutine.
+func (s *Server) Stop(ctx context.Context) error {
+	if s.done == nil {
+		return nil
+	}
+	// Close the listener ourselves: fasthttp's Shutdown does nothing if it
+	// runs before Serve has registered the listener.
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
+	s.ln.Close()
+	err := s.srv.ShutdownWithContext(ctx)
+	if errors.Is(err, net.ErrClosed) {
+		err = nil // we closed it
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return errors.Join(err, ctx.Err())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(err, s.err)
+}

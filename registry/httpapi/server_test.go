@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// A request in flight when the server stops is finished, not dropped.
+func TestServerStopFinishesInFlightRequests(t *testing.T) {
+	s, _ := newTestStore(t, registry.Config{})
+	srv := NewServer(NewAPI(s, APIConfig{}), ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	reader := bufio.NewReader(conn)
+	// A first request and its answer: the server has accepted the
+	// connection and serves it.
+	fmt.Fprintf(conn, "GET /eureka/apps HTTP/1.1\r\nHost: x\r\n\r\n")
+	first, err := http.ReadResponse(reader, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, first.Body)
+	first.Body.Close()
+
+	body := eureka.AppendInstanceJSON(nil, inst("A", "x"))
+	half := len(body) / 2
+	fmt.Fprintf(conn, "POST /eureka/apps/A HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	conn.Write(body[:half])
+	time.Sleep(200 * time.Millisecond) // let the server read the bytes already sent
+
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stopped <- srv.Stop(ctx)
+	}()
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned while a request was in flight: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	conn.Write(body[half:])
+	resp, err := http.ReadResponse(reader, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Fatalf("in-flight register: %d", resp.StatusCode)
+	}
+	conn.Close()
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Get("A", "x"); !ok {
+		t.Fatal("in-flight registration lost")
+	}
+}

@@ -1,0 +1,315 @@
+package replication_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/replication"
+)
+
+// node is one registry of a loopback cluster.
+type node struct {
+	store *registry.Store
+	srv   *httpapi.Server
+	peers *replication.Peers
+	addr  string
+}
+
+func (n *node) url() string { return "http://" + n.addr + "/eureka/" }
+
+func (n *node) stop(t *testing.T) {
+	t.Helper()
+	n.peers.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n.srv.Stop(ctx)
+}
+
+// cluster starts nodes on fixed loopback ports, each with the others as
+// peers, all sharing one fake clock.
+type cluster struct {
+	t     *testing.T
+	clock *testkit.FakeClock
+	addrs []string
+	nodes []*node
+	peer  replication.Config
+}
+
+func newCluster(t *testing.T, size int, peer replication.Config) *cluster {
+	c := &cluster{t: t, clock: testkit.NewFakeClock(), peer: peer}
+	for range size {
+		c.addrs = append(c.addrs, testkit.FreeAddr(t))
+	}
+	for n := range size {
+		c.nodes = append(c.nodes, c.start(n, true))
+	}
+	t.Cleanup(func() {
+		for _, n := range c.nodes {
+			if n != nil {
+				n.stop(t)
+			}
+		}
+	})
+	return c
+}
+
+// start starts node n; with sync, it first copies the registry of a peer.
+func (c *cluster) start(n int, sync bool) *node {
+	c.t.Helper()
+	store := registry.New(registry.Config{Clock: c.clock, DisableSelfPreservation: true})
+	cfg := c.peer
+	cfg.Self, cfg.Clock = "http://"+c.addrs[n]+"/eureka/", c.clock
+	for _, a := range c.addrs {
+		cfg.Peers = append(cfg.Peers, "http://"+a+"/eureka/")
+	}
+	peers, err := replication.New(store, cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if len(peers.Stats()) != len(c.addrs)-1 {
+		c.t.Fatalf("node %d replicates to %d peers, want %d: its own URL was not recognised", n, len(peers.Stats()), len(c.addrs)-1)
+	}
+	if sync {
+		peers.SyncFrom(context.Background())
+	}
+	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{Peers: peers}), httpapi.ServerConfig{Addr: c.addrs[n]})
+	if err := srv.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	peers.Start()
+	return &node{store: store, srv: srv, peers: peers, addr: c.addrs[n]}
+}
+
+func httpDo(t *testing.T, method, url string, body []byte) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestClusterReplication(t *testing.T) {
+	c := newCluster(t, 3, replication.Config{})
+	n1, n2, n3 := c.nodes[0], c.nodes[1], c.nodes[2]
+	if status := httpDo(t, "POST", n1.url()+"apps/ORDERS", eureka.AppendInstanceJSON(nil, testkit.Inst("ORDERS", "x"))); status != 204 {
+		t.Fatalf("register: %d", status)
+	}
+	testkit.Eventually(t, time.Second, "the registration on nodes 2 and 3", func() bool {
+		_, ok2 := n2.store.Get("ORDERS", "x")
+		_, ok3 := n3.store.Get("ORDERS", "x")
+		return ok2 && ok3
+	})
+
+	// Heartbeats sent only to node 1 keep the lease alive on all three,
+	// past its 90 s duration.
+	for range 3 {
+		c.clock.Advance(60 * time.Second)
+		if status := httpDo(t, "PUT", n1.url()+"apps/ORDERS/x", nil); status != 200 {
+			t.Fatalf("heartbeat: %d", status)
+		}
+		renewed := c.clock.Now().UnixMilli()
+		testkit.Eventually(t, 2*time.Second, "the heartbeat on nodes 2 and 3", func() bool {
+			i2, _ := n2.store.Get("ORDERS", "x")
+			i3, _ := n3.store.Get("ORDERS", "x")
+			return i2 != nil && i3 != nil && i2.LeaseInfo.LastRenewalTimestamp == renewed && i3.LeaseInfo.LastRenewalTimestamp == renewed
+		})
+		for _, n := range c.nodes {
+			if ev := n.store.Evict(); len(ev) > 0 {
+				t.Fatalf("evicted %v despite heartbeats", ev)
+			}
+		}
+	}
+
+	// A status override propagates, and so does its removal.
+	if status := httpDo(t, "PUT", n1.url()+"apps/ORDERS/x/status?value=OUT_OF_SERVICE", nil); status != 200 {
+		t.Fatalf("override: %d", status)
+	}
+	testkit.Eventually(t, 2*time.Second, "the override on nodes 2 and 3", func() bool {
+		i2, _ := n2.store.Get("ORDERS", "x")
+		i3, _ := n3.store.Get("ORDERS", "x")
+		return i2.Status == eureka.StatusOutOfService && i3.Status == eureka.StatusOutOfService
+	})
+	httpDo(t, "DELETE", n1.url()+"apps/ORDERS/x/status?value=UP", nil)
+	testkit.Eventually(t, 2*time.Second, "the override removal on nodes 2 and 3", func() bool {
+		i2, _ := n2.store.Get("ORDERS", "x")
+		i3, _ := n3.store.Get("ORDERS", "x")
+		return i2.Status == eureka.StatusUp && i3.Status == eureka.StatusUp && len(n3.store.Overrides()) == 0
+	})
+
+	// A cancel propagates.
+	if status := httpDo(t, "DELETE", n1.url()+"apps/ORDERS/x", nil); status != 200 {
+		t.Fatalf("cancel: %d", status)
+	}
+	testkit.Eventually(t, 2*time.Second, "the cancel on nodes 2 and 3", func() bool {
+		_, ok2 := n2.store.Get("ORDERS", "x")
+		_, ok3 := n3.store.Get("ORDERS", "x")
+		return !ok2 && !ok3
+	})
+	// The status endpoint reports each peer's replication state.
+	req, _ := http.NewRequest("GET", n1.url()+"status", nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status httpapi.StatusInfo
+	err = json.NewDecoder(resp.Body).Decode(&status)
+	resp.Body.Close()
+	if err != nil || len(status.Peers) != 2 || status.Peers[0].BatchesSent == 0 ||
+		!strings.Contains(status.ApplicationStats["available-replicas"], n2.addr) {
+		t.Errorf("status peers: %v %+v %v", err, status.Peers, status.ApplicationStats)
+	}
+
+	// Replicated writes are not replicated again, and evictions never.
+	for _, n := range c.nodes {
+		for _, ps := range n.peers.Stats() {
+			if ps.QueueLength != 0 {
+				t.Errorf("%s still queues %d tasks", ps.URL, ps.QueueLength)
+			}
+		}
+	}
+}
+
+func TestRestartedNodeSyncsBeforeServing(t *testing.T) {
+	c := newCluster(t, 3, replication.Config{})
+	for k := range 20 {
+		testkit.MustRegister(t, c.nodes[0].store, testkit.Inst("APP"+string(rune('A'+k%3)), "i"+string(rune('a'+k))), false)
+	}
+	testkit.Eventually(t, 2*time.Second, "replication to node 2", func() bool { return c.nodes[1].store.Len() == 20 })
+	c.nodes[1].stop(t)
+	c.nodes[1] = c.start(1, true)
+	// Reads are answered from the synced registry at once.
+	if got := c.nodes[1].store.Len(); got != 20 {
+		t.Fatalf("restarted node holds %d of 20 instances", got)
+	}
+	if sp := c.nodes[1].store.SelfPreservation(); sp.ExpectedRenewingClients != 20 {
+		t.Errorf("expected renewing clients after sync = %d, want 20", sp.ExpectedRenewingClients)
+	}
+	// And no registration was lost anywhere.
+	for n, node := range c.nodes {
+		if node.store.Len() != 20 {
+			t.Errorf("node %d holds %d", n+1, node.store.Len())
+		}
+	}
+}
+
+func TestPeerDownThenBack(t *testing.T) {
+	c := newCluster(t, 2, replication.Config{MaxQueue: 500})
+	n1 := c.nodes[0]
+	c.nodes[1].stop(t)
+	c.nodes[1] = nil
+
+	// The peer is down: writers are not blocked and the queue stays bounded.
+	for k := range 2000 {
+		testkit.MustRegister(t, n1.store, testkit.SampleInstance(k), false)
+		if q := n1.peers.Stats()[0].QueueLength; q > 500 {
+			t.Fatalf("queue grew to %d", q)
+		}
+	}
+	testkit.Eventually(t, 2*time.Second, "failed deliveries to be counted", func() bool { return n1.peers.Stats()[0].Failures > 0 })
+	ps := n1.peers.Stats()[0]
+	if !ps.Down || ps.Dropped < 1500 {
+		t.Fatalf("stats while down: %+v", ps)
+	}
+	// A minute later every queued task is stale.
+	c.clock.Advance(time.Minute)
+
+	// The peer returns empty. Heartbeats to node 1 reach it as unknown
+	// instances (404), and node 1 answers with registrations.
+	back := c.start(1, false)
+	c.nodes[1] = back
+	testkit.Eventually(t, 2*time.Second, "stale tasks dropped", func() bool { return n1.peers.Stats()[0].QueueLength == 0 })
+	for k := range 5 {
+		i := testkit.SampleInstance(k)
+		if res, _ := n1.store.Renew(i.App, i.InstanceID, registry.RenewRequest{}); res != registry.RenewOK {
+			t.Fatal(res)
+		}
+	}
+	testkit.Eventually(t, 3*time.Second, "the returned peer to converge", func() bool {
+		for k := range 5 {
+			i := testkit.SampleInstance(k)
+			if _, ok := back.store.Get(i.App, i.InstanceID); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	if ps := n1.peers.Stats()[0]; ps.Down {
+		t.Errorf("peer still reported down: %+v", ps)
+	}
+}
+
+// A heartbeat older than the peer's copy is answered 409 with the peer's
+// instance, which the sender adopts without replicating it back.
+func TestConflictAdoptsPeersNewerCopy(t *testing.T) {
+	c := newCluster(t, 2, replication.Config{})
+	n1, n2 := c.nodes[0], c.nodes[1]
+	old := testkit.Inst("A", "x")
+	old.LastDirtyTimestamp = 1000
+	testkit.MustRegister(t, n1.store, old, false)
+	testkit.Eventually(t, time.Second, "replication", func() bool { _, ok := n2.store.Get("A", "x"); return ok })
+	newer := testkit.Inst("A", "x")
+	newer.LastDirtyTimestamp, newer.HostName = 2000, "moved.local"
+	testkit.MustRegister(t, n2.store, newer, true) // as if node 2 had it from elsewhere
+	n1.store.Renew("A", "x", registry.RenewRequest{})
+	testkit.Eventually(t, 2*time.Second, "node 1 to adopt node 2's newer copy", func() bool {
+		i, _ := n1.store.Get("A", "x")
+		return i.HostName == "moved.local"
+	})
+}
+
+func TestSelfRecognised(t *testing.T) {
+	s := registry.New(registry.Config{})
+	p, err := replication.New(s, replication.Config{
+		Peers:     []string{"http://a:8761/eureka", "http://me:8761/eureka/", "http://b:8761/eureka/", "http://127.0.0.1:9/eureka/"},
+		Self:      "http://me:8761/eureka/",
+		SelfAddrs: []string{"127.0.0.1:9"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(p.Stats()); got != 2 {
+		t.Fatalf("peers = %d, want a and b", got)
+	}
+	if _, err := replication.New(s, replication.Config{Peers: []string{"ftp://x"}}); err == nil {
+		t.Error("bad peer URL accepted")
+	}
+}
+
+// A peer that accepts connections but never answers cannot hold the
+// start-up sync past its deadline.
+func TestSyncFromRespectsDeadline(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // never accepts: requests hang
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	s := registry.New(registry.Config{})
+	p, err := replication.New(s, replication.Config{Peers: []string{"http://" + silent.Addr().String() + "/eureka/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if n := p.SyncFrom(ctx); n != 0 {
+		t.Fatalf("synced %d from a silent peer", n)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("sync took %v past a 400ms deadline", took)
+	}
+	p.Stop()
+}

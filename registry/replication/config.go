@@ -1,0 +1,73 @@
+package replication
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// Config configures replication to the other nodes of a registry
+// cluster, with Eureka's own peer protocol, so nodes can also join a
+// cluster of Java Eureka servers.
+type Config struct {
+	// Peers are the service URLs of the other nodes, such as
+	// http://eureka-2:8761/eureka/. User info in a URL is sent as basic
+	// auth. This node's own URL may be listed: it is recognised and skipped.
+	Peers []string
+	// Self is this node's own service URL, to recognise it among Peers.
+	// Entries whose host:port is one of SelfAddrs are skipped too.
+	Self      string
+	SelfAddrs []string
+	// BatchSize is the most tasks in one batch. Default 250.
+	BatchSize int
+	// MaxBatchDelay is how long a task waits for others to join its batch.
+	// Default 500ms.
+	MaxBatchDelay time.Duration
+	// MaxQueue bounds each peer's queue; on overflow the oldest task is
+	// dropped. Default 10000.
+	MaxQueue int
+	// TaskTTL is how long a task may wait before it is dropped as stale.
+	// Default 30s (Eureka's renewal interval and maxTimeForReplication).
+	TaskTTL time.Duration
+	// CongestionRetry is the wait before resending a batch that got 503 or
+	// timed out. Default 1s. NetworkRetry is the wait after other network
+	// errors. Default 100ms.
+	CongestionRetry, NetworkRetry time.Duration
+	// Timeout bounds one batch request. Default 5s.
+	Timeout time.Duration
+	// Clock times the tasks' TTL. Default: the system clock.
+	Clock registry.Clock
+	// Logger receives a line when a peer goes down or comes back and what
+	// the start-up sync decided. Default: the Store's logger.
+	Logger *zap.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.BatchSize <= 0 {
+		c.BatchSize = 250
+	}
+	if c.MaxQueue <= 0 {
+		c.MaxQueue = 10000
+	}
+	setDuration(&c.MaxBatchDelay, 500*time.Millisecond)
+	setDuration(&c.TaskTTL, 30*time.Second)
+	setDuration(&c.CongestionRetry, time.Second)
+	setDuration(&c.NetworkRetry, 100*time.Millisecond)
+	setDuration(&c.Timeout, 5*time.Second)
+	if c.Clock == nil {
+		c.Clock = systemClock{}
+	}
+	return c
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func setDuration(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}

@@ -1,0 +1,133 @@
+package replication
+
+import (
+	"sync"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// Peers replicates a Store's client writes to the other nodes: a queue per
+// peer, deduplicated by task ("register#ORDERS/h1"), sent in batches to
+// POST {peer}peerreplication/batch/. It consumes the Store's change
+// stream (registrations, cancels, status overrides and their deletion,
+// metadata updates) and its heartbeats, and sends only what the Store's
+// clients wrote: never what a peer replicated, never evictions, which
+// each node makes by itself.
+type Peers struct {
+	store  *registry.Store
+	cfg    Config
+	peers  []*peer
+	client *fasthttp.Client
+	log    *zap.Logger
+
+	unsubscribe func()
+	stop        chan struct{}
+	wg          sync.WaitGroup
+	once        sync.Once
+}
+
+// New sets up replication from store to cfg.Peers (minus this node) and
+// starts queueing the Store's client writes for them. Call SyncFrom, then
+// Start; Stop ends it.
+func New(store *registry.Store, cfg Config) (*Peers, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Logger == nil {
+		cfg.Logger = store.Config().Logger
+	}
+	p := &Peers{
+		store: store, cfg: cfg, log: cfg.Logger, stop: make(chan struct{}),
+		client: &fasthttp.Client{Name: "eurekagate-replication", ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout},
+	}
+	self, _ := eureka.ParseServiceURL(cfg.Self)
+	seen := map[string]bool{}
+	for _, raw := range cfg.Peers {
+		u, err := eureka.ParseServiceURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		if u.Base == self.Base || isSelfAddr(u.Host, cfg.SelfAddrs) || seen[u.Base] {
+			continue
+		}
+		seen[u.Base] = true
+		p.peers = append(p.peers, &peer{url: u, tasks: map[string]*task{}, wake: make(chan struct{}, 1)})
+	}
+	p.unsubscribe = store.Subscribe(p.changed)
+	store.OnHeartbeat(p.heartbeat)
+	return p, nil
+}
+
+func isSelfAddr(host string, addrs []string) bool {
+	for _, a := range addrs {
+		if a == host {
+			return true
+		}
+	}
+	return false
+}
+
+// changed turns a change made by this node's clients into the task Eureka
+// replicates for it.
+func (p *Peers) changed(c registry.Change) {
+	if c.Replicated {
+		return
+	}
+	it := Item{AppName: c.App, ID: c.ID, LastDirtyTimestamp: c.Instance.LastDirtyTimestamp, Status: c.Instance.Status.String()}
+	switch c.Kind {
+	case registry.Registered, registry.MetadataUpdated:
+		it.Action, it.Instance = ActionRegister, c.Decorated() // a metadata update replicates as a Register, as in Eureka
+	case registry.Cancelled:
+		it = Item{Action: ActionCancel, AppName: c.App, ID: c.ID}
+	case registry.StatusSet:
+		it.Action = ActionStatusUpdate
+	case registry.OverrideDeleted:
+		it.Action = ActionDeleteStatusOverride
+	default:
+		return // evictions and status changes made by the override rules: each node makes its own
+	}
+	p.Replicate(it)
+}
+
+// heartbeat replicates a client's heartbeat, with the override the peers
+// should hold.
+func (p *Peers) heartbeat(hb registry.Heartbeat) {
+	if hb.Replicated {
+		return
+	}
+	it := Item{Action: ActionHeartbeat, AppName: hb.App, ID: hb.ID, LastDirtyTimestamp: hb.LastDirtyTimestamp, Status: hb.Status.String()}
+	if hb.OverriddenStatus != eureka.StatusUnknown {
+		it.OverriddenStatus = hb.OverriddenStatus.String()
+	}
+	p.Replicate(it)
+}
+
+// Replicate queues it for every peer. It never blocks.
+func (p *Peers) Replicate(it Item) {
+	now := p.cfg.Clock.Now()
+	for _, pe := range p.peers {
+		pe.enqueue(it, now, p.cfg)
+	}
+}
+
+// Start runs one sender per peer until Stop.
+func (p *Peers) Start() {
+	for _, pe := range p.peers {
+		p.wg.Add(1)
+		go p.send(pe)
+	}
+}
+
+// Stop stops queueing the Store's writes, stops the senders and waits for
+// them. Queued tasks are dropped.
+func (p *Peers) Stop() {
+	p.once.Do(func() {
+		p.unsubscribe()
+		p.store.OnHeartbeat(nil)
+		close(p.stop)
+	})
+	p.wg.Wait()
+	p.client.CloseIdleConnections()
+}

@@ -1,0 +1,126 @@
+package replication
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// task is one queued write for one peer.
+type task struct {
+	key     string
+	item    Item
+	expires time.Time
+}
+
+// taskKey is Eureka's dedupe key: "<type>#<APP>/<id>".
+func taskKey(it Item) string {
+	kind := "register"
+	switch it.Action {
+	case ActionHeartbeat:
+		kind = "heartbeat"
+	case ActionCancel:
+		kind = "cancel"
+	case ActionStatusUpdate:
+		kind = "statusUpdate"
+	case ActionDeleteStatusOverride:
+		kind = "deleteStatusOverride"
+	}
+	return kind + "#" + strings.ToUpper(it.AppName) + "/" + it.ID
+}
+
+// peer is one node's queue and its counters.
+type peer struct {
+	url eureka.ServiceURL
+
+	mu    sync.Mutex
+	order []string // keys, oldest first; may hold keys already taken
+	tasks map[string]*task
+	wake  chan struct{}
+
+	sent, failures, dropped atomic.Uint64
+	lastSuccess             atomic.Int64 // unix nanos
+	lastError               atomic.Value // string
+	down                    atomic.Bool
+}
+
+// enqueue adds or replaces a task; a full queue drops its oldest.
+func (pe *peer) enqueue(it Item, now time.Time, cfg Config) {
+	key := taskKey(it)
+	pe.mu.Lock()
+	if t := pe.tasks[key]; t != nil {
+		t.item, t.expires = it, now.Add(cfg.TaskTTL)
+	} else {
+		pe.tasks[key] = &task{key: key, item: it, expires: now.Add(cfg.TaskTTL)}
+		pe.order = append(pe.order, key)
+		for len(pe.tasks) > cfg.MaxQueue {
+			pe.popOldestLocked()
+			pe.dropped.Add(1)
+		}
+	}
+	pe.mu.Unlock()
+	select {
+	case pe.wake <- struct{}{}:
+	default:
+	}
+}
+
+// popOldestLocked removes and returns the oldest task. The caller holds
+// pe.mu.
+func (pe *peer) popOldestLocked() *task {
+	for len(pe.order) > 0 {
+		key := pe.order[0]
+		pe.order = pe.order[1:]
+		if t := pe.tasks[key]; t != nil {
+			delete(pe.tasks, key)
+			return t
+		}
+	}
+	return nil
+}
+
+// requeue puts the tasks of a failed batch back in front, unless a newer
+// task for the same key arrived meanwhile.
+func (pe *peer) requeue(batch []*task) {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	front := make([]string, 0, len(batch))
+	for _, t := range batch {
+		if pe.tasks[t.key] == nil {
+			pe.tasks[t.key] = t
+			front = append(front, t.key)
+		}
+	}
+	pe.order = append(front, pe.order...)
+}
+
+func (pe *peer) length() int {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	return len(pe.tasks)
+}
+
+// take removes up to max tasks, oldest first, dropping expired ones.
+func (pe *peer) take(max int, now time.Time) (batch []*task, expired int) {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	for len(batch) < max {
+		t := pe.popOldestLocked()
+		if t == nil {
+			break
+		}
+		if now.After(t.expires) {
+			expired++
+			continue
+		}
+		batch = append(batch, t)
+	}
+	// Compact the order slice when it is mostly consumed keys.
+	if cap(pe.order) > 4*len(pe.order)+1024 {
+		pe.order = append([]string(nil), pe.order...)
+	}
+	return batch, expired
+}

@@ -1,0 +1,55 @@
+package replication
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
+
+func want[T any](t *testing.T, what string, got, wantV T) {
+	t.Helper()
+	if !reflect.DeepEqual(got, wantV) {
+		t.Errorf("%s = %#v, want %#v", what, got, wantV)
+	}
+}
+
+func TestTaskKeys(t *testing.T) {
+	for it, want := range map[*Item]string{
+		{Action: ActionRegister, AppName: "orders", ID: "h1"}:             "register#ORDERS/h1",
+		{Action: ActionHeartbeat, AppName: "ORDERS", ID: "h1"}:            "heartbeat#ORDERS/h1",
+		{Action: ActionCancel, AppName: "ORDERS", ID: "h1"}:               "cancel#ORDERS/h1",
+		{Action: ActionStatusUpdate, AppName: "ORDERS", ID: "h1"}:         "statusUpdate#ORDERS/h1",
+		{Action: ActionDeleteStatusOverride, AppName: "ORDERS", ID: "h1"}: "deleteStatusOverride#ORDERS/h1",
+	} {
+		if got := taskKey(*it); got != want {
+			t.Errorf("taskKey = %q, want %q", got, want)
+		}
+	}
+}
+
+// Tasks with the same key are deduplicated: the newer one replaces the
+// pending one in place.
+func TestQueueDedupesAndBounds(t *testing.T) {
+	pe := &peer{tasks: map[string]*task{}, wake: make(chan struct{}, 1)}
+	cfg := Config{MaxQueue: 3}.withDefaults()
+	now := testkit.NewFakeClock().Now()
+	hb := func(id, status string) Item {
+		return Item{Action: ActionHeartbeat, AppName: "A", ID: id, Status: status}
+	}
+	pe.enqueue(hb("a", "UP"), now, cfg)
+	pe.enqueue(hb("b", "UP"), now, cfg)
+	pe.enqueue(hb("a", "DOWN"), now, cfg)
+	if pe.length() != 2 {
+		t.Fatalf("dedupe: %d tasks", pe.length())
+	}
+	pe.enqueue(hb("c", "UP"), now, cfg)
+	pe.enqueue(hb("d", "UP"), now, cfg) // over the bound: the oldest (a) goes
+	batch, _ := pe.take(10, now)
+	var got []string
+	for _, t := range batch {
+		got = append(got, t.item.ID+"="+t.item.Status)
+	}
+	want(t, "queue", got, []string{"b=UP", "c=UP", "d=UP"})
+	want(t, "dropped", pe.dropped.Load(), uint64(1))
+}

@@ -1,0 +1,134 @@
+package registry
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// stream delivers the change log to the Store's own consumers (views,
+// counters, logs) and to subscribers, in version order, after the write
+// lock is released, and wakes watchers.
+//
+// A writer records its change under the write lock, releases it, and then
+// delivers: whoever holds deliverMu delivers every change recorded so far,
+// so changes reach consumers exactly once and in order, and a write returns
+// only once its change has been delivered (a registration is routable on
+// the very next Instances call).
+type stream struct {
+	deliverMu sync.Mutex
+	delivered atomic.Uint64
+	// wake is closed and replaced at each delivery: a watcher waits on the
+	// channel current when it looked, so waiting costs the Store nothing per
+	// watcher (Consul's WatchSet idea).
+	wake atomic.Pointer[chan struct{}]
+
+	subMu  sync.Mutex
+	nextID int
+	subs   atomic.Pointer[[]subscriber] // copy-on-write
+}
+
+type subscriber struct {
+	id int
+	f  func(Change)
+}
+
+func (st *stream) init() {
+	ch := make(chan struct{})
+	st.wake.Store(&ch)
+}
+
+// Subscribe calls f with every change from now on, in version order, one
+// at a time, after the write lock is released and before the write
+// returns. f must be quick and must not block or write to the Store: it
+// runs on the writer's goroutine (a replication queue, a counter, a log
+// line). The returned function removes the subscription.
+func (s *Store) Subscribe(f func(Change)) (unsubscribe func()) {
+	st := &s.stream
+	st.subMu.Lock()
+	defer st.subMu.Unlock()
+	st.nextID++
+	id := st.nextID
+	var next []subscriber
+	if cur := st.subs.Load(); cur != nil {
+		next = slices.Clone(*cur)
+	}
+	next = append(next, subscriber{id, f})
+	st.subs.Store(&next)
+	return func() {
+		st.subMu.Lock()
+		defer st.subMu.Unlock()
+		cur := *st.subs.Load()
+		next := slices.DeleteFunc(slices.Clone(cur), func(s subscriber) bool { return s.id == id })
+		st.subs.Store(&next)
+	}
+}
+
+// deliver hands every recorded but undelivered change to the consumers.
+// The caller holds no Store lock.
+func (s *Store) deliver() {
+	st := &s.stream
+	if st.delivered.Load() == s.version.Load() {
+		return
+	}
+	st.deliverMu.Lock()
+	defer st.deliverMu.Unlock()
+	from := st.delivered.Load()
+	s.mu.RLock()
+	pending, _ := s.changes.after(from, s.version.Load())
+	s.mu.RUnlock()
+	if len(pending) == 0 {
+		return
+	}
+	var subs []subscriber
+	if p := st.subs.Load(); p != nil {
+		subs = *p
+	}
+	for n := range pending {
+		c := &pending[n]
+		s.views.apply(c)
+		s.counters.apply(c)
+		s.logChange(c)
+		for _, sub := range subs {
+			sub.f(*c)
+		}
+	}
+	st.delivered.Store(pending[len(pending)-1].Version)
+	next := make(chan struct{})
+	close(*st.wake.Swap(&next))
+}
+
+// Watch waits until the Store has a change newer than version since, and
+// returns the current version. It returns at once if there already is one,
+// and ctx.Err() if ctx ends first. It starts no goroutine: waiting costs
+// the caller's own goroutine and nothing per watcher in the Store.
+func (s *Store) Watch(ctx context.Context, since uint64) (uint64, error) {
+	st := &s.stream
+	for {
+		wake := *st.wake.Load()
+		if v := st.delivered.Load(); v > since {
+			return v, nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return st.delivered.Load(), ctx.Err()
+		}
+	}
+}
+
+// ChangesSince returns the changes after version since, oldest first, up
+// to the current version. ok is false when some of them are no longer
+// retained (older than DeltaRetention) or since is not a version of this
+// Store (newer than its current one): the caller must then read the whole
+// registry. The slice is shared and must not be modified.
+func (s *Store) ChangesSince(since uint64) (changes []Change, ok bool) {
+	upTo := s.stream.delivered.Load()
+	if since > upTo {
+		return nil, false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.changes.after(since, upTo)
+}
