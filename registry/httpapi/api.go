@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -80,7 +81,11 @@ func (a *API) MaxBodyBytes() int64 { return a.maxBody }
 // Request is an HTTP request as the API core sees it. Front doors fill it
 // from their own request types.
 type Request struct {
-	Method string
+	// Context ends when the client goes away or the server shuts down; a
+	// request that waits (a watch) must return when it does. Nil means
+	// context.Background().
+	Context context.Context
+	Method  string
 	// Path is the request path as sent (still URL-escaped), without query.
 	Path            string
 	Query           Args

@@ -15,7 +15,8 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		h := &ctx.Request.Header
 		req := Request{
-			Method: methodString(h.Method()),
+			Context: ctx, // a RequestCtx is a context that ends when the server shuts down
+			Method:  methodString(h.Method()),
 			// The path is copied: the API may keep strings derived from it.
 			Path:            string(ctx.Request.URI().PathOriginal()),
 			Query:           (*fastArgs)(ctx.QueryArgs()),

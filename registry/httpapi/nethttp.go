@@ -16,6 +16,7 @@ type httpHandler struct{ api *API }
 
 func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := Request{
+		Context:         r.Context(),
 		Method:          r.Method,
 		Path:            r.URL.EscapedPath(),
 		Query:           urlArgs(r.URL.Query()),
