@@ -169,3 +169,30 @@ func TestXMLNameEscaping(t *testing.T) {
 		}
 	}
 }
+
+// A document assembled from pieces is the document written whole.
+func TestApplicationsFromPieces(t *testing.T) {
+	apps := &Applications{VersionsDelta: 3, AppsHashcode: "UP_2_"}
+	for _, name := range []string{"A", "B"} {
+		i := &InstanceInfo{InstanceID: name + "1", HostName: "h", App: name, Status: StatusUp,
+			DataCenterInfo: DataCenterInfo{Name: DataCenterMyOwn}}
+		apps.Applications = append(apps.Applications, &Application{Name: name, Instances: []*InstanceInfo{i}})
+	}
+	for _, f := range []Format{FormatJSON, FormatXML} {
+		b := AppendApplicationsHead(nil, f, 3, "UP_2_")
+		for n, a := range apps.Applications {
+			if n > 0 {
+				b = append(b, ApplicationsSeparator(f)...)
+			}
+			b = AppendApplicationsEntry(b, f, a)
+		}
+		b = AppendApplicationsTail(b, f)
+		if whole := AppendApplications(nil, f, apps); string(b) != string(whole) {
+			t.Errorf("format %v: pieces\n%s\nwhole\n%s", f, b, whole)
+		}
+		empty := AppendApplicationsTail(AppendApplicationsHead(nil, f, 1, ""), f)
+		if whole := AppendApplications(nil, f, &Applications{VersionsDelta: 1}); string(empty) != string(whole) {
+			t.Errorf("format %v: empty pieces %s, whole %s", f, empty, whole)
+		}
+	}
+}

@@ -54,7 +54,7 @@ func BenchmarkFullFetch10k(b *testing.B) {
 		b.Run(name+"/cached", func(b *testing.B) {
 			s, _ := newTestStore(b, Config{})
 			populate(b, s, 10000)
-			size := len(s.FullPayload(f).Body)
+			size := s.FullPayload(f).Len()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {

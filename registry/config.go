@@ -38,6 +38,13 @@ type Config struct {
 	// OverrideIdleExpiry is how long an unused status override is kept.
 	// Default 1h.
 	OverrideIdleExpiry time.Duration
+	// PayloadMaxAge is how long a serialized document (the full registry,
+	// one app, a VIP query, the delta) is served while only heartbeats
+	// happen. Every other change rebuilds what it touched at once; this
+	// bounds how stale leaseInfo.lastRenewalTimestamp reads, which
+	// heartbeats move without being changes. Default 60s (Eureka's
+	// response cache: up to 180s).
+	PayloadMaxAge time.Duration
 	// DisableDelta makes the delta endpoint answer 403, so clients fall
 	// back to full fetches (eureka.server.disableDelta).
 	DisableDelta bool
@@ -85,6 +92,7 @@ func (c Config) withDefaults() Config {
 	setDuration(&c.DeltaRetention, 180*time.Second)
 	setDuration(&c.DeltaRetentionCleanupInterval, 30*time.Second)
 	setDuration(&c.OverrideIdleExpiry, time.Hour)
+	setDuration(&c.PayloadMaxAge, 60*time.Second)
 	if c.ExpectedRenewsStart <= 0 {
 		c.ExpectedRenewsStart = 1
 	}

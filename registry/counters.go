@@ -59,10 +59,10 @@ func (s *Store) PayloadSizes() (full, delta map[string]int) {
 	full, delta = map[string]int{}, map[string]int{}
 	for f, name := range []string{"xml", "json"} {
 		if p := s.payloads.full[f].Load(); p != nil {
-			full[name] = len(p.Body)
+			full[name] = p.Len()
 		}
 		if p := s.payloads.delta[f].Load(); p != nil {
-			delta[name] = len(p.Body)
+			delta[name] = p.Len()
 		}
 	}
 	return full, delta

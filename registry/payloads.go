@@ -1,37 +1,12 @@
 package registry
 
 import (
-	"bytes"
-	"compress/gzip"
+	"sort"
 	"sync"
 	"sync/atomic"
 
 	"github.com/eurekagate/eurekagate/eureka"
 )
-
-// Payload is a serialized document, kept until the registry changes. Its
-// gzip form is made on first use.
-type Payload struct {
-	Body []byte
-
-	version  uint64
-	purges   uint64 // for deltas: the change log's purge count
-	gzipOnce sync.Once
-	gz       []byte
-}
-
-// Gzip returns Body gzip-compressed, compressing it once.
-func (p *Payload) Gzip() []byte {
-	p.gzipOnce.Do(func() {
-		var buf bytes.Buffer
-		buf.Grow(len(p.Body) / 4)
-		w, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
-		w.Write(p.Body)
-		w.Close()
-		p.gz = buf.Bytes()
-	})
-	return p.gz
-}
 
 // maxNamedPayloads bounds the per-app and per-VIP caches, whose keys come
 // from requests.
@@ -52,48 +27,177 @@ type namedKey struct {
 }
 
 // payloadCache holds the serialized documents. Full and delta payloads are
-// behind atomic pointers; a miss rebuilds under build so that concurrent
-// readers after a change serialize the registry once.
+// behind atomic pointers; a miss rebuilds under build, so concurrent
+// readers after a change serialize once. The full registry is assembled
+// from one cached piece per application (frags, owned by build), so a
+// change re-encodes only its application. Every encoding happens outside
+// the Store's lock: under it, a build only copies what it will encode.
 type payloadCache struct {
 	build        sync.Mutex
 	full         [2]atomic.Pointer[Payload]
+	frags        [2]map[string]*fragment
 	delta        [2]atomic.Pointer[Payload]
 	deltaCounter atomic.Int64
 
 	namedMu sync.Mutex
 	named   map[namedKey]*Payload
 
-	builds atomic.Uint64 // serializations of the full registry
+	builds  atomic.Uint64 // assemblies of the full registry
+	encodes atomic.Uint64 // application pieces encoded
+}
+
+// fragment is one application's entry in the full registry, in one format.
+type fragment struct {
+	version uint64 // the app's version
+	built   int64  // ms
+	body    []byte
+	counts  eureka.StatusCounts
+
+	gzOnce sync.Once
+	gz     []byte // body as a flushed deflate piece
+}
+
+func (fr *fragment) deflated() []byte {
+	fr.gzOnce.Do(func() { fr.gz = deflate(fr.body, false) })
+	return fr.gz
+}
+
+func (c *payloadCache) init() {
+	c.named = map[namedKey]*Payload{}
+	c.frags = [2]map[string]*fragment{{}, {}}
 }
 
 // FullPayloadBuilds counts how many times the full registry has been
-// serialized, in either format. It moves only after a change.
+// assembled, in either format. It moves only after a change, or when a
+// payload reaches PayloadMaxAge.
 func (s *Store) FullPayloadBuilds() uint64 { return s.payloads.builds.Load() }
 
-func (c *payloadCache) init() { c.named = map[namedKey]*Payload{} }
+// current reports whether p was built at version and is younger than
+// PayloadMaxAge.
+func (s *Store) current(p *Payload, version uint64, now int64) bool {
+	return p != nil && p.version == version && now-p.built < s.cfg.PayloadMaxAge.Milliseconds()
+}
 
-// FullPayload returns the full registry serialized in format f, rebuilding
-// it only if the registry changed since it was last built. Each call counts
-// as a full fetch in Totals, as the payload getters below count theirs.
+// FullPayload returns the full registry serialized in format f, assembled
+// again only if the registry changed since (or the payload reached
+// PayloadMaxAge). Each call counts as a full fetch in Totals, as the other
+// payload getters count theirs.
 func (s *Store) FullPayload(f eureka.Format) *Payload {
 	s.counters.fullFetches.Add(1)
 	c := &s.payloads
-	if p := c.full[f].Load(); p != nil && p.version == s.version.Load() {
+	if p := c.full[f].Load(); s.current(p, s.version.Load(), s.nowMillis()) {
 		return p
 	}
 	c.build.Lock()
 	defer c.build.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	v := s.version.Load()
-	if p := c.full[f].Load(); p != nil && p.version == v {
+	if p := c.full[f].Load(); s.current(p, s.version.Load(), s.nowMillis()) {
 		return p
 	}
-	apps := s.snapshotLocked(func(*eureka.InstanceInfo) bool { return true }, 1)
-	p := &Payload{version: v, Body: eureka.AppendApplications(sizedLike(c.full[f].Load()), f, apps)}
+	p := s.assembleFull(f)
 	c.full[f].Store(p)
 	c.builds.Add(1)
 	return p
+}
+
+// staleApp is an application whose piece must be encoded again, with the
+// copies of its instances taken under the lock.
+type staleApp struct {
+	name    string
+	version uint64
+	values  []eureka.InstanceInfo
+}
+
+// assembleFull builds the full registry from the application pieces,
+// re-encoding the stale ones. The caller holds c.build.
+func (s *Store) assembleFull(f eureka.Format) *Payload {
+	c := &s.payloads
+	frags := c.frags[f]
+	s.mu.RLock()
+	version, now := s.version.Load(), s.nowMillis()
+	names := make([]string, 0, len(s.apps))
+	var stale []staleApp
+	for name, a := range s.apps {
+		if len(a.leases) == 0 {
+			continue
+		}
+		names = append(names, name)
+		if fr := frags[name]; fr != nil && fr.version == a.version && now-fr.built < s.cfg.PayloadMaxAge.Milliseconds() {
+			continue
+		}
+		values := make([]eureka.InstanceInfo, 0, len(a.leases))
+		for _, l := range a.leases {
+			values = append(values, s.decorate(l))
+		}
+		stale = append(stale, staleApp{name, a.version, values})
+	}
+	s.mu.RUnlock()
+
+	for _, st := range stale {
+		frags[st.name] = encodeFragment(f, st, now)
+	}
+	c.encodes.Add(uint64(len(stale)))
+	if len(frags) > len(names) {
+		live := make(map[string]bool, len(names))
+		for _, n := range names {
+			live[n] = true
+		}
+		for n := range frags {
+			if !live[n] {
+				delete(frags, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	var counts eureka.StatusCounts
+	pieces := make([]*fragment, len(names))
+	for n, name := range names {
+		pieces[n] = frags[name]
+		for st, k := range pieces[n].counts {
+			counts[st] += k
+		}
+	}
+	head := eureka.AppendApplicationsHead(nil, f, 1, counts.Hash())
+	tail := eureka.AppendApplicationsTail(nil, f)
+	sep := eureka.ApplicationsSeparator(f)
+	parts := make([][]byte, 0, 2*len(pieces)+2)
+	parts = append(parts, head)
+	for n, fr := range pieces {
+		if n > 0 && len(sep) > 0 {
+			parts = append(parts, sep)
+		}
+		parts = append(parts, fr.body)
+	}
+	parts = append(parts, tail)
+	p := newPayload(version, now, parts...)
+	p.gzip = func() [][]byte {
+		z := make([][]byte, 0, len(parts))
+		z = append(z, deflate(head, false))
+		for n, fr := range pieces {
+			if n > 0 && len(sep) > 0 {
+				z = append(z, deflatedSeparator)
+			}
+			z = append(z, fr.deflated())
+		}
+		z = append(z, deflate(tail, false), finalBlock)
+		return gzipMember(parts, z...)
+	}
+	return p
+}
+
+// deflatedSeparator is the JSON separator as a deflate piece.
+var deflatedSeparator = deflate([]byte{','}, false)
+
+// encodeFragment encodes one application's entry.
+func encodeFragment(f eureka.Format, st staleApp, now int64) *fragment {
+	list := make([]*eureka.InstanceInfo, len(st.values))
+	fr := &fragment{version: st.version, built: now}
+	for n := range st.values {
+		list[n] = &st.values[n]
+		fr.counts.Add(st.values[n].Status)
+	}
+	eureka.SortInstances(list)
+	fr.body = eureka.AppendApplicationsEntry(nil, f, &eureka.Application{Name: st.name, Instances: list})
+	return fr
 }
 
 // DeltaPayload returns the delta serialized in format f. versions__delta
@@ -102,15 +206,13 @@ func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 	s.counters.deltaFetches.Add(1)
 	c := &s.payloads
 	fresh := func(p *Payload) bool {
-		return p != nil && p.version == s.version.Load() && p.purges == s.changes.purged.Load()
+		return s.current(p, s.version.Load(), s.nowMillis()) && p.purges == s.changes.purged.Load()
 	}
 	if p := c.delta[f].Load(); fresh(p) {
 		return p
 	}
 	c.build.Lock()
 	defer c.build.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if p := c.delta[f].Load(); fresh(p) {
 		return p
 	}
@@ -118,58 +220,75 @@ func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 	if !fresh(c.delta[1-f].Load()) {
 		counter = c.deltaCounter.Add(1) // a new delta, not the other format of this one
 	}
-	p := &Payload{version: s.version.Load(), purges: s.changes.purged.Load(),
-		Body: eureka.AppendApplications(sizedLike(c.delta[f].Load()), f, s.deltaLocked(counter))}
+	s.mu.RLock()
+	version, purges, now := s.version.Load(), s.changes.purged.Load(), s.nowMillis()
+	doc := s.deltaLocked(counter) // copies: encoded below, outside the lock
+	s.mu.RUnlock()
+	p := newPayload(version, now, eureka.AppendApplications(sizedLike(c.delta[f].Load()), f, doc))
+	p.purges = purges
 	c.delta[f].Store(p)
 	return p
 }
 
 // AppPayload returns one application serialized in format f, or false if it
-// has no instances. It is rebuilt only after a change to that application.
+// has no instances. It is rebuilt only after a change to that application
+// (or when it reaches PayloadMaxAge).
 func (s *Store) AppPayload(app string, f eureka.Format) (*Payload, bool) {
 	s.counters.appFetches.Add(1)
+	key := namedKey{kindApp, app, f}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	a := s.apps[app]
 	if a == nil || len(a.leases) == 0 {
+		s.mu.RUnlock()
 		return nil, false
 	}
-	return s.namedPayloadLocked(namedKey{kindApp, app, f}, a.version, func() []byte {
-		return eureka.AppendApplication(nil, f, s.appSnapshotLocked(app, a, func(*eureka.InstanceInfo) bool { return true }))
-	}), true
+	now := s.nowMillis()
+	if p := s.payloads.namedPayload(key); s.current(p, a.version, now) {
+		s.mu.RUnlock()
+		return p, true
+	}
+	version := a.version
+	doc := s.appSnapshotLocked(app, a, func(*eureka.InstanceInfo) bool { return true })
+	s.mu.RUnlock()
+	p := newPayload(version, now, eureka.AppendApplication(nil, f, doc))
+	s.payloads.putNamed(key, p)
+	return p, true
 }
 
 // VIPPayload returns the VIP (or secure VIP) query result serialized in
-// format f. It is rebuilt only after a change to the registry.
+// format f. It reads only the applications the VIP index names, and is
+// rebuilt only after a change to the registry.
 func (s *Store) VIPPayload(vip string, secure bool, f eureka.Format) *Payload {
 	s.counters.vipFetches.Add(1)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	kind := kindVIP
 	if secure {
 		kind = kindSVIP
 	}
-	return s.namedPayloadLocked(namedKey{kind, vip, f}, s.version.Load(), func() []byte {
-		return eureka.AppendApplications(nil, f, s.vipLocked(vip, secure))
-	})
-}
-
-func (s *Store) namedPayloadLocked(key namedKey, version uint64, render func() []byte) *Payload {
-	c := &s.payloads
-	c.namedMu.Lock()
-	p := c.named[key]
-	c.namedMu.Unlock()
-	if p != nil && p.version == version {
+	key := namedKey{kind, vip, f}
+	// The delivered version, read before the index that delivery keeps: the
+	// payload is labelled no newer than what the index reflects.
+	version, now := s.stream.delivered.Load(), s.nowMillis()
+	if p := s.payloads.namedPayload(key); s.current(p, version, now) {
 		return p
 	}
-	p = &Payload{version: version, Body: render()}
+	p := newPayload(version, now, eureka.AppendApplications(nil, f, s.VIP(vip, secure)))
+	s.payloads.putNamed(key, p)
+	return p
+}
+
+func (c *payloadCache) namedPayload(key namedKey) *Payload {
 	c.namedMu.Lock()
+	defer c.namedMu.Unlock()
+	return c.named[key]
+}
+
+func (c *payloadCache) putNamed(key namedKey, p *Payload) {
+	c.namedMu.Lock()
+	defer c.namedMu.Unlock()
 	if len(c.named) >= maxNamedPayloads {
 		clear(c.named)
 	}
 	c.named[key] = p
-	c.namedMu.Unlock()
-	return p
 }
 
 // sizedLike returns an empty buffer with room for a payload a little larger
@@ -178,5 +297,6 @@ func sizedLike(prev *Payload) []byte {
 	if prev == nil {
 		return nil
 	}
-	return make([]byte, 0, len(prev.Body)+len(prev.Body)/8+512)
+	return make([]byte, 0, prev.Len()+prev.Len()/8+512)
 }
+

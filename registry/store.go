@@ -35,6 +35,7 @@ type Store struct {
 	expected  int // expected number of clients sending renews
 	threshold int // renews per minute below which evictions stop
 	lastEvict time.Time
+	evictMu   sync.Mutex // one eviction run at a time
 	started   time.Time
 	preserved bool // self-preservation held at the last eviction run
 

@@ -536,11 +536,11 @@ func TestPayloadsRebuiltOnlyAfterChange(t *testing.T) {
 	if p1 != p2 || s.payloads.builds.Load() != 1 {
 		t.Fatalf("unchanged registry re-serialized (%d builds)", s.payloads.builds.Load())
 	}
-	if !strings.Contains(string(p1.Body), `"versions__delta":"1"`) {
-		t.Errorf("full payload: %s", p1.Body)
+	if !strings.Contains(string(p1.Bytes()), `"versions__delta":"1"`) {
+		t.Errorf("full payload: %s", p1.Bytes())
 	}
 	mustRegister(t, s, inst("A", "y"), false)
-	if p3 := s.FullPayload(eureka.FormatJSON); p3 == p2 || !strings.Contains(string(p3.Body), `"instanceId":"y"`) {
+	if p3 := s.FullPayload(eureka.FormatJSON); p3 == p2 || !strings.Contains(string(p3.Bytes()), `"instanceId":"y"`) {
 		t.Fatal("a registration is not visible in the next full fetch")
 	}
 	a1, _ := s.AppPayload("A", eureka.FormatXML)
@@ -554,12 +554,12 @@ func TestPayloadsRebuiltOnlyAfterChange(t *testing.T) {
 	if d1 != s.DeltaPayload(eureka.FormatJSON) {
 		t.Error("an unchanged delta was rebuilt")
 	}
-	if !strings.Contains(string(d1.Body), `"versions__delta":"1"`) || !strings.Contains(string(d2.Body), "<versions__delta>1</") {
-		t.Errorf("both formats of one delta must carry the same version:\n%s\n%s", d1.Body, d2.Body)
+	if !strings.Contains(string(d1.Bytes()), `"versions__delta":"1"`) || !strings.Contains(string(d2.Bytes()), "<versions__delta>1</") {
+		t.Errorf("both formats of one delta must carry the same version:\n%s\n%s", d1.Bytes(), d2.Bytes())
 	}
 	mustRegister(t, s, inst("B", "w"), false)
-	if d3 := s.DeltaPayload(eureka.FormatJSON); !strings.Contains(string(d3.Body), `"versions__delta":"2"`) {
-		t.Errorf("regenerated delta version: %s", d3.Body)
+	if d3 := s.DeltaPayload(eureka.FormatJSON); !strings.Contains(string(d3.Bytes()), `"versions__delta":"2"`) {
+		t.Errorf("regenerated delta version: %s", d3.Bytes())
 	}
 }
 

@@ -110,7 +110,7 @@ func run(d time.Duration, conc, instances, heapInstances int) error {
 
 	store.FullPayload(eureka.FormatJSON) // build once, then serve
 	builds := store.FullPayloadBuilds()
-	payload := len(store.FullPayload(eureka.FormatJSON).Body)
+	payload := len(store.FullPayload(eureka.FormatJSON).Bytes())
 	fetchRate, err := load(addr, min(conc, 8), d, 0, func(_ int, req *fasthttp.Request) {
 		req.SetRequestURI("/eureka/apps/")
 		req.Header.Set("Accept", "application/json")

@@ -117,6 +117,17 @@ type Response struct {
 	// Challenge is the WWW-Authenticate header of a 401.
 	Challenge string
 	Body      []byte
+	// Payload, when set, is the body instead of Body: a cached document,
+	// which front doors write part by part, never copying it whole.
+	Payload *registry.Payload
+}
+
+// BodyLen returns the length of the body.
+func (r *Response) BodyLen() int {
+	if r.Payload != nil {
+		return r.Payload.Len()
+	}
+	return len(r.Body)
 }
 
 func (r *Response) empty(status int) { *r = Response{Status: status} }
@@ -215,9 +226,9 @@ func (a *API) only(req *Request, resp *Response, method string, f func()) {
 
 // payload answers with a cached document, gzipped only if the client asked.
 func (a *API) payload(req *Request, resp *Response, p *registry.Payload) {
-	*resp = Response{Status: http.StatusOK, ContentType: eureka.AcceptFormat(req.Accept).ContentType(), Body: p.Body}
+	*resp = Response{Status: http.StatusOK, ContentType: eureka.AcceptFormat(req.Accept).ContentType(), Payload: p}
 	if strings.Contains(req.AcceptEncoding, "gzip") {
-		resp.ContentEncoding, resp.Body = "gzip", p.Gzip()
+		resp.ContentEncoding, resp.Payload = "gzip", p.Gzip()
 	}
 }
 

@@ -43,7 +43,7 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 		if resp.Challenge != "" {
 			ctx.Response.Header.Set("WWW-Authenticate", resp.Challenge)
 		}
-		ctx.SetBody(resp.Body)
+		setBody(ctx, &resp)
 	}
 }
 
@@ -101,5 +101,21 @@ func (a *fastArgs) Get(key string) (string, bool) {
 func (a *fastArgs) Each(f func(key, value string)) {
 	for k, v := range (*fasthttp.Args)(a).All() {
 		f(string(k), string(v))
+	}
+}
+
+// setBody hands the body to fasthttp without copying it: a one-part
+// document or an API-made body as is, a document of many parts as a
+// stream that fasthttp writes through its per-connection buffer. So a
+// connection holds a small buffer, not a copy of the registry, however
+// slowly it reads.
+func setBody(ctx *fasthttp.RequestCtx, resp *Response) {
+	switch {
+	case resp.Payload == nil:
+		ctx.Response.SetBodyRaw(resp.Body)
+	case len(resp.Payload.Parts()) == 1:
+		ctx.Response.SetBodyRaw(resp.Payload.Parts()[0])
+	default:
+		ctx.Response.SetBodyStream(resp.Payload.Reader(), resp.Payload.Len())
 	}
 }

@@ -33,7 +33,7 @@ func FuzzAPI(f *testing.F) {
 		s, _ := newTestStore(t, registry.Config{})
 		mustRegister(t, s, inst("A", "x"), false)
 		before := s.Version()
-		full := string(s.FullPayload(eureka.FormatJSON).Body)
+		full := string(s.FullPayload(eureka.FormatJSON).Bytes())
 		api := NewAPI(s, APIConfig{MaxBodyBytes: 1 << 16})
 		rawPath, rawQuery, _ := bytes.Cut([]byte(path), []byte("?"))
 		q, _ := parseQuery(string(rawQuery))
@@ -42,7 +42,7 @@ func FuzzAPI(f *testing.F) {
 		if resp.Status == 0 {
 			t.Fatal("no status")
 		}
-		if resp.Status >= 400 && (s.Version() != before || string(s.FullPayload(eureka.FormatJSON).Body) != full) {
+		if resp.Status >= 400 && (s.Version() != before || string(s.FullPayload(eureka.FormatJSON).Bytes()) != full) {
 			t.Fatalf("%s %s answered %d but changed the registry", method, path, resp.Status)
 		}
 		if method == http.MethodPut && resp.Status == http.StatusOK && len(resp.Body) > 0 && resp.ContentType == "" {

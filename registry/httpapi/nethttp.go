@@ -59,9 +59,14 @@ func writeHTTP(w http.ResponseWriter, r *http.Request, resp *Response) {
 	if resp.Challenge != "" {
 		hdr.Set("WWW-Authenticate", resp.Challenge)
 	}
-	hdr.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	hdr.Set("Content-Length", strconv.Itoa(resp.BodyLen()))
 	w.WriteHeader(resp.Status)
-	if r.Method != http.MethodHead && len(resp.Body) > 0 {
+	if r.Method == http.MethodHead {
+		return
+	}
+	if resp.Payload != nil {
+		resp.Payload.WriteTo(w)
+	} else if len(resp.Body) > 0 {
 		w.Write(resp.Body)
 	}
 }

@@ -1,0 +1,63 @@
+package registry
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"hash/crc32"
+	"sync"
+)
+
+// A gzip member is a header, a deflate stream and a trailer with the CRC-32
+// and size of the uncompressed data. A deflate stream may be made of
+// pieces compressed separately, as long as every piece but the last ends
+// with a flush (byte-aligned, not final) and none refers back into another:
+// a fresh compressor per piece guarantees both. So each application's piece
+// of the full registry is compressed once, when it is built, and the gzip
+// form of the whole registry is those pieces with a new head and trailer,
+// the way pigz compresses in parallel. Decoders see one ordinary stream.
+
+var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
+
+var deflaters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.DefaultCompression)
+	return w
+}}
+
+// deflate compresses data as a piece of a deflate stream: flushed, and
+// final only if last.
+func deflate(data []byte, last bool) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(data)/6 + 64)
+	w := deflaters.Get().(*flate.Writer)
+	w.Reset(&buf)
+	w.Write(data)
+	if last {
+		w.Close()
+	} else {
+		w.Flush()
+	}
+	deflaters.Put(w)
+	return buf.Bytes()
+}
+
+// finalBlock is an empty final deflate block, to end a stream of flushed
+// pieces.
+var finalBlock = deflate(nil, true)
+
+// gzipMember wraps compressed pieces, whose uncompressed bytes are plain,
+// in a gzip header and trailer. The last piece must be final.
+func gzipMember(plain [][]byte, pieces ...[]byte) [][]byte {
+	crc := uint32(0)
+	size := 0
+	for _, b := range plain {
+		crc = crc32.Update(crc, crc32.IEEETable, b)
+		size += len(b)
+	}
+	trailer := binary.LittleEndian.AppendUint32(nil, crc)
+	trailer = binary.LittleEndian.AppendUint32(trailer, uint32(size))
+	out := make([][]byte, 0, len(pieces)+2)
+	out = append(out, gzipHeader)
+	out = append(out, pieces...)
+	return append(out, trailer)
+}
