@@ -31,27 +31,6 @@ func TestRegisterFillsServerFields(t *testing.T) {
 	}
 }
 
-func TestRegisterLastDirtyTimestampConflicts(t *testing.T) {
-	s, _ := newTestStore(t, Config{})
-	first := inst("A", "x")
-	first.LastDirtyTimestamp, first.HostName = 2000, "first"
-	mustRegister(t, s, first, false)
-
-	older := inst("A", "x")
-	older.LastDirtyTimestamp, older.HostName = 1000, "older"
-	mustRegister(t, s, older, false)
-	if got := mustGet(t, s, "A", "x"); got.HostName != "first" {
-		t.Errorf("a strictly newer existing registration must win, got %q", got.HostName)
-	}
-
-	equal := inst("A", "x")
-	equal.LastDirtyTimestamp, equal.HostName = 2000, "equal"
-	mustRegister(t, s, equal, false)
-	if got := mustGet(t, s, "A", "x"); got.HostName != "equal" {
-		t.Errorf("on equal timestamps the incoming registration wins, got %q", got.HostName)
-	}
-}
-
 func TestRegisterKeepsServiceUpAcrossReregistration(t *testing.T) {
 	s, clock := newTestStore(t, Config{})
 	mustRegister(t, s, inst("A", "x"), false)
@@ -289,38 +268,6 @@ func TestCancel(t *testing.T) {
 	}
 	if s.Len() != 0 || len(s.Applications().Applications) != 0 {
 		t.Error("cancelled instance still listed")
-	}
-}
-
-func TestRenewLastDirtyTimestampRules(t *testing.T) {
-	s, _ := newTestStore(t, Config{})
-	i := inst("A", "x")
-	i.LastDirtyTimestamp = 5000
-	mustRegister(t, s, i, false)
-	cases := []struct {
-		req  RenewRequest
-		want RenewResult
-	}{
-		{RenewRequest{}, RenewOK},
-		{RenewRequest{LastDirtyTimestamp: 5000}, RenewOK},
-		{RenewRequest{LastDirtyTimestamp: 6000}, RenewNotFound},
-		{RenewRequest{LastDirtyTimestamp: 4000}, RenewOK},
-		{RenewRequest{LastDirtyTimestamp: 4000, Replication: true}, RenewConflict},
-		{RenewRequest{LastDirtyTimestamp: 6000, Replication: true}, RenewNotFound},
-	}
-	for _, c := range cases {
-		res, got := s.Renew("A", "x", c.req)
-		if res != c.want {
-			t.Errorf("Renew(%+v) = %v, want %v", c.req, res, c.want)
-		}
-		if res == RenewConflict && (got == nil || got.LastDirtyTimestamp != 5000) {
-			t.Errorf("conflict must carry the server's instance, got %+v", got)
-		}
-	}
-	// A replicated 404 with an override stores it.
-	s.Renew("A", "x", RenewRequest{LastDirtyTimestamp: 9000, Replication: true, OverriddenStatus: eureka.StatusOutOfService})
-	if s.Overrides()["x"] != eureka.StatusOutOfService {
-		t.Error("replicated heartbeat override not adopted on 404")
 	}
 }
 
