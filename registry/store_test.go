@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -132,47 +131,6 @@ func TestExpiredLeaseHiddenFromSingleLookupsButInFullFetch(t *testing.T) {
 	}
 	if s.Applications().Applications[0].Instances[0].ID() != "x" {
 		t.Error("the full registry hides an expired but not evicted lease")
-	}
-}
-
-func TestEvictionLimitAndRandomness(t *testing.T) {
-	chosen := map[string]int{}
-	for seed := range 20 {
-		s, clock := newTestStore(t, Config{DisableSelfPreservation: true, Rand: rand.New(rand.NewPCG(uint64(seed), 7))})
-		for n := range 20 {
-			mustRegister(t, s, inst([]string{"A", "B"}[n%2], "i"+string(rune('a'+n))), false)
-		}
-		clock.Advance(100 * time.Second)
-		ev := s.Evict()
-		// 20 - (int)(20 x 0.85) = 3 per run.
-		if len(ev) != 3 {
-			t.Fatalf("evicted %d of 20 expired, want the 15%% limit of 3", len(ev))
-		}
-		for _, id := range ev {
-			chosen[id]++
-		}
-		if s.Len() != 17 {
-			t.Fatalf("len = %d", s.Len())
-		}
-	}
-	if len(chosen) < 10 {
-		t.Errorf("eviction is not spread at random: only %d distinct instances chosen in 20 runs", len(chosen))
-	}
-}
-
-func TestEvictionCompensatesForLateRuns(t *testing.T) {
-	s, clock := newTestStore(t, Config{DisableSelfPreservation: true})
-	s.Evict() // the first run sets the baseline
-	mustRegister(t, s, inst("A", "x"), false)
-	// The next run comes 120 s late (GC pause, suspended VM): every lease
-	// gets 120 s of grace, so x, 180 s without renew, survives.
-	clock.Advance(180 * time.Second)
-	if ev := s.Evict(); len(ev) != 0 {
-		t.Fatalf("late run evicted %v", ev)
-	}
-	clock.Advance(60 * time.Second)
-	if ev := s.Evict(); len(ev) != 1 {
-		t.Fatalf("on-time run evicted %v, want x", ev)
 	}
 }
 
