@@ -299,4 +299,3 @@ func sizedLike(prev *Payload) []byte {
 	}
 	return make([]byte, 0, prev.Len()+prev.Len()/8+512)
 }
-
