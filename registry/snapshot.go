@@ -89,20 +89,3 @@ func (s *Store) Delta() *eureka.Applications {
 	defer s.mu.RUnlock()
 	return s.deltaLocked(s.payloads.deltaCounter.Load())
 }
-
-// VIP returns the instances whose VIP list (or secure VIP list) holds vip
-// exactly, with versions__delta -1 as Eureka's VIP queries report.
-func (s *Store) VIP(vip string, secure bool) *eureka.Applications {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.vipLocked(vip, secure)
-}
-
-func (s *Store) vipLocked(vip string, secure bool) *eureka.Applications {
-	return s.snapshotLocked(func(i *eureka.InstanceInfo) bool {
-		if secure {
-			return eureka.HasVIP(i.SecureVIPAddress, vip)
-		}
-		return eureka.HasVIP(i.VIPAddress, vip)
-	}, -1)
-}

@@ -26,6 +26,7 @@ type appView struct {
 // app's pointer slices, not a rebuild and re-sort of the app.
 type views struct {
 	shards [viewShards]atomic.Pointer[map[string]*viewEntry]
+	vips   vipIndex
 }
 
 const viewShards = 64
@@ -76,6 +77,14 @@ func (vs *views) apply(c *Change) {
 	} else {
 		cur = &appView{}
 	}
+	var old, now *eureka.InstanceInfo
+	if pos, found := slices.BinarySearchFunc(cur.all, c.ID, byID); found {
+		old = cur.all[pos]
+	}
+	if !c.Kind.Removes() {
+		now = c.Instance
+	}
+	vs.vips.update(c.App, old, now)
 	next := &appView{
 		all: withInstance(cur.all, c.ID, c.Instance, !c.Kind.Removes()),
 		up:  withInstance(cur.up, c.ID, c.Instance, !c.Kind.Removes() && c.Instance.Status == eureka.StatusUp),
@@ -97,7 +106,7 @@ func (vs *views) apply(c *Change) {
 // withInstance returns a copy of list (sorted by id) with the instance id
 // replaced by i, inserted, or removed (keep false). list is not modified.
 func withInstance(list []*eureka.InstanceInfo, id string, i *eureka.InstanceInfo, keep bool) []*eureka.InstanceInfo {
-	pos, found := slices.BinarySearchFunc(list, id, func(e *eureka.InstanceInfo, id string) int { return strings.Compare(e.ID(), id) })
+	pos, found := slices.BinarySearchFunc(list, id, byID)
 	switch {
 	case found && keep:
 		out := slices.Clone(list)
@@ -117,6 +126,8 @@ func withInstance(list []*eureka.InstanceInfo, id string, i *eureka.InstanceInfo
 	}
 	return list
 }
+
+func byID(e *eureka.InstanceInfo, id string) int { return strings.Compare(e.ID(), id) }
 
 // Instances returns the UP instances of app (upper case), sorted by id. The
 // slice and the instances are shared and must not be modified. It takes no
