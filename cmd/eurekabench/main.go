@@ -19,6 +19,10 @@
 // are comparable with each other, not with other machines.
 //
 //	go run ./cmd/eurekabench -duration 5s
+//
+// With a subcommand it runs one study instead:
+//
+//	go run ./cmd/eurekabench scale    # cost per change at scale: big apps, eviction, churn, slow readers, VIPs, memory
 package main
 
 import (
@@ -41,6 +45,18 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "scale" {
+		fs := flag.NewFlagSet("scale", flag.ExitOnError)
+		d := fs.Duration("duration", defaultScale.d, "how long each timed phase runs")
+		fs.Parse(os.Args[2:])
+		c := defaultScale
+		c.d = *d
+		if err := runScale(c, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "eurekabench scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs")
 	conc := flag.Int("concurrency", 64, "concurrent requests in flight")
 	instances := flag.Int("instances", 10000, "registry size for the full-fetch phase")

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // The load command runs end to end on a small registry. Its figures are not
 // checked here: speed belongs to the bench run, not to the test suite.
@@ -8,4 +12,15 @@ func TestRunSmall(t *testing.T) {
 	if err := run(100e6, 4, 200, 1000); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The scale study runs end to end at a small size.
+func TestScaleSmall(t *testing.T) {
+	c := scaleConfig{d: 300 * time.Millisecond, register: 500, evictApp: 1000, evicted: 100, churnSize: 2000, churnRate: 50,
+		slowSize: 1000, slowConns: 4, vipSize: 1000, vipNames: 20, memorySizes: []int{1000}, heartbeatCon: 4}
+	var out strings.Builder
+	if err := runScale(c, &out); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(out.String())
 }
