@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"hash/crc32"
 	"io"
+	"slices"
 	"sync"
 )
 
@@ -66,22 +68,35 @@ func (p *Payload) WriteTo(w io.Writer) (int64, error) {
 }
 
 // Reader returns a reader of the document that does not copy it first.
-func (p *Payload) Reader() io.Reader {
-	readers := make([]io.Reader, len(p.parts))
-	for n, b := range p.parts {
-		readers[n] = (*partReader)(&b)
+// It writes each part straight to a writer that asks (io.WriterTo), so a
+// server copying it to a connection allocates no buffer per part.
+func (p *Payload) Reader() io.Reader { return &partsReader{parts: slices.Clone(p.parts)} }
+
+type partsReader struct{ parts [][]byte }
+
+func (r *partsReader) Read(b []byte) (int, error) {
+	for len(r.parts) > 0 && len(r.parts[0]) == 0 {
+		r.parts = r.parts[1:]
 	}
-	return io.MultiReader(readers...)
-}
-
-type partReader []byte
-
-func (r *partReader) Read(b []byte) (int, error) {
-	if len(*r) == 0 {
+	if len(r.parts) == 0 {
 		return 0, io.EOF
 	}
-	n := copy(b, *r)
-	*r = (*r)[n:]
+	n := copy(b, r.parts[0])
+	r.parts[0] = r.parts[0][n:]
+	return n, nil
+}
+
+func (r *partsReader) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for len(r.parts) > 0 {
+		m, err := w.Write(r.parts[0])
+		n += int64(m)
+		r.parts[0] = r.parts[0][m:]
+		if err != nil {
+			return n, err
+		}
+		r.parts = r.parts[1:]
+	}
 	return n, nil
 }
 
@@ -92,7 +107,8 @@ func (p *Payload) Gzip() *Payload {
 		if p.gzip != nil {
 			parts = p.gzip()
 		} else {
-			parts = gzipMember(p.parts, deflate(p.Bytes(), true))
+			body := p.Bytes()
+			parts = gzipMember(crc32.ChecksumIEEE(body), len(body), deflate(body, true))
 		}
 		p.gz = newPayload(p.version, p.built, parts...)
 	})

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"hash/crc32"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,7 @@ type fragment struct {
 	version uint64 // the app's version
 	built   int64  // ms
 	body    []byte
+	crc     uint32 // CRC-32 of body, for the gzip trailer
 	counts  eureka.StatusCounts
 
 	gzOnce sync.Once
@@ -172,14 +174,19 @@ func (s *Store) assembleFull(f eureka.Format) *Payload {
 	p.gzip = func() [][]byte {
 		z := make([][]byte, 0, len(parts))
 		z = append(z, deflate(head, false))
+		crc := crc32.ChecksumIEEE(head)
+		sepCRC := crc32.ChecksumIEEE(sep)
 		for n, fr := range pieces {
 			if n > 0 && len(sep) > 0 {
 				z = append(z, deflatedSeparator)
+				crc = crc32Combine(crc, sepCRC, len(sep))
 			}
 			z = append(z, fr.deflated())
+			crc = crc32Combine(crc, fr.crc, len(fr.body))
 		}
 		z = append(z, deflate(tail, false), finalBlock)
-		return gzipMember(parts, z...)
+		crc = crc32Combine(crc, crc32.ChecksumIEEE(tail), len(tail))
+		return gzipMember(crc, p.Len(), z...)
 	}
 	return p
 }
@@ -197,6 +204,7 @@ func encodeFragment(f eureka.Format, st staleApp, now int64) *fragment {
 	}
 	eureka.SortInstances(list)
 	fr.body = eureka.AppendApplicationsEntry(nil, f, &eureka.Application{Name: st.name, Instances: list})
+	fr.crc = crc32.ChecksumIEEE(fr.body)
 	return fr
 }
 

@@ -85,9 +85,9 @@ func (s *Store) deliver() {
 	if p := st.subs.Load(); p != nil {
 		subs = *p
 	}
+	s.views.apply(pending)
 	for n := range pending {
 		c := &pending[n]
-		s.views.apply(c)
 		s.counters.apply(c)
 		s.logChange(c)
 		for _, sub := range subs {

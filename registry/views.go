@@ -68,61 +68,81 @@ func (vs *views) setEntry(app string, e *viewEntry) {
 	sh.Store(&next)
 }
 
-// apply brings the app's view up to date with one change.
-func (vs *views) apply(c *Change) {
-	e := vs.entry(c.App)
-	var cur *appView
-	if e != nil {
-		cur = e.v.Load()
-	} else {
-		cur = &appView{}
+// apply brings the views up to date with changes, in order. Each app
+// touched is copied once, however many of its changes the batch holds: a
+// delivery under load carries several, and a big app's copy is its cost.
+func (vs *views) apply(changes []Change) {
+	if len(changes) == 1 {
+		vs.applyApp(changes[0].App, changes)
+		return
 	}
-	var old, now *eureka.InstanceInfo
-	if pos, found := slices.BinarySearchFunc(cur.all, c.ID, byID); found {
-		old = cur.all[pos]
-	}
-	if !c.Kind.Removes() {
-		now = c.Instance
-	}
-	vs.vips.update(c.App, old, now)
-	next := &appView{
-		all: withInstance(cur.all, c.ID, c.Instance, !c.Kind.Removes()),
-		up:  withInstance(cur.up, c.ID, c.Instance, !c.Kind.Removes() && c.Instance.Status == eureka.StatusUp),
-	}
-	switch {
-	case len(next.all) == 0:
-		if e != nil {
-			vs.setEntry(c.App, nil)
+	var order []string
+	byApp := map[string][]Change{}
+	for _, c := range changes {
+		if _, seen := byApp[c.App]; !seen {
+			order = append(order, c.App)
 		}
-	case e == nil:
-		e = &viewEntry{}
-		e.v.Store(next)
-		vs.setEntry(c.App, e)
-	default:
-		e.v.Store(next)
+		byApp[c.App] = append(byApp[c.App], c)
+	}
+	for _, app := range order {
+		vs.applyApp(app, byApp[app])
 	}
 }
 
-// withInstance returns a copy of list (sorted by id) with the instance id
-// replaced by i, inserted, or removed (keep false). list is not modified.
-func withInstance(list []*eureka.InstanceInfo, id string, i *eureka.InstanceInfo, keep bool) []*eureka.InstanceInfo {
+// applyApp applies one app's changes to a copy of its view and publishes
+// the copy.
+func (vs *views) applyApp(app string, changes []Change) {
+	e := vs.entry(app)
+	var all, up []*eureka.InstanceInfo
+	if e != nil {
+		cur := e.v.Load()
+		all, up = slices.Clone(cur.all), slices.Clone(cur.up)
+	}
+	for n := range changes {
+		c := &changes[n]
+		var old, now *eureka.InstanceInfo
+		if pos, found := slices.BinarySearchFunc(all, c.ID, byID); found {
+			old = all[pos]
+		}
+		if !c.Kind.Removes() {
+			now = c.Instance
+		}
+		vs.vips.update(app, old, now)
+		all = upsert(all, c.ID, now)
+		if now != nil && now.Status != eureka.StatusUp {
+			now = nil
+		}
+		up = upsert(up, c.ID, now)
+	}
+	switch {
+	case len(all) == 0:
+		if e != nil {
+			vs.setEntry(app, nil)
+		}
+	case e == nil:
+		e = &viewEntry{}
+		e.v.Store(&appView{all: all, up: up})
+		vs.setEntry(app, e)
+	default:
+		e.v.Store(&appView{all: all, up: up})
+	}
+}
+
+// upsert replaces the instance id in list (sorted by id) with i, inserts
+// i, or removes the instance when i is nil. It modifies list, which the
+// caller owns.
+func upsert(list []*eureka.InstanceInfo, id string, i *eureka.InstanceInfo) []*eureka.InstanceInfo {
 	pos, found := slices.BinarySearchFunc(list, id, byID)
 	switch {
-	case found && keep:
-		out := slices.Clone(list)
-		out[pos] = i
-		return out
+	case found && i != nil:
+		list[pos] = i
 	case found:
-		if len(list) == 1 {
-			return nil
-		}
-		out := make([]*eureka.InstanceInfo, 0, len(list)-1)
-		return append(append(out, list[:pos]...), list[pos+1:]...)
-	case keep:
-		out := make([]*eureka.InstanceInfo, 0, len(list)+1)
-		out = append(out, list[:pos]...)
-		out = append(out, i)
-		return append(out, list[pos:]...)
+		list = slices.Delete(list, pos, pos+1)
+	case i != nil:
+		list = slices.Insert(list, pos, i)
+	}
+	if len(list) == 0 {
+		return nil
 	}
 	return list
 }

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -48,11 +49,23 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "scale" {
 		fs := flag.NewFlagSet("scale", flag.ExitOnError)
 		d := fs.Duration("duration", defaultScale.d, "how long each timed phase runs")
+		only := fs.String("only", "", "run only this phase: register, evict, churn, slow, vip or memory")
+		cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 		fs.Parse(os.Args[2:])
 		c := defaultScale
-		c.d = *d
+		c.d, c.only = *d, *only
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "eurekabench scale:", err)
+				os.Exit(1)
+			}
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
 		if err := runScale(c, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "eurekabench scale:", err)
+			pprof.StopCPUProfile()
 			os.Exit(1)
 		}
 		return

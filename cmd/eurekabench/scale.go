@@ -40,6 +40,7 @@ type scaleConfig struct {
 	vipNames     int           // distinct VIP names asked
 	memorySizes  []int         // registry sizes for RSS per instance
 	heartbeatCon int           // heartbeat connections
+	only         string        // one phase, or "" for all
 }
 
 var defaultScale = scaleConfig{
@@ -57,56 +58,65 @@ func runScale(c scaleConfig, out io.Writer) error {
 	row := func(name, result, note string) { fmt.Fprintf(out, "%-52s %16s   %s\n", name, result, note) }
 	row("measurement", "result", "target")
 
-	one, err := registerRate(c.register, 1, c.heartbeatCon)
-	if err != nil {
-		return err
+	if c.run("register") {
+		one, err := registerRate(c.register, 1, c.heartbeatCon)
+		if err != nil {
+			return err
+		}
+		spread, err := registerRate(c.register, 100, c.heartbeatCon)
+		if err != nil {
+			return err
+		}
+		row(fmt.Sprintf("registrations, %d into 1 app", c.register), fmt.Sprintf("%.0f /s", one), "")
+		row(fmt.Sprintf("registrations, %d over 100 apps", c.register), fmt.Sprintf("%.0f /s", spread), "")
+		row("one app / spread", fmt.Sprintf("%.2f", one/spread), ">= 0.50")
 	}
-	spread, err := registerRate(c.register, 100, c.heartbeatCon)
-	if err != nil {
-		return err
+	if c.run("evict") {
+		ev, err := evictionStall(c)
+		if err != nil {
+			return err
+		}
+		row(fmt.Sprintf("eviction run: %d of a %d-instance app", ev.evicted, c.evictApp), ev.took.Round(time.Millisecond).String(), "")
+		row("  heartbeat to another app, max during the run", ev.maxDuring.Round(10*time.Microsecond).String(), "< 50ms")
 	}
-	row(fmt.Sprintf("registrations, %d into 1 app", c.register), fmt.Sprintf("%.0f /s", one), "")
-	row(fmt.Sprintf("registrations, %d over 100 apps", c.register), fmt.Sprintf("%.0f /s", spread), "")
-	row("one app / spread", fmt.Sprintf("%.2f", one/spread), ">= 0.50")
-
-	ev, err := evictionStall(c)
-	if err != nil {
-		return err
+	if c.run("churn") {
+		ch, err := churn(c)
+		if err != nil {
+			return err
+		}
+		row(fmt.Sprintf("churn: %d instances, %d changes/s", c.churnSize, c.churnRate), fmt.Sprintf("%.0f changes/s", ch.changes), "")
+		row("  heartbeats", fmt.Sprintf("%.0f /s", ch.heartbeats), "")
+		row("  heartbeat p50 / p99 / max", fmt.Sprintf("%s / %s / %s", ch.p50.Round(10*time.Microsecond), ch.p99.Round(10*time.Microsecond), ch.max.Round(time.Microsecond*100)), "p99 < 10ms")
+		row("  full fetches (JSON, gzip), asked at 10 /s per core", fmt.Sprintf("%.1f /s", ch.fetches), fmt.Sprintf(">= %d /s (%.1f MB each)", 10*runtime.NumCPU(), ch.fetchMB))
+		row("  CPU used (server and load, one process)", fmt.Sprintf("%.2f cores", ch.cores), "")
 	}
-	row(fmt.Sprintf("eviction run: %d of a %d-instance app", ev.evicted, c.evictApp), ev.took.Round(time.Millisecond).String(), "")
-	row("  heartbeat to another app, max during the run", ev.maxDuring.Round(10*time.Microsecond).String(), "< 50ms")
-
-	ch, err := churn(c)
-	if err != nil {
-		return err
+	if c.run("slow") {
+		sl, err := slowReaders(c)
+		if err != nil {
+			return err
+		}
+		row(fmt.Sprintf("heap, %d instances idle", c.slowSize), mb(sl.idle), "")
+		row(fmt.Sprintf("  with %d slow full fetches open (%.0f MB XML each)", c.slowConns, sl.docMB), mb(sl.during), fmt.Sprintf("%+.0f MB, target < +100 MB", (float64(sl.during)-float64(sl.idle))/1e6))
+		row("  after they close", mb(sl.after), "")
 	}
-	row(fmt.Sprintf("churn: %d instances, %d changes/s", c.churnSize, c.churnRate), fmt.Sprintf("%.0f changes/s", ch.changes), "")
-	row("  heartbeats", fmt.Sprintf("%.0f /s", ch.heartbeats), "")
-	row("  heartbeat p50 / p99 / max", fmt.Sprintf("%s / %s / %s", ch.p50.Round(10*time.Microsecond), ch.p99.Round(10*time.Microsecond), ch.max.Round(time.Microsecond*100)), "p99 < 10ms")
-	row("  full fetches (JSON, gzip)", fmt.Sprintf("%.1f /s", ch.fetches), fmt.Sprintf(">= 10 /s per core (%.1f MB each)", ch.fetchMB))
-	row("  CPU used (server and load, one process)", fmt.Sprintf("%.2f cores", ch.cores), "")
-
-	sl, err := slowReaders(c)
-	if err != nil {
-		return err
+	if c.run("vip") {
+		vip, err := vipLookups(c)
+		if err != nil {
+			return err
+		}
+		row(fmt.Sprintf("heartbeats, %d instances", c.vipSize), fmt.Sprintf("%.0f /s", vip.base), "")
+		row(fmt.Sprintf("  while 8 clients ask %d distinct VIPs", c.vipNames), fmt.Sprintf("%.0f /s", vip.during), fmt.Sprintf("%.2f of baseline, target >= 0.50 (%.0f VIP queries/s)", vip.during/vip.base, vip.queries))
 	}
-	row(fmt.Sprintf("heap, %d instances idle", c.slowSize), mb(sl.idle), "")
-	row(fmt.Sprintf("  with %d slow full fetches open (%.0f MB XML each)", c.slowConns, sl.docMB), mb(sl.during), fmt.Sprintf("%+.0f MB, target < +100 MB", (float64(sl.during)-float64(sl.idle))/1e6))
-	row("  after they close", mb(sl.after), "")
-
-	vip, err := vipLookups(c)
-	if err != nil {
-		return err
-	}
-	row(fmt.Sprintf("heartbeats, %d instances", c.vipSize), fmt.Sprintf("%.0f /s", vip.base), "")
-	row(fmt.Sprintf("  while 8 clients ask %d distinct VIPs", c.vipNames), fmt.Sprintf("%.0f /s", vip.during), fmt.Sprintf("%.2f of baseline, target >= 0.50 (%.0f VIP queries/s)", vip.during/vip.base, vip.queries))
-
-	for _, n := range c.memorySizes {
-		rss, heap := memoryPerInstance(n)
-		row(fmt.Sprintf("memory per instance at %d, both formats cached", n), fmt.Sprintf("%.1f KB RSS", rss/1024), fmt.Sprintf("%.1f KB heap", heap/1024))
+	if c.run("memory") {
+		for _, n := range c.memorySizes {
+			rss, heap := memoryPerInstance(n)
+			row(fmt.Sprintf("memory per instance at %d, both formats cached", n), fmt.Sprintf("%.1f KB RSS", rss/1024), fmt.Sprintf("%.1f KB heap", heap/1024))
+		}
 	}
 	return nil
 }
+
+func (c scaleConfig) run(phase string) bool { return c.only == "" || c.only == phase }
 
 func mb(b uint64) string { return fmt.Sprintf("%.0f MB", float64(b)/1e6) }
 
@@ -245,7 +255,7 @@ func evictionStall(c scaleConfig) (*evictionResult, error) {
 
 type churnResult struct {
 	changes, heartbeats, fetches, fetchMB, cores float64
-	p50, p99, max                               time.Duration
+	p50, p99, max                                time.Duration
 }
 
 // churn runs heartbeats, c.churnRate status changes per second and gzip
@@ -267,28 +277,47 @@ func churn(c scaleConfig) (*churnResult, error) {
 	var wg sync.WaitGroup
 	var changes, fetches atomic.Int64
 	var fetchBytes atomic.Int64
+	// Churn: status changes at a fixed rate, sent by four workers so a slow
+	// answer does not lower the rate.
+	work := make(chan int, c.churnRate)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &fasthttp.HostClient{Addr: b.addr}
+			defer client.CloseIdleConnections()
+			statuses := []string{"OUT_OF_SERVICE", "UP"}
+			for n := range work {
+				id := ids[(n/2*7919)%len(ids)]
+				req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+				req.Header.SetMethod("PUT")
+				req.SetRequestURI("http://" + b.addr + "/eureka/apps/" + id[0] + "/" + id[1] + "/status?value=" + statuses[n%2])
+				if client.Do(req, resp) == nil && resp.StatusCode() == 200 {
+					changes.Add(1)
+				}
+				fasthttp.ReleaseRequest(req)
+				fasthttp.ReleaseResponse(resp)
+			}
+		}()
+	}
 	wg.Add(1)
-	go func() { // churn: status changes at a fixed rate
+	go func() {
 		defer wg.Done()
-		client := &fasthttp.HostClient{Addr: b.addr}
-		defer client.CloseIdleConnections()
+		defer close(work)
 		tick := time.NewTicker(time.Second / time.Duration(c.churnRate))
 		defer tick.Stop()
-		statuses := []string{"OUT_OF_SERVICE", "UP"}
 		for n := 0; !stop.Load(); n++ {
 			<-tick.C
-			id := ids[(n/2*7919)%len(ids)]
-			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			req.Header.SetMethod("PUT")
-			req.SetRequestURI("http://" + b.addr + "/eureka/apps/" + id[0] + "/" + id[1] + "/status?value=" + statuses[n%2])
-			if client.Do(req, resp) == nil && resp.StatusCode() == 200 {
-				changes.Add(1)
+			select {
+			case work <- n:
+			default: // the workers are behind: the rate achieved is reported
 			}
-			fasthttp.ReleaseRequest(req)
-			fasthttp.ReleaseResponse(resp)
 		}
 	}()
-	for range 2 { // full fetches
+	// Full fetches at 10 per second per core, as the target asks, from two
+	// clients; the rate achieved is reported.
+	fetchEvery := time.Duration(float64(2*time.Second) / float64(10*runtime.NumCPU()))
+	for range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -297,7 +326,8 @@ func churn(c scaleConfig) (*churnResult, error) {
 			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 			defer fasthttp.ReleaseRequest(req)
 			defer fasthttp.ReleaseResponse(resp)
-			for !stop.Load() {
+			for next := time.Now(); !stop.Load(); next = next.Add(fetchEvery) {
+				time.Sleep(time.Until(next))
 				req.Reset()
 				req.SetRequestURI("http://" + b.addr + "/eureka/apps/")
 				req.Header.Set("Accept", "application/json")
