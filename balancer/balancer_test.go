@@ -151,7 +151,7 @@ func TestNeverZeroCandidates(t *testing.T) {
 
 func TestWeightedAndRandom(t *testing.T) {
 	list := instances(2, map[string]string{"weight": "3"}, map[string]string{"weight": "1"})
-	b := New(staticInstancer{"A": list}, Config{Policy: Weighted})
+	b := New(staticInstancer{"A": list}, Config{Policy: new(Weighted)})
 	counts := map[string]int{}
 	for range 4000 {
 		i, _ := b.Pick("A")
@@ -160,7 +160,7 @@ func TestWeightedAndRandom(t *testing.T) {
 	if r := float64(counts["i0"]) / float64(counts["i1"]); r < 2.5 || r > 3.5 {
 		t.Errorf("weight 3:1 gave %v", counts)
 	}
-	r := New(staticInstancer{"A": instances(4)}, Config{Policy: Random})
+	r := New(staticInstancer{"A": instances(4)}, Config{Policy: new(Random)})
 	seen := map[string]bool{}
 	for range 200 {
 		i, _ := r.Pick("A")
@@ -173,7 +173,7 @@ func TestWeightedAndRandom(t *testing.T) {
 
 func TestZonePreferring(t *testing.T) {
 	list := instances(3, map[string]string{"zone": "a"}, map[string]string{"zone": "b"}, map[string]string{"zone": "a"})
-	b := New(staticInstancer{"A": list}, Config{Policy: ZonePreferring, Zone: "a", MaxFails: 1})
+	b := New(staticInstancer{"A": list}, Config{Policy: &ZonePreferring{Zone: "a"}, MaxFails: 1})
 	counts := map[string]int{}
 	for range 10 {
 		i, _ := b.Pick("A")

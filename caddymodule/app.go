@@ -176,8 +176,9 @@ func (a *App) Store() *registry.Store { return a.entry.store }
 // Client returns the remote-mode discovery client, or nil.
 func (a *App) Client() *discovery.Client { return a.entry.client }
 
-// Balancer returns the registry's balancer, whose per-app counters survive
-// reloads with the registry.
+// Balancer returns the registry's balancer. It rotates with the same
+// per-app round-robin counters as eureka_round_robin, which survive reloads
+// with the registry.
 func (a *App) Balancer() *balancer.Balancer { return a.entry.balancer }
 
 // Instances returns the UP instances of app (matched case-insensitively)

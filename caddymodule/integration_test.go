@@ -362,3 +362,24 @@ func TestDashboardAndMetricsThroughCaddy(t *testing.T) {
 	}
 	checkMetrics()
 }
+
+// With the middle of three instances dead, the other two share the
+// requests evenly: eureka_round_robin spends a turn on the upstream it
+// skips, as Caddy's round_robin does.
+func TestRoundRobinFairAroundDeadInstance(t *testing.T) {
+	tester := caddytest.NewTester(t)
+	tester.InitServer(gatewayConfig("registry fair-test", ""), "caddyfile")
+	a, dead, c := newBackend(t, "a"), newBackend(t, "b"), newBackend(t, "c")
+	dead.srv.Close()
+	for _, b := range []*backend{a, dead, c} {
+		registerVia(t, registryURL, b.instance("stock"))
+	}
+	got := route(t, "/stock/items/7", 30)
+	counts := map[string]int{}
+	for _, name := range got {
+		counts[name]++
+	}
+	if counts["a"] != 15 || counts["c"] != 15 || !alternates(got, "a", "c") {
+		t.Fatalf("not shared evenly around the dead instance: %v", got)
+	}
+}

@@ -21,6 +21,11 @@ func init() {
 // placeholder {http.vars.eureka.service}.
 const serviceVar = "eureka.service"
 
+// instancesVar is the request variable that holds the instances behind the
+// upstreams GetUpstreams returned, in the same order, so that the eureka
+// selection policies can read their metadata.
+const instancesVar = "eureka.instances"
+
 // Upstreams is a dynamic upstream source for reverse_proxy: the UP
 // instances of an application in the eureka app's registry (or, in remote
 // mode, its discovery client's copy of the remote registry). It reads an
@@ -54,7 +59,8 @@ func (u *Upstreams) Provision(ctx caddy.Context) error {
 }
 
 // GetUpstreams returns new Upstream values for the service's UP instances,
-// in the registry's stable order (by instance id).
+// in the registry's stable order (by instance id). It leaves the service
+// name and the instances in the request for the eureka selection policies.
 func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, error) {
 	service := u.Service
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
@@ -63,6 +69,7 @@ func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, err
 	service = strings.ToUpper(service)
 	caddyhttp.SetVar(r.Context(), serviceVar, service)
 	list := u.app.Instances(service)
+	caddyhttp.SetVar(r.Context(), instancesVar, list)
 	out := make([]*reverseproxy.Upstream, len(list))
 	for n, inst := range list {
 		out[n] = &reverseproxy.Upstream{Dial: balancer.Address(inst, false)}
