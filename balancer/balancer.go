@@ -10,6 +10,7 @@ package balancer
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,14 +49,35 @@ type Balancer struct {
 	cfg    Config
 	policy Policy
 
-	health   sync.Map // instance id -> *instanceHealth
-	failing  atomic.Int64
+	health   sync.Map     // instance id -> *instanceHealth
+	tracked  atomic.Int64 // entries in health
+	failing  atomic.Int64 // entries in health with fails > 0
 	maxFails int32
+
+	// seen is, per app, the last instance list whose departed instances
+	// were forgotten: see forget.
+	seen perApp[appSeen]
 }
 
+// instanceHealth is what the balancer knows of an instance. It is kept
+// while the instance is in its app's list, and forgotten when it leaves.
 type instanceHealth struct {
+	app          string // the instance's app, upper case
 	fails        atomic.Int32
 	ejectedUntil atomic.Int64 // unix nanos
+}
+
+// appSeen records the list an app's picks saw when they last forgot the
+// state of departed instances, and counts the states added since.
+type appSeen struct {
+	last  atomic.Pointer[listSeen]
+	added atomic.Uint64
+}
+
+type listSeen struct {
+	data  **eureka.InstanceInfo // the list's backing array: a new list is a new array
+	n     int
+	added uint64
 }
 
 // New returns a Balancer over src.
@@ -82,6 +104,9 @@ func New(src Instancer, cfg Config) *Balancer {
 func (b *Balancer) Pick(app string) (*eureka.InstanceInfo, error) {
 	list := b.src.Instances(app)
 	if len(list) == 0 {
+		if b.tracked.Load() > 0 {
+			b.forget(app, nil)
+		}
 		return nil, ErrNoInstances
 	}
 	return b.Choose(app, list), nil
@@ -89,8 +114,14 @@ func (b *Balancer) Pick(app string) (*eureka.InstanceInfo, error) {
 
 // Choose picks from list, the current instances of app, as Pick does. It
 // lets callers that already hold the list share the balancer's policy and
-// ejections. list must not be empty.
+// ejections. list must not be empty. Pass the Instancer's own slice rather
+// than a copy: the balancer forgets the state of departed instances when
+// it sees a new list, which a copy on every call would make it do on every
+// call.
 func (b *Balancer) Choose(app string, list []*eureka.InstanceInfo) *eureka.InstanceInfo {
+	if b.tracked.Load() > 0 {
+		b.forget(app, list)
+	}
 	c := Candidates{App: app, n: len(list), instances: list, b: b}
 	if b.failing.Load() > 0 {
 		c.now = b.cfg.Now().UnixNano()
@@ -110,20 +141,106 @@ func (b *Balancer) ejected(i *eureka.InstanceInfo, now int64) bool {
 	return ok && h.(*instanceHealth).ejectedUntil.Load() > now
 }
 
-// ReportFailure records a failed call to inst (a connection error, say).
-// After MaxFails consecutive failures the instance is skipped for Cooldown.
-func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) {
-	v, loaded := b.health.Load(inst.ID())
-	if !loaded {
-		v, _ = b.health.LoadOrStore(inst.ID(), &instanceHealth{})
+// state returns inst's health entry, making it if needed.
+func (b *Balancer) state(inst *eureka.InstanceInfo) *instanceHealth {
+	id := inst.ID()
+	if v, ok := b.health.Load(id); ok {
+		return v.(*instanceHealth)
 	}
-	h := v.(*instanceHealth)
+	app := strings.ToUpper(inst.App)
+	v, loaded := b.health.LoadOrStore(id, &instanceHealth{app: app})
+	if !loaded {
+		b.tracked.Add(1)
+		// The instance may have left its app's list already: have the
+		// next pick look again.
+		b.seen.get(app).added.Add(1)
+	}
+	return v.(*instanceHealth)
+}
+
+// live reports whether h is still inst's entry, and when it is not (it
+// was forgotten meanwhile), takes back the failures just counted on it.
+func (b *Balancer) live(inst *eureka.InstanceInfo, h *instanceHealth) bool {
+	if v, ok := b.health.Load(inst.ID()); ok && v == h {
+		return true
+	}
+	if h.fails.Swap(0) > 0 {
+		b.failing.Add(-1)
+	}
+	return false
+}
+
+// forget drops the state of app's instances that are not in list, the
+// app's current instances, when list is not the list it last looked at or
+// states were added since. It costs two atomic loads when nothing changed,
+// and a pass over the states when something did.
+func (b *Balancer) forget(app string, list []*eureka.InstanceInfo) {
+	var seen *appSeen
+	var data **eureka.InstanceInfo
+	if len(list) == 0 {
+		// Keep no record of apps without instances or states: app
+		// names can come from requests.
+		if seen = b.seen.lookup(app); seen == nil {
+			return
+		}
+	} else {
+		seen = b.seen.get(app)
+		data = &list[0]
+	}
+	added := seen.added.Load()
+	last := seen.last.Load()
+	if last != nil && last.data == data && last.n == len(list) && last.added == added {
+		return
+	}
+	if !seen.last.CompareAndSwap(last, &listSeen{data: data, n: len(list), added: added}) {
+		return // another pick is at it
+	}
+	var ids map[string]bool
+	listed := func(id string) bool {
+		if len(list) <= 16 {
+			for _, i := range list {
+				if i.ID() == id {
+					return true
+				}
+			}
+			return false
+		}
+		if ids == nil {
+			ids = make(map[string]bool, len(list))
+			for _, i := range list {
+				ids[i.ID()] = true
+			}
+		}
+		return ids[id]
+	}
+	b.health.Range(func(k, v any) bool {
+		h := v.(*instanceHealth)
+		if !strings.EqualFold(h.app, app) || listed(k.(string)) {
+			return true
+		}
+		if b.health.CompareAndDelete(k, h) {
+			b.tracked.Add(-1)
+			if h.fails.Swap(0) > 0 {
+				b.failing.Add(-1)
+			}
+		}
+		return true
+	})
+}
+
+// ReportFailure records a failed call to inst (a connection error, say).
+// After MaxFails consecutive failures the instance is ejected: skipped for
+// Cooldown. What the balancer knows of an instance is forgotten when it
+// leaves its app's list.
+func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) {
+	h := b.state(inst)
 	if h.fails.Add(1) == 1 {
 		b.failing.Add(1)
 	}
 	if h.fails.Load() >= b.maxFails {
 		h.ejectedUntil.Store(b.cfg.Now().Add(b.cfg.Cooldown).UnixNano())
 	}
+	b.live(inst, h)
 }
 
 // ReportSuccess records a successful call to inst, which ends its run of
