@@ -1,7 +1,7 @@
 // Package balancer chooses an instance of an application for each call:
-// per-app round-robin by default, or random, weighted, zone-preferring or
-// any other Policy, with passive ejection of instances whose calls keep
-// failing in front of the policy.
+// per-app round-robin by default, or random, weighted, zone-preferring,
+// least-requests or any other Policy, with passive ejection of instances
+// whose calls keep failing in front of the policy.
 //
 // A Balancer reads instances through Instancer, which both the discovery
 // client (a remote registry) and the registry Store (an in-process one)
@@ -30,8 +30,8 @@ var ErrNoInstances = errors.New("balancer: no UP instance")
 // Config configures a Balancer.
 type Config struct {
 	// Policy chooses among the usable instances: RoundRobin, Random,
-	// Weighted, ZonePreferring or any other Policy. Default: a new
-	// RoundRobin.
+	// Weighted, ZonePreferring, LeastRequests or any other Policy.
+	// Default: a new RoundRobin.
 	Policy Policy
 	// MaxFails is the number of consecutive failed calls after which an
 	// instance is ejected: skipped, whatever the policy. Default 3.
@@ -49,9 +49,9 @@ type Balancer struct {
 	cfg    Config
 	policy Policy
 
-	health   sync.Map     // instance id -> *instanceHealth
-	tracked  atomic.Int64 // entries in health
-	failing  atomic.Int64 // entries in health with fails > 0
+	states   sync.Map     // instance id -> *instanceState
+	tracked  atomic.Int64 // entries in states
+	failing  atomic.Int64 // entries in states with fails > 0
 	maxFails int32
 
 	// seen is, per app, the last instance list whose departed instances
@@ -59,12 +59,13 @@ type Balancer struct {
 	seen perApp[appSeen]
 }
 
-// instanceHealth is what the balancer knows of an instance. It is kept
+// instanceState is what the balancer knows of an instance. It is kept
 // while the instance is in its app's list, and forgotten when it leaves.
-type instanceHealth struct {
+type instanceState struct {
 	app          string // the instance's app, upper case
 	fails        atomic.Int32
 	ejectedUntil atomic.Int64 // unix nanos
+	inFlight     atomic.Int64 // calls between Begin and their end
 }
 
 // appSeen records the list an app's picks saw when they last forgot the
@@ -137,31 +138,31 @@ func (b *Balancer) Choose(app string, list []*eureka.InstanceInfo) *eureka.Insta
 }
 
 func (b *Balancer) ejected(i *eureka.InstanceInfo, now int64) bool {
-	h, ok := b.health.Load(i.ID())
-	return ok && h.(*instanceHealth).ejectedUntil.Load() > now
+	h, ok := b.states.Load(i.ID())
+	return ok && h.(*instanceState).ejectedUntil.Load() > now
 }
 
-// state returns inst's health entry, making it if needed.
-func (b *Balancer) state(inst *eureka.InstanceInfo) *instanceHealth {
+// state returns inst's entry, making it if needed.
+func (b *Balancer) state(inst *eureka.InstanceInfo) *instanceState {
 	id := inst.ID()
-	if v, ok := b.health.Load(id); ok {
-		return v.(*instanceHealth)
+	if v, ok := b.states.Load(id); ok {
+		return v.(*instanceState)
 	}
 	app := strings.ToUpper(inst.App)
-	v, loaded := b.health.LoadOrStore(id, &instanceHealth{app: app})
+	v, loaded := b.states.LoadOrStore(id, &instanceState{app: app})
 	if !loaded {
 		b.tracked.Add(1)
 		// The instance may have left its app's list already: have the
 		// next pick look again.
 		b.seen.get(app).added.Add(1)
 	}
-	return v.(*instanceHealth)
+	return v.(*instanceState)
 }
 
 // live reports whether h is still inst's entry, and when it is not (it
 // was forgotten meanwhile), takes back the failures just counted on it.
-func (b *Balancer) live(inst *eureka.InstanceInfo, h *instanceHealth) bool {
-	if v, ok := b.health.Load(inst.ID()); ok && v == h {
+func (b *Balancer) live(inst *eureka.InstanceInfo, h *instanceState) bool {
+	if v, ok := b.states.Load(inst.ID()); ok && v == h {
 		return true
 	}
 	if h.fails.Swap(0) > 0 {
@@ -213,12 +214,12 @@ func (b *Balancer) forget(app string, list []*eureka.InstanceInfo) {
 		}
 		return ids[id]
 	}
-	b.health.Range(func(k, v any) bool {
-		h := v.(*instanceHealth)
+	b.states.Range(func(k, v any) bool {
+		h := v.(*instanceState)
 		if !strings.EqualFold(h.app, app) || listed(k.(string)) {
 			return true
 		}
-		if b.health.CompareAndDelete(k, h) {
+		if b.states.CompareAndDelete(k, h) {
 			b.tracked.Add(-1)
 			if h.fails.Swap(0) > 0 {
 				b.failing.Add(-1)
@@ -226,6 +227,29 @@ func (b *Balancer) forget(app string, list []*eureka.InstanceInfo) {
 		}
 		return true
 	})
+}
+
+// Begin counts a call to inst as in progress until end is called, when the
+// call is over (once; later calls do nothing). LeastRequests chooses by
+// these counts; the other policies ignore them. HTTPClient calls Begin for
+// each request it sends.
+func (b *Balancer) Begin(inst *eureka.InstanceInfo) (end func()) {
+	h := b.state(inst)
+	h.inFlight.Add(1)
+	var ended atomic.Bool
+	return func() {
+		if ended.CompareAndSwap(false, true) {
+			h.inFlight.Add(-1)
+		}
+	}
+}
+
+// inFlight returns the number of calls to inst in progress.
+func (b *Balancer) inFlight(inst *eureka.InstanceInfo) int {
+	if v, ok := b.states.Load(inst.ID()); ok {
+		return int(v.(*instanceState).inFlight.Load())
+	}
+	return 0
 }
 
 // ReportFailure records a failed call to inst (a connection error, say).
@@ -249,8 +273,8 @@ func (b *Balancer) ReportSuccess(inst *eureka.InstanceInfo) {
 	if b.failing.Load() == 0 {
 		return
 	}
-	if v, ok := b.health.Load(inst.ID()); ok {
-		h := v.(*instanceHealth)
+	if v, ok := b.states.Load(inst.ID()); ok {
+		h := v.(*instanceState)
 		if h.fails.Swap(0) > 0 {
 			b.failing.Add(-1)
 		}

@@ -41,8 +41,8 @@ type Candidates struct {
 	usable    func(int) bool
 	inFlight  func(int) int
 
-	// Set by a Balancer: when now is not 0, instances b ejected at now
-	// are not usable.
+	// Set by a Balancer: b counts the calls in flight, and when now is
+	// not 0, instances b ejected at now are not usable.
 	b   *Balancer
 	now int64
 }
@@ -81,10 +81,15 @@ func (c Candidates) Usable(i int) bool {
 }
 
 // InFlight returns the number of calls in progress to candidate i, as far
-// as the caller counts them. 0 when nobody counts.
+// as the caller counts them: a Balancer counts the calls started with
+// Balancer.Begin, Caddy counts every proxied request. 0 when nobody
+// counts.
 func (c Candidates) InFlight(i int) int {
-	if c.inFlight != nil {
+	switch {
+	case c.inFlight != nil:
 		return c.inFlight(i)
+	case c.b != nil:
+		return c.b.inFlight(c.instances[i])
 	}
 	return 0
 }
