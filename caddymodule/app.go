@@ -23,8 +23,8 @@ func init() {
 // App is the eureka app: a Eureka-compatible service registry hosted in
 // the Caddy process, or, with Remote set, a client of remote Eureka servers.
 // Either way it is where the eureka upstream source, the
-// eureka_round_robin policy and the eureka_gateway handler find an
-// application's instances.
+// eureka_round_robin and eureka_least_requests policies and the
+// eureka_gateway handler find an application's instances.
 //
 // The registry's registrations survive config reloads: registries are kept
 // by name, and a reload that names the same registry keeps using it. Its

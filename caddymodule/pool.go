@@ -45,7 +45,8 @@ type entry struct {
 
 	// The selection policies' per-app counters, kept with the registry so
 	// that they survive reloads. The balancer rotates with roundRobin.
-	roundRobin *balancer.RoundRobin
+	roundRobin    *balancer.RoundRobin
+	leastRequests *balancer.LeastRequests
 
 	metricsOnce sync.Once
 	collector   *registry.Metrics
@@ -73,7 +74,7 @@ func acquire(name string, s settings, log *zap.Logger) (*entry, error) {
 }
 
 func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
-	e := &entry{name: name, settings: s, roundRobin: new(balancer.RoundRobin)}
+	e := &entry{name: name, settings: s, roundRobin: new(balancer.RoundRobin), leastRequests: new(balancer.LeastRequests)}
 	opts := []fx.Option{
 		fxmodules.Balancer,
 		fx.Supply(balancer.Config{Policy: e.roundRobin}),

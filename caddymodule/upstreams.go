@@ -16,8 +16,8 @@ func init() {
 	caddy.RegisterModule(new(Upstreams))
 }
 
-// serviceVar is the request variable that tells eureka_round_robin which
-// application the upstreams belong to. It is also readable as the
+// serviceVar is the request variable that tells the eureka selection
+// policies which application the upstreams belong to. It is also readable as the
 // placeholder {http.vars.eureka.service}.
 const serviceVar = "eureka.service"
 
@@ -31,7 +31,8 @@ const instancesVar = "eureka.instances"
 // mode, its discovery client's copy of the remote registry). It reads an
 // immutable snapshot, so it takes no lock and does no I/O per request, and
 // a registration is routable on the very next request. Pair it with
-// lb_policy eureka_round_robin for per-application round-robin.
+// lb_policy eureka_round_robin for per-application round-robin, or
+// eureka_least_requests.
 type Upstreams struct {
 	// Service is the application name, matched case-insensitively.
 	// Placeholders are expanded per request, such as {http.vars.service}.
