@@ -1,6 +1,7 @@
 // Package balancer chooses an instance of an application for each call:
-// per-app round-robin by default, or random, weighted or zone-preferring,
-// with passive ejection of instances whose calls keep failing.
+// per-app round-robin by default, or random, weighted, zone-preferring,
+// least-requests or any other Policy, with passive ejection of instances
+// whose calls keep failing in front of the policy.
 //
 // A Balancer reads instances through Instancer, which both the discovery
 // client (a remote registry) and the registry Store (an in-process one)
@@ -9,8 +10,7 @@ package balancer
 
 import (
 	"errors"
-	"math/rand/v2"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,65 +27,65 @@ type Instancer interface {
 // ErrNoInstances is returned by Pick for an application with no UP instance.
 var ErrNoInstances = errors.New("balancer: no UP instance")
 
-// Policy chooses among an application's instances.
-type Policy uint8
-
-// The policies.
-const (
-	// RoundRobin takes the instances in turn, with one counter per app.
-	RoundRobin Policy = iota
-	// Random takes an instance uniformly at random.
-	Random
-	// Weighted takes an instance at random in proportion to its "weight"
-	// metadata (a positive integer; 1 when absent or invalid).
-	Weighted
-	// ZonePreferring takes the instances whose "zone" metadata equals
-	// Config.Zone in turn, and the others only when there are none.
-	ZonePreferring
-)
-
 // Config configures a Balancer.
 type Config struct {
-	// Policy is the choice rule. Default RoundRobin.
+	// Policy chooses among the usable instances: RoundRobin, Random,
+	// Weighted, ZonePreferring, LeastRequests or any other Policy.
+	// Default: a new RoundRobin.
 	Policy Policy
-	// Zone is the caller's zone, for ZonePreferring.
-	Zone string
 	// MaxFails is the number of consecutive failed calls after which an
-	// instance is skipped. Default 3.
+	// instance is ejected: skipped, whatever the policy. Default 3.
 	MaxFails int
 	// Cooldown is how long an ejected instance is skipped. Default 30s.
 	Cooldown time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
-	// Rand is the random source for Random and Weighted. Default: seeded
-	// from the clock.
-	Rand *rand.Rand
 }
 
 // Balancer picks instances. It is safe for concurrent use; Pick takes no
 // lock and, for round-robin, does not allocate.
 type Balancer struct {
-	src Instancer
-	cfg Config
+	src    Instancer
+	cfg    Config
+	policy Policy
 
-	// counters is copy-on-write: apps are added rarely and read on every
-	// pick, and a plain map read is the cheapest lookup there is.
-	counters   atomic.Pointer[map[string]*atomic.Uint64]
-	countersMu sync.Mutex
-
-	health   sync.Map // instance id -> *instanceHealth
-	failing  atomic.Int64
-	randMu   sync.Mutex
+	states   sync.Map     // instance id -> *instanceState
+	tracked  atomic.Int64 // entries in states
+	failing  atomic.Int64 // entries in states with fails > 0
 	maxFails int32
+
+	// seen is, per app, the last instance list whose departed instances
+	// were forgotten: see forget.
+	seen perApp[appSeen]
 }
 
-type instanceHealth struct {
+// instanceState is what the balancer knows of an instance. It is kept
+// while the instance is in its app's list, and forgotten when it leaves.
+type instanceState struct {
+	app          string // the instance's app, upper case
 	fails        atomic.Int32
 	ejectedUntil atomic.Int64 // unix nanos
+	inFlight     atomic.Int64 // calls between Begin and their end
+}
+
+// appSeen records the list an app's picks saw when they last forgot the
+// state of departed instances, and counts the states added since.
+type appSeen struct {
+	last  atomic.Pointer[listSeen]
+	added atomic.Uint64
+}
+
+type listSeen struct {
+	data  **eureka.InstanceInfo // the list's backing array: a new list is a new array
+	n     int
+	added uint64
 }
 
 // New returns a Balancer over src.
 func New(src Instancer, cfg Config) *Balancer {
+	if cfg.Policy == nil {
+		cfg.Policy = new(RoundRobin)
+	}
 	if cfg.MaxFails <= 0 {
 		cfg.MaxFails = 3
 	}
@@ -95,185 +95,176 @@ func New(src Instancer, cfg Config) *Balancer {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Rand == nil {
-		seed := uint64(cfg.Now().UnixNano())
-		cfg.Rand = rand.New(rand.NewPCG(seed, seed>>7|1))
-	}
-	return &Balancer{src: src, cfg: cfg, maxFails: int32(cfg.MaxFails)}
+	return &Balancer{src: src, cfg: cfg, policy: cfg.Policy, maxFails: int32(cfg.MaxFails)}
 }
 
-// Pick returns the next instance of app (upper case, as Eureka stores it).
-// Ejected instances are skipped unless every instance is ejected: an app
-// with an UP instance always gets one.
+// Pick returns an instance of app (upper case, as Eureka stores it),
+// chosen by the policy among the instances that are not ejected, or among
+// all of them when every instance is ejected: an app with an UP instance
+// always gets one.
 func (b *Balancer) Pick(app string) (*eureka.InstanceInfo, error) {
 	list := b.src.Instances(app)
 	if len(list) == 0 {
+		if b.tracked.Load() > 0 {
+			b.forget(app, nil)
+		}
 		return nil, ErrNoInstances
 	}
 	return b.Choose(app, list), nil
 }
 
-// Choose picks from list, the current instances of app, by the policy. It
-// lets callers that already hold the list (a gateway's upstream pool) share
-// the balancer's counters and ejections. list must not be empty.
+// Choose picks from list, the current instances of app, as Pick does. It
+// lets callers that already hold the list share the balancer's policy and
+// ejections. list must not be empty. Pass the Instancer's own slice rather
+// than a copy: the balancer forgets the state of departed instances when
+// it sees a new list, which a copy on every call would make it do on every
+// call.
 func (b *Balancer) Choose(app string, list []*eureka.InstanceInfo) *eureka.InstanceInfo {
-	var now int64
+	if b.tracked.Load() > 0 {
+		b.forget(app, list)
+	}
+	c := Candidates{App: app, n: len(list), instances: list, b: b}
 	if b.failing.Load() > 0 {
-		now = b.cfg.Now().UnixNano()
-	}
-	switch b.cfg.Policy {
-	case Random:
-		return b.random(list, now)
-	case Weighted:
-		return b.weighted(list, now)
-	case ZonePreferring:
-		return b.zone(app, list, now)
-	}
-	return b.roundRobin(app, list, now)
-}
-
-func (b *Balancer) counter(app string) *atomic.Uint64 {
-	if m := b.counters.Load(); m != nil {
-		if c := (*m)[app]; c != nil {
-			return c
+		c.now = b.cfg.Now().UnixNano()
+		if i, ok := b.policy.Choose(c); ok {
+			return list[i]
 		}
+		c.now = 0 // every instance is ejected: choose among all
 	}
-	b.countersMu.Lock()
-	defer b.countersMu.Unlock()
-	old := b.counters.Load()
-	if old != nil && (*old)[app] != nil {
-		return (*old)[app]
+	if i, ok := b.policy.Choose(c); ok {
+		return list[i]
 	}
-	next := map[string]*atomic.Uint64{}
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	c := new(atomic.Uint64)
-	next[app] = c
-	b.counters.Store(&next)
-	return c
-}
-
-// roundRobin takes the next instance in turn, skipping ejected ones.
-func (b *Balancer) roundRobin(app string, list []*eureka.InstanceInfo, now int64) *eureka.InstanceInfo {
-	if now == 0 {
-		idx, _ := b.Next(app, len(list), nil)
-		return list[idx]
-	}
-	idx, _ := b.Next(app, len(list), func(k int) bool { return !b.ejected(list[k], now) })
-	return list[idx]
-}
-
-// Next is the round-robin rotation itself: it advances app's counter and
-// returns the index of the next of n candidates that usable accepts (all,
-// when usable is nil), in turn from the counter. When usable accepts none,
-// it returns the counter's own index and false. A gateway uses it to rotate
-// over its own pool with its own health checks, so one counter per app
-// serves every caller.
-func (b *Balancer) Next(app string, n int, usable func(int) bool) (int, bool) {
-	start := b.counter(app).Add(1) - 1
-	if usable == nil {
-		return int(start % uint64(n)), true
-	}
-	for k := uint64(0); k < uint64(n); k++ {
-		if idx := int((start + k) % uint64(n)); usable(idx) {
-			return idx, true
-		}
-	}
-	return int(start % uint64(n)), false
-}
-
-func (b *Balancer) random(list []*eureka.InstanceInfo, now int64) *eureka.InstanceInfo {
-	b.randMu.Lock()
-	start := b.cfg.Rand.IntN(len(list))
-	b.randMu.Unlock()
-	for k := range list {
-		if i := list[(start+k)%len(list)]; now == 0 || !b.ejected(i, now) {
-			return i
-		}
-	}
-	return list[start]
-}
-
-func (b *Balancer) weighted(list []*eureka.InstanceInfo, now int64) *eureka.InstanceInfo {
-	total := 0
-	for _, i := range list {
-		if now == 0 || !b.ejected(i, now) {
-			total += weight(i)
-		}
-	}
-	if total == 0 {
-		return b.random(list, 0)
-	}
-	b.randMu.Lock()
-	r := b.cfg.Rand.IntN(total)
-	b.randMu.Unlock()
-	for _, i := range list {
-		if now != 0 && b.ejected(i, now) {
-			continue
-		}
-		if r -= weight(i); r < 0 {
-			return i
-		}
-	}
-	return list[len(list)-1]
-}
-
-func weight(i *eureka.InstanceInfo) int {
-	if w, err := strconv.Atoi(i.Metadata["weight"]); err == nil && w > 0 {
-		return w
-	}
-	return 1
-}
-
-// zone takes the same-zone instances that are not ejected in turn, or
-// falls back to round-robin over all.
-func (b *Balancer) zone(app string, list []*eureka.InstanceInfo, now int64) *eureka.InstanceInfo {
-	sameZone := func(i *eureka.InstanceInfo) bool {
-		return i.Metadata["zone"] == b.cfg.Zone && (now == 0 || !b.ejected(i, now))
-	}
-	m := uint64(0)
-	for _, i := range list {
-		if sameZone(i) {
-			m++
-		}
-	}
-	if m == 0 {
-		return b.roundRobin(app, list, now)
-	}
-	k := (b.counter(app).Add(1) - 1) % m
-	for _, i := range list {
-		if sameZone(i) {
-			if k == 0 {
-				return i
-			}
-			k--
-		}
-	}
-	return list[0]
+	return list[0] // a policy that accepts none of the usable instances
 }
 
 func (b *Balancer) ejected(i *eureka.InstanceInfo, now int64) bool {
-	h, ok := b.health.Load(i.ID())
-	return ok && h.(*instanceHealth).ejectedUntil.Load() > now
+	h, ok := b.states.Load(i.ID())
+	return ok && h.(*instanceState).ejectedUntil.Load() > now
+}
+
+// state returns inst's entry, making it if needed.
+func (b *Balancer) state(inst *eureka.InstanceInfo) *instanceState {
+	id := inst.ID()
+	if v, ok := b.states.Load(id); ok {
+		return v.(*instanceState)
+	}
+	app := strings.ToUpper(inst.App)
+	v, loaded := b.states.LoadOrStore(id, &instanceState{app: app})
+	if !loaded {
+		b.tracked.Add(1)
+		// The instance may have left its app's list already: have the
+		// next pick look again.
+		b.seen.get(app).added.Add(1)
+	}
+	return v.(*instanceState)
+}
+
+// live reports whether h is still inst's entry, and when it is not (it
+// was forgotten meanwhile), takes back the failures just counted on it.
+func (b *Balancer) live(inst *eureka.InstanceInfo, h *instanceState) bool {
+	if v, ok := b.states.Load(inst.ID()); ok && v == h {
+		return true
+	}
+	if h.fails.Swap(0) > 0 {
+		b.failing.Add(-1)
+	}
+	return false
+}
+
+// forget drops the state of app's instances that are not in list, the
+// app's current instances, when list is not the list it last looked at or
+// states were added since. It costs two atomic loads when nothing changed,
+// and a pass over the states when something did.
+func (b *Balancer) forget(app string, list []*eureka.InstanceInfo) {
+	var seen *appSeen
+	var data **eureka.InstanceInfo
+	if len(list) == 0 {
+		// Keep no record of apps without instances or states: app
+		// names can come from requests.
+		if seen = b.seen.lookup(app); seen == nil {
+			return
+		}
+	} else {
+		seen = b.seen.get(app)
+		data = &list[0]
+	}
+	added := seen.added.Load()
+	last := seen.last.Load()
+	if last != nil && last.data == data && last.n == len(list) && last.added == added {
+		return
+	}
+	if !seen.last.CompareAndSwap(last, &listSeen{data: data, n: len(list), added: added}) {
+		return // another pick is at it
+	}
+	var ids map[string]bool
+	listed := func(id string) bool {
+		if len(list) <= 16 {
+			for _, i := range list {
+				if i.ID() == id {
+					return true
+				}
+			}
+			return false
+		}
+		if ids == nil {
+			ids = make(map[string]bool, len(list))
+			for _, i := range list {
+				ids[i.ID()] = true
+			}
+		}
+		return ids[id]
+	}
+	b.states.Range(func(k, v any) bool {
+		h := v.(*instanceState)
+		if !strings.EqualFold(h.app, app) || listed(k.(string)) {
+			return true
+		}
+		if b.states.CompareAndDelete(k, h) {
+			b.tracked.Add(-1)
+			if h.fails.Swap(0) > 0 {
+				b.failing.Add(-1)
+			}
+		}
+		return true
+	})
+}
+
+// Begin counts a call to inst as in progress until end is called, when the
+// call is over (once; later calls do nothing). LeastRequests chooses by
+// these counts; the other policies ignore them. HTTPClient calls Begin for
+// each request it sends.
+func (b *Balancer) Begin(inst *eureka.InstanceInfo) (end func()) {
+	h := b.state(inst)
+	h.inFlight.Add(1)
+	var ended atomic.Bool
+	return func() {
+		if ended.CompareAndSwap(false, true) {
+			h.inFlight.Add(-1)
+		}
+	}
+}
+
+// inFlight returns the number of calls to inst in progress.
+func (b *Balancer) inFlight(inst *eureka.InstanceInfo) int {
+	if v, ok := b.states.Load(inst.ID()); ok {
+		return int(v.(*instanceState).inFlight.Load())
+	}
+	return 0
 }
 
 // ReportFailure records a failed call to inst (a connection error, say).
-// After MaxFails consecutive failures the instance is skipped for Cooldown.
+// After MaxFails consecutive failures the instance is ejected: skipped for
+// Cooldown. What the balancer knows of an instance is forgotten when it
+// leaves its app's list.
 func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) {
-	v, loaded := b.health.Load(inst.ID())
-	if !loaded {
-		v, _ = b.health.LoadOrStore(inst.ID(), &instanceHealth{})
-	}
-	h := v.(*instanceHealth)
+	h := b.state(inst)
 	if h.fails.Add(1) == 1 {
 		b.failing.Add(1)
 	}
 	if h.fails.Load() >= b.maxFails {
 		h.ejectedUntil.Store(b.cfg.Now().Add(b.cfg.Cooldown).UnixNano())
 	}
+	b.live(inst, h)
 }
 
 // ReportSuccess records a successful call to inst, which ends its run of
@@ -282,8 +273,8 @@ func (b *Balancer) ReportSuccess(inst *eureka.InstanceInfo) {
 	if b.failing.Load() == 0 {
 		return
 	}
-	if v, ok := b.health.Load(inst.ID()); ok {
-		h := v.(*instanceHealth)
+	if v, ok := b.states.Load(inst.ID()); ok {
+		h := v.(*instanceState)
 		if h.fails.Swap(0) > 0 {
 			b.failing.Add(-1)
 		}

@@ -152,7 +152,7 @@ func TestNeverZeroCandidates(t *testing.T) {
 
 func TestWeightedAndRandom(t *testing.T) {
 	list := instances(2, map[string]string{"weight": "3"}, map[string]string{"weight": "1"})
-	b := New(staticInstancer{"A": list}, Config{Policy: Weighted})
+	b := New(staticInstancer{"A": list}, Config{Policy: new(Weighted)})
 	counts := map[string]int{}
 	for range 4000 {
 		i, _ := b.Pick("A")
@@ -161,7 +161,7 @@ func TestWeightedAndRandom(t *testing.T) {
 	if r := float64(counts["i0"]) / float64(counts["i1"]); r < 2.5 || r > 3.5 {
 		t.Errorf("weight 3:1 gave %v", counts)
 	}
-	r := New(staticInstancer{"A": instances(4)}, Config{Policy: Random})
+	r := New(staticInstancer{"A": instances(4)}, Config{Policy: new(Random)})
 	seen := map[string]bool{}
 	for range 200 {
 		i, _ := r.Pick("A")
@@ -174,7 +174,7 @@ func TestWeightedAndRandom(t *testing.T) {
 
 func TestZonePreferring(t *testing.T) {
 	list := instances(3, map[string]string{"zone": "a"}, map[string]string{"zone": "b"}, map[string]string{"zone": "a"})
-	b := New(staticInstancer{"A": list}, Config{Policy: ZonePreferring, Zone: "a", MaxFails: 1})
+	b := New(staticInstancer{"A": list}, Config{Policy: &ZonePreferring{Zone: "a"}, MaxFails: 1})
 	counts := map[string]int{}
 	for range 10 {
 		i, _ := b.Pick("A")
@@ -270,4 +270,116 @@ func BenchmarkPickStore(b *testing.B) {
 	for range b.N {
 		bal.Pick(app)
 	}
+}
+
+// What the balancer knows of an instance (its failures, its ejection) is
+// forgotten once the instance leaves its app's list, so the state does not
+// grow with every instance ever seen, and an instance that comes back
+// starts afresh.
+func TestForgetsDepartedInstances(t *testing.T) {
+	all := instances(3)
+	src := new(switching)
+	set := func(list ...*eureka.InstanceInfo) { src.list.Store(&list) }
+	set(all...)
+	b := New(src, Config{MaxFails: 1})
+	other := &eureka.InstanceInfo{InstanceID: "c0", App: "C"}
+	b.ReportFailure(other) // another app's instance: A's picks leave it be
+	state := func() (tracked, failing int64) { return b.tracked.Load(), b.failing.Load() }
+
+	b.ReportFailure(all[1])
+	b.Pick("A")
+	if tr, f := state(); tr != 2 || f != 2 {
+		t.Fatalf("while i1 is listed: %d tracked, %d failing", tr, f)
+	}
+	set(all[0], all[2])
+	b.Pick("A")
+	if tr, f := state(); tr != 1 || f != 1 {
+		t.Fatalf("after i1 left: %d tracked, %d failing, want C's only", tr, f)
+	}
+	if _, ok := b.states.Load("i1"); ok {
+		t.Fatal("i1's state kept")
+	}
+
+	// A call that ends after its instance left: forgotten on the next pick
+	// even though the list has not changed again.
+	b.ReportFailure(all[1])
+	b.Pick("A")
+	if tr, f := state(); tr != 1 || f != 1 {
+		t.Fatalf("late failure of a departed instance: %d tracked, %d failing", tr, f)
+	}
+
+	// Back in the list, i1 is not ejected.
+	set(all...)
+	counts := map[string]int{}
+	for range 30 {
+		i, _ := b.Pick("A")
+		counts[i.ID()]++
+	}
+	if counts["i1"] != 10 {
+		t.Fatalf("i1 back in the list: %v", counts)
+	}
+
+	// The app leaves altogether.
+	b.ReportFailure(all[0])
+	set()
+	if _, err := b.Pick("A"); err != ErrNoInstances {
+		t.Fatal(err)
+	}
+	if tr, f := state(); tr != 1 || f != 1 {
+		t.Fatalf("after the app left: %d tracked, %d failing", tr, f)
+	}
+	if _, ok := b.states.Load("c0"); !ok {
+		t.Fatal("another app's state was forgotten")
+	}
+}
+
+// Failures reported while picks forget departed instances keep the
+// failing count exact: it is back to 0 when every failing instance has
+// left.
+func TestForgetRacesWithFailures(t *testing.T) {
+	all := instances(4)
+	src := new(switching)
+	src.list.Store(&all)
+	b := New(src, Config{MaxFails: 1})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 2000 {
+				switch {
+				case w == 0 && n%2 == 0:
+					short := all[:2+n%3]
+					src.list.Store(&short)
+				case w == 0:
+					src.list.Store(&all)
+				case w == 1:
+					b.ReportFailure(all[n%4])
+				case w == 2:
+					b.ReportSuccess(all[n%4])
+				default:
+					b.Pick("A")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	empty := []*eureka.InstanceInfo{}
+	src.list.Store(&empty)
+	b.Pick("A")
+	if tr, f := b.tracked.Load(), b.failing.Load(); tr != 0 || f != 0 {
+		t.Fatalf("after every instance left: %d tracked, %d failing", tr, f)
+	}
+}
+
+func BenchmarkPickWithState(b *testing.B) {
+	list := instances(3)
+	bal := New(staticInstancer{"A": list}, Config{})
+	bal.ReportFailure(list[1]) // one failure, under MaxFails: tracked, not ejected
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			bal.Pick("A")
+		}
+	})
 }

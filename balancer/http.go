@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -15,7 +16,9 @@ import (
 // HTTPClient sends requests to an application by name: the request URL's
 // host is the app name (http://inventory/items/7), replaced by the address
 // of the instance the Balancer picks. A connection failure is reported to
-// the balancer and the request is retried on the next instance.
+// the balancer and the request is retried on the next instance. A request
+// counts as in progress (for LeastRequests) until its response body is
+// closed, so close it, as net/http asks.
 type HTTPClient struct {
 	// Balancer picks the instances. Required.
 	Balancer *Balancer
@@ -53,11 +56,14 @@ func (c *HTTPClient) Do(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
+		end := c.Balancer.Begin(inst)
 		resp, err := client.Do(out)
 		if err == nil {
 			c.Balancer.ReportSuccess(inst)
+			resp.Body = endOnClose(resp.Body, end)
 			return resp, nil
 		}
+		end()
 		lastErr = err
 		if !connectionFailure(req.Context(), err) {
 			return nil, err
@@ -82,6 +88,32 @@ func (c *HTTPClient) pick(app string, tried map[string]bool) (*eureka.InstanceIn
 		}
 	}
 	return first, nil
+}
+
+// endOnClose returns body, calling end when it is closed. A body that can
+// also be written (a 101 Switching Protocols response's) stays writable.
+func endOnClose(body io.ReadCloser, end func()) io.ReadCloser {
+	rc := &endingBody{ReadCloser: body, end: end}
+	if w, ok := body.(io.Writer); ok {
+		return &endingWriteBody{endingBody: rc, Writer: w}
+	}
+	return rc
+}
+
+type endingBody struct {
+	io.ReadCloser
+	end func()
+}
+
+func (b *endingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.end()
+	return err
+}
+
+type endingWriteBody struct {
+	*endingBody
+	io.Writer
 }
 
 // instanceRequest clones req for inst. Retries get a fresh body.

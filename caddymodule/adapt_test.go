@@ -84,6 +84,8 @@ func TestCaddyfileErrors(t *testing.T) {
 		"http://:1 {\n\teureka_gateway {\n\t\tmax_fails many\n\t}\n}",
 		"http://:1 {\n\treverse_proxy {\n\t\tdynamic eureka\n\t}\n}",
 		"http://:1 {\n\teureka_server extra\n}",
+		"http://:1 {\n\treverse_proxy {\n\t\tdynamic eureka a\n\t\tlb_policy eureka_least_requests extra\n\t}\n}",
+		"http://:1 {\n\treverse_proxy {\n\t\tdynamic eureka a\n\t\tlb_policy eureka_round_robin extra\n\t}\n}",
 	} {
 		if _, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(bad), nil); err == nil {
 			t.Errorf("accepted:\n%s", bad)

@@ -25,8 +25,8 @@ func init() {
 // App is the eureka app: a Eureka-compatible service registry hosted in
 // the Caddy process, or, with Remote set, a client of remote Eureka servers.
 // Either way it is where the eureka upstream source, the
-// eureka_round_robin policy and the eureka_gateway handler find an
-// application's instances.
+// eureka_round_robin and eureka_least_requests policies and the
+// eureka_gateway handler find an application's instances.
 //
 // The registry's registrations survive config reloads: registries are kept
 // by name, and a reload that names the same registry keeps using it. Its
@@ -178,8 +178,9 @@ func (a *App) Store() *registry.Store { return a.entry.store }
 // Client returns the remote-mode discovery client, or nil.
 func (a *App) Client() *discovery.Client { return a.entry.client }
 
-// Balancer returns the registry's balancer, whose per-app counters survive
-// reloads with the registry.
+// Balancer returns the registry's balancer. It rotates with the same
+// per-app round-robin counters as eureka_round_robin, which survive reloads
+// with the registry.
 func (a *App) Balancer() *balancer.Balancer { return a.entry.balancer }
 
 // Instances returns the UP instances of app (matched case-insensitively)

@@ -250,6 +250,17 @@ func (rr *RoundRobin) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
+// UnmarshalCaddyfile sets up the policy from Caddyfile tokens:
+//
+//	lb_policy eureka_least_requests
+func (lr *LeastRequests) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the policy name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}
+
 func oneArg(d *caddyfile.Dispenser, dst *string) error {
 	if !d.AllArgs(dst) {
 		return d.ArgErr()
@@ -300,4 +311,5 @@ var (
 	_ caddyfile.Unmarshaler = (*Dashboard)(nil)
 	_ caddyfile.Unmarshaler = (*Upstreams)(nil)
 	_ caddyfile.Unmarshaler = (*RoundRobin)(nil)
+	_ caddyfile.Unmarshaler = (*LeastRequests)(nil)
 )

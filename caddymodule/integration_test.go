@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -363,4 +364,84 @@ func TestDashboardAndMetricsThroughCaddy(t *testing.T) {
 		t.Fatalf("dashboard at its new path: %d", status)
 	}
 	checkMetrics()
+}
+
+// With the middle of three instances dead, the other two share the
+// requests evenly: eureka_round_robin spends a turn on the upstream it
+// skips, as Caddy's round_robin does.
+func TestRoundRobinFairAroundDeadInstance(t *testing.T) {
+	tester := caddytest.NewTester(t)
+	tester.InitServer(gatewayConfig("registry fair-test", ""), "caddyfile")
+	a, dead, c := newBackend(t, "a"), newBackend(t, "b"), newBackend(t, "c")
+	dead.srv.Close()
+	for _, b := range []*backend{a, dead, c} {
+		registerVia(t, registryURL, b.instance("stock"))
+	}
+	got := route(t, "/stock/items/7", 30)
+	counts := map[string]int{}
+	for _, name := range got {
+		counts[name]++
+	}
+	if counts["a"] != 15 || counts["c"] != 15 || !alternates(got, "a", "c") {
+		t.Fatalf("not shared evenly around the dead instance: %v", got)
+	}
+}
+
+var leastRuns int
+
+// eureka_least_requests sends no request to an instance busy with one
+// while another is idle, and takes idle instances in turn.
+func TestLeastRequestsAvoidsBusyInstance(t *testing.T) {
+	tester := caddytest.NewTester(t)
+	leastRuns++ // a new registry, with new counters, for each run
+	tester.InitServer(testConfig("", fmt.Sprintf("registry least-test-%d", leastRuns),
+		site(registryPort, "\teureka_server"),
+		site(gatewayPort, "\treverse_proxy {\n\t\tdynamic eureka inventory\n\t\tlb_policy eureka_least_requests\n\t}")), "caddyfile")
+	release, arrived := make(chan struct{}), make(chan struct{}, 1)
+	var releaseOnce sync.Once
+	slow := newBackend(t, "a-slow")
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the backend closes
+	slow.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		fmt.Fprint(w, "a-slow")
+	})
+	fast, other := newBackend(t, "b-fast"), newBackend(t, "c-fast")
+	for _, b := range []*backend{slow, fast, other} {
+		registerVia(t, registryURL, b.instance("inventory"))
+	}
+	get := func() string {
+		_, body := do(t, "GET", gatewayURL+"/items/7", nil)
+		name, _, _ := strings.Cut(body, " ")
+		return name
+	}
+	// Nothing in flight: in turn, starting with the first instance, which
+	// then holds its request.
+	done := make(chan string, 1)
+	go func() {
+		resp, err := client.Get(gatewayURL + "/items/7")
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- string(body)
+	}()
+	select {
+	case <-arrived:
+	case name := <-done:
+		t.Fatalf("the first request went to %q", name)
+	}
+	var got []string
+	for range 6 {
+		got = append(got, get())
+	}
+	if !alternates(got, "b-fast", "c-fast") {
+		t.Fatalf("with a-slow busy: %v", got)
+	}
+	releaseOnce.Do(func() { close(release) })
+	if name := <-done; name != "a-slow" {
+		t.Fatalf("the first request went to %q", name)
+	}
 }

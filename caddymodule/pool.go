@@ -47,6 +47,11 @@ type entry struct {
 	balancer  *balancer.Balancer
 	instances balancer.Instancer
 
+	// The selection policies' per-app counters, kept with the registry so
+	// that they survive reloads. The balancer rotates with roundRobin.
+	roundRobin    *balancer.RoundRobin
+	leastRequests *balancer.LeastRequests
+
 	metricsOnce sync.Once
 	collector   *metrics.Collector
 
@@ -73,9 +78,10 @@ func acquire(name string, s settings, log *zap.Logger) (*entry, error) {
 }
 
 func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
-	e := &entry{name: name, settings: s}
+	e := &entry{name: name, settings: s, roundRobin: new(balancer.RoundRobin), leastRequests: new(balancer.LeastRequests)}
 	opts := []fx.Option{
 		fxmodules.Balancer,
+		fx.Supply(balancer.Config{Policy: e.roundRobin}),
 		fx.Supply(log),
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.ZapLogger{Logger: log.Named("fx")}

@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 
 	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/eureka"
 )
 
 func init() {
@@ -20,13 +21,15 @@ func init() {
 // one counter between every service a placeholder routes to. It skips
 // upstreams that Caddy's passive health checks (fail_duration, max_fails)
 // or max_requests mark unavailable, so a dead instance is skipped before
-// its lease expires. The counters are the eureka app's balancer's, and
-// survive reloads with the registry.
+// its lease expires, and like round_robin it spends a turn on each
+// upstream it skips, so the others share its calls evenly. It is
+// balancer.RoundRobin with the counters of the eureka app's balancer,
+// which survive reloads with the registry.
 //
 // The application is the one the eureka upstream source resolved for the
 // request; behind other upstream sources every request shares one counter.
 type RoundRobin struct {
-	balancer *balancer.Balancer
+	policy balancer.Policy
 }
 
 // CaddyModule returns the Caddy module information.
@@ -37,27 +40,48 @@ func (*RoundRobin) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision finds the eureka app's balancer.
+// Provision finds the eureka app's round-robin counters.
 func (rr *RoundRobin) Provision(ctx caddy.Context) error {
-	v, err := ctx.App("eureka")
+	app, err := eurekaApp(ctx)
 	if err != nil {
-		return fmt.Errorf("loading eureka app: %v", err)
+		return err
 	}
-	rr.balancer = v.(*App).Balancer()
+	rr.policy = app.entry.roundRobin
 	return nil
 }
 
 // Select returns the next available upstream of the request's application.
 func (rr *RoundRobin) Select(pool reverseproxy.UpstreamPool, r *http.Request, _ http.ResponseWriter) *reverseproxy.Upstream {
+	return selectUpstream(rr.policy, pool, r)
+}
+
+// eurekaApp returns the config's eureka app.
+func eurekaApp(ctx caddy.Context) (*App, error) {
+	v, err := ctx.App("eureka")
+	if err != nil {
+		return nil, fmt.Errorf("loading eureka app: %v", err)
+	}
+	return v.(*App), nil
+}
+
+// selectUpstream asks policy for one of pool's available upstreams. The
+// candidates carry the request's application, the instances behind the
+// upstreams when the eureka upstream source made the pool, and Caddy's
+// count of each upstream's requests in flight.
+func selectUpstream(policy balancer.Policy, pool reverseproxy.UpstreamPool, r *http.Request) *reverseproxy.Upstream {
 	if len(pool) == 0 {
 		return nil
 	}
 	service, _ := caddyhttp.GetVar(r.Context(), serviceVar).(string)
-	idx, ok := rr.balancer.Next(service, len(pool), func(i int) bool { return pool[i].Available() })
+	instances, _ := caddyhttp.GetVar(r.Context(), instancesVar).([]*eureka.InstanceInfo)
+	c := balancer.NewCandidates(service, len(pool), instances,
+		func(i int) bool { return pool[i].Available() },
+		func(i int) int { return pool[i].NumRequests() })
+	i, ok := policy.Choose(c)
 	if !ok {
 		return nil
 	}
-	return pool[idx]
+	return pool[i]
 }
 
 // Interface guards

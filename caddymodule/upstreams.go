@@ -16,17 +16,23 @@ func init() {
 	caddy.RegisterModule(new(Upstreams))
 }
 
-// serviceVar is the request variable that tells eureka_round_robin which
-// application the upstreams belong to. It is also readable as the
+// serviceVar is the request variable that tells the eureka selection
+// policies which application the upstreams belong to. It is also readable as the
 // placeholder {http.vars.eureka.service}.
 const serviceVar = "eureka.service"
+
+// instancesVar is the request variable that holds the instances behind the
+// upstreams GetUpstreams returned, in the same order, so that the eureka
+// selection policies can read their metadata.
+const instancesVar = "eureka.instances"
 
 // Upstreams is a dynamic upstream source for reverse_proxy: the UP
 // instances of an application in the eureka app's registry (or, in remote
 // mode, its discovery client's copy of the remote registry). It reads an
 // immutable snapshot, so it takes no lock and does no I/O per request, and
 // a registration is routable on the very next request. Pair it with
-// lb_policy eureka_round_robin for per-application round-robin.
+// lb_policy eureka_round_robin for per-application round-robin, or
+// eureka_least_requests.
 type Upstreams struct {
 	// Service is the application name, matched case-insensitively.
 	// Placeholders are expanded per request, such as {http.vars.service}.
@@ -54,7 +60,8 @@ func (u *Upstreams) Provision(ctx caddy.Context) error {
 }
 
 // GetUpstreams returns new Upstream values for the service's UP instances,
-// in the registry's stable order (by instance id).
+// in the registry's stable order (by instance id). It leaves the service
+// name and the instances in the request for the eureka selection policies.
 func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, error) {
 	service := u.Service
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
@@ -63,6 +70,7 @@ func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, err
 	service = strings.ToUpper(service)
 	caddyhttp.SetVar(r.Context(), serviceVar, service)
 	list := u.app.Instances(service)
+	caddyhttp.SetVar(r.Context(), instancesVar, list)
 	out := make([]*reverseproxy.Upstream, len(list))
 	for n, inst := range list {
 		out[n] = &reverseproxy.Upstream{Dial: balancer.Address(inst, false)}

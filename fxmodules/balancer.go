@@ -11,7 +11,8 @@ import (
 // Balancer provides a *balancer.Balancer over the balancer.Instancer in the
 // application: add LocalInstances to balance over an embedded registry, or
 // RemoteInstances to balance over the discovery client's cache. Supply a
-// balancer.Config to change the policy (default per-app round-robin).
+// balancer.Config to change the policy (default per-app round-robin), as
+// in fx.Supply(balancer.Config{Policy: new(balancer.LeastRequests)}).
 var Balancer = fx.Module("eureka.balancer",
 	namedLogger("eureka.balancer"),
 	fx.Provide(NewBalancer),

@@ -1,7 +1,7 @@
 // Command caddy is the Eurekagate gateway: Caddy with its standard modules
 // and the Eureka modules (the eureka app, the eureka_server and
 // eureka_gateway handlers, the eureka upstream source and the
-// eureka_round_robin selection policy).
+// eureka_round_robin and eureka_least_requests selection policies).
 //
 //	go run ./cmd/caddy run --config Caddyfile
 package main

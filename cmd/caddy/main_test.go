@@ -32,6 +32,7 @@ func TestBinaryListsModules(t *testing.T) {
 		"http.handlers.eureka_dashboard",
 		"http.reverse_proxy.upstreams.eureka",
 		"http.reverse_proxy.selection_policies.eureka_round_robin",
+		"http.reverse_proxy.selection_policies.eureka_least_requests",
 		"admin.api.eureka",
 		"http.handlers.reverse_proxy", // and the standard modules
 	} {
