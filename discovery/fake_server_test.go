@@ -305,20 +305,20 @@ func TestEndpointOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(eps) != 4 || !strings.HasPrefix(eps[0].base, "http://b") || !strings.HasPrefix(eps[1].base, "http://b") {
+	if len(eps) != 4 || !strings.HasPrefix(eps[0].Base, "http://b") || !strings.HasPrefix(eps[1].Base, "http://b") {
 		t.Fatalf("same zone first: %+v", eps)
 	}
 	for _, ep := range eps {
-		if ep.base == "http://b2/eureka/" && ep.auth != "Basic dXNlcjpwdw==" {
+		if ep.Base == "http://b2/eureka/" && ep.Authorization != "Basic dXNlcjpwdw==" {
 			t.Errorf("credentials not taken from the URL: %+v", ep)
 		}
-		if strings.Contains(ep.base, "@") || !strings.HasSuffix(ep.base, "/") {
-			t.Errorf("base %q", ep.base)
+		if strings.Contains(ep.Base, "@") || !strings.HasSuffix(ep.Base, "/") {
+			t.Errorf("base %q", ep.Base)
 		}
 	}
 	cfg.DisablePreferSameZone = true
 	eps, _ = orderEndpoints(cfg.withDefaults(), seededRand())
-	if strings.HasPrefix(eps[0].base, "http://b") {
+	if strings.HasPrefix(eps[0].Base, "http://b") {
 		t.Errorf("same-zone preference off, still first: %+v", eps)
 	}
 }
