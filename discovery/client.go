@@ -54,7 +54,8 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("discovery: no service URLs")
 	}
 	httpClient := eurekahttp.NewClient(eurekahttp.Config{
-		ConnectTimeout: cfg.ConnectTimeout, ReadTimeout: cfg.ReadTimeout, UserAgent: "eurekagate-discovery",
+		ConnectTimeout: cfg.ConnectTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodySize: cfg.MaxResponseBodySize,
+		UserAgent: "eurekagate-discovery",
 	})
 	servers, err := eurekahttp.NewCluster(httpClient, eps, eurekahttp.ClusterConfig{QuarantineDuration: cfg.QuarantineDuration})
 	if err != nil {

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
 // netflixInstance writes an instance exactly as a Netflix or Spring Eureka
@@ -295,6 +297,21 @@ func TestFiveHundredFailsOver(t *testing.T) {
 	mustRefresh(t, c)
 	if got := ids(c.Instances("ORDERS")); got != "h1=UP" {
 		t.Fatalf("after 503 failover: %s", got)
+	}
+}
+
+func TestOversizedRegistryRefused(t *testing.T) {
+	f := newFakeEureka(t)
+	f.full = netflixApps("1", "UP_1_", inApp("ORDERS", "h1", "UP", "ADDED"))
+	c, err := New(Config{ServiceURLs: []string{f.url()}, MaxResponseBodySize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Refresh(); !errors.Is(err, eurekahttp.ErrBodyTooLarge) {
+		t.Fatalf("a full fetch over the limit: %v", err)
+	}
+	if c.Instances("ORDERS") != nil {
+		t.Error("an oversized registry was used")
 	}
 }
 
