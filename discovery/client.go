@@ -11,14 +11,16 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
 // Client registers an instance with Eureka and keeps a local copy of the
 // registry. Create it with New, then Start it; Stop cancels the
 // registration and waits for its goroutines.
 type Client struct {
-	cfg       Config
-	transport *transport
+	cfg     Config
+	http    *eurekahttp.Client
+	servers *eurekahttp.Cluster // the Eureka servers, with failover
 
 	snap  atomic.Pointer[snapshot]
 	cache *cache // owned by the fetch loop
@@ -48,13 +50,25 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(eps) == 0 {
+		return nil, errors.New("discovery: no service URLs")
+	}
+	httpClient := eurekahttp.NewClient(eurekahttp.Config{
+		ConnectTimeout: cfg.ConnectTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodySize: cfg.MaxResponseBodySize,
+		UserAgent: "eurekagate-discovery",
+	})
+	servers, err := eurekahttp.NewCluster(httpClient, eps, eurekahttp.ClusterConfig{QuarantineDuration: cfg.QuarantineDuration})
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{
-		cfg:       cfg,
-		transport: newTransport(cfg, eps),
-		cache:     newCache(),
-		subs:      map[*subscription]struct{}{},
-		ready:     make(chan struct{}),
-		stop:      make(chan struct{}),
+		cfg:     cfg,
+		http:    httpClient,
+		servers: servers,
+		cache:   newCache(),
+		subs:    map[*subscription]struct{}{},
+		ready:   make(chan struct{}),
+		stop:    make(chan struct{}),
 	}
 	c.snap.Store(c.cache.last)
 	if cfg.Instance != nil {
@@ -99,8 +113,17 @@ func (c *Client) Stop(ctx context.Context) error {
 	if c.reg != nil && c.started.Load() {
 		err = c.reg.cancel()
 	}
-	c.transport.close()
+	c.http.Close()
 	return err
+}
+
+// orderEndpoints lists the servers as the Java client's resolver does: my
+// zone's first (unless same-zone preference is off), each group shuffled.
+func orderEndpoints(cfg Config, rnd *rand.Rand) ([]eureka.ServiceURL, error) {
+	return eurekahttp.ZonedServers{
+		DefaultZone: cfg.ServiceURLs, Zones: cfg.ZoneServiceURLs,
+		MyZone: cfg.Zone, DisablePreferSameZone: cfg.DisablePreferSameZone,
+	}.Order(rnd)
 }
 
 // Ready is closed after the first successful fetch of the registry (at

@@ -46,6 +46,11 @@ type Config struct {
 	QuarantineDuration time.Duration
 	// ConnectTimeout and ReadTimeout bound each request. Defaults 5s and 8s.
 	ConnectTimeout, ReadTimeout time.Duration
+	// MaxResponseBodySize is the largest answer accepted from a server, in
+	// bytes after gzip decoding; a larger full fetch fails, and the last
+	// registry is kept. Default 64 MiB: a registry of some 60,000
+	// instances of 1 KiB each.
+	MaxResponseBodySize int
 
 	// Logger receives the registration's state changes (registered,
 	// re-registered after a 404, cancelled) at info level and failed

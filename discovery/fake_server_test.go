@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
 // netflixInstance writes an instance exactly as a Netflix or Spring Eureka
@@ -298,6 +300,21 @@ func TestFiveHundredFailsOver(t *testing.T) {
 	}
 }
 
+func TestOversizedRegistryRefused(t *testing.T) {
+	f := newFakeEureka(t)
+	f.full = netflixApps("1", "UP_1_", inApp("ORDERS", "h1", "UP", "ADDED"))
+	c, err := New(Config{ServiceURLs: []string{f.url()}, MaxResponseBodySize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Refresh(); !errors.Is(err, eurekahttp.ErrBodyTooLarge) {
+		t.Fatalf("a full fetch over the limit: %v", err)
+	}
+	if c.Instances("ORDERS") != nil {
+		t.Error("an oversized registry was used")
+	}
+}
+
 func TestEndpointOrder(t *testing.T) {
 	cfg := Config{Zone: "b", ServiceURLs: []string{"http://d/eureka/"},
 		ZoneServiceURLs: map[string][]string{"a": {"http://a1/eureka"}, "b": {"http://b1/eureka/", "http://user:pw@b2/eureka/"}}}
@@ -305,20 +322,20 @@ func TestEndpointOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(eps) != 4 || !strings.HasPrefix(eps[0].base, "http://b") || !strings.HasPrefix(eps[1].base, "http://b") {
+	if len(eps) != 4 || !strings.HasPrefix(eps[0].Base, "http://b") || !strings.HasPrefix(eps[1].Base, "http://b") {
 		t.Fatalf("same zone first: %+v", eps)
 	}
 	for _, ep := range eps {
-		if ep.base == "http://b2/eureka/" && ep.auth != "Basic dXNlcjpwdw==" {
+		if ep.Base == "http://b2/eureka/" && ep.Authorization != "Basic dXNlcjpwdw==" {
 			t.Errorf("credentials not taken from the URL: %+v", ep)
 		}
-		if strings.Contains(ep.base, "@") || !strings.HasSuffix(ep.base, "/") {
-			t.Errorf("base %q", ep.base)
+		if strings.Contains(ep.Base, "@") || !strings.HasSuffix(ep.Base, "/") {
+			t.Errorf("base %q", ep.Base)
 		}
 	}
 	cfg.DisablePreferSameZone = true
 	eps, _ = orderEndpoints(cfg.withDefaults(), seededRand())
-	if strings.HasPrefix(eps[0].base, "http://b") {
+	if strings.HasPrefix(eps[0].Base, "http://b") {
 		t.Errorf("same-zone preference off, still first: %+v", eps)
 	}
 }

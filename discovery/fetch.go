@@ -1,12 +1,14 @@
 package discovery
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
 func (c *Client) fetchLoop() {
@@ -30,14 +32,14 @@ func (c *Client) Refresh() error {
 	if c.cfg.DisableDelta || len(c.cache.local) == 0 || last.version == -1 {
 		return c.fullFetch(nil)
 	}
-	resp, err := c.transport.do(http.MethodGet, "apps/delta", nil, serverErrors)
+	resp, err := c.servers.Do(context.Background(), eurekahttp.Request{Path: "apps/delta"})
 	if err != nil {
 		return err
 	}
-	if resp.status != http.StatusOK {
+	if resp.Status != http.StatusOK {
 		return c.fullFetch(nil)
 	}
-	delta, err := eureka.DecodeApplicationsJSON(resp.body)
+	delta, err := eureka.DecodeApplicationsJSON(resp.Body)
 	if err != nil {
 		return c.fullFetch(nil)
 	}
@@ -63,14 +65,17 @@ func deltaChanges(d *eureka.Applications) bool {
 // fullFetch replaces the local registry with the server's. version, if not
 // nil, replaces the fetched document's versions__delta.
 func (c *Client) fullFetch(version *int64) error {
-	resp, err := c.transport.do(http.MethodGet, "apps/", nil, fullFetchErrors)
+	// A Netflix server refuses full fetches with 403 in its first minutes:
+	// try the next server.
+	resp, err := c.servers.Do(context.Background(), eurekahttp.Request{Path: "apps/",
+		FailOver: eurekahttp.FailOverOnServerErrorOrForbidden})
 	if err != nil {
 		return err
 	}
-	if resp.status != http.StatusOK {
-		return &statusError{"full fetch", resp.status}
+	if resp.Status != http.StatusOK {
+		return &statusError{"full fetch", resp.Status}
 	}
-	doc, err := eureka.DecodeApplicationsJSON(resp.body)
+	doc, err := eureka.DecodeApplicationsJSON(resp.Body)
 	if err != nil {
 		return err
 	}

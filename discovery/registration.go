@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
 // registration is the lifecycle of the registered instance: register at
@@ -82,12 +84,13 @@ func (r *registration) register() error {
 	inst := r.cfg.instance(r.lastDirty)
 	dirtyAt := r.lastDirty
 	r.mu.Unlock()
-	resp, err := r.c.transport.do(http.MethodPost, "apps/"+url.PathEscape(inst.App), eureka.AppendInstanceJSON(nil, inst), serverErrors)
+	resp, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodPost,
+		Path: "apps/" + url.PathEscape(inst.App), Body: eureka.AppendInstanceJSON(nil, inst)})
 	if err != nil {
 		return err
 	}
-	if resp.status != http.StatusNoContent {
-		return &statusError{"register", resp.status}
+	if resp.Status != http.StatusNoContent {
+		return &statusError{"register", resp.Status}
 	}
 	r.mu.Lock()
 	if r.lastDirty == dirtyAt {
@@ -106,11 +109,11 @@ func (r *registration) heartbeat() error {
 	r.mu.Lock()
 	path := r.instancePath() + "?status=" + r.cfg.Status.String() + "&lastDirtyTimestamp=" + strconv.FormatInt(r.lastDirty, 10)
 	r.mu.Unlock()
-	resp, err := r.c.transport.do(http.MethodPut, path, nil, serverErrors)
+	resp, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodPut, Path: path})
 	if err != nil {
 		return err
 	}
-	switch resp.status {
+	switch resp.Status {
 	case http.StatusOK:
 		return nil
 	case http.StatusNotFound:
@@ -121,7 +124,7 @@ func (r *registration) heartbeat() error {
 		r.mu.Unlock()
 		return r.register()
 	}
-	return &statusError{"heartbeat", resp.status}
+	return &statusError{"heartbeat", resp.Status}
 }
 
 func (r *registration) cancel() error {
@@ -131,7 +134,7 @@ func (r *registration) cancel() error {
 	if !registered {
 		return nil
 	}
-	_, err := r.c.transport.do(http.MethodDelete, path, nil, serverErrors)
+	_, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodDelete, Path: path})
 	if err == nil {
 		r.c.cfg.Logger.Info("instance cancelled", zap.String("path", path))
 	}

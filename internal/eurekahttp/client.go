@@ -1,0 +1,251 @@
+package eurekahttp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// Defaults of Config and ClusterConfig. The timeouts are the Java client's
+// (eurekaServerConnectTimeoutSeconds and eurekaServerReadTimeoutSeconds).
+const (
+	DefaultConnectTimeout     = 5 * time.Second
+	DefaultReadTimeout        = 8 * time.Second
+	DefaultMaxBodySize        = 64 << 20 // 64 MiB
+	DefaultQuarantineDuration = 30 * time.Second
+	DefaultUserAgent          = "eurekagate"
+)
+
+// idleConnTimeout is how long an unused keep-alive connection is kept.
+const idleConnTimeout = 30 * time.Second
+
+// Config configures a Client. The zero value gives the defaults.
+type Config struct {
+	// ConnectTimeout bounds establishing a connection. Default 5s.
+	ConnectTimeout time.Duration
+	// ReadTimeout bounds writing a request and reading its whole answer,
+	// once connected. Default 8s. A request that times out is not resent
+	// to the same server.
+	ReadTimeout time.Duration
+	// MaxBodySize is the largest answer accepted, in bytes, both as
+	// received and after gzip decoding. A larger one is an error wrapping
+	// ErrBodyTooLarge. Default 64 MiB.
+	MaxBodySize int
+	// UserAgent is sent as the User-Agent header. Default "eurekagate".
+	UserAgent string
+}
+
+func (c Config) withDefaults() Config {
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.MaxBodySize <= 0 {
+		c.MaxBodySize = DefaultMaxBodySize
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	return c
+}
+
+// Client sends requests to Eureka servers over HTTP/1.1, keeping
+// connections alive between requests. Create it with NewClient and Close it
+// when done. It is safe for concurrent use.
+type Client struct {
+	cfg  Config
+	http *fasthttp.Client
+}
+
+// NewClient returns a Client for cfg. It does no I/O.
+func NewClient(cfg Config) *Client {
+	cfg = cfg.withDefaults()
+	connect := cfg.ConnectTimeout
+	return &Client{cfg: cfg, http: &fasthttp.Client{
+		Name:                cfg.UserAgent,
+		ReadTimeout:         cfg.ReadTimeout,
+		WriteTimeout:        cfg.ReadTimeout,
+		MaxIdleConnDuration: idleConnTimeout,
+		MaxResponseBodySize: cfg.MaxBodySize,
+		// timeout is what is left of a context deadline, or 0.
+		DialTimeout: func(addr string, timeout time.Duration) (net.Conn, error) {
+			if timeout <= 0 || timeout > connect {
+				timeout = connect
+			}
+			return fasthttp.DialDualStackTimeout(addr, timeout)
+		},
+		// Resend once after a connection failure that is not a timeout
+		// (typically a keep-alive connection the server had closed), but
+		// never a POST.
+		MaxIdemponentCallAttempts: 2,
+		RetryIfErr: func(req *fasthttp.Request, _ int, err error) (resetTimeout, retry bool) {
+			return false, !isTimeout(err) && !req.Header.IsPost()
+		},
+	}}
+}
+
+// Close closes the idle connections. Requests still running finish; the
+// Client stays usable.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// Request is one request to a Eureka server.
+type Request struct {
+	// Method is the HTTP method. Default GET.
+	Method string
+	// Path is relative to the service URL's base path, with an optional
+	// query: "apps/", "apps/ORDERS/h1?status=UP". A leading "/" is
+	// ignored. The caller escapes path segments (url.PathEscape).
+	Path string
+	// Body, if not nil, is sent with Content-Type: application/json.
+	Body []byte
+	// Header holds extra headers, such as
+	// x-netflix-discovery-replication: true. They are set after the
+	// defaults (Accept, Accept-Encoding, Content-Type, Authorization) and
+	// replace a default of the same name.
+	Header http.Header
+	// FailOver decides which statuses make a Cluster try the next server.
+	// Default FailOverOnServerError. Client.Do does not use it.
+	FailOver FailoverRule
+}
+
+func (r Request) method() string {
+	if r.Method == "" {
+		return http.MethodGet
+	}
+	return r.Method
+}
+
+// url is the request's URL on server, without credentials.
+func (r Request) url(server eureka.ServiceURL) string {
+	return server.Base + strings.TrimPrefix(r.Path, "/")
+}
+
+// Response is a server's answer.
+type Response struct {
+	// Status is the HTTP status code.
+	Status int
+	// Body is the answer's body, gzip-decoded. It belongs to the caller:
+	// it is not reused by the Client.
+	Body []byte
+	// Server is the service URL that answered.
+	Server eureka.ServiceURL
+}
+
+// Do sends r to server and returns its answer, whatever the status. An
+// error means no usable answer: the connection failed or timed out, ctx
+// ended, or the body was undecodable or over MaxBodySize. It is an *Error
+// naming the method and URL.
+//
+// ctx's deadline, if earlier than the timeouts, bounds the request; a
+// cancellation without a deadline is noticed only before the request is
+// sent.
+func (c *Client) Do(ctx context.Context, server eureka.ServiceURL, r Request) (Response, error) {
+	method, url := r.method(), r.url(server)
+	fail := func(err error) (Response, error) {
+		return Response{}, &Error{Method: method, URL: url, Err: err}
+	}
+	if err := contextDone(ctx); err != nil {
+		return fail(err)
+	}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(method)
+	req.SetRequestURI(url)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
+	if server.Authorization != "" {
+		req.Header.Set("Authorization", server.Authorization)
+	}
+	if r.Body != nil {
+		req.Header.SetContentType("application/json")
+		req.SetBody(r.Body)
+	}
+	for name, values := range r.Header {
+		req.Header.Del(name)
+		for _, v := range values {
+			req.Header.Add(name, v)
+		}
+	}
+	var err error
+	if deadline, ok := ctx.Deadline(); ok {
+		err = c.http.DoDeadline(req, resp, deadline)
+	} else {
+		err = c.http.Do(req, resp)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return fail(c.tooLarge())
+	case contextDone(ctx) != nil:
+		return fail(fmt.Errorf("%w: %w", contextDone(ctx), err))
+	default:
+		return fail(err)
+	}
+	body, err := decodeBody(resp.Header.ContentEncoding(), resp.Body(), c.cfg.MaxBodySize)
+	if errors.Is(err, ErrBodyTooLarge) {
+		err = c.tooLarge()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return Response{Status: resp.StatusCode(), Body: body, Server: server}, nil
+}
+
+// contextDone is ctx.Err(), also when ctx's deadline has passed but its
+// timer has not yet marked it done: fasthttp's deadline, the same instant,
+// can fire first.
+func contextDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *Client) tooLarge() error {
+	return fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, c.cfg.MaxBodySize)
+}
+
+// decodeBody returns a copy of raw, gzip-decoded if encoding says so, of at
+// most limit bytes.
+func decodeBody(encoding, raw []byte, limit int) ([]byte, error) {
+	switch {
+	case len(encoding) == 0 || bytes.EqualFold(encoding, []byte("identity")):
+		return bytes.Clone(raw), nil
+	case bytes.EqualFold(encoding, []byte("gzip")) || bytes.EqualFold(encoding, []byte("x-gzip")):
+	default:
+		return nil, fmt.Errorf("unsupported Content-Encoding %q", encoding)
+	}
+	if len(raw) == 0 {
+		return nil, nil // a bodiless answer (204) with the header set
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("gzip body: %w", err)
+	}
+	var out bytes.Buffer
+	n, err := out.ReadFrom(io.LimitReader(zr, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("gzip body: %w", err)
+	}
+	if n > int64(limit) {
+		return nil, ErrBodyTooLarge
+	}
+	return out.Bytes(), nil
+}

@@ -1,0 +1,271 @@
+package eurekahttp
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func newCluster(t *testing.T, cfg Config, ccfg ClusterConfig, urls ...string) *Cluster {
+	t.Helper()
+	c, err := NewCluster(newClient(t, cfg), parseAll(t, urls...), ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func mustDo(t *testing.T, c *Cluster, r Request) Response {
+	t.Helper()
+	resp, err := c.Do(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestFailoverOnServerError(t *testing.T) {
+	bad := newFakeServer(t, http.StatusServiceUnavailable, "")
+	good := newFakeServer(t, http.StatusOK, `{"ok":true}`)
+	c := newCluster(t, Config{}, ClusterConfig{}, bad.url(), good.url())
+	resp := mustDo(t, c, Request{Path: "apps/"})
+	if resp.Status != 200 || string(resp.Body) != `{"ok":true}` || resp.Server.Base != good.url() {
+		t.Fatalf("answer %d %q from %s", resp.Status, resp.Body, resp.Server.Base)
+	}
+	if bad.hits.Load() != 1 || good.hits.Load() != 1 {
+		t.Errorf("hits: bad %d good %d", bad.hits.Load(), good.hits.Load())
+	}
+}
+
+func TestFailoverOnConnectionRefused(t *testing.T) {
+	good := newFakeServer(t, http.StatusOK, "{}")
+	c := newCluster(t, Config{}, ClusterConfig{}, refusedURL(t), good.url())
+	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != good.url() {
+		t.Fatalf("answered by %s", resp.Server.Base)
+	}
+}
+
+func TestFailoverOnTimeout(t *testing.T) {
+	hung, _ := hungServer(t)
+	good := newFakeServer(t, http.StatusOK, "{}")
+	c := newCluster(t, Config{ReadTimeout: 100 * time.Millisecond}, ClusterConfig{}, hung, good.url())
+	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != good.url() {
+		t.Fatalf("answered by %s", resp.Server.Base)
+	}
+}
+
+// Which statuses fail over depends on the request: a 403 is the answer to
+// a delta, and a reason to try the next server for a full fetch.
+func TestFailoverRules(t *testing.T) {
+	forbidden := newFakeServer(t, http.StatusForbidden, "")
+	good := newFakeServer(t, http.StatusOK, "{}")
+	c := newCluster(t, Config{}, ClusterConfig{}, forbidden.url(), good.url())
+	if resp := mustDo(t, c, Request{Path: "apps/delta"}); resp.Status != 403 {
+		t.Fatalf("delta: %d, want the 403 itself", resp.Status)
+	}
+	if resp := mustDo(t, c, Request{Path: "apps/", FailOver: FailOverOnServerErrorOrForbidden}); resp.Status != 200 || resp.Server.Base != good.url() {
+		t.Fatalf("full fetch: %d from %s", resp.Status, resp.Server.Base)
+	}
+	if !FailOverOnServerError(500) || FailOverOnServerError(404) || !FailOverOnServerErrorOrForbidden(403) || FailOverOnServerErrorOrForbidden(404) {
+		t.Error("rules")
+	}
+}
+
+// The server that answered stays the first one tried until it fails, even
+// when an earlier one recovers.
+func TestStickyServer(t *testing.T) {
+	a := newFakeServer(t, http.StatusInternalServerError, "")
+	b := newFakeServer(t, http.StatusOK, "{}")
+	c := newCluster(t, Config{}, ClusterConfig{}, a.url(), b.url())
+	mustDo(t, c, Request{Path: "apps/"})
+	a.status.Store(http.StatusOK)
+	for range 3 {
+		if resp := mustDo(t, c, Request{Path: "apps/delta"}); resp.Server.Base != b.url() {
+			t.Fatalf("moved to %s", resp.Server.Base)
+		}
+	}
+	if a.hits.Load() != 1 {
+		t.Errorf("the first server was tried %d times", a.hits.Load())
+	}
+	// b fails: the request moves on, wrapping around to a, which sticks.
+	b.status.Store(http.StatusBadGateway)
+	for range 2 {
+		if resp := mustDo(t, c, Request{Path: "apps/delta"}); resp.Server.Base != a.url() {
+			t.Fatalf("after b failed: answered by %s", resp.Server.Base)
+		}
+	}
+	if b.hits.Load() != 5 {
+		t.Errorf("b tried %d times, want 5", b.hits.Load())
+	}
+}
+
+// A failed server is quarantined for QuarantineDuration, by the Cluster's
+// clock; a success ends its quarantine early.
+func TestQuarantine(t *testing.T) {
+	a := newFakeServer(t, http.StatusServiceUnavailable, "")
+	b := newFakeServer(t, http.StatusOK, "{}")
+	clk := newClock()
+	c := newCluster(t, Config{}, ClusterConfig{QuarantineDuration: 10 * time.Second, Now: clk.Now}, a.url(), b.url())
+	mustDo(t, c, Request{Path: "apps/"})
+	quarantined := func() []int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		var out []int
+		for idx, until := range c.quarantined {
+			if !clk.Now().After(until) {
+				out = append(out, idx)
+			}
+		}
+		return out
+	}
+	if q := quarantined(); len(q) != 1 || q[0] != 0 {
+		t.Fatalf("quarantined %v, want the failed server 0", q)
+	}
+	clk.advance(10 * time.Second)
+	if q := quarantined(); len(q) != 1 {
+		t.Fatalf("quarantine ended early: %v", q)
+	}
+	clk.advance(time.Millisecond)
+	if q := quarantined(); len(q) != 0 {
+		t.Fatalf("still quarantined after the duration: %v", q)
+	}
+}
+
+// With every server quarantined the quarantine is cleared: the next request
+// tries them all again instead of giving up.
+func TestQuarantineOfEveryServerIsCleared(t *testing.T) {
+	a := newFakeServer(t, http.StatusServiceUnavailable, "")
+	b := newFakeServer(t, http.StatusServiceUnavailable, "")
+	c := newCluster(t, Config{}, ClusterConfig{Now: newClock().Now}, a.url(), b.url())
+	if _, err := c.Do(context.Background(), Request{Path: "apps/"}); err == nil {
+		t.Fatal("every server failing: no error")
+	}
+	b.status.Store(http.StatusOK)
+	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != b.url() {
+		t.Fatalf("answered by %s", resp.Server.Base)
+	}
+	if a.hits.Load() != 2 || b.hits.Load() != 2 {
+		t.Errorf("hits a %d b %d, want both tried again", a.hits.Load(), b.hits.Load())
+	}
+}
+
+// At most three servers per request, and the error lists each attempt.
+func TestAtMostThreeServersPerRequest(t *testing.T) {
+	var servers []*fakeServer
+	var urls []string
+	for range 4 {
+		f := newFakeServer(t, http.StatusServiceUnavailable, "")
+		servers = append(servers, f)
+		urls = append(urls, f.url())
+	}
+	c := newCluster(t, Config{}, ClusterConfig{}, urls...)
+	_, err := c.Do(context.Background(), Request{Method: http.MethodPut, Path: "apps/A/1?status=UP"})
+	var ce *ClusterError
+	if !errors.As(err, &ce) || len(ce.Attempts) != 3 {
+		t.Fatalf("error %v", err)
+	}
+	for n, f := range servers {
+		want := int32(1)
+		if n == 3 {
+			want = 0
+		}
+		if f.hits.Load() != want {
+			t.Errorf("server %d tried %d times", n, f.hits.Load())
+		}
+	}
+	msg := err.Error()
+	for _, u := range urls[:3] {
+		if !strings.Contains(msg, "PUT "+u+"apps/A/1?status=UP: status 503") {
+			t.Errorf("error %q does not name %s", msg, u)
+		}
+	}
+	var one *Error
+	if !errors.As(err, &one) || one.Status != 503 {
+		t.Errorf("errors.As *Error: %+v", one)
+	}
+}
+
+func TestClusterErrorNamesCauses(t *testing.T) {
+	refused := refusedURL(t)
+	c := newCluster(t, Config{}, ClusterConfig{}, refused)
+	_, err := c.Do(context.Background(), Request{Path: "apps/"})
+	if err == nil || !strings.HasPrefix(err.Error(), "eurekahttp: GET "+refused+"apps/: ") || IsTimeout(err) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestClusterCredentialsNotInErrors(t *testing.T) {
+	bad := newFakeServer(t, http.StatusServiceUnavailable, "")
+	withUser := strings.Replace(bad.url(), "http://", "http://user:secret@", 1)
+	c := newCluster(t, Config{}, ClusterConfig{}, withUser)
+	_, err := c.Do(context.Background(), Request{Path: "apps/"})
+	if err == nil || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestClusterStopsWhenContextEnds(t *testing.T) {
+	hung, _ := hungServer(t)
+	good := newFakeServer(t, http.StatusOK, "{}")
+	c := newCluster(t, Config{}, ClusterConfig{}, hung, good.url())
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Do(ctx, Request{Path: "apps/"})
+	if !errors.Is(err, context.DeadlineExceeded) || good.hits.Load() != 0 {
+		t.Fatalf("error %v, later server tried %d times", err, good.hits.Load())
+	}
+	if len(c.quarantined) != 0 {
+		t.Errorf("the caller's deadline quarantined %v", c.quarantined)
+	}
+}
+
+func TestNewClusterNeedsServers(t *testing.T) {
+	if _, err := NewCluster(NewClient(Config{}), nil, ClusterConfig{}); err == nil {
+		t.Fatal("no servers accepted")
+	}
+}
+
+func TestZoneOrder(t *testing.T) {
+	z := ZonedServers{MyZone: "b", DefaultZone: []string{"http://d/eureka/"},
+		Zones: map[string][]string{"a": {"http://a1/eureka"}, "b": {"http://b1/eureka/", "http://user:pw@b2/eureka/"}}}
+	for seed := range uint64(20) {
+		got, err := z.Order(rand.New(rand.NewPCG(seed, 7)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 4 || !strings.HasPrefix(got[0].Base, "http://b") || !strings.HasPrefix(got[1].Base, "http://b") {
+			t.Fatalf("my zone first: %+v", got)
+		}
+		for _, u := range got {
+			if u.Base == "http://b2/eureka/" && u.Authorization != "Basic dXNlcjpwdw==" {
+				t.Errorf("credentials not taken from the URL: %+v", u)
+			}
+		}
+	}
+	// Each group is shuffled: over a few seeds both my-zone servers lead.
+	leaders := map[string]bool{}
+	for seed := range uint64(20) {
+		got, _ := z.Order(rand.New(rand.NewPCG(seed, 7)))
+		leaders[got[0].Base] = true
+	}
+	if len(leaders) != 2 {
+		t.Errorf("my zone's servers not shuffled: leaders %v", leaders)
+	}
+	z.DisablePreferSameZone = true
+	got, _ := z.Order(rand.New(rand.NewPCG(1, 2)))
+	if strings.HasPrefix(got[0].Base, "http://b") || !strings.HasPrefix(got[2].Base, "http://b") {
+		t.Errorf("same-zone preference off, still first: %+v", got)
+	}
+	// No zone of mine: the default zone's servers are mine.
+	got, _ = ZonedServers{DefaultZone: []string{"http://d/eureka/"}, Zones: map[string][]string{"a": {"http://a1/eureka/"}}}.Order(nil)
+	if got[0].Base != "http://d/eureka/" {
+		t.Errorf("default zone not first: %+v", got)
+	}
+	if _, err := (ZonedServers{DefaultZone: []string{"ftp://x"}}).Order(nil); err == nil {
+		t.Error("a bad service URL was accepted")
+	}
+}

@@ -1,0 +1,33 @@
+// Package eurekahttp is the module's one HTTP client for talking to Eureka
+// servers: the discovery client's registration and fetches, a registry
+// node's replication to its peers and its start-up sync.
+//
+// A Client sends one request to one server (a service URL such as
+// http://user:pass@eureka-1:8761/eureka/) and returns its answer, whatever
+// the status. It owns the conventions every Eureka caller needs:
+//
+//   - the path is relative to the service URL's base path ("apps/",
+//     "apps/delta", "peerreplication/batch/");
+//   - user info in the service URL is sent as basic auth and never appears
+//     in errors;
+//   - every request asks for JSON (Accept: application/json) and gzip
+//     (Accept-Encoding: gzip); a body is sent as application/json;
+//   - a gzip answer is decoded, and no answer, compressed or decoded, may
+//     exceed Config.MaxBodySize (default 64 MiB): a larger one, such as a
+//     gzip bomb from a hostile server or peer, is an error wrapping
+//     ErrBodyTooLarge, and decoding stops at the limit, so memory stays
+//     within a small multiple of it;
+//   - connect and read timeouts default to the Java client's 5 s and 8 s;
+//     a context deadline, when earlier, bounds the request too.
+//
+// A Cluster sends each request to a list of servers with the Java client's
+// failover rules (RetryableEurekaHttpClient): up to MaxServersPerRequest
+// servers per request, sticking to the last server that answered, and
+// quarantining a server that failed. Which statuses count as a failure
+// depends on the request (see FailoverRule). ZonedServers.Order puts the
+// servers in the Java resolver's order: the client's own zone first, each
+// group shuffled.
+//
+// A registry peer is one server without failover: call Client.Do with its
+// service URL. Clients and Clusters are safe for concurrent use.
+package eurekahttp
