@@ -22,8 +22,11 @@ type Config struct {
 	SelfAddrs []string
 	// BatchSize is the most tasks in one batch. Default 250.
 	BatchSize int
-	// MaxBatchDelay is how long a task waits for others to join its batch.
-	// Default 500ms.
+	// MaxBatchDelay is how long a task waits for others to join its batch
+	// when the peer's queue holds fewer than BatchSize. Default 0: a task
+	// is sent at once, and the tasks that queue while a batch is in flight
+	// go together in the next one, so batches form under load only and a
+	// write reaches an idle peer in one round trip.
 	MaxBatchDelay time.Duration
 	// MaxQueue bounds each peer's queue; on overflow the oldest task is
 	// dropped. Default 10000.
@@ -37,6 +40,11 @@ type Config struct {
 	CongestionRetry, NetworkRetry time.Duration
 	// Timeout bounds one batch request. Default 5s.
 	Timeout time.Duration
+	// MaxResponseBytes bounds a peer's answer, gzip-decoded: the start-up
+	// sync's full registry and a batch's results. A larger answer is an
+	// error, so a hostile peer cannot exhaust memory with a gzip bomb.
+	// Default 64 MiB.
+	MaxResponseBytes int
 	// Clock times the tasks' TTL. Default: the system clock.
 	Clock registry.Clock
 	// Logger receives a line when a peer goes down or comes back and what
@@ -51,7 +59,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxQueue <= 0 {
 		c.MaxQueue = 10000
 	}
-	setDuration(&c.MaxBatchDelay, 500*time.Millisecond)
+	c.MaxBatchDelay = max(c.MaxBatchDelay, 0)
 	setDuration(&c.TaskTTL, 30*time.Second)
 	setDuration(&c.CongestionRetry, time.Second)
 	setDuration(&c.NetworkRetry, 100*time.Millisecond)

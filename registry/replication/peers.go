@@ -3,10 +3,10 @@ package replication
 import (
 	"sync"
 
-	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -21,7 +21,7 @@ type Peers struct {
 	store  *registry.Store
 	cfg    Config
 	peers  []*peer
-	client *fasthttp.Client
+	client *eurekahttp.Client
 	log    *zap.Logger
 
 	unsubscribe func()
@@ -40,7 +40,7 @@ func New(store *registry.Store, cfg Config) (*Peers, error) {
 	}
 	p := &Peers{
 		store: store, cfg: cfg, log: cfg.Logger, stop: make(chan struct{}),
-		client: &fasthttp.Client{Name: "eurekagate-replication", ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout},
+		client: eurekahttp.NewClient(eurekahttp.Config{ReadTimeout: cfg.Timeout, MaxBodySize: cfg.MaxResponseBytes, UserAgent: "eurekagate-replication"}),
 	}
 	self, _ := eureka.ParseServiceURL(cfg.Self)
 	seen := map[string]bool{}
@@ -129,5 +129,5 @@ func (p *Peers) Stop() {
 		close(p.stop)
 	})
 	p.wg.Wait()
-	p.client.CloseIdleConnections()
+	p.client.Close()
 }

@@ -1,17 +1,18 @@
 package replication
 
 import (
-	"errors"
-	"net"
+	"context"
 	"net/http"
 	"time"
 
-	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
 // send is a peer's sender: it waits for tasks, lets a batch fill for up to
-// MaxBatchDelay (or until it is full), sends it, and handles the outcome.
+// MaxBatchDelay if one is set (or until it is full), sends it, and handles
+// the outcome.
 func (p *Peers) send(pe *peer) {
 	defer p.wg.Done()
 	for {
@@ -23,7 +24,7 @@ func (p *Peers) send(pe *peer) {
 				continue
 			}
 		}
-		if pe.length() < p.cfg.BatchSize {
+		if p.cfg.MaxBatchDelay > 0 && pe.length() < p.cfg.BatchSize {
 			timer := time.NewTimer(p.cfg.MaxBatchDelay)
 			select {
 			case <-p.stop:
@@ -59,31 +60,21 @@ func (p *Peers) deliver(pe *peer, batch []*task) time.Duration {
 	for n, t := range batch {
 		items[n] = t.item
 	}
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.Header.SetMethod(http.MethodPost)
-	req.SetRequestURI(pe.url.Base + "peerreplication/batch/")
-	req.Header.SetContentType("application/json")
-	req.Header.Set("Accept", "application/json")
-	if pe.url.Authorization != "" {
-		req.Header.Set("Authorization", pe.url.Authorization)
-	}
-	req.SetBody(AppendBatch(nil, items))
-	err := p.client.DoTimeout(req, resp, p.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.Timeout)
+	defer cancel()
+	resp, err := p.client.Do(ctx, pe.url, eurekahttp.Request{Method: http.MethodPost, Path: "peerreplication/batch/", Body: AppendBatch(nil, items)})
 	switch {
 	case err != nil:
 		p.failed(pe, err.Error())
-		var ne net.Error
-		if errors.Is(err, fasthttp.ErrTimeout) || (errors.As(err, &ne) && ne.Timeout()) {
+		if eurekahttp.IsTimeout(err) {
 			return p.cfg.CongestionRetry
 		}
 		return p.cfg.NetworkRetry
-	case resp.StatusCode() == http.StatusServiceUnavailable:
+	case resp.Status == http.StatusServiceUnavailable:
 		p.failed(pe, "503 Service Unavailable")
 		return p.cfg.CongestionRetry
-	case resp.StatusCode()/100 != 2:
-		p.failed(pe, "batch refused with status "+http.StatusText(resp.StatusCode()))
+	case resp.Status/100 != 2:
+		p.failed(pe, "batch refused with status "+http.StatusText(resp.Status))
 		pe.dropped.Add(uint64(len(batch)))
 		return 0 // a permanent error: drop the batch
 	}
@@ -92,8 +83,7 @@ func (p *Peers) deliver(pe *peer, batch []*task) time.Duration {
 	if pe.down.Swap(false) {
 		p.log.Info("peer is back", zap.String("peer", pe.url.Base))
 	}
-	body, _ := resp.BodyUncompressed()
-	results, err := DecodeResults(body)
+	results, err := DecodeResults(resp.Body)
 	if err != nil || len(results) != len(items) {
 		return 0 // Eureka skips the per-item analysis too
 	}

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
 // SyncFrom fills the Store from the first peer that answers a full fetch,
@@ -54,24 +54,14 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 }
 
 func (p *Peers) fetchAll(pe *peer, timeout time.Duration) (*eureka.Applications, error) {
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(pe.url.Base + "apps/")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Accept-Encoding", "gzip")
-	if pe.url.Authorization != "" {
-		req.Header.Set("Authorization", pe.url.Authorization)
-	}
-	if err := p.client.DoTimeout(req, resp, timeout); err != nil {
-		return nil, err
-	}
-	if resp.StatusCode() != http.StatusOK {
-		return nil, errors.New("full fetch answered " + http.StatusText(resp.StatusCode()))
-	}
-	body, err := resp.BodyUncompressed()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	resp, err := p.client.Do(ctx, pe.url, eurekahttp.Request{Path: "apps/"})
 	if err != nil {
 		return nil, err
 	}
-	return eureka.DecodeApplicationsJSON(body)
+	if resp.Status != http.StatusOK {
+		return nil, errors.New("full fetch answered " + http.StatusText(resp.Status))
+	}
+	return eureka.DecodeApplicationsJSON(resp.Body)
 }
