@@ -31,6 +31,7 @@ func (s *Store) cancelLocked(app, id string, kind ChangeKind, replication bool, 
 	if l.evicted == 0 {
 		l.evicted = now
 	}
+	s.setHolder(a, l, nil)
 	info := l.info.Clone()
 	info.ActionType = eureka.ActionDeleted
 	info.LastUpdatedTimestamp = now

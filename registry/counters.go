@@ -74,11 +74,7 @@ func (s *Store) StatusCounts() map[string]eureka.StatusCounts {
 	defer s.mu.RUnlock()
 	out := make(map[string]eureka.StatusCounts, len(s.apps))
 	for name, a := range s.apps {
-		var c eureka.StatusCounts
-		for _, l := range a.leases {
-			c.Add(l.info.Status)
-		}
-		out[name] = c
+		out[name] = a.counts
 	}
 	return out
 }

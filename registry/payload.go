@@ -34,6 +34,11 @@ func newPayload(version uint64, built int64, parts ...[]byte) *Payload {
 	return p
 }
 
+// Version returns the Store version the document reflects (for one
+// application's document, the version of that application's last change):
+// a reader may watch for the changes after it (ChangesFor).
+func (p *Payload) Version() uint64 { return p.version }
+
 // Len returns the document's size in bytes.
 func (p *Payload) Len() int { return p.size }
 

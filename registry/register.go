@@ -113,7 +113,10 @@ func (s *Store) registerLocked(in *eureka.InstanceInfo, kind ChangeKind, replica
 	}
 	registrant.ActionType = eureka.ActionAdded
 	registrant.LastUpdatedTimestamp = now
-	l.info = registrant
+	if existing != nil {
+		s.setHolder(a, existing, nil)
+	}
+	s.setHolder(a, l, registrant)
 	a.leases[id] = l
 	s.record(kind, registrant.App, l, existing == nil, replication, now)
 	return l

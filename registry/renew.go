@@ -93,7 +93,7 @@ func (s *Store) renewWithStatus(app, id string, req RenewRequest, now int64) (Re
 		info.Status = st
 		info.ActionType = eureka.ActionModified
 		info.LastUpdatedTimestamp = now
-		l.info = info
+		s.setHolder(s.apps[app], l, info)
 		s.record(Renewed, app, l, false, req.Replication, now)
 	}
 	s.renewLease(l, now)
@@ -120,7 +120,7 @@ func (s *Store) adoptOverrideLocked(app, id string, l *lease, st eureka.Status, 
 	if l != nil && l.info.OverriddenStatus != st {
 		info := l.info.Clone()
 		info.OverriddenStatus = st
-		l.info = info
+		s.setHolder(s.apps[app], l, info)
 		s.record(OverrideAdopted, app, l, false, true, now)
 	}
 }

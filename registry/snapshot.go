@@ -42,16 +42,9 @@ func (s *Store) appSnapshotLocked(name string, a *appLeases, keep func(*eureka.I
 	return &eureka.Application{Name: name, Instances: list}
 }
 
-// hashLocked is the reconcile hash of the whole registry.
-func (s *Store) hashLocked() string {
-	var c eureka.StatusCounts
-	for _, a := range s.apps {
-		for _, l := range a.leases {
-			c.Add(l.info.Status)
-		}
-	}
-	return c.Hash()
-}
+// hashLocked is the reconcile hash of the whole registry, from the status
+// counts the writes keep.
+func (s *Store) hashLocked() string { return s.counts.Hash() }
 
 // deltaLocked renders the change log: each changed instance once, with its
 // current state, grouped by app in first-seen order, and the hash of the

@@ -88,6 +88,6 @@ func (s *Store) visibleLocked(app, id string, now int64) (*lease, error) {
 func (s *Store) modifiedLocked(kind ChangeKind, app string, l *lease, info *eureka.InstanceInfo, replication bool, now int64) {
 	info.ActionType = eureka.ActionModified
 	info.LastUpdatedTimestamp = now
-	l.info = info
+	s.setHolder(s.apps[app], l, info)
 	s.record(kind, app, l, false, replication, now)
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,10 +27,12 @@ var ErrNotFound = errors.New("registry: instance not found")
 type Store struct {
 	cfg   Config
 	clock Clock
+	epoch uint64
 	log   *zap.Logger
 
 	mu        sync.RWMutex
 	apps      map[string]*appLeases // by upper-case app name
+	counts    eureka.StatusCounts   // instances by status over every app
 	overrides map[string]*override  // by instance id, as Eureka keys them
 	changes   changeLog
 	expected  int // expected number of clients sending renews
@@ -60,6 +63,7 @@ type Store struct {
 type appLeases struct {
 	leases  map[string]*lease
 	version uint64
+	counts  eureka.StatusCounts // instances by status, for the reconcile hash
 }
 
 // lease is one instance's registration. info is the holder: an immutable
@@ -67,6 +71,7 @@ type appLeases struct {
 // can read it under the read lock while lastRenew moves concurrently.
 type lease struct {
 	info       *eureka.InstanceInfo
+	counted    bool  // info's status is in the counts
 	registered int64 // ms
 	lastRenew  atomic.Int64
 	evicted    int64
@@ -86,6 +91,7 @@ func New(cfg Config) *Store {
 		expected:  cfg.ExpectedRenewsStart,
 	}
 	s.started = s.clock.Now()
+	s.epoch = rand.Uint64() | 1
 	s.updateThresholdLocked()
 	s.payloads.init()
 	s.stream.init()
@@ -125,6 +131,23 @@ func (s *Store) decorate(l *lease) eureka.InstanceInfo {
 	i.LeaseInfo = s.leaseInfo(l)
 	i.IsCoordinatingDiscoveryServer = s.cfg.InstanceID != "" && i.ID() == s.cfg.InstanceID
 	return i
+}
+
+// setHolder installs info as l's holder in app a, keeping the status
+// counts behind the reconcile hash; a nil info removes l from the counts.
+// The caller holds the write lock.
+func (s *Store) setHolder(a *appLeases, l *lease, info *eureka.InstanceInfo) {
+	if l.info != nil && l.counted {
+		s.counts[l.info.Status]--
+		a.counts[l.info.Status]--
+	}
+	l.counted = info != nil
+	if info == nil {
+		return
+	}
+	l.info = info
+	s.counts.Add(info.Status)
+	a.counts.Add(info.Status)
 }
 
 // leaseInfo is the leaseInfo block of l as reads render it.

@@ -8,7 +8,7 @@ import (
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
-// The VIP index answers exactly what a scan of the registry would, through
+// The VIP index, and the status counts, answer exactly what a scan of the registry would, through
 // registrations, VIP changes on re-registration, cancels and evictions.
 func TestVIPIndexMatchesAScan(t *testing.T) {
 	s, _ := newTestStore(t, Config{})
@@ -41,9 +41,14 @@ func TestVIPIndexMatchesAScan(t *testing.T) {
 	for step := range 300 {
 		app := fmt.Sprintf("APP%d", rnd.IntN(4))
 		id := fmt.Sprintf("i%d", rnd.IntN(12))
-		if rnd.IntN(4) == 0 {
+		switch rnd.IntN(6) {
+		case 0:
 			s.Cancel(app, id, false)
-		} else {
+		case 1:
+			s.SetStatus(app, id, []eureka.Status{eureka.StatusOutOfService, eureka.StatusDown, eureka.StatusUp}[rnd.IntN(3)], 0, false)
+		case 2:
+			s.DeleteStatusOverride(app, id, eureka.StatusUnknown, 0, false)
+		default:
 			i := inst(app, id)
 			i.VIPAddress, i.SecureVIPAddress = vipLists[rnd.IntN(len(vipLists))], vipLists[rnd.IntN(len(vipLists))]
 			mustRegister(t, s, i, false)
@@ -53,5 +58,10 @@ func TestVIPIndexMatchesAScan(t *testing.T) {
 				want(t, fmt.Sprintf("step %d vip %s secure %v", step, vip, secure), indexed(vip, secure), scan(vip, secure))
 			}
 		}
+		// The status counts kept by the writes give the hash a scan gives.
+		s.mu.RLock()
+		kept := s.hashLocked()
+		s.mu.RUnlock()
+		want(t, fmt.Sprintf("step %d hash", step), kept, eureka.ReconcileHash(s.Applications().Applications))
 	}
 }

@@ -30,6 +30,7 @@ func Run(t *testing.T, start Starter) {
 		{"DisableDelta", disableDelta},
 		{"BadInputChangesNothing", badInputChangesNothing},
 		{"ReplicationBatch", replicationBatch},
+		{"Watch", watch},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, start) })
 	}

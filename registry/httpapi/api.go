@@ -2,12 +2,14 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
@@ -35,6 +37,10 @@ type APIConfig struct {
 	// Peers reports the replication state that GET /status shows (a
 	// *replication.Peers). Default: none, a node without peers.
 	Peers PeerStatus
+	// MaxWatchWait caps how long a watch (the delta with a watch
+	// parameter) is held without a change. Default 60s; a watch that asks
+	// for no wait is held 30s at most.
+	MaxWatchWait time.Duration
 }
 
 // PeerStatus reports each peer's replication state; *replication.Peers
@@ -52,6 +58,7 @@ type API struct {
 	auth     *authenticator // nil: open
 	env      string
 	peers    PeerStatus // nil: no peers
+	maxWait  time.Duration
 }
 
 // NewAPI returns the REST API over store.
@@ -63,6 +70,7 @@ func NewAPI(store *registry.Store, cfg APIConfig) *API {
 	if a.env == "" {
 		a.env = "test"
 	}
+	a.maxWait = cmp.Or(cfg.MaxWatchWait, 60*time.Second)
 	a.prefixes = [][]string{{"eureka"}}
 	if p := cfg.Prefix; p != "" {
 		if sp := splitPrefix(p); !(len(sp) == 1 && sp[0] == "eureka") {
@@ -120,6 +128,9 @@ type Response struct {
 	// Payload, when set, is the body instead of Body: a cached document,
 	// which front doors write part by part, never copying it whole.
 	Payload *registry.Payload
+	// Version, if set, is sent as the Eurekagate-Version header: the
+	// version of the registry the body reflects, to watch from.
+	Version string
 }
 
 // BodyLen returns the length of the body.
@@ -161,6 +172,10 @@ func (a *API) Serve(req *Request, resp *Response) {
 	switch r.ep {
 	case epApps:
 		a.only(req, resp, http.MethodGet, func() {
+			if apps, ok := req.Query.Get(ParamApps); ok {
+				a.fullFetchOf(req, resp, registry.Interest(apps))
+				return
+			}
 			a.payload(req, resp, a.store.FullPayload(eureka.AcceptFormat(req.Accept)))
 		})
 	case epDelta:
@@ -226,7 +241,8 @@ func (a *API) only(req *Request, resp *Response, method string, f func()) {
 
 // payload answers with a cached document, gzipped only if the client asked.
 func (a *API) payload(req *Request, resp *Response, p *registry.Payload) {
-	*resp = Response{Status: http.StatusOK, ContentType: eureka.AcceptFormat(req.Accept).ContentType(), Payload: p}
+	*resp = Response{Status: http.StatusOK, ContentType: eureka.AcceptFormat(req.Accept).ContentType(), Payload: p,
+		Version: a.token(p.Version())}
 	if strings.Contains(req.AcceptEncoding, "gzip") {
 		resp.ContentEncoding, resp.Payload = "gzip", p.Gzip()
 	}
@@ -235,6 +251,10 @@ func (a *API) payload(req *Request, resp *Response, p *registry.Payload) {
 func (a *API) getDelta(req *Request, resp *Response) {
 	if a.store.Config().DisableDelta {
 		resp.empty(http.StatusForbidden)
+		return
+	}
+	if token, ok := req.Query.Get(ParamWatch); ok {
+		a.watch(req, resp, token)
 		return
 	}
 	a.payload(req, resp, a.store.DeltaPayload(eureka.AcceptFormat(req.Accept)))

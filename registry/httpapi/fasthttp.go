@@ -43,6 +43,10 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 		if resp.Challenge != "" {
 			ctx.Response.Header.Set("WWW-Authenticate", resp.Challenge)
 		}
+		ctx.Response.Header.Set(HeaderWatch, WatchVersion)
+		if resp.Version != "" {
+			ctx.Response.Header.Set(HeaderVersion, resp.Version)
+		}
 		setBody(ctx, &resp)
 	}
 }

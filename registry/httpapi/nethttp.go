@@ -59,6 +59,10 @@ func writeHTTP(w http.ResponseWriter, r *http.Request, resp *Response) {
 	if resp.Challenge != "" {
 		hdr.Set("WWW-Authenticate", resp.Challenge)
 	}
+	hdr.Set(HeaderWatch, WatchVersion)
+	if resp.Version != "" {
+		hdr.Set(HeaderVersion, resp.Version)
+	}
 	hdr.Set("Content-Length", strconv.Itoa(resp.BodyLen()))
 	w.WriteHeader(resp.Status)
 	if r.Method == http.MethodHead {
