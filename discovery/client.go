@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +34,12 @@ type Client struct {
 	readyOnce sync.Once
 
 	reg *registration
+
+	watch watchState
+
+	// ctx ends at Stop, so a request in flight (a held watch) ends with it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -70,6 +78,12 @@ func New(cfg Config) (*Client, error) {
 		ready:   make(chan struct{}),
 		stop:    make(chan struct{}),
 	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if len(cfg.Apps) > 0 {
+		c.watch.apps = slices.Sorted(slices.Values(upperAll(cfg.Apps)))
+	} else if cfg.LearnApps {
+		c.watch.apps = []string{}
+	}
 	c.snap.Store(c.cache.last)
 	if cfg.Instance != nil {
 		c.reg = newRegistration(c, cfg.Instance)
@@ -102,6 +116,7 @@ func (c *Client) Stop(ctx context.Context) error {
 		return nil
 	}
 	close(c.stop)
+	c.cancel()
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
 	select {
@@ -136,7 +151,25 @@ func (c *Client) Instances(app string) []*eureka.InstanceInfo {
 	if a := c.snap.Load().apps[app]; a != nil {
 		return a.up
 	}
+	c.learn(app)
 	return nil
+}
+
+// learn adds an app asked for to the interest, with LearnApps.
+func (c *Client) learn(app string) {
+	if c.cfg.LearnApps && len(c.cfg.Apps) == 0 && app != "" {
+		c.watch.learn(strings.ToUpper(app))
+	}
+}
+
+func upperAll(apps []string) []string {
+	out := make([]string, 0, len(apps))
+	for _, a := range apps {
+		if a = strings.ToUpper(strings.TrimSpace(a)); a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // AllInstances returns every instance of app, whatever its status.
@@ -144,6 +177,7 @@ func (c *Client) AllInstances(app string) []*eureka.InstanceInfo {
 	if a := c.snap.Load().apps[app]; a != nil {
 		return a.all
 	}
+	c.learn(app)
 	return nil
 }
 

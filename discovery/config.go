@@ -34,6 +34,28 @@ type Config struct {
 	DisableFetch bool
 	// DisableDelta makes every refresh a full fetch.
 	DisableDelta bool
+	// DisableWatch turns the watch off. By default, when a server
+	// advertises it (the Eurekagate-Watch header, which our servers send),
+	// the client watches instead of polling: it asks for the changes after
+	// the version it holds, the server holds the request until there is
+	// one, and a change reaches the local registry within a round trip.
+	// Against a server that does not advertise it (Java Eureka, an old
+	// node) the client polls every RegistryFetchInterval, as Java does.
+	DisableWatch bool
+	// WatchWait is how long a server may hold a watch without a change.
+	// Default 30s.
+	WatchWait time.Duration
+	// Apps limits the local registry to these applications, when the
+	// server offers the watch: only their instances are fetched and only
+	// their changes are sent. Default: the whole registry. A server
+	// without the watch sends the whole registry anyway.
+	Apps []string
+	// LearnApps starts with an empty interest and adds each application
+	// the first time Instances or AllInstances asks for it (a balancer
+	// learns the apps it calls); the first call for an app returns nothing
+	// and the app is fetched at once. It takes effect only when Apps is
+	// empty and the server offers the watch.
+	LearnApps bool
 
 	// Instance is the instance to register. Nil registers nothing
 	// (registerWithEureka=false).
@@ -100,6 +122,7 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
+	setDuration(&c.WatchWait, 30*time.Second)
 	if c.ExpBackOffBound <= 0 {
 		c.ExpBackOffBound = 10
 	}

@@ -63,6 +63,7 @@ type fakeEureka struct {
 	deltaStatus int
 	fullCalls   int
 	deltaCalls  int
+	queries     []string // the query of every request
 	srv         *httptest.Server
 }
 
@@ -76,6 +77,7 @@ func newFakeEureka(t *testing.T) *fakeEureka {
 func (f *fakeEureka) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.queries = append(f.queries, r.URL.RawQuery)
 	if r.Header.Get("Accept") != "application/json" {
 		http.Error(w, "client must ask for JSON", http.StatusNotAcceptable)
 		return

@@ -1,9 +1,9 @@
 package discovery
 
 import (
-	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -11,15 +11,43 @@ import (
 	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
+// fetchLoop keeps the local registry up to date until Stop: by watching
+// when the server offers it, by a refresh every RegistryFetchInterval
+// otherwise (backing off exponentially, up to ExpBackOffBound intervals,
+// while refreshes fail).
 func (c *Client) fetchLoop() {
 	defer c.wg.Done()
-	c.every(c.cfg.RegistryFetchInterval, func() error {
-		err := c.Refresh()
-		if err != nil {
-			c.cfg.Logger.Warn("registry fetch failed; keeping the last registry", zap.Error(err))
+	var delay time.Duration
+	for {
+		timer := time.NewTimer(delay)
+		select {
+		case <-c.stop:
+			timer.Stop()
+			return
+		case <-timer.C:
 		}
-		return err
-	})
+		watching := c.watchable()
+		var err error
+		if watching {
+			err = c.watchOnce()
+		} else {
+			err = c.Refresh()
+		}
+		switch {
+		case c.ctx.Err() != nil:
+			return
+		case err != nil && watching:
+			c.cfg.Logger.Warn("registry watch failed; keeping the last registry", zap.Error(err))
+			delay = c.retryDelay(delay)
+		case err != nil:
+			c.cfg.Logger.Warn("registry fetch failed; keeping the last registry", zap.Error(err))
+			delay = min(max(2*delay, 2*c.cfg.RegistryFetchInterval), time.Duration(c.cfg.ExpBackOffBound)*c.cfg.RegistryFetchInterval)
+		case c.watchable():
+			delay = 0
+		default:
+			delay = c.cfg.RegistryFetchInterval
+		}
+	}
 }
 
 // Refresh brings the local registry up to date once, as the fetch loop does
@@ -32,10 +60,14 @@ func (c *Client) Refresh() error {
 	if c.cfg.DisableDelta || len(c.cache.local) == 0 || last.version == -1 {
 		return c.fullFetch(nil)
 	}
-	resp, err := c.servers.Do(context.Background(), eurekahttp.Request{Path: "apps/delta"})
+	if c.watch.interest() != nil {
+		return c.fullFetch(nil) // only our servers take an interest, and they watch
+	}
+	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: "apps/delta"})
 	if err != nil {
 		return err
 	}
+	c.watch.noteAnswer(resp)
 	if resp.Status != http.StatusOK {
 		return c.fullFetch(nil)
 	}
@@ -67,7 +99,11 @@ func deltaChanges(d *eureka.Applications) bool {
 func (c *Client) fullFetch(version *int64) error {
 	// A Netflix server refuses full fetches with 403 in its first minutes:
 	// try the next server.
-	resp, err := c.servers.Do(context.Background(), eurekahttp.Request{Path: "apps/",
+	path := "apps/"
+	if q := appsQuery(c.watch.interest()); q != "" {
+		path += "?" + q
+	}
+	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: path,
 		FailOver: eurekahttp.FailOverOnServerErrorOrForbidden})
 	if err != nil {
 		return err
@@ -75,6 +111,7 @@ func (c *Client) fullFetch(version *int64) error {
 	if resp.Status != http.StatusOK {
 		return &statusError{"full fetch", resp.Status}
 	}
+	c.watch.noteAnswer(resp)
 	doc, err := eureka.DecodeApplicationsJSON(resp.Body)
 	if err != nil {
 		return err

@@ -68,15 +68,28 @@ func (c Config) withDefaults() Config {
 type Client struct {
 	cfg  Config
 	http *fasthttp.Client
+	// held serves requests with their own Timeout, which the server may
+	// hold (a watch): net/http, because its requests end when their context
+	// does, so a client that stops does not wait for the server's answer.
+	held *http.Client
 }
 
 // NewClient returns a Client for cfg. It does no I/O.
 func NewClient(cfg Config) *Client {
 	cfg = cfg.withDefaults()
+	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout}
+	return &Client{cfg: cfg, http: newFastClient(cfg, cfg.ReadTimeout), held: &http.Client{Transport: &http.Transport{
+		DialContext:        dialer.DialContext,
+		IdleConnTimeout:    idleConnTimeout,
+		DisableCompression: true, // Accept-Encoding is ours to send, and the body ours to decode
+	}}}
+}
+
+func newFastClient(cfg Config, readTimeout time.Duration) *fasthttp.Client {
 	connect := cfg.ConnectTimeout
-	return &Client{cfg: cfg, http: &fasthttp.Client{
+	return &fasthttp.Client{
 		Name:                cfg.UserAgent,
-		ReadTimeout:         cfg.ReadTimeout,
+		ReadTimeout:         readTimeout,
 		WriteTimeout:        cfg.ReadTimeout,
 		MaxIdleConnDuration: idleConnTimeout,
 		MaxResponseBodySize: cfg.MaxBodySize,
@@ -94,12 +107,15 @@ func NewClient(cfg Config) *Client {
 		RetryIfErr: func(req *fasthttp.Request, _ int, err error) (resetTimeout, retry bool) {
 			return false, !isTimeout(err) && !req.Header.IsPost()
 		},
-	}}
+	}
 }
 
 // Close closes the idle connections. Requests still running finish; the
 // Client stays usable.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+	c.held.CloseIdleConnections()
+}
 
 // Request is one request to a Eureka server.
 type Request struct {
@@ -119,6 +135,9 @@ type Request struct {
 	// FailOver decides which statuses make a Cluster try the next server.
 	// Default FailOverOnServerError. Client.Do does not use it.
 	FailOver FailoverRule
+	// Timeout, if set, bounds this request instead of ReadTimeout: for a
+	// request the server may hold, such as a watch.
+	Timeout time.Duration
 }
 
 func (r Request) method() string {
@@ -142,6 +161,8 @@ type Response struct {
 	Body []byte
 	// Server is the service URL that answered.
 	Server eureka.ServiceURL
+	// Header holds the answer's headers.
+	Header http.Header
 }
 
 // Do sends r to server and returns its answer, whatever the status. An
@@ -159,6 +180,9 @@ func (c *Client) Do(ctx context.Context, server eureka.ServiceURL, r Request) (R
 	}
 	if err := contextDone(ctx); err != nil {
 		return fail(err)
+	}
+	if r.Timeout > 0 {
+		return c.doHeld(ctx, server, r)
 	}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -181,9 +205,10 @@ func (c *Client) Do(ctx context.Context, server eureka.ServiceURL, r Request) (R
 		}
 	}
 	var err error
-	if deadline, ok := ctx.Deadline(); ok {
+	switch deadline, ok := ctx.Deadline(); {
+	case ok:
 		err = c.http.DoDeadline(req, resp, deadline)
-	} else {
+	default:
 		err = c.http.Do(req, resp)
 	}
 	switch {
@@ -202,7 +227,11 @@ func (c *Client) Do(ctx context.Context, server eureka.ServiceURL, r Request) (R
 	if err != nil {
 		return fail(err)
 	}
-	return Response{Status: resp.StatusCode(), Body: body, Server: server}, nil
+	header := http.Header{}
+	for k, v := range resp.Header.All() {
+		header.Add(string(k), string(v))
+	}
+	return Response{Status: resp.StatusCode(), Body: body, Server: server, Header: header}, nil
 }
 
 // contextDone is ctx.Err(), also when ctx's deadline has passed but its
@@ -248,4 +277,55 @@ func decodeBody(encoding, raw []byte, limit int) ([]byte, error) {
 		return nil, ErrBodyTooLarge
 	}
 	return out.Bytes(), nil
+}
+
+// doHeld sends a request the server may hold, bounded by r.Timeout and
+// ended early when ctx ends.
+func (c *Client) doHeld(ctx context.Context, server eureka.ServiceURL, r Request) (Response, error) {
+	method, url := r.method(), r.url(server)
+	fail := func(err error) (Response, error) {
+		return Response{}, &Error{Method: method, URL: url, Err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	var body io.Reader
+	if r.Body != nil {
+		body = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		return fail(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	if server.Authorization != "" {
+		req.Header.Set("Authorization", server.Authorization)
+	}
+	if r.Body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for name, values := range r.Header {
+		req.Header[http.CanonicalHeaderKey(name)] = values
+	}
+	resp, err := c.held.Do(req)
+	if err != nil {
+		return fail(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.cfg.MaxBodySize)+1))
+	if err != nil {
+		return fail(err)
+	}
+	if len(raw) > c.cfg.MaxBodySize {
+		return fail(c.tooLarge())
+	}
+	decoded, err := decodeBody([]byte(resp.Header.Get("Content-Encoding")), raw, c.cfg.MaxBodySize)
+	if errors.Is(err, ErrBodyTooLarge) {
+		err = c.tooLarge()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return Response{Status: resp.StatusCode, Body: decoded, Server: server, Header: resp.Header}, nil
 }

@@ -1,0 +1,152 @@
+package discovery
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
+)
+
+// The watch headers and parameters of our servers (registry/httpapi
+// documents them; discovery does not import the server).
+const (
+	headerWatch   = "Eurekagate-Watch"
+	headerVersion = "Eurekagate-Version"
+)
+
+// watchState is what the fetch loop knows of the server's watch: whether
+// the last answer advertised it, and the version the local registry holds.
+// Only the fetch loop touches it, but for the interest, which readers add
+// to.
+type watchState struct {
+	offered bool
+	token   string // "" until a full fetch or delta carried one
+
+	mu       sync.Mutex
+	apps     []string // sorted; nil: the whole registry
+	changed  bool     // apps grew since the last full fetch
+	inFlight context.CancelFunc
+}
+
+// interest returns the apps to fetch and watch, nil for the whole registry.
+func (w *watchState) interest() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.apps
+}
+
+// learn adds app to the interest and interrupts a watch in flight so the
+// fetch loop fetches it at once. It reports whether app was new.
+func (w *watchState) learn(app string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if slices.Contains(w.apps, app) {
+		return false
+	}
+	w.apps = append(slices.Clone(w.apps), app)
+	slices.Sort(w.apps)
+	w.changed = true
+	if w.inFlight != nil {
+		w.inFlight()
+	}
+	return true
+}
+
+// takeChanged reports, once, that the interest grew.
+func (w *watchState) takeChanged() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	changed := w.changed
+	w.changed = false
+	return changed
+}
+
+func (w *watchState) setInFlight(cancel context.CancelFunc) {
+	w.mu.Lock()
+	w.inFlight = cancel
+	w.mu.Unlock()
+}
+
+// noteAnswer records what an answer says of the watch.
+func (w *watchState) noteAnswer(resp eurekahttp.Response) {
+	w.offered = resp.Header.Get(headerWatch) != ""
+	if v := resp.Header.Get(headerVersion); v != "" {
+		w.token = v
+	} else {
+		w.token = ""
+	}
+}
+
+// appsQuery is the apps parameter for the interest, or "".
+func appsQuery(apps []string) string {
+	if apps == nil {
+		return ""
+	}
+	return "apps=" + url.QueryEscape(strings.Join(apps, ","))
+}
+
+// watchable reports whether the next refresh can be a watch.
+func (c *Client) watchable() bool {
+	return !c.cfg.DisableWatch && c.watch.offered && c.watch.token != "" && c.cache.last.version != -1
+}
+
+// watchOnce asks the server for the changes after the version the local
+// registry holds and applies them: at once if there are some, or when one
+// arrives, or an empty answer when WatchWait ends. A version the server
+// cannot answer for (410: another node after a failover, a restart, a log
+// that moved on) makes a full fetch.
+func (c *Client) watchOnce() error {
+	apps := c.watch.interest()
+	if c.watch.takeChanged() {
+		return c.fullFetch(nil)
+	}
+	path := "apps/delta?watch=" + url.QueryEscape(c.watch.token) + "&wait=" + strconv.FormatFloat(c.cfg.WatchWait.Seconds(), 'f', -1, 64)
+	if q := appsQuery(apps); q != "" {
+		path += "&" + q
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.watch.setInFlight(cancel)
+	defer func() { c.watch.setInFlight(nil); cancel() }()
+	resp, err := c.servers.Do(ctx, eurekahttp.Request{Path: path, Timeout: c.cfg.WatchWait + c.cfg.ReadTimeout})
+	if err != nil {
+		if c.ctx.Err() == nil && ctx.Err() != nil {
+			return nil // interrupted to widen the interest
+		}
+		return err
+	}
+	switch resp.Status {
+	case http.StatusOK:
+	case http.StatusGone:
+		return c.fullFetch(nil)
+	default:
+		return &statusError{"watch", resp.Status}
+	}
+	delta, err := eureka.DecodeApplicationsJSON(resp.Body)
+	if err != nil {
+		return c.fullFetch(nil)
+	}
+	changed := deltaChanges(delta)
+	snap, match := c.cache.applyDelta(delta)
+	if !match {
+		return c.fullFetch(nil)
+	}
+	c.watch.noteAnswer(resp)
+	c.publish(snap, changed)
+	return nil
+}
+
+// retryDelay is the wait after a failed watch: doubling from 100ms up to
+// RegistryFetchInterval, with jitter, so a fleet that lost its server does
+// not come back in step.
+func (c *Client) retryDelay(prev time.Duration) time.Duration {
+	d := min(max(2*prev, 100*time.Millisecond), c.cfg.RegistryFetchInterval)
+	return d/2 + rand.N(d/2+1)
+}
