@@ -324,6 +324,9 @@ new PerformanceObserver((list) => {
   for (const e of list.getEntries()) window.__longTasks.push({ start: e.startTime, duration: e.duration });
 }).observe({ type: "longtask", buffered: true });`
 
+// clearSearch empties the search box as the Escape key does.
+const clearSearch = `(() => { const s = document.getElementById("search"); s.value = ""; s.dispatchEvent(new Event("input")); })()`
+
 func (p page) eval(expr string) any {
 	p.t.Helper()
 	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[any](expr))
@@ -378,8 +381,14 @@ func TestDashboardFleet(t *testing.T) {
 		t.Error("the app's row was rebuilt rather than updated in place")
 	}
 
-	// A registration made now appears without a reload.
-	p.do(click("#search"), chromedp.SendKeys("#search", "late-1"))
+	// A registration made now appears without a reload. The "/" key goes
+	// to the search box.
+	p.do(chromedp.KeyEvent("/"))
+	if focus := p.eval(`document.activeElement.id`); focus != "search" {
+		t.Errorf(`"/" focused %v`, focus)
+	}
+	p.eval(clearSearch) // CDP sends the "/" again as a char event, which a real keyboard's prevented keydown does not
+	p.do(chromedp.SendKeys("#search", "late-1"))
 	p.waitFor("no match", `!document.getElementById("no-apps").hidden`, 5*time.Second)
 	register(t, store, "LATE", "late-1")
 	p.do(visible(row("late-1")))
@@ -388,7 +397,7 @@ func TestDashboardFleet(t *testing.T) {
 	}
 
 	// Typing an app's name shows that app and hides the others.
-	p.eval(`(() => { const s = document.getElementById("search"); s.value = ""; s.dispatchEvent(new Event("input")); })()`)
+	p.eval(clearSearch)
 	p.do(chromedp.SendKeys("#search", "APP-042"))
 	p.waitFor("only APP-042", `(() => {
 		const rows = [...document.querySelectorAll("#instances tbody tr")];
@@ -419,7 +428,7 @@ func TestDashboardFleet(t *testing.T) {
 	p.waitFor("the observer to record a long task", `window.__longTasks.some((e) => e.duration >= 120)`, 5*time.Second)
 
 	// Screenshots, with the first app open.
-	p.eval(`(() => { const s = document.getElementById("search"); s.value = ""; s.dispatchEvent(new Event("input")); })()`)
+	p.eval(clearSearch)
 	p.do(click(`tr.app-row[data-app="APP-000"] button.toggle`), visible(row("app-000-0000")))
 	p.eval(`window.scrollTo(0, 0)`)
 	p.screenshot("dashboard-fleet-1280.png")
