@@ -132,6 +132,10 @@ func (p page) text(sel string) string {
 
 func (p page) screenshot(name string) {
 	p.t.Helper()
+	// From the top, so the sticky header is where it belongs.
+	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[any](`window.scrollTo(0, 0)`)); err != nil {
+		p.t.Fatal(err)
+	}
 	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		p.t.Fatal(err)
@@ -430,11 +434,9 @@ func TestDashboardFleet(t *testing.T) {
 	// Screenshots, with the first app open.
 	p.eval(clearSearch)
 	p.do(click(`tr.app-row[data-app="APP-000"] button.toggle`), visible(row("app-000-0000")))
-	p.eval(`window.scrollTo(0, 0)`)
 	p.screenshot("dashboard-fleet-1280.png")
 	p.do(chromedp.EmulateViewport(390, 844))
 	p.waitFor("the narrow layout", `getComputedStyle(document.querySelector('#instances td[data-label="Instance"]')).display === "block"`, 5*time.Second)
-	p.eval(`window.scrollTo(0, 0)`)
 	p.screenshot("dashboard-fleet-390.png")
 }
 

@@ -1,6 +1,7 @@
 "use strict";
 // The charts: the last 15 minutes per minute, from api/charts, drawn as
-// plain SVG. Every chart marks when self-preservation started or ended and
+// plain SVG, refreshed every 15 s and, at most every 5 s, when the page
+// receives changes. Every chart marks when self-preservation started or ended and
 // shades the minutes it held.
 (function () {
   const NS = "http://www.w3.org/2000/svg";
@@ -141,7 +142,10 @@
       "Instances by status: " + (last ? statuses.map((st) => (last.instances[st] || 0) + " " + st).join(", ") : "not sampled yet") + ".");
   }
 
+  let last = 0;
+
   async function refresh() {
+    last = Date.now();
     try {
       const resp = await fetch("api/charts", { credentials: "same-origin", cache: "no-store" });
       if (resp.ok) render(await resp.json());
@@ -152,4 +156,13 @@
 
   refresh();
   setInterval(refresh, 15000);
+  // The registry changed: refresh, at most every five seconds.
+  let pending = 0;
+  document.addEventListener("registry-changed", () => {
+    if (pending) return;
+    pending = setTimeout(() => {
+      pending = 0;
+      refresh();
+    }, Math.max(0, last + 5000 - Date.now()));
+  });
 })();

@@ -178,6 +178,7 @@
         if (i) i.last_heartbeat = t;
       }
     }
+    if (d.updates.length) document.dispatchEvent(new Event("registry-changed")); // the charts refresh
     version = d.registry_version;
     setHead(d);
   }
