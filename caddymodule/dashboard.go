@@ -54,6 +54,16 @@ func (d *Dashboard) Provision(ctx caddy.Context) error {
 		d.path += "/"
 	}
 	d.handler = dashboard.New(store, dashboard.Config{Path: d.path, APIPrefix: d.APIPrefix, Version: caddy.CustomVersion})
+	d.handler.Start()
+	return nil
+}
+
+// Cleanup stops the dashboard's chart sampler, ends its long polls and
+// unsubscribes it from the registry, when the config is unloaded.
+func (d *Dashboard) Cleanup() error {
+	if d.handler != nil {
+		d.handler.Close()
+	}
 	return nil
 }
 
@@ -69,5 +79,6 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*Dashboard)(nil)
+	_ caddy.CleanerUpper          = (*Dashboard)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Dashboard)(nil)
 )

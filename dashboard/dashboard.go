@@ -1,25 +1,39 @@
 // Package dashboard is the registry's web dashboard: what Eureka's status
-// page at http://localhost:8761/ shows, live. General information (uptime,
-// version, node, peers and their replication health), the self-preservation
-// state with the numbers behind it, and a table of applications and
-// instances, refreshed every two seconds without reloading the page.
-// Operators can take an instance out of service, put it back and
-// deregister it; the page does it through the Eureka REST API, so the
-// API's access control applies, and the browser sends the credentials it
-// was given for the page.
+// page at http://localhost:8761/ shows, live, for a fleet of thousands of
+// instances. General information (uptime, version, node, peers and their
+// replication health), the self-preservation state with the numbers behind
+// it, charts of the last 15 minutes (registrations, cancels, evictions and
+// renews per minute against the self-preservation threshold, instances by
+// status), the recent changes, and the applications grouped with their
+// per-status counts, searchable and paged. The page loads the registry
+// once and then applies only the changes since the version it holds
+// (api/changes, a bounded long poll on the Store's change stream), updating
+// the rows on screen in place. Operators can take an instance out of
+// service, put it back and deregister it; the page does it through the
+// Eureka REST API, so the API's access control applies, and the browser
+// sends the credentials it was given for the page.
 //
 // The page needs no external network: its script and styles are embedded.
+//
+// Endpoints, under Path:
+//
+//	api/summary  the whole registry for the page (Summary)
+//	api/changes  ?since=V[&wait=S][&apps=A,B]: the changes after version V (Changes)
+//	api/charts   the per-minute series of the last 15 minutes (Charts)
 package dashboard
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
@@ -41,6 +55,9 @@ type Config struct {
 	// Peers, if set, is the node's replication (a *replication.Peers),
 	// whose state the page shows. Default: none.
 	Peers Peers
+	// MaxWait bounds how long api/changes holds a request open waiting for
+	// a change (its wait parameter). Default 25s; negative: never wait.
+	MaxWait time.Duration
 }
 
 // Peers reports each peer's replication state.
@@ -48,15 +65,36 @@ type Peers interface {
 	Stats() []replication.PeerStats
 }
 
-// Handler serves the dashboard page, its assets and its data
-// ({Path}api/summary).
+// sampleInterval is how often a started Handler samples the Store for the
+// charts.
+const sampleInterval = 10 * time.Second
+
+// Handler serves the dashboard page, its assets and its data.
+//
+// New subscribes it to the Store's change stream, which feeds the charts
+// and the recent changes; the numbers that are not changes (renews, the
+// threshold, instances by status) are sampled on every request and change.
+// Start adds a sampler goroutine so that the charts keep their history
+// while nobody has the page open. Close stops the sampler, ends the long
+// polls in progress and unsubscribes.
 type Handler struct {
 	store *registry.Store
 	cfg   Config
 	files http.Handler
+	rec   *recorder
+
+	unsubscribe func()
+	// closed ends the long polls in progress when the Handler is closed.
+	closed    context.Context
+	close     context.CancelFunc
+	closeOnce sync.Once
+
+	mu      sync.Mutex
+	stopped bool
+	sampler chan struct{} // closed when the sampler goroutine has returned
 }
 
-// New returns the dashboard over store.
+// New returns the dashboard over store. Close releases it.
 func New(store *registry.Store, cfg Config) *Handler {
 	if cfg.Path == "" {
 		cfg.Path = "/"
@@ -70,8 +108,59 @@ func New(store *registry.Store, cfg Config) *Handler {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
+	if cfg.MaxWait == 0 {
+		cfg.MaxWait = 25 * time.Second
+	}
 	sub, _ := fs.Sub(static, "static")
-	return &Handler{store: store, cfg: cfg, files: http.StripPrefix(cfg.Path, http.FileServerFS(sub))}
+	h := &Handler{store: store, cfg: cfg, files: http.StripPrefix(cfg.Path, http.FileServerFS(sub)), rec: newRecorder(store)}
+	h.closed, h.close = context.WithCancel(context.Background())
+	h.unsubscribe = store.Subscribe(h.rec.onChange)
+	return h
+}
+
+// Start starts sampling the Store every few seconds for the charts, on
+// one goroutine that Close stops. Without it the charts are sampled only
+// when the page is open or the registry changes. Start after Close, or a
+// second Start, does nothing.
+func (h *Handler) Start() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped || h.sampler != nil {
+		return
+	}
+	done := make(chan struct{})
+	h.sampler = done
+	go func() {
+		defer close(done)
+		t := time.NewTicker(sampleInterval)
+		defer t.Stop()
+		h.rec.sample(true)
+		for {
+			select {
+			case <-t.C:
+				h.rec.sample(true)
+			case <-h.closed.Done():
+				return
+			}
+		}
+	}()
+}
+
+// Close stops the sampler and waits for it, makes the long polls in
+// progress return at once, and unsubscribes from the Store. The Handler
+// still serves afterwards, without waiting and without new chart data.
+func (h *Handler) Close() {
+	h.closeOnce.Do(func() {
+		h.close()
+		h.unsubscribe()
+		h.mu.Lock()
+		h.stopped = true
+		done := h.sampler
+		h.mu.Unlock()
+		if done != nil {
+			<-done
+		}
+	})
 }
 
 func (h *Handler) peerStats() []replication.PeerStats {
@@ -95,16 +184,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
-	if rest == "api/summary" {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(h.summary(r))
+	var body any
+	switch rest {
+	case "api/summary":
+		body = h.summary(r)
+	case "api/changes":
+		c, err := h.changes(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = c
+	case "api/charts":
+		body = h.rec.charts()
+	default:
+		h.files.ServeHTTP(w, r)
 		return
 	}
-	h.files.ServeHTTP(w, r)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(body)
 }
 
-// Summary is the data behind the page.
-type Summary struct {
+// Head is what every data response carries: the node, its state and the
+// registry version the data is at.
+type Head struct {
 	Node             string                    `json:"node"`
 	Version          string                    `json:"version"`
 	APIPrefix        string                    `json:"api_prefix"`
@@ -114,7 +217,18 @@ type Summary struct {
 	SelfPreservation registry.SelfPreservation `json:"self_preservation"`
 	Explanation      string                    `json:"explanation,omitempty"`
 	Peers            []replication.PeerStats   `json:"peers"`
-	Applications     []App                     `json:"applications"`
+	// RegistryVersion is the Store version the data reflects: the page
+	// asks api/changes for what came after it.
+	RegistryVersion uint64 `json:"registry_version"`
+}
+
+// Summary is the data behind the page: the whole registry, and the last
+// changes for the feed.
+type Summary struct {
+	Head
+	Applications []App `json:"applications"`
+	// Recent is the last changes (up to 100), oldest first.
+	Recent []Event `json:"recent"`
 }
 
 // App is one application's instances.
@@ -131,18 +245,19 @@ type Instance struct {
 	OverriddenStatus   string `json:"overridden_status"`
 	Zone               string `json:"zone,omitempty"`
 	LastHeartbeatAgeMS int64  `json:"last_heartbeat_age_ms"`
-	StatusPageURL      string `json:"status_page_url,omitempty"`
-	HealthCheckURL     string `json:"health_check_url,omitempty"`
+	// LastHeartbeat is the last renew, in ms since the epoch (server time).
+	LastHeartbeat  int64  `json:"last_heartbeat"`
+	StatusPageURL  string `json:"status_page_url,omitempty"`
+	HealthCheckURL string `json:"health_check_url,omitempty"`
 }
 
-func (h *Handler) summary(r *http.Request) Summary {
-	cfg := h.store.Config()
-	now := cfg.Clock.Now()
+func (h *Handler) head(r *http.Request, version uint64) Head {
+	now := h.store.Config().Clock.Now()
 	sp := h.store.SelfPreservation()
-	s := Summary{
+	s := Head{
 		Node: h.cfg.Node, Version: h.cfg.Version, APIPrefix: h.cfg.APIPrefix,
 		Started: h.store.StartedAt(), UptimeSeconds: int64(now.Sub(h.store.StartedAt()).Seconds()), Now: now,
-		SelfPreservation: sp, Peers: h.peerStats(), Applications: []App{},
+		SelfPreservation: sp, Peers: h.peerStats(), RegistryVersion: version,
 	}
 	if s.Node == "" {
 		s.Node = r.Host
@@ -155,27 +270,51 @@ func (h *Handler) summary(r *http.Request) Summary {
 			"so the registry assumes a network problem rather than many dead instances, and evicts nobody until " +
 			"heartbeats recover. Instances that really stopped stay listed until then."
 	}
+	return s
+}
+
+func (h *Handler) summary(r *http.Request) Summary {
+	h.rec.sample(false)
+	// The version first: the snapshot is at least that new, and the changes
+	// after it that the page then applies set each instance to its state
+	// after the change, so applying one the snapshot already has is harmless.
+	version := h.store.Version()
+	s := Summary{Head: h.head(r, version), Applications: []App{}, Recent: h.rec.recent()}
+	legacy := h.store.Config().LegacyLeaseExpiry
+	now := s.Now.UnixMilli()
 	for _, a := range h.store.Applications().Applications {
-		app := App{Name: a.Name}
+		app := App{Name: a.Name, Instances: make([]Instance, 0, len(a.Instances))}
 		for _, i := range a.Instances {
-			last := i.LeaseInfo.LastRenewalTimestamp
-			if cfg.LegacyLeaseExpiry && last > i.LeaseInfo.RegistrationTimestamp {
-				last -= int64(i.LeaseInfo.Duration()) * 1000 // Eureka reports it a duration ahead
-			}
-			zone := i.Metadata["zone"]
-			if zone == "" && i.DataCenterInfo.IsAmazon() {
-				zone = i.DataCenterInfo.Metadata["availability-zone"]
-			}
-			app.Instances = append(app.Instances, Instance{
-				ID: i.ID(), Address: i.HostName + ":" + strconv.Itoa(i.Port.Number), Status: i.Status.String(),
-				OverriddenStatus: i.OverriddenStatus.String(), Zone: zone,
-				LastHeartbeatAgeMS: max(0, now.UnixMilli()-last),
-				StatusPageURL:      safeURL(i.StatusPageURL), HealthCheckURL: safeURL(i.HealthCheckURL),
-			})
+			app.Instances = append(app.Instances, instanceOf(i, i.LeaseInfo, legacy, now))
 		}
 		s.Applications = append(s.Applications, app)
 	}
 	return s
+}
+
+// instanceOf renders one instance, with the lease's timestamps from lease.
+func instanceOf(i *eureka.InstanceInfo, lease eureka.LeaseInfo, legacy bool, now int64) Instance {
+	last := lastHeartbeat(lease, legacy)
+	zone := i.Metadata["zone"]
+	if zone == "" && i.DataCenterInfo.IsAmazon() {
+		zone = i.DataCenterInfo.Metadata["availability-zone"]
+	}
+	return Instance{
+		ID: i.ID(), Address: i.HostName + ":" + strconv.Itoa(i.Port.Number), Status: i.Status.String(),
+		OverriddenStatus: i.OverriddenStatus.String(), Zone: zone,
+		LastHeartbeatAgeMS: max(0, now-last), LastHeartbeat: last,
+		StatusPageURL: safeURL(i.StatusPageURL), HealthCheckURL: safeURL(i.HealthCheckURL),
+	}
+}
+
+// lastHeartbeat is the lease's last renew. Eureka's legacy lease expiry
+// reports it a duration ahead.
+func lastHeartbeat(l eureka.LeaseInfo, legacy bool) int64 {
+	last := l.LastRenewalTimestamp
+	if legacy && last > l.RegistrationTimestamp {
+		last -= int64(l.Duration()) * 1000
+	}
+	return last
 }
 
 // safeURL keeps only http(s) links, so a registration cannot put a

@@ -70,8 +70,8 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),
-		fx.Provide(func(store *registry.Store, api *httpapi.API, peers *replication.Peers) httpapi.ServerConfig {
-			return serverConfig(opts, store, api, peers, log)
+		fx.Provide(func(lc fx.Lifecycle, store *registry.Store, api *httpapi.API, peers *replication.Peers) httpapi.ServerConfig {
+			return serverConfig(opts, lc, store, api, peers, log)
 		}),
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.ZapLogger{Logger: log.Named("fx")}
@@ -82,16 +82,21 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 }
 
 // serverConfig adds the operator pages to the server: /metrics and the
-// dashboard, behind the API's credentials. It warns when the registry is
-// reachable from a network with no credentials configured.
-func serverConfig(opts *options, store *registry.Store, api *httpapi.API, peers *replication.Peers, log *zap.Logger) httpapi.ServerConfig {
+// dashboard, behind the API's credentials; the dashboard's chart sampler
+// runs from start to stop (its hook, added before the server's, stops after
+// the server, whose shutdown has already ended the dashboard's long polls).
+// It warns when the registry is reachable from a network with no
+// credentials configured.
+func serverConfig(opts *options, lc fx.Lifecycle, store *registry.Store, api *httpapi.API, peers *replication.Peers, log *zap.Logger) httpapi.ServerConfig {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(registrymetrics.New(store, peers, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	if opts.dashboardPath != "" {
 		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
-		mux.Handle(path, dashboard.New(store, dashboard.Config{Path: path, Version: version(), Peers: peers}))
+		d := dashboard.New(store, dashboard.Config{Path: path, Version: version(), Peers: peers})
+		lc.Append(fx.StartStopHook(d.Start, d.Close))
+		mux.Handle(path, d)
 	}
 	cfg := opts.server
 	cfg.Other = api.Protect(mux)

@@ -1,10 +1,42 @@
 "use strict";
-// The dashboard polls its summary every two seconds and renders it; the
-// actions go through the Eureka REST API, with the page's credentials.
+// The dashboard loads the registry once (api/summary), then asks for what
+// changed since the version it holds (api/changes, which waits up to ten
+// seconds for a change), applies the changes to its model and updates the
+// rows on screen in place. Only one page of rows is in the DOM. The search
+// filters the applications and the recent changes as you type and lives in
+// the URL's hash, so a link shares it. The actions go through the Eureka
+// REST API, with the page's credentials.
 (function () {
   const el = (id) => document.getElementById(id);
+  const narrow = window.matchMedia("(max-width: 720px)");
+  const pageSize = () => (narrow.matches ? 20 : 50); // rows (app headers and instances) per page
+  const COLLAPSE_AT = 10;   // an app with more rows than this starts collapsed
+  const FEED_KEEP = 100;    // changes kept for the feed
+  const FEED_SHOW = 40;     // changes shown
+  const WAIT = 10;          // seconds api/changes may wait for a change
+  const FIELDS = { app: 0, id: 1, host: 2, status: 3, zone: 4 };
+
   let apiPrefix = "/eureka";
-  let busy = false;
+  let busy = false;         // an action is being confirmed: keep the table still
+
+  // The model: apps by name, each with its instances sorted by id.
+  const apps = new Map();
+  let appNames = null;      // sorted names, null when an app came or went
+  let total = 0;
+  let started = "";
+  let version = 0;
+  let skew = 0;             // server clock minus ours, in ms
+  let head = null;
+  let feed = [];
+  let feedDirty = true;
+
+  // The view.
+  let tokens = [];
+  let page = 0;
+  const expanded = new Map(); // app -> the operator's choice
+  const rows = new Map();     // row key -> tr on screen
+  let shownApps = [];         // apps with instance rows on screen
+  let scheduled = false;
 
   function text(tag, value, attrs) {
     const e = document.createElement(tag);
@@ -13,16 +45,16 @@
     return e;
   }
 
-  function facts(dl, rows) {
-    dl.replaceChildren(...rows.map(([k, v]) => {
+  function facts(dl, list) {
+    dl.replaceChildren(...list.map(([k, v, key]) => {
       const d = document.createElement("div");
-      d.append(text("dt", k), text("dd", String(v)));
+      d.append(text("dt", k), text("dd", String(v), key ? { "data-fact": key } : {}));
       return d;
     }));
   }
 
   function duration(ms) {
-    const s = Math.round(ms / 1000);
+    const s = Math.max(0, Math.round(ms / 1000));
     if (s < 60) return s + " s";
     if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
     const h = Math.floor(s / 3600);
@@ -40,21 +72,200 @@
     return href ? text("a", label, { href: href, rel: "noopener noreferrer" }) : document.createTextNode("");
   }
 
-  function button(label, danger, onClick) {
-    const b = text("button", label, { type: "button" });
+  function button(label, act, danger) {
+    const b = text("button", label, { type: "button", "data-act": act });
     if (danger) b.className = "danger";
-    b.addEventListener("click", onClick);
     return b;
   }
 
-  function render(s) {
+  // ---- model ----
+
+  function indexed(app, i) {
+    i.app = app;
+    i.f = [app.toLowerCase(), i.id.toLowerCase(), i.address.toLowerCase(), i.status.toLowerCase(), (i.zone || "").toLowerCase()];
+    return i;
+  }
+
+  function newApp(name) {
+    const a = { name: name, list: [], byId: new Map(), counts: {} };
+    apps.set(name, a);
+    appNames = null;
+    return a;
+  }
+
+  function position(list, id) {
+    let lo = 0, hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid].id < id) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
+  function count(a, status, n) {
+    a.counts[status] = (a.counts[status] || 0) + n;
+    if (!a.counts[status]) delete a.counts[status];
+  }
+
+  function upsert(appName, inst) {
+    const a = apps.get(appName) || newApp(appName);
+    const i = indexed(appName, inst);
+    const old = a.byId.get(i.id);
+    const at = position(a.list, i.id);
+    if (old) {
+      a.list[at] = i;
+      count(a, old.status, -1);
+    } else {
+      a.list.splice(at, 0, i);
+      total++;
+    }
+    a.byId.set(i.id, i);
+    count(a, i.status, 1);
+  }
+
+  function remove(appName, id) {
+    const a = apps.get(appName);
+    const old = a && a.byId.get(id);
+    if (!old) return;
+    a.list.splice(position(a.list, id), 1);
+    a.byId.delete(id);
+    count(a, old.status, -1);
+    total--;
+    if (!a.list.length) {
+      apps.delete(appName);
+      appNames = null;
+    }
+  }
+
+  function load(s) {
+    apps.clear();
+    appNames = null;
+    total = 0;
+    for (const app of s.applications) {
+      const a = newApp(app.name);
+      a.list = app.instances.map((i) => indexed(app.name, i));
+      a.list.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+      for (const i of a.list) {
+        a.byId.set(i.id, i);
+        count(a, i.status, 1);
+      }
+      total += a.list.length;
+    }
+    feed = s.recent.slice(-FEED_KEEP);
+    feedDirty = true;
+    started = s.started;
+    version = s.registry_version;
+    rows.clear();
+    el("instances").tBodies[0].replaceChildren();
+    setHead(s);
+  }
+
+  function apply(d) {
+    for (const u of d.updates) {
+      if (u.removed) remove(u.app, u.id); else upsert(u.app, u.instance);
+    }
+    const lastFeed = feed.length ? feed[feed.length - 1].version : 0;
+    const fresh = d.changes.filter((c) => c.version > lastFeed);
+    if (fresh.length) {
+      feed = feed.concat(fresh).slice(-FEED_KEEP);
+      feedDirty = true;
+    }
+    for (const [app, beats] of Object.entries(d.heartbeats)) {
+      const a = apps.get(app);
+      if (!a) continue;
+      for (const [id, t] of Object.entries(beats)) {
+        const i = a.byId.get(id);
+        if (i) i.last_heartbeat = t;
+      }
+    }
+    if (d.updates.length) document.dispatchEvent(new Event("registry-changed")); // the charts refresh
+    version = d.registry_version;
+    setHead(d);
+  }
+
+  function sortedNames() {
+    if (!appNames) appNames = Array.from(apps.keys()).sort();
+    return appNames;
+  }
+
+  // ---- search ----
+
+  function parse(q) {
+    return q.toLowerCase().split(/\s+/).filter(Boolean).map((w) => {
+      const m = /^(app|id|host|status|zone):(.*)$/.exec(w);
+      return m ? { field: FIELDS[m[1]], text: m[2] } : { field: -1, text: w };
+    });
+  }
+
+  function matches(f, t) {
+    if (t.field >= 0) return f[t.field].includes(t.text);
+    for (let k = 0; k < f.length; k++) if (f[k].includes(t.text)) return true;
+    return false;
+  }
+
+  function instanceMatches(i) {
+    for (const t of tokens) if (!matches(i.f, t)) return false;
+    return true;
+  }
+
+  function appNameMatches(name) {
+    const n = name.toLowerCase();
+    return tokens.every((t) => (t.field < 0 || t.field === FIELDS.app) && n.includes(t.text));
+  }
+
+  function eventMatches(c) {
+    if (!tokens.length) return true;
+    const f = [c.app.toLowerCase(), c.id.toLowerCase(), "", (c.status + " " + c.kind).toLowerCase(), ""];
+    return tokens.every((t) => matches(f, t));
+  }
+
+  // lines lists what the table would show, app header then its rows.
+  function lines() {
+    const out = [];
+    let apps_ = 0, instances = 0;
+    for (const name of sortedNames()) {
+      const a = apps.get(name);
+      const list = !tokens.length || appNameMatches(name) ? a.list : a.list.filter(instanceMatches);
+      if (!list.length) continue;
+      apps_++;
+      instances += list.length;
+      const open = expanded.has(name) ? expanded.get(name) : list.length <= COLLAPSE_AT;
+      out.push({ key: "a\u0000" + name, app: a, shown: list.length, open: open });
+      if (open) for (const i of list) out.push({ key: "i\u0000" + name + "\u0000" + i.id, app: a, i: i });
+    }
+    return { lines: out, apps: apps_, instances: instances };
+  }
+
+  // ---- rendering ----
+
+  function schedule() {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(render);
+  }
+
+  function setHead(s) {
+    head = s;
     apiPrefix = s.api_prefix;
+    skew = Date.parse(s.now) - Date.now();
+    schedule();
+  }
+
+  function render() {
+    scheduled = false;
+    renderHead();
+    if (!busy) renderTable();
+    if (feedDirty) renderFeed();
+  }
+
+  function renderHead() {
+    const s = head;
+    if (!s) return;
     el("updated").textContent = "Node " + s.node + " · updated " + new Date().toLocaleTimeString();
     facts(el("general"), [
       ["Node", s.node], ["Version", s.version], ["Uptime", duration(s.uptime_seconds * 1000)],
       ["Started", new Date(s.started).toLocaleString()], ["Peers", s.peers.length],
-      ["Applications", s.applications.length],
-      ["Instances", s.applications.reduce((n, a) => n + a.instances.length, 0)],
+      ["Applications", apps.size, "applications"], ["Instances", total, "instances"],
     ]);
     const sp = s.self_preservation;
     facts(el("sp"), [
@@ -75,34 +286,212 @@
         cell("Batches", String(p.batches_sent)), cell("Failures", String(p.failures)), cell("Last success", last));
       return tr;
     }));
-
-    if (busy) return; // keep the table still while an action is being confirmed
-    const rows = [];
-    for (const app of s.applications) {
-      for (const i of app.instances) {
-        const tr = document.createElement("tr");
-        tr.dataset.instance = i.id;
-        const links = document.createElement("span");
-        links.append(link(i.status_page_url, "status"), document.createTextNode(" "), link(i.health_check_url, "health"));
-        const actions = document.createElement("span");
-        if (i.overridden_status === "OUT_OF_SERVICE") {
-          actions.append(button("Put back in service", false, () => act(app.name, i.id, "putback")));
-        } else {
-          actions.append(button("Take out of service", false, () => act(app.name, i.id, "out")));
-        }
-        actions.append(button("Deregister", true, () => act(app.name, i.id, "deregister")));
-        tr.append(cell("Application", app.name), cell("Instance", i.id + " (" + i.address + ")"),
-          cell("Status", text("span", i.status, { class: "status status-" + i.status })),
-          cell("Override", i.overridden_status === "UNKNOWN" ? "none" : i.overridden_status),
-          cell("Zone", i.zone || ""), cell("Last heartbeat", duration(i.last_heartbeat_age_ms) + " ago"),
-          cell("Links", links), cell("Actions", actions));
-        rows.push(tr);
-      }
-    }
-    el("instances").tBodies[0].replaceChildren(...rows);
-    el("instances").hidden = rows.length === 0;
-    el("no-apps").hidden = rows.length > 0;
   }
+
+  const STATUS_ORDER = ["UP", "STARTING", "OUT_OF_SERVICE", "DOWN", "UNKNOWN"];
+
+  function fillAppRow(tr, line) {
+    const a = line.app;
+    const sig = line.open + "|" + line.shown + "|" + a.list.length + "|" + JSON.stringify(a.counts);
+    if (tr._sig === sig) return;
+    tr._sig = sig;
+    if (!tr._toggle) {
+      // Built once: the toggle keeps its focus across updates.
+      const th = text("th", undefined, { scope: "rowgroup", colspan: "8" });
+      tr._toggle = text("button", undefined, { type: "button", class: "toggle", "data-act": "toggle" });
+      tr._counts = text("span", undefined, { class: "counts" });
+      th.append(tr._toggle, tr._counts);
+      tr.append(th);
+    }
+    tr._toggle.textContent = (line.open ? "▾ " : "▸ ") + a.name;
+    tr._toggle.setAttribute("aria-expanded", String(line.open));
+    const n = line.shown === a.list.length ? a.list.length + (a.list.length === 1 ? " instance" : " instances")
+      : line.shown + " of " + a.list.length + " instances match";
+    const parts = [document.createTextNode(n)];
+    const statuses = Object.keys(a.counts).sort((x, y) => STATUS_ORDER.indexOf(x) - STATUS_ORDER.indexOf(y));
+    for (const st of statuses) {
+      parts.push(document.createTextNode(" · "), text("span", a.counts[st] + " " + st, { class: "status status-" + st }));
+    }
+    tr._counts.replaceChildren(...parts);
+  }
+
+  function heartbeat(i) {
+    return duration(Date.now() + skew - i.last_heartbeat) + " ago";
+  }
+
+  function fillInstanceRow(tr, line) {
+    const i = line.i;
+    tr._inst = i;
+    const sig = [i.address, i.status, i.overridden_status, i.zone, i.status_page_url, i.health_check_url].join("|");
+    if (tr._sig === sig) {
+      tr._hb.textContent = heartbeat(i);
+      return;
+    }
+    tr._sig = sig;
+    const links = document.createElement("span");
+    links.append(link(i.status_page_url, "status"), document.createTextNode(" "), link(i.health_check_url, "health"));
+    const actions = document.createElement("span");
+    if (i.overridden_status === "OUT_OF_SERVICE") actions.append(button("Put back in service", "putback"));
+    else actions.append(button("Take out of service", "out"));
+    actions.append(button("Deregister", "deregister", true));
+    tr._hb = cell("Last heartbeat", heartbeat(i));
+    // Keep the keyboard focus on the row's action buttons across an update.
+    const focused = tr.contains(document.activeElement) ? Array.from(tr.querySelectorAll("button")).indexOf(document.activeElement) : -1;
+    tr.replaceChildren(cell("Application", i.app), cell("Instance", i.id + " (" + i.address + ")"),
+      cell("Status", text("span", i.status, { class: "status status-" + i.status })),
+      cell("Override", i.overridden_status === "UNKNOWN" ? "none" : i.overridden_status),
+      cell("Zone", i.zone || ""), tr._hb, cell("Links", links), cell("Actions", actions));
+    if (focused >= 0) actions.children[Math.min(focused, actions.children.length - 1)].focus();
+  }
+
+  function renderTable() {
+    const view = lines();
+    const size = pageSize();
+    const pages = Math.max(1, Math.ceil(view.lines.length / size));
+    page = Math.min(page, pages - 1);
+    const want = view.lines.slice(page * size, page * size + size);
+    const tbody = el("instances").tBodies[0];
+    const keep = new Set();
+    const onScreen = new Set();
+    let cursor = tbody.firstChild;
+    for (const line of want) {
+      keep.add(line.key);
+      let tr = rows.get(line.key);
+      if (!tr) {
+        tr = document.createElement("tr");
+        if (line.i) {
+          tr.dataset.instance = line.i.id;
+        } else {
+          tr.className = "app-row";
+        }
+        tr.dataset.app = line.app.name;
+        rows.set(line.key, tr);
+      }
+      if (line.i) {
+        fillInstanceRow(tr, line);
+        onScreen.add(line.app.name);
+      } else {
+        fillAppRow(tr, line);
+      }
+      if (tr === cursor) cursor = cursor.nextSibling; else tbody.insertBefore(tr, cursor);
+    }
+    while (cursor) {
+      const next = cursor.nextSibling;
+      cursor.remove();
+      cursor = next;
+    }
+    for (const k of rows.keys()) if (!keep.has(k)) rows.delete(k);
+
+    const empty = view.lines.length === 0;
+    el("instances").hidden = empty;
+    el("no-apps").hidden = !empty;
+    el("no-apps").textContent = total === 0 ? "No instance is registered." : "Nothing matches the search.";
+    el("match-count").textContent = tokens.length
+      ? view.apps + " of " + apps.size + " apps, " + view.instances + " of " + total + " instances match"
+      : apps.size + " apps, " + total + " instances";
+    el("pager").hidden = pages <= 1;
+    el("page-info").textContent = "Page " + (page + 1) + " of " + pages;
+    el("prev").disabled = page === 0;
+    el("next").disabled = page >= pages - 1;
+
+    const shown = Array.from(onScreen).sort();
+    if (shown.join(",") !== shownApps.join(",")) {
+      shownApps = shown;
+      repoll();
+    }
+  }
+
+  const KIND = {
+    registered: "registered", cancelled: "cancelled", evicted: "evicted", status_set: "status set",
+    override_deleted: "override removed", override_adopted: "override from peer", renewed: "status by heartbeat",
+    metadata_updated: "metadata",
+  };
+
+  function renderFeed() {
+    feedDirty = false;
+    const ol = el("feed");
+    const items = [];
+    for (let k = feed.length - 1; k >= 0 && items.length < FEED_SHOW; k--) {
+      const c = feed[k];
+      if (!eventMatches(c)) continue;
+      const li = document.createElement("li");
+      li.className = "kind-" + c.kind;
+      const target = text("span", undefined, { class: "target" });
+      target.append(text("span", c.app, { class: "app" }), document.createTextNode(" "), text("span", c.id, { class: "id" }));
+      li.append(text("time", new Date(c.at).toLocaleTimeString(), { datetime: new Date(c.at).toISOString() }),
+        text("span", KIND[c.kind] || c.kind, { class: "kind" }), target,
+        text("span", c.status, { class: "status status-" + c.status }));
+      items.push(li);
+    }
+    ol.replaceChildren(...items);
+    el("no-feed").hidden = items.length > 0;
+    el("no-feed").textContent = feed.length ? "No recent change matches the search." : "No change yet.";
+    el("feed").hidden = items.length === 0;
+    el("feed-note").textContent = tokens.length ? "(matching the search)" : "";
+  }
+
+  // The heartbeat ages on screen count up between refreshes.
+  setInterval(() => {
+    for (const tr of rows.values()) if (tr._inst && tr._hb) tr._hb.textContent = heartbeat(tr._inst);
+  }, 1000);
+
+  // ---- search box and pages, kept in the hash ----
+
+  function readHash() {
+    const h = new URLSearchParams(location.hash.slice(1));
+    const q = h.get("q") || "";
+    el("search").value = q;
+    tokens = parse(q);
+    page = Math.max(0, (parseInt(h.get("page"), 10) || 1) - 1);
+    feedDirty = true;
+  }
+
+  function writeHash() {
+    const h = new URLSearchParams();
+    const q = el("search").value.trim();
+    if (q) h.set("q", q);
+    if (page > 0) h.set("page", String(page + 1));
+    const s = h.toString();
+    history.replaceState(null, "", s ? "#" + s : location.pathname + location.search);
+  }
+
+  el("search").addEventListener("input", () => {
+    tokens = parse(el("search").value);
+    page = 0;
+    feedDirty = true;
+    writeHash();
+    schedule();
+  });
+  el("search").addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && el("search").value) {
+      el("search").value = "";
+      el("search").dispatchEvent(new Event("input"));
+    }
+  });
+  document.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.key === "/" && !(t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) && !el("confirm").open) {
+      e.preventDefault();
+      el("search").focus();
+    }
+  });
+  narrow.addEventListener("change", schedule);
+  window.addEventListener("hashchange", () => {
+    readHash();
+    schedule();
+  });
+  el("prev").addEventListener("click", () => {
+    page = Math.max(0, page - 1);
+    writeHash();
+    schedule();
+  });
+  el("next").addEventListener("click", () => {
+    page++;
+    writeHash();
+    schedule();
+  });
+
+  // ---- actions ----
 
   const actions = {
     out: { method: "PUT", path: "/status?value=OUT_OF_SERVICE", verb: "Take out of service",
@@ -112,6 +501,19 @@
     deregister: { method: "DELETE", path: "", verb: "Deregister",
       text: "is removed from the registry; a running client registers again at its next heartbeat." },
   };
+
+  el("instances").tBodies[0].addEventListener("click", (e) => {
+    const b = e.target.closest("button[data-act]");
+    if (!b) return;
+    const tr = b.closest("tr");
+    const app = tr.dataset.app;
+    if (b.dataset.act === "toggle") {
+      expanded.set(app, b.getAttribute("aria-expanded") !== "true");
+      schedule();
+      return;
+    }
+    act(app, tr.dataset.instance, b.dataset.act);
+  });
 
   function confirmDialog(message) {
     return new Promise((resolve) => {
@@ -129,6 +531,7 @@
     busy = true;
     const ok = await confirmDialog(a.verb + ": instance " + id + " of " + app + " " + a.text);
     busy = false;
+    schedule();
     if (!ok) return;
     const url = apiPrefix + "/apps/" + encodeURIComponent(app) + "/" + encodeURIComponent(id) + a.path;
     const result = el("result");
@@ -141,19 +544,58 @@
       result.className = "error";
       result.textContent = a.verb + ": " + id + " failed: " + e.message;
     }
-    refresh();
+    // The change arrives through the long poll.
   }
 
-  async function refresh() {
-    try {
-      const resp = await fetch("api/summary", { credentials: "same-origin", cache: "no-store" });
-      if (!resp.ok) throw new Error("HTTP " + resp.status);
-      render(await resp.json());
-    } catch (e) {
-      el("updated").textContent = "Cannot reach the registry (" + e.message + "); retrying…";
+  // ---- data ----
+
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  let polling = null;       // the AbortController of the request in flight
+  let repollTimer = 0;
+
+  // repoll restarts the wait when the apps on screen change, so their
+  // heartbeats come at once.
+  function repoll() {
+    clearTimeout(repollTimer);
+    repollTimer = setTimeout(() => {
+      if (polling) polling.abort();
+    }, 300);
+  }
+
+  async function getJSON(url, signal) {
+    const resp = await fetch(url, { credentials: "same-origin", cache: "no-store", signal: signal });
+    if (!resp.ok) throw new Error("HTTP " + resp.status);
+    return resp.json();
+  }
+
+  async function run() {
+    let loaded = false;
+    for (;;) {
+      const ctl = new AbortController();
+      polling = ctl;
+      try {
+        if (!loaded) {
+          load(await getJSON("api/summary", ctl.signal));
+          loaded = true;
+        } else {
+          let url = "api/changes?since=" + version + "&wait=" + WAIT;
+          if (shownApps.length) url += "&apps=" + encodeURIComponent(shownApps.join(","));
+          const d = await getJSON(url, ctl.signal);
+          if (d.reset || d.started !== started) {
+            loaded = false;
+            continue;
+          }
+          apply(d);
+        }
+        await sleep(250); // let a burst of changes gather
+      } catch (e) {
+        if (ctl.signal.aborted) continue;
+        el("updated").textContent = "Cannot reach the registry (" + e.message + "); retrying…";
+        await sleep(2000);
+      }
     }
   }
 
-  refresh();
-  setInterval(refresh, 2000);
+  readHash();
+  run();
 })();
