@@ -43,8 +43,9 @@ type App struct {
 	// fetches the registry from these servers with the discovery client,
 	// and eureka_server cannot be used.
 	Remote []string `json:"remote,omitempty"`
-	// FetchInterval is how often the remote registry is refreshed.
-	// Default: 30s.
+	// FetchInterval is how often the remote registry is refreshed from a
+	// server that does not offer the watch (Java Eureka); our servers are
+	// watched, and their changes arrive within a round trip. Default: 30s.
 	FetchInterval caddy.Duration `json:"fetch_interval,omitempty"`
 	// Zone is this gateway's zone; remote servers of that zone are tried
 	// first.
@@ -88,6 +89,14 @@ type App struct {
 	// SelfURL is this node's own service URL, so that it is skipped when
 	// it appears in Peers (all nodes can then share one peer list).
 	SelfURL string `json:"self_url,omitempty"`
+	// MaxBatchDelay is how long a replication task waits for others to
+	// join its batch. Default 0: sent at once, batched only while a batch
+	// is in flight.
+	MaxBatchDelay caddy.Duration `json:"max_batch_delay,omitempty"`
+	// DisableWatch makes remote mode poll every fetch_interval instead of
+	// watching a server that offers the watch (Caddyfile: watch off).
+	// Default: watch, so changes arrive within a round trip.
+	DisableWatch bool `json:"disable_watch,omitempty"`
 
 	entry *entry
 	log   *zap.Logger
@@ -165,9 +174,10 @@ func (a *App) settings() settings {
 		LegacyLeaseExpiry:              a.LegacyLeaseExpiry,
 	}
 	s := settings{store: st, maxBody: a.MaxBodySize,
-		peers: replication.Config{Peers: a.Peers, Self: a.SelfURL}}
+		peers: replication.Config{Peers: a.Peers, Self: a.SelfURL, MaxBatchDelay: time.Duration(a.MaxBatchDelay)}}
 	if len(a.Remote) > 0 {
-		s.remote = &discovery.Config{ServiceURLs: a.Remote, Zone: a.Zone, RegistryFetchInterval: time.Duration(a.FetchInterval)}
+		s.remote = &discovery.Config{ServiceURLs: a.Remote, Zone: a.Zone, RegistryFetchInterval: time.Duration(a.FetchInterval),
+			DisableWatch: a.DisableWatch}
 	}
 	return s
 }

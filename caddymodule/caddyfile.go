@@ -44,6 +44,8 @@ func init() {
 //		max_body_size <size>
 //		peers <service_urls...>
 //		self_url <service_url>
+//		max_batch_delay <duration>
+//		watch off
 //	}
 func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 	app := new(App)
@@ -122,6 +124,19 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "self_url":
 			err = oneArg(d, &a.SelfURL)
+		case "max_batch_delay":
+			err = durationArg(d, &a.MaxBatchDelay)
+		case "watch":
+			var v string
+			if err = oneArg(d, &v); err == nil {
+				switch v {
+				case "off":
+					a.DisableWatch = true
+				case "on":
+				default:
+					err = d.Errf("watch: %q is neither on nor off", v)
+				}
+			}
 		default:
 			err = d.Errf("unrecognized eureka option %q", d.Val())
 		}

@@ -445,3 +445,41 @@ func TestLeastRequestsAvoidsBusyInstance(t *testing.T) {
 		t.Fatalf("the first request went to %q", name)
 	}
 }
+
+// With the default fetch interval (30 s), a remote-mode gateway follows the
+// remote registry by the watch: a registration is routed to, and a cancel
+// stops the traffic, within seconds.
+func TestRemoteModeFollowsChangesByWatch(t *testing.T) {
+	store := registry.New(registry.Config{})
+	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(context.Background())
+	remote := "http://" + srv.Addr().String() + "/eureka/"
+	c, d := newBackend(t, "c"), newBackend(t, "d")
+	registerVia(t, remote, c.instance("billing"))
+
+	tester := caddytest.NewTester(t)
+	tester.InitServer(testConfig("", "registry remote-watch\n\t\tremote "+remote, site(gatewayPort, "\teureka_gateway")), "caddyfile")
+	testkit.Eventually(t, 10*time.Second, "routing to the first instance", func() bool {
+		status, _ := do(t, "GET", gatewayURL+"/billing/x", nil)
+		return status == 200
+	})
+	registerVia(t, remote, d.instance("billing"))
+	testkit.Eventually(t, 5*time.Second, "routing to a new registration", func() bool {
+		_, body := do(t, "GET", gatewayURL+"/billing/x", nil)
+		return strings.HasPrefix(body, "d ")
+	})
+	if status, _ := do(t, "DELETE", remote+"apps/BILLING/"+c.instance("billing").InstanceID, nil); status != 200 {
+		t.Fatalf("cancel: %d", status)
+	}
+	testkit.Eventually(t, 5*time.Second, "no more traffic to a cancelled instance", func() bool {
+		for range 4 {
+			if _, body := do(t, "GET", gatewayURL+"/billing/x", nil); !strings.HasPrefix(body, "d ") {
+				return false
+			}
+		}
+		return true
+	})
+}

@@ -44,6 +44,20 @@ func (s *Server) Provision(ctx caddy.Context) error {
 		return err
 	}
 	s.api, s.handler = api, httpapi.NewHTTPHandler(api)
+	// Watches held by this config end when its server starts shutting
+	// down, so a reload does not wait for them; their clients re-watch on
+	// the new config at once.
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
+		srv.RegisterOnShutdown(api.Close)
+	}
+	return nil
+}
+
+// Cleanup ends the watches still held.
+func (s *Server) Cleanup() error {
+	if s.api != nil {
+		s.api.Close()
+	}
 	return nil
 }
 
@@ -59,5 +73,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*Server)(nil)
+	_ caddy.CleanerUpper          = (*Server)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Server)(nil)
 )

@@ -46,6 +46,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.StringVar(&st.InstanceID, "instance-id", "", "this server's own instance id, reported as the coordinating discovery server")
 	peers := fs.String("peers", "", "comma-separated service URLs of the other registry nodes (user:password@ for peers that need credentials)")
 	fs.StringVar(&o.registry.Peers.Self, "self-url", "", "this node's own service URL, to recognise it among -peers")
+	fs.DurationVar(&o.registry.Peers.MaxBatchDelay, "max-batch-delay", 0, "how long a replication task waits for others to join its batch (default 0: sent at once, batched while a batch is in flight)")
 
 	fs.StringVar(&o.dashboardPath, "dashboard-path", "/", `where the dashboard is served ("off" for none)`)
 	users := fs.String("auth-users", "", "comma-separated user:bcrypt-hash accounts; when set, writes need HTTP basic auth")

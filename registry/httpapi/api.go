@@ -59,6 +59,10 @@ type API struct {
 	env      string
 	peers    PeerStatus // nil: no peers
 	maxWait  time.Duration
+
+	// closed ends at Close: held watches return.
+	closed context.Context
+	close  context.CancelFunc
 }
 
 // NewAPI returns the REST API over store.
@@ -71,6 +75,7 @@ func NewAPI(store *registry.Store, cfg APIConfig) *API {
 		a.env = "test"
 	}
 	a.maxWait = cmp.Or(cfg.MaxWatchWait, 60*time.Second)
+	a.closed, a.close = context.WithCancel(context.Background())
 	a.prefixes = [][]string{{"eureka"}}
 	if p := cfg.Prefix; p != "" {
 		if sp := splitPrefix(p); !(len(sp) == 1 && sp[0] == "eureka") {
@@ -79,6 +84,11 @@ func NewAPI(store *registry.Store, cfg APIConfig) *API {
 	}
 	return a
 }
+
+// Close ends the watches the API holds, at once, as a server does when it
+// shuts down: they answer as if their wait had ended. Later watches are
+// answered at once. Close is idempotent.
+func (a *API) Close() { a.close() }
 
 // Store returns the Store the API serves.
 func (a *API) Store() *registry.Store { return a.store }

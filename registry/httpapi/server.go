@@ -37,6 +37,7 @@ func (discardLogger) Printf(string, ...any) {}
 // Server is the standalone registry server: the API served by fasthttp.
 type Server struct {
 	cfg  ServerConfig
+	api  *API
 	srv  *fasthttp.Server
 	ln   net.Listener
 	done chan struct{}
@@ -59,6 +60,7 @@ func NewServer(api *API, cfg ServerConfig) *Server {
 	}
 	return &Server{
 		cfg: cfg,
+		api: api,
 		srv: &fasthttp.Server{
 			Handler:                      withOther(api, cfg.Other),
 			Logger:                       cfg.Logger,
@@ -125,6 +127,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopping = true
 	s.mu.Unlock()
+	s.api.Close() // held watches answer now, not at the end of their wait
 	s.ln.Close()
 	err := s.srv.ShutdownWithContext(ctx)
 	if errors.Is(err, net.ErrClosed) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -69,5 +70,35 @@ func TestServerStopFinishesInFlightRequests(t *testing.T) {
 	}
 	if _, ok := s.Get("A", "x"); !ok {
 		t.Fatal("in-flight registration lost")
+	}
+}
+
+// Stopping the server answers the watches it holds at once.
+func TestServerStopReleasesWatches(t *testing.T) {
+	s, _ := newTestStore(t, registry.Config{})
+	api := NewAPI(s, APIConfig{})
+	srv := NewServer(api, ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	token := api.token(s.Version())
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + srv.Addr().String() + "/eureka/apps/delta?watch=" + token + "&wait=50")
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	testkit.Eventually(t, 5*time.Second, "the watch to be held", func() bool { return srv.srv.GetOpenConnectionsCount() > 0 })
+	stopped := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if took := time.Since(stopped); took > 5*time.Second {
+		t.Errorf("stop waited %v for a held watch", took)
 	}
 }

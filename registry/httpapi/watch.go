@@ -101,6 +101,7 @@ func (a *API) watch(req *Request, resp *Response, token string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	defer context.AfterFunc(a.closed, cancel)()
 	for {
 		version, changes, hash, ok := a.store.ChangesFor(since, apps)
 		if !ok {

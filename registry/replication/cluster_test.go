@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
@@ -312,4 +313,35 @@ func TestSyncFromRespectsDeadline(t *testing.T) {
 		t.Fatalf("sync took %v past a 400ms deadline", took)
 	}
 	p.Stop()
+}
+
+// A write on node 1 reaches a client watching node 3 through replication
+// and the watch, within seconds, with default client settings.
+func TestWriteOnOneNodeReachesAWatcherOnAnother(t *testing.T) {
+	c := newCluster(t, 3, replication.Config{})
+	client, err := discovery.New(discovery.Config{ServiceURLs: []string{c.nodes[2].url()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.Start()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		client.Stop(ctx)
+	}()
+	<-client.Ready()
+	for k := range 5 {
+		id := "w" + string(rune('a'+k))
+		if status := httpDo(t, "POST", c.nodes[0].url()+"apps/ORDERS", eureka.AppendInstanceJSON(nil, testkit.Inst("ORDERS", id))); status != 204 {
+			t.Fatalf("register: %d", status)
+		}
+		testkit.Eventually(t, 5*time.Second, id+" on the watcher of node 3", func() bool {
+			for _, i := range client.Instances("ORDERS") {
+				if i.ID() == id {
+					return true
+				}
+			}
+			return false
+		})
+	}
 }
