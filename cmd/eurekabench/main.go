@@ -23,6 +23,7 @@
 // With a subcommand it runs one study instead:
 //
 //	go run ./cmd/eurekabench scale    # cost per change at scale: big apps, eviction, churn, slow readers, VIPs, memory
+//	go run ./cmd/eurekabench push     # how fast a change reaches watching clients, and what a fleet of them costs
 package main
 
 import (
@@ -46,6 +47,27 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "push-server" {
+		if err := pushServer(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "eurekabench push-server:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "push" {
+		fs := flag.NewFlagSet("push", flag.ExitOnError)
+		c := defaultPush
+		fs.DurationVar(&c.d, "duration", c.d, "how long each fleet phase runs")
+		fs.IntVar(&c.clients, "clients", c.clients, "watching clients")
+		fs.IntVar(&c.rate, "rate", c.rate, "changes per second")
+		fs.IntVar(&c.trials, "trials", c.trials, "write-to-visible trials per kind")
+		fs.Parse(os.Args[2:])
+		if err := runPush(c, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "eurekabench push:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "scale" {
 		fs := flag.NewFlagSet("scale", flag.ExitOnError)
 		d := fs.Duration("duration", defaultScale.d, "how long each timed phase runs")

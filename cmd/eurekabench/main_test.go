@@ -24,3 +24,18 @@ func TestScaleSmall(t *testing.T) {
 	}
 	t.Log(out.String())
 }
+
+// The write-to-visible part of the push study runs at a small size. Its
+// fleet phases run the registry in a child process of the eurekabench
+// binary, which a test binary is not, so they run from the command only.
+func TestWriteToVisibleSmall(t *testing.T) {
+	got, err := writeToVisible(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"register", "cancel", "out_of_service"} {
+		if got[k].n != 3 {
+			t.Errorf("%s: %d trials", k, got[k].n)
+		}
+	}
+}

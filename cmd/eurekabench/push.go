@@ -1,0 +1,458 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/eurekagate/eurekagate/discovery"
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+)
+
+// pushConfig sizes the push study.
+type pushConfig struct {
+	trials    int           // write-to-visible trials per kind, one client
+	clients   int           // watching clients
+	instances int           // registry size
+	apps      int           // over this many apps
+	rate      int           // changes per second
+	d         time.Duration // how long each fleet phase runs
+	pollers   int           // polling clients in the comparison
+	appsEach  int           // apps per client in the interest phase
+}
+
+var defaultPush = pushConfig{trials: 60, clients: 1000, instances: 10000, apps: 1000, rate: 100, d: 60 * time.Second, pollers: 50, appsEach: 5}
+
+// runPush measures how fast a change reaches the consumers by the watch:
+// one default client's write-to-visible latency, then a fleet of watching
+// clients under a steady rate of changes (whole-registry watches, then
+// watches of a few apps each, then polling every second for comparison).
+// The registry runs in a child process, so its CPU and memory are its own.
+func runPush(c pushConfig, out io.Writer) error {
+	fmt.Fprintf(out, "eurekabench push: %d clients, %d instances over %d apps, %d changes/s, %s per fleet phase\n\n",
+		c.clients, c.instances, c.apps, c.rate, c.d)
+	row := func(name, result, note string) { fmt.Fprintf(out, "%-56s %24s   %s\n", name, result, note) }
+	row("measurement", "result", "target")
+
+	single, err := writeToVisible(c.trials)
+	if err != nil {
+		return err
+	}
+	for _, k := range []string{"register", "cancel", "out_of_service"} {
+		l := single[k]
+		row("write to client.Instances, "+k, fmt.Sprintf("%s / %s / %s", l.p50, l.p99, l.max), fmt.Sprintf("p50 < 100ms, max < 1s (%d trials)", l.n))
+	}
+	for _, phase := range []struct {
+		name     string
+		appsEach int
+		watch    bool
+		clients  int
+	}{
+		{"whole-registry watches", 0, true, c.clients},
+		{fmt.Sprintf("watches of %d apps each", c.appsEach), c.appsEach, true, c.clients},
+		{"polling every 1s (for comparison)", 0, false, c.pollers},
+	} {
+		r, err := fleet(c, phase.clients, phase.appsEach, phase.watch)
+		if err != nil {
+			return fmt.Errorf("%s: %w", phase.name, err)
+		}
+		row(fmt.Sprintf("%s: %d clients", phase.name, phase.clients), fmt.Sprintf("%d changes", r.changes), "")
+		row("  delivery p50 / p99 / max", fmt.Sprintf("%s / %s / %s", r.lat.p50, r.lat.p99, r.lat.max), fmt.Sprintf("%d deliveries", r.lat.n))
+		row("  server CPU", fmt.Sprintf("%.2f cores", r.cpu), "")
+		row("  server RSS", fmt.Sprintf("%.0f MB", float64(r.rss)/1e6), "")
+		row("  bytes sent per change per client", fmt.Sprintf("%.0f B", r.bytesPerChangePerClient), "")
+	}
+	return nil
+}
+
+type latencies struct {
+	n             int
+	p50, p99, max time.Duration
+}
+
+func summarize(l []time.Duration) latencies {
+	if len(l) == 0 {
+		return latencies{}
+	}
+	slices.Sort(l)
+	round := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+	return latencies{n: len(l), p50: round(l[len(l)/2]), p99: round(l[len(l)*99/100]), max: round(l[len(l)-1])}
+}
+
+// writeToVisible times, for one client with default settings against our
+// server on loopback, each write until client.Instances reflects it.
+func writeToVisible(trials int) (map[string]latencies, error) {
+	store := registry.New(registry.Config{})
+	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	defer srv.Stop(context.Background())
+	client, err := discovery.New(discovery.Config{ServiceURLs: []string{"http://" + srv.Addr().String() + "/eureka/"}})
+	if err != nil {
+		return nil, err
+	}
+	client.Start()
+	defer client.Stop(context.Background())
+	<-client.Ready()
+	visible := func(id string, up bool) bool {
+		list := client.Instances("PROBE")
+		if !up {
+			list = client.AllInstances("PROBE")
+		}
+		return slices.ContainsFunc(list, func(i *eureka.InstanceInfo) bool { return i.ID() == id })
+	}
+	wait := func(cond func() bool) (time.Duration, error) {
+		start := time.Now()
+		for !cond() {
+			if time.Since(start) > 10*time.Second {
+				return 0, errors.New("a change did not arrive within 10s")
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+		return time.Since(start), nil
+	}
+	got := map[string][]time.Duration{}
+	for n := range trials {
+		i := testkit.Inst("PROBE", "p"+strconv.Itoa(n))
+		start := time.Now()
+		store.Register(i, false)
+		if _, err := wait(func() bool { return visible(i.InstanceID, true) }); err != nil {
+			return nil, err
+		}
+		got["register"] = append(got["register"], time.Since(start))
+		start = time.Now()
+		store.SetStatus("PROBE", i.InstanceID, eureka.StatusOutOfService, 0, false)
+		if _, err := wait(func() bool { return !visible(i.InstanceID, true) }); err != nil {
+			return nil, err
+		}
+		got["out_of_service"] = append(got["out_of_service"], time.Since(start))
+		start = time.Now()
+		store.Cancel("PROBE", i.InstanceID, false)
+		if _, err := wait(func() bool { return !visible(i.InstanceID, false) }); err != nil {
+			return nil, err
+		}
+		got["cancel"] = append(got["cancel"], time.Since(start))
+	}
+	out := map[string]latencies{}
+	for k, l := range got {
+		out[k] = summarize(l)
+	}
+	return out, nil
+}
+
+type fleetResult struct {
+	changes                 int
+	lat                     latencies
+	cpu                     float64
+	rss                     uint64
+	bytesPerChangePerClient float64
+}
+
+// fleet runs clients against a registry in a child process while a writer
+// changes one instance's metadata (seq) rate times a second, and measures
+// when each change becomes visible to each client that holds its app.
+func fleet(c pushConfig, clients, appsEach int, watch bool) (*fleetResult, error) {
+	child, err := startChild(c)
+	if err != nil {
+		return nil, err
+	}
+	defer child.stop()
+	base := "http://" + child.addr + "/eureka/"
+
+	// The writes: change k touches instance k*7919 mod instances.
+	type write struct {
+		app, id string
+		at      time.Time
+	}
+	var writesMu sync.RWMutex
+	var writes []write
+	per := c.instances / c.apps
+	target := func(k int) (string, string) {
+		n := (k * 7919) % c.instances
+		return "SERVICE-" + strconv.Itoa(n/per), testkit.SampleInstance(n).InstanceID
+	}
+
+	type tracker struct {
+		client *discovery.Client
+		apps   map[string]bool // nil: all
+		next   int             // first write not yet seen
+		lat    []time.Duration
+	}
+	trackers := make([]*tracker, clients)
+	for n := range trackers {
+		cfg := discovery.Config{ServiceURLs: []string{base}, RegistryFetchInterval: time.Second, DisableWatch: !watch}
+		tr := &tracker{}
+		if appsEach > 0 {
+			tr.apps = map[string]bool{}
+			for k := range appsEach {
+				app := "SERVICE-" + strconv.Itoa((n*appsEach+k)%c.apps)
+				cfg.Apps = append(cfg.Apps, app)
+				tr.apps[app] = true
+			}
+		}
+		cl, err := discovery.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		tr.client = cl
+		trackers[n] = tr
+	}
+	for _, tr := range trackers {
+		tr.client.Start()
+	}
+	defer func() {
+		var wg sync.WaitGroup
+		for _, tr := range trackers {
+			wg.Add(1)
+			go func() { defer wg.Done(); tr.client.Stop(context.Background()) }()
+		}
+		wg.Wait()
+	}()
+	for _, tr := range trackers {
+		select {
+		case <-tr.client.Ready():
+		case <-time.After(time.Minute):
+			return nil, errors.New("clients did not load the registry within a minute")
+		}
+	}
+
+	// seen reports whether the client holds write k.
+	seen := func(tr *tracker, k int) bool {
+		writesMu.RLock()
+		w := writes[k]
+		writesMu.RUnlock()
+		for _, i := range tr.client.AllInstances(w.app) {
+			if i.ID() == w.id {
+				seq, _ := strconv.Atoi(i.Metadata["seq"])
+				return seq >= k
+			}
+		}
+		return false
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for _, tr := range trackers {
+		changes, unsubscribe := tr.client.Subscribe()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer unsubscribe()
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for !stop.Load() {
+				select {
+				case <-changes:
+				case <-tick.C:
+				}
+				now := time.Now()
+				writesMu.RLock()
+				total := len(writes)
+				writesMu.RUnlock()
+				// Writes arrive in order: find the newest one held.
+				held := -1
+				for k := total - 1; k >= tr.next; k-- {
+					writesMu.RLock()
+					app := writes[k].app
+					writesMu.RUnlock()
+					if tr.apps != nil && !tr.apps[app] {
+						continue
+					}
+					if seen(tr, k) {
+						held = k
+					}
+					break
+				}
+				if held < 0 {
+					continue
+				}
+				writesMu.RLock()
+				for k := tr.next; k <= held; k++ {
+					if tr.apps == nil || tr.apps[writes[k].app] {
+						tr.lat = append(tr.lat, now.Sub(writes[k].at))
+					}
+				}
+				writesMu.RUnlock()
+				tr.next = held + 1
+			}
+		}()
+	}
+
+	http := &fasthttp.HostClient{Addr: child.addr}
+	defer http.CloseIdleConnections()
+	cpu0, io0 := child.cpu(), child.bytesWritten()
+	start := time.Now()
+	tick := time.NewTicker(time.Second / time.Duration(c.rate))
+	for k := 0; time.Since(start) < c.d; k++ {
+		<-tick.C
+		app, id := target(k)
+		writesMu.Lock()
+		writes = append(writes, write{app, id, time.Now()})
+		writesMu.Unlock()
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		req.Header.SetMethod("PUT")
+		req.SetRequestURI(base + "apps/" + app + "/" + id + "/metadata?seq=" + strconv.Itoa(k))
+		err := http.Do(req, resp)
+		status := resp.StatusCode()
+		fasthttp.ReleaseRequest(req)
+		fasthttp.ReleaseResponse(resp)
+		if err != nil || status != 200 {
+			tick.Stop()
+			return nil, fmt.Errorf("metadata write: %v %d", err, status)
+		}
+	}
+	tick.Stop()
+	elapsed := time.Since(start)
+	time.Sleep(2 * time.Second) // the last changes arrive
+	cpu, written := child.cpu()-cpu0, child.bytesWritten()-io0
+	rss := child.rss()
+	stop.Store(true)
+	wg.Wait()
+
+	var all []time.Duration
+	for _, tr := range trackers {
+		all = append(all, tr.lat...)
+	}
+	writesMu.RLock()
+	n := len(writes)
+	writesMu.RUnlock()
+	return &fleetResult{
+		changes: n, lat: summarize(all), cpu: cpu.Seconds() / elapsed.Seconds(), rss: rss,
+		bytesPerChangePerClient: float64(written) / float64(n) / float64(clients),
+	}, nil
+}
+
+// child is the registry in a child process: this binary, run as
+// "eurekabench push-server".
+type child struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func startChild(c pushConfig) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, "push-server", "-instances", strconv.Itoa(c.instances), "-apps", strconv.Itoa(c.apps))
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("push-server: %w", err)
+	}
+	return &child{cmd: cmd, addr: strings.TrimSpace(line)}, nil
+}
+
+func (c *child) stop() {
+	c.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// cpu is the child's user and system CPU time, from /proc.
+func (c *child) cpu() time.Duration {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses.
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // clock ticks: 100 per second on Linux
+}
+
+func (c *child) rss() uint64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/statm")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(fields[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
+}
+
+// bytesWritten is what the child wrote to sockets and files, from
+// /proc/<pid>/io.
+func (c *child) bytesWritten() uint64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/io")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
+			n, _ := strconv.ParseUint(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// pushServer is the child: a registry of sample instances on a loopback
+// port, which it prints, served until interrupted.
+func pushServer(args []string) error {
+	fs := flag.NewFlagSet("push-server", flag.ContinueOnError)
+	instances := fs.Int("instances", 10000, "registry size")
+	apps := fs.Int("apps", 1000, "applications")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	store := registry.New(registry.Config{})
+	per := max(1, *instances / *apps)
+	for n := range *instances {
+		i := testkit.SampleInstance(n)
+		i.App = "SERVICE-" + strconv.Itoa(n/per)
+		if err := store.Register(i, false); err != nil {
+			return err
+		}
+	}
+	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	fmt.Println(srv.Addr().String())
+	sig := make(chan os.Signal, 1)
+	notifyInterrupt(sig)
+	<-sig
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Stop(ctx)
+}
