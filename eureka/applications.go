@@ -37,7 +37,7 @@ func (c *StatusCounts) Add(s Status) {
 // Hash renders the counts as Eureka's reconcile hash.
 func (c *StatusCounts) Hash() string {
 	var b []byte
-	for s := range c { // Status values are declared in name order.
+	for _, s := range hashOrder {
 		if c[s] > 0 {
 			b = append(b, statusNames[s]...)
 			b = append(b, '_')

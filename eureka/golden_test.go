@@ -118,6 +118,10 @@ func TestReconcileHash(t *testing.T) {
 		{mk(StatusOutOfService, StatusUp, StatusStarting, StatusUp, StatusOutOfService, StatusUp, StatusUp, StatusUp),
 			"OUT_OF_SERVICE_2_STARTING_1_UP_5_"},
 		{mk(StatusUnknown), "UNKNOWN_1_"},
+		// Every status: Java's TreeMap puts UNKNOWN between STARTING and UP.
+		{mk(StatusUp, StatusUnknown, StatusDown, StatusUp, StatusStarting, StatusOutOfService, StatusUp, StatusUp, StatusUp),
+			"DOWN_1_OUT_OF_SERVICE_1_STARTING_1_UNKNOWN_1_UP_5_"},
+		{mk(StatusUnknown, StatusDown, StatusUp, StatusUp, StatusUp, StatusUp, StatusUp), "DOWN_1_UNKNOWN_1_UP_5_"},
 	}
 	for _, c := range cases {
 		if got := ReconcileHash(c.apps); got != c.want {

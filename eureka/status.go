@@ -6,8 +6,8 @@ package eureka
 // override" in the overriddenStatus field.
 type Status uint8
 
-// The instance statuses. Their order is the order of their names, which is
-// the order the reconcile hash lists them in.
+// The instance statuses. UNKNOWN is the zero value; the reconcile hash
+// lists them in the order of their names (hashOrder).
 const (
 	StatusUnknown Status = iota
 	StatusDown
@@ -15,6 +15,11 @@ const (
 	StatusStarting
 	StatusUp
 )
+
+// hashOrder is the statuses in alphabetical order of their names, as
+// Java's TreeMap orders the reconcile hash: DOWN, OUT_OF_SERVICE, STARTING,
+// UNKNOWN, UP.
+var hashOrder = [...]Status{StatusDown, StatusOutOfService, StatusStarting, StatusUnknown, StatusUp}
 
 var statusNames = [...]string{
 	StatusUnknown:      "UNKNOWN",
