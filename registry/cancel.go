@@ -32,6 +32,9 @@ func (s *Store) cancelLocked(app, id string, kind ChangeKind, replication bool, 
 		l.evicted = now
 	}
 	s.setHolder(a, l, nil)
+	if kind == Cancelled {
+		s.buryLocked(app, l, now) // evictions are not buried: the instance may come back by itself
+	}
 	info := l.info.Clone()
 	info.ActionType = eureka.ActionDeleted
 	info.LastUpdatedTimestamp = now

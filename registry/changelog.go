@@ -58,12 +58,13 @@ func (c *changeLog) purge(cutoff int64) bool {
 }
 
 // PurgeDeltas drops changes older than DeltaRetention from the log (and so
-// from the delta), as Eureka's retention task does every 30 s, and expires
-// idle overrides.
+// from the delta), as Eureka's retention task does every 30 s, forgets the
+// cancels of that age, and expires idle overrides.
 func (s *Store) PurgeDeltas() {
 	s.expireOverrides()
 	cutoff := s.nowMillis() - s.cfg.DeltaRetention.Milliseconds()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.changes.purge(cutoff)
+	s.purgeTombstonesLocked(cutoff)
 }

@@ -49,6 +49,11 @@ func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
 // decide the status; the change is recorded as ADDED. replication marks a
 // registration received from a peer. A missing lastDirtyTimestamp means now.
 //
+// A cancel is remembered for DeltaRetention: a replicated registration no
+// newer than it is refused with ErrCancelled, and a client's own
+// registration after it gets a lastDirtyTimestamp newer than it, so that
+// its replicas are not refused.
+//
 // Register does not modify i. It returns a *ValidationError for an instance
 // that Validate refuses.
 func (s *Store) Register(i *eureka.InstanceInfo, replication bool) error {
@@ -56,7 +61,13 @@ func (s *Store) Register(i *eureka.InstanceInfo, replication bool) error {
 		return err
 	}
 	s.mu.Lock()
-	s.registerLocked(i.Clone(), Registered, replication, s.nowMillis())
+	in, now := i.Clone(), s.nowMillis()
+	in.App = strings.ToUpper(in.App)
+	if replication && s.buried(in.App, in.ID(), in.LastDirtyTimestamp) {
+		s.mu.Unlock()
+		return ErrCancelled
+	}
+	s.registerLocked(in, Registered, replication, now)
 	s.mu.Unlock()
 	s.deliver()
 	return nil
@@ -79,6 +90,12 @@ func (s *Store) registerLocked(in *eureka.InstanceInfo, kind ChangeKind, replica
 		in.DataCenterInfo.Metadata = md
 	}
 	id := in.ID()
+	if t, ok := s.tombstones[tombstoneKey(in.App, id)]; ok {
+		// A registration after a cancel: the client's own, or a peer's newer
+		// one. It outranks the cancel, and its replicas must too.
+		in.LastDirtyTimestamp = max(in.LastDirtyTimestamp, t.dirty+1)
+		delete(s.tombstones, tombstoneKey(in.App, id))
+	}
 	a := s.apps[in.App]
 	if a == nil {
 		a = &appLeases{leases: map[string]*lease{}}

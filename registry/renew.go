@@ -22,6 +22,10 @@ const (
 	// RenewConflict: a peer replicated a heartbeat older than this server's
 	// copy; it gets this server's instance back to sync from (409).
 	RenewConflict
+	// RenewCancelled: a peer replicated a heartbeat of an instance this
+	// server saw cancelled, no newer than the cancel; the peer missed the
+	// cancel and should drop its copy (410).
+	RenewCancelled
 )
 
 // RenewRequest carries the optional query parameters of a heartbeat.
@@ -48,7 +52,11 @@ func (s *Store) Renew(app, id string, req RenewRequest) (RenewResult, *eureka.In
 	s.mu.RLock()
 	l := s.lookup(app, id)
 	if l == nil {
+		buried := req.Replication && s.buried(app, id, req.LastDirtyTimestamp)
 		s.mu.RUnlock()
+		if buried {
+			return RenewCancelled, nil
+		}
 		return RenewNotFound, nil
 	}
 	st := s.effectiveStatus(l.info, l, req.Replication, now)

@@ -30,17 +30,18 @@ type Store struct {
 	epoch uint64
 	log   *zap.Logger
 
-	mu        sync.RWMutex
-	apps      map[string]*appLeases // by upper-case app name
-	counts    eureka.StatusCounts   // instances by status over every app
-	overrides map[string]*override  // by instance id, as Eureka keys them
-	changes   changeLog
-	expected  int // expected number of clients sending renews
-	threshold int // renews per minute below which evictions stop
-	lastEvict time.Time
-	evictMu   sync.Mutex // one eviction run at a time
-	started   time.Time
-	preserved bool // self-preservation held at the last eviction run
+	mu         sync.RWMutex
+	apps       map[string]*appLeases // by upper-case app name
+	counts     eureka.StatusCounts   // instances by status over every app
+	overrides  map[string]*override  // by instance id, as Eureka keys them
+	tombstones map[string]tombstone  // cancels of the last DeltaRetention, by app/id
+	changes    changeLog
+	expected   int // expected number of clients sending renews
+	threshold  int // renews per minute below which evictions stop
+	lastEvict  time.Time
+	evictMu    sync.Mutex // one eviction run at a time
+	started    time.Time
+	preserved  bool // self-preservation held at the last eviction run
 
 	// version counts recorded changes; payloads built at one version are
 	// served until it moves. stream delivers them.

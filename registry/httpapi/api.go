@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"compress/gzip"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -307,7 +308,10 @@ func (a *API) register(req *Request, resp *Response, app string) {
 		resp.text(http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := a.store.Register(inst, req.Replication); err != nil {
+	if err := a.store.Register(inst, req.Replication); errors.Is(err, registry.ErrCancelled) {
+		resp.text(http.StatusGone, "instance was cancelled after this registration was made")
+		return
+	} else if err != nil {
 		resp.text(http.StatusBadRequest, err.Error())
 		return
 	}

@@ -27,6 +27,8 @@ func (a *API) renew(req *Request, resp *Response, app, id string) {
 		resp.empty(http.StatusOK)
 	case registry.RenewNotFound:
 		resp.empty(http.StatusNotFound)
+	case registry.RenewCancelled:
+		resp.empty(http.StatusGone)
 	case registry.RenewConflict:
 		f := eureka.AcceptFormat(req.Accept)
 		*resp = Response{Status: http.StatusConflict, ContentType: f.ContentType(), Body: eureka.AppendInstance(nil, f, inst)}

@@ -17,7 +17,11 @@ func Apply(s *registry.Store, it Item) Result {
 	switch it.Action {
 	case ActionRegister:
 		if it.Instance != nil {
-			_ = s.Register(it.Instance, true) // always 200, even if invalid
+			// 200 even if invalid, as Eureka; 410 if this node saw it
+			// cancelled after it was made: the sender missed the cancel.
+			if errors.Is(s.Register(it.Instance, true), registry.ErrCancelled) {
+				return Result{StatusCode: http.StatusGone}
+			}
 		}
 		return Result{StatusCode: http.StatusOK}
 	case ActionHeartbeat:
@@ -31,6 +35,8 @@ func Apply(s *registry.Store, it Item) Result {
 			return Result{StatusCode: http.StatusOK}
 		case registry.RenewConflict:
 			return Result{StatusCode: http.StatusConflict, Instance: inst}
+		case registry.RenewCancelled:
+			return Result{StatusCode: http.StatusGone}
 		}
 		return Result{StatusCode: http.StatusNotFound}
 	case ActionCancel:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -343,5 +344,83 @@ func TestWriteOnOneNodeReachesAWatcherOnAnother(t *testing.T) {
 			}
 			return false
 		})
+	}
+}
+
+// One node is cut off (its server stopped, its state and senders kept)
+// while instances are cancelled on another; the cancel tasks for it expire
+// meanwhile. When it comes back, heartbeats of the cancelled instances are
+// still pending there (as in a paused process's sockets): it renews them
+// and replicates them. No other node ever serves a cancelled instance
+// again, and the node drops them within seconds.
+func TestNothingCancelledComesBack(t *testing.T) {
+	c := newCluster(t, 3, replication.Config{CancelTTL: time.Second, TaskTTL: time.Second})
+	n1, n2, n3 := c.nodes[0], c.nodes[1], c.nodes[2]
+	var ids []string
+	for k := range 10 {
+		id := "i" + strconv.Itoa(k)
+		ids = append(ids, id)
+		testkit.MustRegister(t, n1.store, testkit.Inst("ORDERS", id), false)
+	}
+	testkit.Eventually(t, 5*time.Second, "registrations everywhere", func() bool { return n2.store.Len() == 10 && n3.store.Len() == 10 })
+
+	// Cut node 3 off and cancel half the instances on node 1.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n3.srv.Stop(ctx)
+	cancelled := ids[:5]
+	for _, id := range cancelled {
+		if !n1.store.Cancel("ORDERS", id, false) {
+			t.Fatal("cancel failed")
+		}
+	}
+	testkit.Eventually(t, 5*time.Second, "the cancels on node 2", func() bool { return n2.store.Len() == 5 })
+	// The cancels for node 3 wait, then expire: node 3 never hears of them.
+	testkit.Eventually(t, 5*time.Second, "node 1 to try node 3", func() bool {
+		for _, ps := range n1.peers.Stats() {
+			if strings.Contains(ps.URL, n3.addr) && ps.Failures > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	c.clock.Advance(time.Minute)
+
+	// Node 3 comes back and processes the heartbeats it held.
+	n3.srv = httpapi.NewServer(httpapi.NewAPI(n3.store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: n3.addr})
+	if err := n3.srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		n3.store.Renew("ORDERS", id, registry.RenewRequest{})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		for _, n := range []*node{n1, n2} {
+			for _, id := range cancelled {
+				if _, ok := n.store.Get("ORDERS", id); ok {
+					t.Fatalf("%s came back on %s", id, n.addr)
+				}
+			}
+		}
+		gone := 0
+		for _, id := range cancelled {
+			if _, ok := n3.store.Get("ORDERS", id); !ok {
+				gone++
+			}
+		}
+		if gone == len(cancelled) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 3 still holds %d cancelled instances", len(cancelled)-gone)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The live instances are untouched everywhere.
+	for _, n := range c.nodes {
+		if n.store.Len() != 5 {
+			t.Errorf("%s holds %d instances, want 5", n.addr, n.store.Len())
+		}
 	}
 }

@@ -34,6 +34,10 @@ type Config struct {
 	// TaskTTL is how long a task may wait before it is dropped as stale.
 	// Default 30s (Eureka's renewal interval and maxTimeForReplication).
 	TaskTTL time.Duration
+	// CancelTTL is how long a cancel may wait: as long as the Store
+	// remembers cancels (DeltaRetention), so a peer that comes back within
+	// it still hears of them. Default 3m.
+	CancelTTL time.Duration
 	// CongestionRetry is the wait before resending a batch that got 503 or
 	// timed out. Default 1s. NetworkRetry is the wait after other network
 	// errors. Default 100ms.
@@ -61,6 +65,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.MaxBatchDelay = max(c.MaxBatchDelay, 0)
 	setDuration(&c.TaskTTL, 30*time.Second)
+	setDuration(&c.CancelTTL, 3*time.Minute)
 	setDuration(&c.CongestionRetry, time.Second)
 	setDuration(&c.NetworkRetry, 100*time.Millisecond)
 	setDuration(&c.Timeout, 5*time.Second)

@@ -47,14 +47,29 @@ type peer struct {
 	down                    atomic.Bool
 }
 
-// enqueue adds or replaces a task; a full queue drops its oldest.
+// enqueue adds or replaces a task; a full queue drops its oldest. A
+// cancel goes to the front, ahead of the heartbeats queued before it, and
+// replaces the instance's other pending tasks, which it makes moot: so a
+// peer that comes back hears of the cancel first, and a cancel outlives a
+// backlog (CancelTTL).
 func (pe *peer) enqueue(it Item, now time.Time, cfg Config) {
 	key := taskKey(it)
+	ttl := cfg.TaskTTL
+	if it.Action == ActionCancel {
+		ttl = cfg.CancelTTL
+	}
 	pe.mu.Lock()
-	if t := pe.tasks[key]; t != nil {
-		t.item, t.expires = it, now.Add(cfg.TaskTTL)
-	} else {
-		pe.tasks[key] = &task{key: key, item: it, expires: now.Add(cfg.TaskTTL)}
+	switch t := pe.tasks[key]; {
+	case t != nil:
+		t.item, t.expires = it, now.Add(ttl)
+	case it.Action == ActionCancel:
+		for _, action := range []string{ActionRegister, ActionHeartbeat, ActionStatusUpdate, ActionDeleteStatusOverride} {
+			delete(pe.tasks, taskKey(Item{Action: action, AppName: it.AppName, ID: it.ID}))
+		}
+		pe.tasks[key] = &task{key: key, item: it, expires: now.Add(ttl)}
+		pe.order = append([]string{key}, pe.order...)
+	default:
+		pe.tasks[key] = &task{key: key, item: it, expires: now.Add(ttl)}
 		pe.order = append(pe.order, key)
 		for len(pe.tasks) > cfg.MaxQueue {
 			pe.popOldestLocked()

@@ -3,6 +3,7 @@ package replication
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
@@ -52,4 +53,23 @@ func TestQueueDedupesAndBounds(t *testing.T) {
 	}
 	want(t, "queue", got, []string{"b=UP", "c=UP", "d=UP"})
 	want(t, "dropped", pe.dropped.Load(), uint64(1))
+}
+
+// A cancel jumps the queue and replaces the instance's pending tasks.
+func TestCancelGoesFirst(t *testing.T) {
+	pe := &peer{tasks: map[string]*task{}, wake: make(chan struct{}, 1)}
+	cfg := Config{}.withDefaults()
+	now := testkit.NewFakeClock().Now()
+	for _, id := range []string{"a", "b", "c"} {
+		pe.enqueue(Item{Action: ActionHeartbeat, AppName: "A", ID: id}, now, cfg)
+	}
+	pe.enqueue(Item{Action: ActionCancel, AppName: "A", ID: "b"}, now, cfg)
+	// A minute later the heartbeats are stale, the cancel is not.
+	batch, expired := pe.take(10, now.Add(time.Minute))
+	var got []string
+	for _, t := range batch {
+		got = append(got, t.item.Action+":"+t.item.ID)
+	}
+	want(t, "queue after a cancel", got, []string{"Cancel:b"})
+	want(t, "expired heartbeats", expired, 2)
 }
