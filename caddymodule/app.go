@@ -208,7 +208,9 @@ func (a *App) API(prefix string) (*httpapi.API, error) {
 	}
 	cfg := httpapi.APIConfig{Prefix: prefix, MaxBodyBytes: a.MaxBodySize}
 	if a.entry.peers != nil {
-		cfg.Peers = a.entry.peers
+		// Caddy may start the http app before this one: reads wait for the
+		// start-up sync, answered 503 meanwhile.
+		cfg.Peers, cfg.Ready = a.entry.peers, a.entry.peers.Synced()
 	}
 	return httpapi.NewAPI(a.entry.store, cfg), nil
 }

@@ -97,11 +97,17 @@ type APIParams struct {
 	Config RegistryConfig     `optional:"true"`
 }
 
-// NewAPI builds the REST API over the Store; /status reports the Peers.
+// NewAPI builds the REST API over the Store; /status reports the Peers,
+// and reads are answered 503 until their start-up sync is done.
 func NewAPI(p APIParams) *httpapi.API {
 	cfg := p.Config.API
-	if p.Peers != nil && cfg.Peers == nil {
-		cfg.Peers = p.Peers
+	if p.Peers != nil {
+		if cfg.Peers == nil {
+			cfg.Peers = p.Peers
+		}
+		if cfg.Ready == nil {
+			cfg.Ready = p.Peers.Synced() // reads wait for the start-up sync
+		}
 	}
 	return httpapi.NewAPI(p.Store, cfg)
 }

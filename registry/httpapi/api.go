@@ -38,6 +38,12 @@ type APIConfig struct {
 	// Peers reports the replication state that GET /status shows (a
 	// *replication.Peers). Default: none, a node without peers.
 	Peers PeerStatus
+	// Ready, if set, is closed once the registry may answer reads: when
+	// the node's start-up sync is done (replication.Peers.Synced). Until
+	// then registry reads (fetches, lookups, watches) are answered 503, so
+	// clients try another node instead of caching an empty or partial
+	// registry; writes are accepted. Default: ready.
+	Ready <-chan struct{}
 	// MaxWatchWait caps how long a watch (the delta with a watch
 	// parameter) is held without a change. Default 60s; a watch that asks
 	// for no wait is held 30s at most.
@@ -58,7 +64,8 @@ type API struct {
 	prefixes [][]string
 	auth     *authenticator // nil: open
 	env      string
-	peers    PeerStatus // nil: no peers
+	ready    <-chan struct{} // nil: ready
+	peers    PeerStatus      // nil: no peers
 	maxWait  time.Duration
 
 	// closed ends at Close: held watches return.
@@ -68,7 +75,7 @@ type API struct {
 
 // NewAPI returns the REST API over store.
 func NewAPI(store *registry.Store, cfg APIConfig) *API {
-	a := &API{store: store, maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers}
+	a := &API{store: store, maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers, ready: cfg.Ready}
 	if a.maxBody <= 0 {
 		a.maxBody = DefaultMaxBodyBytes
 	}
@@ -177,6 +184,14 @@ func (a *API) Serve(req *Request, resp *Response) {
 		write := req.Method != http.MethodGet && req.Method != http.MethodHead
 		if !a.auth.allowed(req, write, r.ep == epBatch || req.Replication) {
 			unauthorized(resp)
+			return
+		}
+	}
+	if a.ready != nil && r.ep.isRead() && req.Method != http.MethodPost && req.Method != http.MethodPut && req.Method != http.MethodDelete {
+		select {
+		case <-a.ready:
+		default:
+			resp.text(http.StatusServiceUnavailable, "this registry node is syncing from its peers; try another node")
 			return
 		}
 	}

@@ -24,6 +24,15 @@ const (
 	epStatusOverrides           // serverinfo/statusoverrides
 )
 
+// isRead reports whether the endpoint reads the registry (for GET).
+func (e endpoint) isRead() bool {
+	switch e {
+	case epApps, epDelta, epApp, epInstance, epInstanceByID, epVIP, epSVIP:
+		return true
+	}
+	return false
+}
+
 // route is a parsed request path.
 type route struct {
 	ep       endpoint

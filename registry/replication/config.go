@@ -42,8 +42,12 @@ type Config struct {
 	// timed out. Default 1s. NetworkRetry is the wait after other network
 	// errors. Default 100ms.
 	CongestionRetry, NetworkRetry time.Duration
-	// Timeout bounds one batch request. Default 5s.
+	// Timeout bounds one batch request, and one peer's answer to the
+	// start-up sync. Default 5s.
 	Timeout time.Duration
+	// StartupSyncTimeout bounds how long the start-up sync waits for peers
+	// that have not answered. Default 30s.
+	StartupSyncTimeout time.Duration
 	// MaxResponseBytes bounds a peer's answer, gzip-decoded: the start-up
 	// sync's full registry and a batch's results. A larger answer is an
 	// error, so a hostile peer cannot exhaust memory with a gzip bomb.
@@ -69,6 +73,7 @@ func (c Config) withDefaults() Config {
 	setDuration(&c.CongestionRetry, time.Second)
 	setDuration(&c.NetworkRetry, 100*time.Millisecond)
 	setDuration(&c.Timeout, 5*time.Second)
+	setDuration(&c.StartupSyncTimeout, 30*time.Second)
 	if c.Clock == nil {
 		c.Clock = systemClock{}
 	}

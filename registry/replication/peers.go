@@ -25,6 +25,8 @@ type Peers struct {
 	log    *zap.Logger
 
 	unsubscribe func()
+	synced      chan struct{}
+	syncOnce    sync.Once
 	stop        chan struct{}
 	wg          sync.WaitGroup
 	once        sync.Once
@@ -39,7 +41,7 @@ func New(store *registry.Store, cfg Config) (*Peers, error) {
 		cfg.Logger = store.Config().Logger
 	}
 	p := &Peers{
-		store: store, cfg: cfg, log: cfg.Logger, stop: make(chan struct{}),
+		store: store, cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), synced: make(chan struct{}),
 		client: eurekahttp.NewClient(eurekahttp.Config{ReadTimeout: cfg.Timeout, MaxBodySize: cfg.MaxResponseBytes, UserAgent: "eurekagate-replication"}),
 	}
 	self, _ := eureka.ParseServiceURL(cfg.Self)
