@@ -256,12 +256,20 @@ func (b *Balancer) inFlight(inst *eureka.InstanceInfo) int {
 // After MaxFails consecutive failures the instance is ejected: skipped for
 // Cooldown. What the balancer knows of an instance is forgotten when it
 // leaves its app's list.
-func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) {
+func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) { b.fail(inst, false) }
+
+// ReportTimeout records a call to inst that got no answer in time. It is
+// a failure that ejects the instance at once, whatever MaxFails: every
+// call sent to a hung instance costs its caller the whole timeout, where a
+// refused connection costs next to nothing.
+func (b *Balancer) ReportTimeout(inst *eureka.InstanceInfo) { b.fail(inst, true) }
+
+func (b *Balancer) fail(inst *eureka.InstanceInfo, eject bool) {
 	h := b.state(inst)
 	if h.fails.Add(1) == 1 {
 		b.failing.Add(1)
 	}
-	if h.fails.Load() >= b.maxFails {
+	if eject || h.fails.Load() >= b.maxFails {
 		h.ejectedUntil.Store(b.cfg.Now().Add(b.cfg.Cooldown).UnixNano())
 	}
 	b.live(inst, h)

@@ -1,0 +1,165 @@
+package balancer
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
+
+func loopbackInstance(id string, port int) *eureka.InstanceInfo {
+	return &eureka.InstanceInfo{InstanceID: id, HostName: "127.0.0.1", App: "INVENTORY", Status: eureka.StatusUp,
+		Port: eureka.Port{Number: port, Enabled: true}}
+}
+
+func namedServer(t *testing.T, name string) *httptest.Server {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, name+" "+r.URL.Path)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func serverPort(s *httptest.Server) int {
+	port, _ := strconv.Atoi(s.URL[strings.LastIndex(s.URL, ":")+1:])
+	return port
+}
+
+// Three instances, the middle one hung (it accepts and never answers).
+// After the first request to it times out, no request reaches it until
+// its cool-down is over: the callers see at most the requests that were in
+// flight to it fail, and none with retries (GETs are idempotent). After
+// the cool-down it gets requests again, now that it answers.
+func TestHTTPClientStopsSendingToHungInstance(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		retries int
+	}{{"no retries", -1}, {"default retries", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, c := namedServer(t, "a"), namedServer(t, "c")
+			hung := testkit.NewHung(t, "b")
+			clock := &fakeNow{t: time.Unix(1000, 0)}
+			src := staticInstancer{"INVENTORY": {
+				loopbackInstance("a", serverPort(a)), loopbackInstance("b", hung.Port()), loopbackInstance("c", serverPort(c)),
+			}}
+			client := &HTTPClient{Balancer: New(src, Config{Now: clock.Now}), Retries: tc.retries, ResponseHeaderTimeout: timeout}
+			get := func() (string, error) {
+				resp, err := client.Do(mustRequest("http://inventory/items/7"))
+				if err != nil {
+					return "", err
+				}
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				return string(body), err
+			}
+			// Traffic until well after the first timeout.
+			out := testkit.Load(6, 5*time.Millisecond, 5*time.Second, get, func() bool {
+				arr := hung.Arrivals()
+				return len(arr) > 0 && time.Since(arr[0]) > timeout+700*time.Millisecond
+			})
+			arrivals := hung.Arrivals()
+			if len(arrivals) == 0 {
+				t.Fatal("no request reached the hung instance")
+			}
+			firstTimeout := arrivals[0].Add(timeout)
+			for _, at := range arrivals {
+				if at.After(firstTimeout.Add(100 * time.Millisecond)) {
+					t.Fatalf("a request reached the hung instance %v after the first timeout", at.Sub(firstTimeout))
+				}
+			}
+			var failed, after int
+			for _, o := range out {
+				switch {
+				case o.Err != nil:
+					failed++
+					var ne interface{ Timeout() bool }
+					if !errors.As(o.Err, &ne) || !ne.Timeout() || !errors.Is(o.Err, os.ErrDeadlineExceeded) {
+						t.Errorf("not a timeout: %v", o.Err)
+					}
+				case o.Body != "a /items/7" && o.Body != "c /items/7":
+					t.Errorf("body %q", o.Body)
+				case o.Start.After(firstTimeout):
+					after++
+				}
+			}
+			t.Logf("%d requests, %d to the hung instance (all before its first timeout), %d failed, %d answered after it",
+				len(out), len(arrivals), failed, after)
+			if failed > len(arrivals) {
+				t.Errorf("%d requests failed, more than the %d in flight to the hung instance", failed, len(arrivals))
+			}
+			if tc.retries >= 0 && failed > 0 {
+				t.Errorf("%d requests failed despite retries", failed)
+			}
+			if tc.retries < 0 && failed == 0 {
+				t.Error("no request failed without retries: did any wait for the hung instance?")
+			}
+			if after < 20 {
+				t.Errorf("only %d requests after the first timeout", after)
+			}
+
+			// Recovered and past its cool-down, the instance takes its
+			// turns again.
+			hung.Recover()
+			clock.Advance(30*time.Second + time.Nanosecond)
+			seen := map[string]int{}
+			for range 6 {
+				body, err := get()
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen[body]++
+			}
+			if seen["b /items/7"] != 2 {
+				t.Errorf("after recovery: %v", seen)
+			}
+		})
+	}
+}
+
+// Retries after a timeout are for idempotent requests only: a POST that
+// timed out may have been acted on, so it is not sent again; the instance
+// is ejected all the same. A refused connection is retried whatever the
+// method.
+func TestHTTPClientRetriesOnlyIdempotentAfterTimeout(t *testing.T) {
+	a := namedServer(t, "a")
+	hung := testkit.NewHung(t, "b")
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadPort := serverPort(dead)
+	dead.Close()
+	src := staticInstancer{"INVENTORY": {loopbackInstance("b", hung.Port()), loopbackInstance("a", serverPort(a))}}
+	client := &HTTPClient{Balancer: New(src, Config{}), ResponseHeaderTimeout: 100 * time.Millisecond}
+	post := func() (*http.Response, error) {
+		req, _ := http.NewRequest("POST", "http://inventory/orders", strings.NewReader("{}"))
+		return client.Do(req)
+	}
+	if _, err := post(); err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("POST to the hung instance: %v", err)
+	}
+	if resp, err := post(); err != nil {
+		t.Fatalf("POST after the ejection: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+	if n := len(hung.Arrivals()); n != 1 {
+		t.Errorf("the hung instance got %d requests", n)
+	}
+
+	refused := &HTTPClient{Balancer: New(staticInstancer{"INVENTORY": {
+		loopbackInstance("dead", deadPort), loopbackInstance("a", serverPort(a)),
+	}}, Config{})}
+	req, _ := http.NewRequest("POST", "http://inventory/orders", strings.NewReader("{}"))
+	resp, err := refused.Do(req)
+	if err != nil {
+		t.Fatalf("POST not retried after a refused connection: %v", err)
+	}
+	resp.Body.Close()
+}
