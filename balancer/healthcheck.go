@@ -48,8 +48,8 @@ type CheckConfig struct {
 //
 // A Checker checks the applications it has been asked about, from the
 // first question on: a Balancer whose Config.Checker it is asks about every
-// application it picks for, and Healthy asks about the instance's
-// application. The first question about an application has its instances
+// application it picks for, Healthy asks about the instance's application
+// and Filter about its application. The first question about an application has its instances
 // checked at once; an application that no longer has instances is
 // dropped, and so is what the Checker knows of instances that leave their
 // application.
@@ -138,6 +138,26 @@ func (c *Checker) Stop() {
 func (c *Checker) Healthy(inst *eureka.InstanceInfo) bool {
 	c.watch(inst.App)
 	return !c.isDown(inst.ID())
+}
+
+// Filter returns the instances of list, instances of app, that are
+// healthy: list itself when all are, else a new slice. It has app checked
+// from now on.
+func (c *Checker) Filter(app string, list []*eureka.InstanceInfo) []*eureka.InstanceInfo {
+	c.watch(app)
+	if !c.anyDown() {
+		return list
+	}
+	out := make([]*eureka.InstanceInfo, 0, len(list))
+	for _, inst := range list {
+		if !c.isDown(inst.ID()) {
+			out = append(out, inst)
+		}
+	}
+	if len(out) == len(list) {
+		return list
+	}
+	return out
 }
 
 // isDown reports whether the last check of the instance id failed.
