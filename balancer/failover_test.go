@@ -1,8 +1,10 @@
 package balancer
 
 import (
+	"bufio"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -126,4 +128,48 @@ func TestHTTPClientRetriesOnlyIdempotentAfterTimeout(t *testing.T) {
 		t.Fatalf("POST not retried after a refused connection: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// A connection closed before the response counts as a failure: with
+// MaxFails 1 the instance is ejected, and a GET is retried on another
+// instance, a POST is not.
+func TestHTTPClientCountsBrokenConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			http.ReadRequest(bufio.NewReader(c)) // then close without answering
+			c.Close()
+		}
+	}()
+	a := namedServer(t, "a")
+	brokenPort := ln.Addr().(*net.TCPAddr).Port
+	src := staticInstancer{"INVENTORY": {loopbackInstance("broken", brokenPort), loopbackInstance("a", serverPort(a))}}
+	b := New(src, Config{MaxFails: 1})
+	client := &HTTPClient{Balancer: b}
+	req, _ := http.NewRequest("POST", "http://inventory/orders", strings.NewReader("{}"))
+	if _, err := client.Do(req); err == nil {
+		t.Fatal("a POST to the broken instance was retried")
+	}
+	if got := picked(b, 4); got["broken"] != 0 {
+		t.Fatalf("the broken instance was not ejected: %v", got)
+	}
+
+	b2 := New(src, Config{MaxFails: 1})
+	client = &HTTPClient{Balancer: b2}
+	resp, err := client.Do(mustRequest("http://inventory/items/7"))
+	if err != nil {
+		t.Fatalf("a GET was not retried after a broken connection: %v", err)
+	}
+	resp.Body.Close()
+	if got := picked(b2, 4); got["broken"] != 0 {
+		t.Fatalf("the broken instance was not ejected: %v", got)
+	}
 }
