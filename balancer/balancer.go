@@ -1,7 +1,9 @@
 // Package balancer chooses an instance of an application for each call:
 // per-app round-robin by default, or random, weighted, zone-preferring,
 // least-requests or any other Policy, with passive ejection of instances
-// whose calls keep failing in front of the policy.
+// whose calls keep failing (or time out) in front of the policy, and,
+// opt-in, active health checks of the URL each instance registered
+// (Checker).
 //
 // A Balancer reads instances through Instancer, which both the discovery
 // client (a remote registry) and the registry Store (an in-process one)
@@ -38,6 +40,11 @@ type Config struct {
 	MaxFails int
 	// Cooldown is how long an ejected instance is skipped. Default 30s.
 	Cooldown time.Duration
+	// Checker, when set, runs active health checks: an instance failing
+	// its check is skipped like an ejected one until it passes again. The
+	// balancer has it check the applications it picks for, but does not
+	// start or stop it; its owner does. Default: none.
+	Checker *Checker
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -99,9 +106,9 @@ func New(src Instancer, cfg Config) *Balancer {
 }
 
 // Pick returns an instance of app (upper case, as Eureka stores it),
-// chosen by the policy among the instances that are not ejected, or among
-// all of them when every instance is ejected: an app with an UP instance
-// always gets one.
+// chosen by the policy among the instances that are neither ejected nor
+// failing their health check (with a Checker), or among all of them when
+// none is left: an app with an UP instance always gets one.
 func (b *Balancer) Pick(app string) (*eureka.InstanceInfo, error) {
 	list := b.src.Instances(app)
 	if len(list) == 0 {
@@ -123,13 +130,17 @@ func (b *Balancer) Choose(app string, list []*eureka.InstanceInfo) *eureka.Insta
 	if b.tracked.Load() > 0 {
 		b.forget(app, list)
 	}
+	checker := b.cfg.Checker
+	if checker != nil {
+		checker.watch(app)
+	}
 	c := Candidates{App: app, n: len(list), instances: list, b: b}
-	if b.failing.Load() > 0 {
+	if b.failing.Load() > 0 || (checker != nil && checker.anyDown()) {
 		c.now = b.cfg.Now().UnixNano()
 		if i, ok := b.policy.Choose(c); ok {
 			return list[i]
 		}
-		c.now = 0 // every instance is ejected: choose among all
+		c.now = 0 // every instance is out: choose among all
 	}
 	if i, ok := b.policy.Choose(c); ok {
 		return list[i]
@@ -137,7 +148,12 @@ func (b *Balancer) Choose(app string, list []*eureka.InstanceInfo) *eureka.Insta
 	return list[0] // a policy that accepts none of the usable instances
 }
 
+// ejected reports whether i is ejected at now, or failing its health
+// check.
 func (b *Balancer) ejected(i *eureka.InstanceInfo, now int64) bool {
+	if b.cfg.Checker != nil && b.cfg.Checker.isDown(i.ID()) {
+		return true
+	}
 	h, ok := b.states.Load(i.ID())
 	return ok && h.(*instanceState).ejectedUntil.Load() > now
 }
@@ -256,12 +272,20 @@ func (b *Balancer) inFlight(inst *eureka.InstanceInfo) int {
 // After MaxFails consecutive failures the instance is ejected: skipped for
 // Cooldown. What the balancer knows of an instance is forgotten when it
 // leaves its app's list.
-func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) {
+func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) { b.fail(inst, false) }
+
+// ReportTimeout records a call to inst that got no answer in time. It is
+// a failure that ejects the instance at once, whatever MaxFails: every
+// call sent to a hung instance costs its caller the whole timeout, where a
+// refused connection costs next to nothing.
+func (b *Balancer) ReportTimeout(inst *eureka.InstanceInfo) { b.fail(inst, true) }
+
+func (b *Balancer) fail(inst *eureka.InstanceInfo, eject bool) {
 	h := b.state(inst)
 	if h.fails.Add(1) == 1 {
 		b.failing.Add(1)
 	}
-	if h.fails.Load() >= b.maxFails {
+	if eject || h.fails.Load() >= b.maxFails {
 		h.ejectedUntil.Store(b.cfg.Now().Add(b.cfg.Cooldown).UnixNano())
 	}
 	b.live(inst, h)

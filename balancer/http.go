@@ -7,39 +7,79 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
 // HTTPClient sends requests to an application by name: the request URL's
 // host is the app name (http://inventory/items/7), replaced by the address
-// of the instance the Balancer picks. A connection failure is reported to
-// the balancer and the request is retried on the next instance. A request
-// counts as in progress (for LeastRequests) until its response body is
-// closed, so close it, as net/http asks.
+// of the instance the Balancer picks. A request counts as in progress (for
+// LeastRequests) until its response body is closed, so close it, as
+// net/http asks.
+//
+// A request that fails at the instance is reported to the balancer and
+// retried on another instance (up to Retries times):
+//
+//   - a connection that cannot be made (refused, or not made within
+//     DialTimeout) is reported with ReportFailure and retried whatever
+//     the method, since the instance received nothing;
+//   - a request whose response headers do not arrive within
+//     ResponseHeaderTimeout is reported with ReportTimeout, which ejects
+//     the instance at once: a hung instance gets no new request after its
+//     first timeout, for the balancer's Cooldown;
+//   - a connection reset or closed before the response headers is
+//     reported with ReportFailure.
+//
+// After a timeout or a reset the instance may have acted on the request,
+// so only idempotent requests (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) are
+// retried then. A request whose body cannot be replayed (no GetBody) is
+// never retried. A request the caller cancels is not a failure of the
+// instance.
 type HTTPClient struct {
 	// Balancer picks the instances. Required.
 	Balancer *Balancer
-	// Client sends the requests. Default http.DefaultClient.
+	// Client sends the requests. Default: a client like
+	// http.DefaultClient whose connections are made within DialTimeout.
 	Client *http.Client
-	// Retries is how many other instances are tried after a connection
-	// failure. Default 2. Requests whose body cannot be replayed (no
-	// GetBody) are not retried.
+	// Retries is how many other instances a failed request is tried on.
+	// Default 2; negative: none.
 	Retries int
+	// DialTimeout bounds making a connection to an instance, with the
+	// default Client (a Client of yours connects as its Transport says).
+	// Default 3s, as Caddy's reverse_proxy.
+	DialTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for an instance's response
+	// headers, from sending the request (connecting included), with any
+	// Client. It should exceed the slowest normal response of the
+	// application: a timeout ejects the instance. Default 5s; negative:
+	// none.
+	ResponseHeaderTimeout time.Duration
+
+	clientOnce    sync.Once
+	defaultClient *http.Client
 }
 
 // Do sends req to an instance of the app named by req.URL.Host.
 func (c *HTTPClient) Do(req *http.Request) (*http.Response, error) {
-	client := c.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client := c.client()
 	retries := c.Retries
-	if retries == 0 {
+	switch {
+	case retries == 0:
 		retries = 2
+	case retries < 0:
+		retries = 0
 	}
+	headerTimeout := c.ResponseHeaderTimeout
+	if headerTimeout == 0 {
+		headerTimeout = 5 * time.Second
+	}
+	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	app := strings.ToUpper(req.URL.Hostname())
 	tried := map[string]bool{}
 	var lastErr error
@@ -57,7 +97,7 @@ func (c *HTTPClient) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		end := c.Balancer.Begin(inst)
-		resp, err := client.Do(out)
+		resp, err := sendWithin(client, out, headerTimeout)
 		if err == nil {
 			c.Balancer.ReportSuccess(inst)
 			resp.Body = endOnClose(resp.Body, end)
@@ -65,15 +105,122 @@ func (c *HTTPClient) Do(req *http.Request) (*http.Response, error) {
 		}
 		end()
 		lastErr = err
-		if !connectionFailure(req.Context(), err) {
+		if req.Context().Err() != nil {
+			return nil, err // the caller gave up: not the instance's fault
+		}
+		kind := failure(err)
+		switch kind {
+		case failedTimeout:
+			c.Balancer.ReportTimeout(inst)
+		case failedDial, failedReset:
+			c.Balancer.ReportFailure(inst)
+		default:
 			return nil, err
 		}
-		c.Balancer.ReportFailure(inst)
-		if req.Body != nil && req.GetBody == nil {
+		if !replayable || (kind != failedDial && !idempotent(req)) {
 			return nil, err
 		}
 	}
 	return nil, lastErr
+}
+
+// client returns the Client, or the default one.
+func (c *HTTPClient) client() *http.Client {
+	if c.Client != nil {
+		return c.Client
+	}
+	c.clientOnce.Do(func() {
+		dialTimeout := c.DialTimeout
+		if dialTimeout <= 0 {
+			dialTimeout = 3 * time.Second
+		}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+		c.defaultClient = &http.Client{Transport: t}
+	})
+	return c.defaultClient
+}
+
+// errHeaderTimeout is the cause of a request given up for want of response
+// headers.
+var errHeaderTimeout = errors.New("no response headers in time")
+
+// sendWithin sends req, giving up when its response headers have not
+// arrived within timeout (none when negative). The request's context stays
+// alive while the response body is read, until the body is closed.
+func sendWithin(client *http.Client, req *http.Request, timeout time.Duration) (*http.Response, error) {
+	if timeout < 0 {
+		return client.Do(req)
+	}
+	ctx, cancel := context.WithCancelCause(req.Context())
+	timer := time.AfterFunc(timeout, func() { cancel(errHeaderTimeout) })
+	resp, err := client.Do(req.WithContext(ctx))
+	if !timer.Stop() {
+		// The timer fired: whatever Do returned, the request timed out.
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel(nil)
+		return nil, &timeoutError{method: req.Method, addr: req.URL.Host, timeout: timeout}
+	}
+	if err != nil {
+		cancel(nil)
+		return nil, err
+	}
+	resp.Body = endOnClose(resp.Body, func() { cancel(nil) })
+	return resp, nil
+}
+
+// timeoutError is a request given up for want of response headers. It is
+// a net.Error whose Timeout is true, and it matches
+// os.ErrDeadlineExceeded.
+type timeoutError struct {
+	method, addr string
+	timeout      time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("balancer: %s %s: no response headers within %v", e.method, e.addr, e.timeout)
+}
+func (e *timeoutError) Timeout() bool   { return true }
+func (e *timeoutError) Temporary() bool { return true }
+func (e *timeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
+
+// A failure kind says how a request failed at an instance.
+type failureKind int
+
+const (
+	notInstanceFailure failureKind = iota
+	failedDial                     // no connection: the instance got nothing
+	failedTimeout                  // no response headers in time
+	failedReset                    // the connection broke before the response
+)
+
+// failure classifies err, an error from sending a request whose caller
+// had not given up.
+func failure(err error) failureKind {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return failedDial
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return failedTimeout
+	}
+	if errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return failedReset
+	}
+	return notInstanceFailure
+}
+
+// idempotent reports whether req may be sent again after an instance may
+// have acted on it (RFC 9110, 9.2.2).
+func idempotent(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
 }
 
 // pick returns an instance not tried yet, or any instance if all were.
@@ -144,14 +291,4 @@ func Address(inst *eureka.InstanceInfo, secure bool) string {
 		host = inst.IPAddr
 	}
 	return net.JoinHostPort(host, strconv.Itoa(port))
-}
-
-// connectionFailure reports whether err means the instance could not be
-// reached (as opposed to the caller giving up).
-func connectionFailure(ctx context.Context, err error) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
 }

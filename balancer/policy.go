@@ -42,7 +42,8 @@ type Candidates struct {
 	inFlight  func(int) int
 
 	// Set by a Balancer: b counts the calls in flight, and when now is
-	// not 0, instances b ejected at now are not usable.
+	// not 0, instances b ejected at now (or whose health check fails) are
+	// not usable.
 	b   *Balancer
 	now int64
 }

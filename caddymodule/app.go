@@ -28,6 +28,12 @@ func init() {
 // eureka_round_robin and eureka_least_requests policies and the
 // eureka_gateway handler find an application's instances.
 //
+// With HealthInterval set, the app also runs active health checks of the
+// instances requests are routed to (by eureka_gateway or the eureka
+// upstream source): an instance whose health URL fails is not routed to
+// until it passes again. Caddy's own active health checks do not apply to
+// dynamic upstreams; these do.
+//
 // The registry's registrations survive config reloads: registries are kept
 // by name, and a reload that names the same registry keeps using it. Its
 // background work (eviction, delta retention, the renewal threshold
@@ -98,8 +104,26 @@ type App struct {
 	// Default: watch, so changes arrive within a round trip.
 	DisableWatch bool `json:"disable_watch,omitempty"`
 
-	entry *entry
-	log   *zap.Logger
+	// HealthInterval turns on active health checks and says how often
+	// they run: each instance of the applications requests are routed to
+	// gets a GET to the health URL it registered (healthCheckUrl, or
+	// secureHealthCheckUrl), at that URL's host and port and nowhere else
+	// (redirects are not followed). An instance whose check fails is not
+	// routed to until a check passes; one without a health URL is not
+	// checked. The checks run while the config runs, and start over, all
+	// instances healthy, with each config. Default: off.
+	HealthInterval caddy.Duration `json:"health_interval,omitempty"`
+	// HealthTimeout bounds a check: one without an answer in time fails.
+	// Default: 5s, or HealthInterval if that is shorter.
+	HealthTimeout caddy.Duration `json:"health_timeout,omitempty"`
+	// HealthStatus is the status of a passing check: a status code, or a
+	// class as its first digit (2 for 2xx; the Caddyfile takes 2xx).
+	// Default: any 2xx.
+	HealthStatus int `json:"health_status,omitempty"`
+
+	entry   *entry
+	checker *balancer.Checker // nil without active health checks
+	log     *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -119,6 +143,14 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.entry = e
+	if a.HealthInterval > 0 {
+		a.checker = balancer.NewChecker(e.instances, balancer.CheckConfig{
+			Interval:     time.Duration(a.HealthInterval),
+			Timeout:      time.Duration(a.HealthTimeout),
+			ExpectStatus: a.HealthStatus,
+			Logger:       a.log.Named("health"),
+		})
+	}
 	// Each config has a new metrics registry: register the registry's
 	// collector with every one.
 	if m := e.metrics(); m != nil {
@@ -140,15 +172,35 @@ func (a *App) Validate() error {
 	if len(a.Peers) > 0 && len(a.Remote) > 0 {
 		return fmt.Errorf("peers replicate a hosted registry; they cannot be combined with remote")
 	}
+	if a.HealthInterval < 0 || a.HealthTimeout < 0 || a.HealthStatus < 0 {
+		return fmt.Errorf("health_interval, health_timeout and health_status must not be negative")
+	}
+	if a.HealthInterval == 0 && (a.HealthTimeout != 0 || a.HealthStatus != 0) {
+		return fmt.Errorf("health_timeout and health_status need health_interval, which turns active health checks on")
+	}
 	return nil
 }
 
-// Start runs the registry's background work (or the remote client).
-func (a *App) Start() error { return a.entry.start() }
+// Start runs the registry's background work (or the remote client), and
+// the active health checks.
+func (a *App) Start() error {
+	if err := a.entry.start(); err != nil {
+		return err
+	}
+	if a.checker != nil {
+		a.checker.Start()
+	}
+	return nil
+}
 
-// Stop stops the background work, unless another running config uses the
-// same registry.
-func (a *App) Stop() error { return a.entry.stop() }
+// Stop stops the active health checks, and the background work unless
+// another running config uses the same registry.
+func (a *App) Stop() error {
+	if a.checker != nil {
+		a.checker.Stop()
+	}
+	return a.entry.stop()
+}
 
 // Cleanup releases the registry; the last config that releases it
 // destroys it.
@@ -222,6 +274,15 @@ var (
 	_ caddy.Validator    = (*App)(nil)
 	_ caddy.CleanerUpper = (*App)(nil)
 )
+
+// routable returns the instances of up, app's UP instances, that requests
+// may go to: those not failing their active health check.
+func (a *App) routable(app string, up []*eureka.InstanceInfo) []*eureka.InstanceInfo {
+	if a.checker == nil {
+		return up
+	}
+	return a.checker.Filter(app, up)
+}
 
 // allInstances returns every instance of app, whatever its status.
 func (a *App) allInstances(app string) []*eureka.InstanceInfo {

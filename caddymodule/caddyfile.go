@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -46,6 +47,9 @@ func init() {
 //		self_url <service_url>
 //		max_batch_delay <duration>
 //		watch off
+//		health_interval <duration>
+//		health_timeout <duration>
+//		health_status <status>
 //	}
 func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 	app := new(App)
@@ -137,6 +141,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					err = d.Errf("watch: %q is neither on nor off", v)
 				}
 			}
+		case "health_interval":
+			err = durationArg(d, &a.HealthInterval)
+		case "health_timeout":
+			err = durationArg(d, &a.HealthTimeout)
+		case "health_status":
+			err = statusArg(d, &a.HealthStatus)
 		default:
 			err = d.Errf("unrecognized eureka option %q", d.Val())
 		}
@@ -213,6 +223,8 @@ func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 //
 //	eureka_gateway [<matcher>] {
 //		lb_retries <n>
+//		dial_timeout <duration>
+//		response_header_timeout <duration>|off
 //		fail_duration <duration>
 //		max_fails <n>
 //	}
@@ -225,7 +237,21 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		var err error
 		switch d.Val() {
 		case "lb_retries":
-			err = intArg(d, &g.Retries)
+			var n int
+			if err = intArg(d, &n); err == nil {
+				g.Retries = &n
+			}
+		case "dial_timeout":
+			err = durationArg(d, &g.DialTimeout)
+		case "response_header_timeout":
+			var v string
+			if err = oneArg(d, &v); err == nil {
+				if v == "off" {
+					g.ResponseHeaderTimeout = -1
+				} else {
+					err = parseDuration(d, v, &g.ResponseHeaderTimeout)
+				}
+			}
 		case "fail_duration":
 			err = durationArg(d, &g.FailDuration)
 		case "max_fails":
@@ -308,11 +334,32 @@ func durationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
 	if err := oneArg(d, &v); err != nil {
 		return err
 	}
+	return parseDuration(d, v, dst)
+}
+
+func parseDuration(d *caddyfile.Dispenser, v string, dst *caddy.Duration) error {
 	dur, err := caddy.ParseDuration(v)
 	if err != nil {
 		return d.Errf("%s: %v", v, err)
 	}
 	*dst = caddy.Duration(dur)
+	return nil
+}
+
+// statusArg reads a status code (503) or class (5xx, or 5) into dst.
+func statusArg(d *caddyfile.Dispenser, dst *int) error {
+	var v string
+	if err := oneArg(d, &v); err != nil {
+		return err
+	}
+	if len(v) == 3 && strings.HasSuffix(v, "xx") {
+		v = v[:1]
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 999 || (n >= 10 && n < 100) {
+		return d.Errf("health_status must be a status code or a class such as 2xx, got %q", d.Val())
+	}
+	*dst = n
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -19,17 +20,37 @@ func init() {
 // discovery locator does: a request for /<app>/<rest> is proxied to /<rest>
 // on an UP instance of <app> (matched case-insensitively), taking the
 // instances in turn, with the usual X-Forwarded-* headers. A request for an
-// unknown application, or one with no UP instance, is answered 503 with a
-// short plain-text reason naming it. A request for / goes to the next
-// handler.
+// unknown application, or one with no UP instance (or none passing its
+// health check), is answered 503 with a short plain-text reason naming it.
+// A request for / goes to the next handler.
 //
 // It is reverse_proxy with the eureka upstream source and the
-// eureka_round_robin policy, with passive health checks on so that an
-// instance that stops answering is skipped before its lease expires.
+// eureka_round_robin policy, with timeouts and passive health checks on:
+// a connection refused or not made within DialTimeout, response headers
+// not received within ResponseHeaderTimeout, and a connection reset count
+// as failures, and with MaxFails 1 an instance is skipped from its first
+// failure for FailDuration. A hung instance thus gets no new request after
+// its first timeout. The failed request is retried on another instance
+// (Retries): always after a failed connection, which sent nothing, and for
+// GET, HEAD, OPTIONS and TRACE requests after a timeout or reset. A client
+// that gives up before a timeout is not a failure of the instance. With
+// the eureka app's health_interval, instances failing their active health
+// check are skipped too.
 type Gateway struct {
 	// Retries is how many other instances a failed request is retried on
-	// (reverse_proxy's lb_retries). Default: 1.
-	Retries int `json:"lb_retries,omitempty"`
+	// (reverse_proxy's lb_retries); 0 turns retries off. Default: 1.
+	Retries *int `json:"lb_retries,omitempty"`
+	// DialTimeout is how long connecting to an instance may take
+	// (reverse_proxy's transport http dial_timeout). Default: 3s.
+	DialTimeout caddy.Duration `json:"dial_timeout,omitempty"`
+	// ResponseHeaderTimeout is how long an instance may take to send its
+	// response headers after receiving the request (transport http
+	// response_header_timeout). It should exceed the slowest normal
+	// response of the applications behind the gateway, since a timeout
+	// takes the instance out of rotation; a negative value turns it off
+	// (then a hung instance is never detected by passive health).
+	// Default: 5s.
+	ResponseHeaderTimeout caddy.Duration `json:"response_header_timeout,omitempty"`
 	// FailDuration is how long a failed instance is remembered as failed
 	// (passive health). Default: 30s.
 	FailDuration caddy.Duration `json:"fail_duration,omitempty"`
@@ -41,6 +62,19 @@ type Gateway struct {
 	proxy *reverseproxy.Handler
 }
 
+// The gateway's defaults.
+const (
+	defaultGatewayRetries        = 1
+	defaultDialTimeout           = caddy.Duration(3 * time.Second)
+	defaultResponseHeaderTimeout = caddy.Duration(5 * time.Second)
+	defaultFailDuration          = caddy.Duration(30 * time.Second)
+)
+
+// retryMethods are the methods retried after a timeout or a reset, when
+// the instance may have received the request: those without a body by
+// convention, which Caddy can send again.
+var retryMethods = []string{http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace}
+
 // CaddyModule returns the Caddy module information.
 func (*Gateway) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{ID: "http.handlers.eureka_gateway", New: func() caddy.Module { return new(Gateway) }}
@@ -48,30 +82,12 @@ func (*Gateway) CaddyModule() caddy.ModuleInfo {
 
 // Provision fills in defaults and sets up the embedded reverse_proxy.
 func (g *Gateway) Provision(ctx caddy.Context) error {
-	if g.Retries == 0 {
-		g.Retries = 1
-	}
-	if g.FailDuration == 0 {
-		g.FailDuration = caddy.Duration(30e9)
-	}
-	if g.MaxFails == 0 {
-		g.MaxFails = 1
-	}
 	v, err := ctx.App("eureka")
 	if err != nil {
 		return fmt.Errorf("loading eureka app: %v", err)
 	}
 	g.app = v.(*App)
-	raw, err := json.Marshal(map[string]any{
-		"dynamic_upstreams": map[string]any{"source": "eureka", "service": "{http.vars." + serviceVar + "}"},
-		"load_balancing": map[string]any{
-			"selection_policy": map[string]any{"policy": "eureka_round_robin"},
-			"retries":          g.Retries,
-		},
-		"health_checks": map[string]any{"passive": map[string]any{
-			"fail_duration": g.FailDuration, "max_fails": g.MaxFails,
-		}},
-	})
+	raw, err := g.proxyConfig()
 	if err != nil {
 		return err
 	}
@@ -84,6 +100,46 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	return nil
 }
 
+// proxyConfig fills in defaults and returns the embedded reverse_proxy's
+// JSON config.
+func (g *Gateway) proxyConfig() ([]byte, error) {
+	if g.Retries == nil {
+		n := defaultGatewayRetries
+		g.Retries = &n
+	}
+	if *g.Retries < 0 {
+		return nil, fmt.Errorf("lb_retries must not be negative")
+	}
+	if g.DialTimeout <= 0 {
+		g.DialTimeout = defaultDialTimeout
+	}
+	if g.ResponseHeaderTimeout == 0 {
+		g.ResponseHeaderTimeout = defaultResponseHeaderTimeout
+	}
+	if g.FailDuration == 0 {
+		g.FailDuration = defaultFailDuration
+	}
+	if g.MaxFails == 0 {
+		g.MaxFails = 1
+	}
+	transport := map[string]any{"protocol": "http", "dial_timeout": g.DialTimeout}
+	if g.ResponseHeaderTimeout > 0 {
+		transport["response_header_timeout"] = g.ResponseHeaderTimeout
+	}
+	return json.Marshal(map[string]any{
+		"dynamic_upstreams": map[string]any{"source": "eureka", "service": "{http.vars." + serviceVar + "}"},
+		"transport":         transport,
+		"load_balancing": map[string]any{
+			"selection_policy": map[string]any{"policy": "eureka_round_robin"},
+			"retries":          *g.Retries,
+			"retry_match":      []map[string]any{{"method": retryMethods}},
+		},
+		"health_checks": map[string]any{"passive": map[string]any{
+			"fail_duration": g.FailDuration, "max_fails": g.MaxFails,
+		}},
+	})
+}
+
 // ServeHTTP proxies /<app>/<rest> to an instance of <app>.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	name, rest, ok := splitApp(r.URL.Path)
@@ -91,9 +147,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	app := strings.ToUpper(name)
-	if len(g.app.Instances(app)) == 0 {
+	if up := g.app.Instances(app); len(up) == 0 || len(g.app.routable(app, up)) == 0 {
 		reason := fmt.Sprintf("no application %q is registered\n", name)
-		if len(g.app.allInstances(app)) > 0 {
+		switch {
+		case len(up) > 0:
+			reason = fmt.Sprintf("application %q has no instance passing its health check\n", name)
+		case len(g.app.allInstances(app)) > 0:
 			reason = fmt.Sprintf("application %q has no UP instance\n", name)
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -30,9 +30,11 @@ const instancesVar = "eureka.instances"
 // instances of an application in the eureka app's registry (or, in remote
 // mode, its discovery client's copy of the remote registry). It reads an
 // immutable snapshot, so it takes no lock and does no I/O per request, and
-// a registration is routable on the very next request. Pair it with
-// lb_policy eureka_round_robin for per-application round-robin, or
-// eureka_least_requests.
+// a registration is routable on the very next request. With the eureka
+// app's active health checks on (health_interval), it leaves out the
+// instances failing them: Caddy's own active health checks do not cover
+// dynamic upstreams. Pair it with lb_policy eureka_round_robin for
+// per-application round-robin, or eureka_least_requests.
 type Upstreams struct {
 	// Service is the application name, matched case-insensitively.
 	// Placeholders are expanded per request, such as {http.vars.service}.
@@ -60,8 +62,10 @@ func (u *Upstreams) Provision(ctx caddy.Context) error {
 }
 
 // GetUpstreams returns new Upstream values for the service's UP instances,
-// in the registry's stable order (by instance id). It leaves the service
-// name and the instances in the request for the eureka selection policies.
+// in the registry's stable order (by instance id), leaving out those
+// failing the eureka app's active health checks (health_interval). It
+// leaves the service name and the instances in the request for the eureka
+// selection policies.
 func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, error) {
 	service := u.Service
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
@@ -70,6 +74,9 @@ func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, err
 	service = strings.ToUpper(service)
 	caddyhttp.SetVar(r.Context(), serviceVar, service)
 	list := u.app.Instances(service)
+	if len(list) > 0 {
+		list = u.app.routable(service, list)
+	}
 	caddyhttp.SetVar(r.Context(), instancesVar, list)
 	out := make([]*reverseproxy.Upstream, len(list))
 	for n, inst := range list {
