@@ -67,6 +67,7 @@ type API struct {
 	ready    <-chan struct{} // nil: ready
 	peers    PeerStatus      // nil: no peers
 	maxWait  time.Duration
+	node     string // HeaderNode's value
 
 	// closed ends at Close: held watches return.
 	closed context.Context
@@ -84,6 +85,7 @@ func NewAPI(store *registry.Store, cfg APIConfig) *API {
 	}
 	a.maxWait = cmp.Or(cfg.MaxWatchWait, 60*time.Second)
 	a.closed, a.close = context.WithCancel(context.Background())
+	a.node = strconv.FormatUint(store.Epoch(), 16)
 	a.prefixes = [][]string{{"eureka"}}
 	if p := cfg.Prefix; p != "" {
 		if sp := splitPrefix(p); !(len(sp) == 1 && sp[0] == "eureka") {

@@ -44,6 +44,7 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 			ctx.Response.Header.Set("WWW-Authenticate", resp.Challenge)
 		}
 		ctx.Response.Header.Set(HeaderWatch, WatchVersion)
+		ctx.Response.Header.Set(HeaderNode, api.node)
 		if resp.Version != "" {
 			ctx.Response.Header.Set(HeaderVersion, resp.Version)
 		}

@@ -34,20 +34,20 @@ func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &tooLarge):
 			resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(h.api.maxBody, 10)+" bytes")
-			writeHTTP(w, r, &resp)
+			writeHTTP(w, r, &resp, h.api.node)
 			return
 		case err != nil:
 			resp.text(http.StatusBadRequest, "cannot read request body")
-			writeHTTP(w, r, &resp)
+			writeHTTP(w, r, &resp, h.api.node)
 			return
 		}
 		req.Body = body
 	}
 	h.api.Serve(&req, &resp)
-	writeHTTP(w, r, &resp)
+	writeHTTP(w, r, &resp, h.api.node)
 }
 
-func writeHTTP(w http.ResponseWriter, r *http.Request, resp *Response) {
+func writeHTTP(w http.ResponseWriter, r *http.Request, resp *Response, node string) {
 	hdr := w.Header()
 	if resp.ContentType != "" {
 		hdr.Set("Content-Type", resp.ContentType)
@@ -60,6 +60,7 @@ func writeHTTP(w http.ResponseWriter, r *http.Request, resp *Response) {
 		hdr.Set("WWW-Authenticate", resp.Challenge)
 	}
 	hdr.Set(HeaderWatch, WatchVersion)
+	hdr.Set(HeaderNode, node)
 	if resp.Version != "" {
 		hdr.Set(HeaderVersion, resp.Version)
 	}

@@ -42,6 +42,10 @@ const (
 	ParamApps  = "apps"
 	// WatchVersion is HeaderWatch's value: the extension's revision.
 	WatchVersion = "1"
+	// HeaderNode, on every response, is the node's identity: its Store's
+	// epoch in hex. A node that finds its own identity behind a peer URL
+	// knows the URL is itself, whatever name or address it uses.
+	HeaderNode = "Eurekagate-Node"
 )
 
 // token renders a version of this API's Store.

@@ -424,3 +424,64 @@ func TestNothingCancelledComesBack(t *testing.T) {
 		}
 	}
 }
+
+// Every node gets the same peer list, naming itself too (once as
+// localhost), and no self URL: each recognises itself by its identity and
+// never replicates to itself, whether it learns so in the start-up sync or
+// before its first batch.
+func TestSelfRecognisedByIdentity(t *testing.T) {
+	addrs := []string{testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)}
+	urls := []string{"http://" + addrs[0] + "/eureka/", "http://" + strings.Replace(addrs[1], "127.0.0.1", "localhost", 1) + "/eureka/",
+		"http://" + addrs[2] + "/eureka/"}
+	var stores []*registry.Store
+	for n, addr := range addrs {
+		store := registry.New(registry.Config{DisableSelfPreservation: true})
+		peers, err := replication.New(store, replication.Config{Peers: urls})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{Peers: peers}), httpapi.ServerConfig{Addr: addr})
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if n != 2 { // node 3 learns who it is before its first batch instead
+			peers.SyncFrom(context.Background())
+		}
+		peers.Start()
+		t.Cleanup(func() { peers.Stop(); srv.Stop(context.Background()) })
+		stores = append(stores, store)
+	}
+	for n, store := range stores {
+		testkit.MustRegister(t, store, testkit.Inst("A", "x"+strconv.Itoa(n)), false)
+	}
+	testkit.Eventually(t, 5*time.Second, "every registration on every node", func() bool {
+		return stores[0].Len() == 3 && stores[1].Len() == 3 && stores[2].Len() == 3
+	})
+	for n, store := range stores {
+		store.Renew("A", "x"+strconv.Itoa(n), registry.RenewRequest{})
+	}
+	testkit.Eventually(t, 5*time.Second, "the heartbeats replicated", func() bool {
+		for _, s := range stores {
+			if s.Totals().Renewals != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(100 * time.Millisecond) // a heartbeat sent to itself would land within this
+	for n, s := range stores {
+		// One heartbeat of its own, two from the peers: a node that
+		// replicated to itself would count its own twice.
+		if got := s.Totals().Renewals; got != 3 {
+			t.Errorf("node %d counted %d renewals, want 3", n+1, got)
+		}
+	}
+}
+
+// A malformed self URL is refused.
+func TestMalformedSelfURLRefused(t *testing.T) {
+	_, err := replication.New(registry.New(registry.Config{}), replication.Config{Peers: []string{"http://a:1/eureka/"}, Self: "http://bad host:8761/eureka/"})
+	if err == nil || !strings.Contains(err.Error(), "self URL") {
+		t.Fatalf("malformed self URL: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"fmt"
 	"sync"
 
 	"go.uber.org/zap"
@@ -44,12 +45,18 @@ func New(store *registry.Store, cfg Config) (*Peers, error) {
 		store: store, cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), synced: make(chan struct{}),
 		client: eurekahttp.NewClient(eurekahttp.Config{ReadTimeout: cfg.Timeout, MaxBodySize: cfg.MaxResponseBytes, UserAgent: "eurekagate-replication"}),
 	}
-	self, _ := eureka.ParseServiceURL(cfg.Self)
+	var self eureka.ServiceURL
+	if cfg.Self != "" {
+		var err error
+		if self, err = eureka.ParseServiceURL(cfg.Self); err != nil {
+			return nil, fmt.Errorf("self URL %q: %w", cfg.Self, err)
+		}
+	}
 	seen := map[string]bool{}
 	for _, raw := range cfg.Peers {
 		u, err := eureka.ParseServiceURL(raw)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("peer URL %q: %w", raw, err)
 		}
 		if u.Base == self.Base || isSelfAddr(u.Host, cfg.SelfAddrs) || seen[u.Base] {
 			continue
@@ -110,7 +117,9 @@ func (p *Peers) heartbeat(hb registry.Heartbeat) {
 func (p *Peers) Replicate(it Item) {
 	now := p.cfg.Clock.Now()
 	for _, pe := range p.peers {
-		pe.enqueue(it, now, p.cfg)
+		if !pe.self.Load() {
+			pe.enqueue(it, now, p.cfg)
+		}
 	}
 }
 

@@ -41,6 +41,10 @@ type peer struct {
 	tasks map[string]*task
 	wake  chan struct{}
 
+	// identified is set once an answer told who the peer is; self if it
+	// is this node, which is then skipped.
+	identified, self atomic.Bool
+
 	sent, failures, dropped atomic.Uint64
 	lastSuccess             atomic.Int64 // unix nanos
 	lastError               atomic.Value // string

@@ -33,6 +33,10 @@ func (p *Peers) send(pe *peer) {
 			case <-timer.C:
 			}
 		}
+		if p.identify(pe) {
+			pe.take(pe.length(), p.cfg.Clock.Now()) // this node itself: drop what queued before it knew
+			return
+		}
 		batch, expired := pe.take(p.cfg.BatchSize, p.cfg.Clock.Now())
 		if expired > 0 {
 			pe.dropped.Add(uint64(expired))

@@ -22,6 +22,9 @@ func (p *Peers) Stats() []PeerStats {
 	}
 	out := make([]PeerStats, 0, len(p.peers))
 	for _, pe := range p.peers {
+		if pe.self.Load() {
+			continue
+		}
 		out = append(out, pe.stats())
 	}
 	return out

@@ -31,6 +31,7 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 	type answer struct {
 		pe   *peer
 		apps *eureka.Applications
+		self bool
 		err  error
 	}
 	answers := make(chan answer, len(p.peers))
@@ -40,8 +41,8 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			apps, err := p.fetchAll(ctx, pe)
-			answers <- answer{pe, apps, err}
+			apps, self, err := p.fetchAll(ctx, pe)
+			answers <- answer{pe, apps, self, err}
 		}()
 	}
 	answered := 0
@@ -51,6 +52,9 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 			answered++
 			if a.err != nil {
 				p.log.Info("start-up sync: peer has nothing to give", zap.String("peer", a.pe.url.Base), zap.Error(a.err))
+				continue
+			}
+			if a.self {
 				continue
 			}
 			if count := p.adoptAll(a.apps); count > 0 {
@@ -89,15 +93,20 @@ func (p *Peers) adoptAll(apps *eureka.Applications) int {
 	return count
 }
 
-func (p *Peers) fetchAll(ctx context.Context, pe *peer) (*eureka.Applications, error) {
+// fetchAll reads pe's registry, and tells whether pe is this node.
+func (p *Peers) fetchAll(ctx context.Context, pe *peer) (*eureka.Applications, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 	resp, err := p.client.Do(ctx, pe.url, eurekahttp.Request{Path: "apps/"})
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if p.identified(pe, resp) {
+		return nil, true, nil
 	}
 	if resp.Status != http.StatusOK {
-		return nil, errors.New("full fetch answered " + http.StatusText(resp.Status))
+		return nil, false, errors.New("full fetch answered " + http.StatusText(resp.Status))
 	}
-	return eureka.DecodeApplicationsJSON(resp.Body)
+	apps, err := eureka.DecodeApplicationsJSON(resp.Body)
+	return apps, false, err
 }
