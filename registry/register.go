@@ -113,7 +113,9 @@ func (s *Store) registerLocked(in *eureka.InstanceInfo, kind ChangeKind, replica
 		}
 	}
 
-	l := &lease{registered: now, duration: int64(registrant.LeaseInfo.Duration()) * 1000}
+	// The lease duration is the incoming registration's, even when the kept
+	// copy wins, as in Eureka.
+	l := &lease{registered: now, duration: int64(in.LeaseInfo.Duration()) * 1000}
 	l.lastRenew.Store(now)
 	if existing != nil {
 		l.serviceUp = existing.serviceUp

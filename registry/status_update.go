@@ -62,7 +62,8 @@ func (s *Store) deleteStatusOverrideLocked(app, id string, st eureka.Status, las
 		return err
 	}
 	s.touch(l, now)
-	if _, ok := s.overrides[id]; !ok {
+	if _, live := s.overrideFor(id, now); !live {
+		delete(s.overrides, id) // expired: as good as absent
 		return nil
 	}
 	delete(s.overrides, id)

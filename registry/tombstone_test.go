@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
 )
 
 // A cancel outranks replicated writes no newer than it, for as long as the
@@ -54,5 +56,32 @@ func TestCancelOutranksOlderReplicatedWrites(t *testing.T) {
 	}
 	if err := s.Register(i, true); err != nil {
 		t.Fatalf("an evicted instance cannot come back: %v", err)
+	}
+}
+
+// Smaller differences from Eureka, now as Eureka does: the lease duration
+// comes from the incoming registration even when the kept copy wins, and
+// an expired override that was not swept yet counts as absent.
+func TestReregisterDurationAndExpiredOverride(t *testing.T) {
+	s, clock := newTestStore(t, Config{DisableSelfPreservation: true})
+	kept := inst("A", "x")
+	kept.LastDirtyTimestamp = 2000
+	mustRegister(t, s, kept, false)
+	older := inst("A", "x") // lastDirtyTimestamp 1000: the kept copy wins
+	older.LeaseInfo.DurationInSecs = 10
+	mustRegister(t, s, older, false)
+	clock.Advance(11 * time.Second)
+	if ev := s.Evict(); len(ev) != 1 {
+		t.Fatalf("a 10 s lease (from the incoming body) was not evicted after 11 s: %v", ev)
+	}
+
+	mustRegister(t, s, inst("A", "y"), false)
+	s.SetStatus("A", "y", eureka.StatusOutOfService, 0, false)
+	clock.Advance(61 * time.Minute)
+	s.Renew("A", "y", RenewRequest{})
+	v := s.Version()
+	s.DeleteStatusOverride("A", "y", eureka.StatusUp, 0, false)
+	if s.Version() != v {
+		t.Error("deleting an expired override recorded a change")
 	}
 }

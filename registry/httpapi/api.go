@@ -20,6 +20,10 @@ import (
 // DefaultMaxBodyBytes is the default request body limit: 1 MiB.
 const DefaultMaxBodyBytes = 1 << 20
 
+// DefaultMaxBatchBytes is the default limit of a replication batch's body:
+// 16 MiB, 250 registrations of 64 KiB each.
+const DefaultMaxBatchBytes = 16 << 20
+
 // APIConfig configures the REST API.
 type APIConfig struct {
 	// Prefix is a path the API is served under in addition to /eureka, such
@@ -30,6 +34,10 @@ type APIConfig struct {
 	// MaxBodyBytes limits request bodies, after gzip decoding; larger ones
 	// are answered 413. Default 1 MiB.
 	MaxBodyBytes int64
+	// MaxBatchBytes limits the body of a peer replication batch, which
+	// carries up to 250 whole registrations. Default 64 MiB; a sender
+	// splits a batch that gets 413.
+	MaxBatchBytes int64
 	// Auth makes requests need HTTP basic auth. Default: open.
 	Auth AuthConfig
 	// Environment is reported by GET /status as generalStats.environment.
@@ -61,6 +69,7 @@ type PeerStatus interface {
 type API struct {
 	store    *registry.Store
 	maxBody  int64
+	maxBatch int64
 	prefixes [][]string
 	auth     *authenticator // nil: open
 	env      string
@@ -79,6 +88,10 @@ func NewAPI(store *registry.Store, cfg APIConfig) *API {
 	a := &API{store: store, maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers, ready: cfg.Ready}
 	if a.maxBody <= 0 {
 		a.maxBody = DefaultMaxBodyBytes
+	}
+	a.maxBatch = cfg.MaxBatchBytes
+	if a.maxBatch <= 0 {
+		a.maxBatch = DefaultMaxBatchBytes
 	}
 	if a.env == "" {
 		a.env = "test"
@@ -103,8 +116,19 @@ func (a *API) Close() { a.close() }
 // Store returns the Store the API serves.
 func (a *API) Store() *registry.Store { return a.store }
 
-// MaxBodyBytes returns the request body limit.
+// MaxBodyBytes returns the request body limit of every endpoint but the
+// replication batch's.
 func (a *API) MaxBodyBytes() int64 { return a.maxBody }
+
+// BodyLimit returns the request body limit for a request path: the batch
+// endpoint's, or MaxBodyBytes. Front doors read no more than it.
+func (a *API) BodyLimit(path string) int64 {
+	var r route
+	if parseRoute(path, a.prefixes, &r) && r.ep == epBatch {
+		return a.maxBatch
+	}
+	return a.maxBody
+}
 
 // Request is an HTTP request as the API core sees it. Front doors fill it
 // from their own request types.
@@ -307,7 +331,7 @@ func (a *API) instance(req *Request, resp *Response, inst *eureka.InstanceInfo, 
 }
 
 func (a *API) register(req *Request, resp *Response, app string) {
-	body, ok := a.body(req, resp)
+	body, ok := a.body(req, resp, a.maxBody)
 	if !ok {
 		return
 	}
@@ -335,12 +359,15 @@ func (a *API) register(req *Request, resp *Response, app string) {
 	resp.empty(http.StatusNoContent)
 }
 
-// body returns the request body, gunzipped if needed, within the limit.
-func (a *API) body(req *Request, resp *Response) ([]byte, bool) {
-	body := req.Body
-	if int64(len(body)) > a.maxBody {
-		resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(a.maxBody, 10)+" bytes")
+// body returns the request body, gunzipped if needed, within limit.
+func (a *API) body(req *Request, resp *Response, limit int64) ([]byte, bool) {
+	tooLarge := func() ([]byte, bool) {
+		resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(limit, 10)+" bytes")
 		return nil, false
+	}
+	body := req.Body
+	if int64(len(body)) > limit {
+		return tooLarge()
 	}
 	if strings.Contains(strings.ToLower(req.ContentEncoding), "gzip") {
 		zr, err := gzip.NewReader(bytes.NewReader(body))
@@ -348,14 +375,13 @@ func (a *API) body(req *Request, resp *Response) ([]byte, bool) {
 			resp.text(http.StatusBadRequest, "cannot decompress gzip request body")
 			return nil, false
 		}
-		body, err = io.ReadAll(io.LimitReader(zr, a.maxBody+1))
+		body, err = io.ReadAll(io.LimitReader(zr, limit+1))
 		if err != nil {
 			resp.text(http.StatusBadRequest, "cannot decompress gzip request body")
 			return nil, false
 		}
-		if int64(len(body)) > a.maxBody {
-			resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(a.maxBody, 10)+" bytes")
-			return nil, false
+		if int64(len(body)) > limit {
+			return tooLarge()
 		}
 	}
 	return body, true

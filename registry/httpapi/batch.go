@@ -10,7 +10,7 @@ import (
 // batch serves POST peerreplication/batch: each item is applied as the
 // single endpoint would apply it with the replication header.
 func (a *API) batch(req *Request, resp *Response) {
-	body, ok := a.body(req, resp)
+	body, ok := a.body(req, resp, a.maxBatch)
 	if !ok {
 		return
 	}

@@ -29,11 +29,12 @@ func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var resp Response
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.api.maxBody))
+		limit := h.api.BodyLimit(req.Path)
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooLarge):
-			resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(h.api.maxBody, 10)+" bytes")
+			resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(limit, 10)+" bytes")
 			writeHTTP(w, r, &resp, h.api.node)
 			return
 		case err != nil:

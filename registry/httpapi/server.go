@@ -62,10 +62,14 @@ func NewServer(api *API, cfg ServerConfig) *Server {
 		cfg: cfg,
 		api: api,
 		srv: &fasthttp.Server{
-			Handler:                      withOther(api, cfg.Other),
-			Logger:                       cfg.Logger,
-			ErrorHandler:                 FastHTTPErrorHandler(api.MaxBodyBytes()),
-			MaxRequestBodySize:           int(api.MaxBodyBytes()),
+			Handler:            withOther(api, cfg.Other),
+			Logger:             cfg.Logger,
+			ErrorHandler:       FastHTTPErrorHandler(api.MaxBodyBytes()),
+			MaxRequestBodySize: int(max(api.maxBody, api.maxBatch)),
+			// Each endpoint's own limit, read from the path before the body.
+			HeaderReceived: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+				return fasthttp.RequestConfig{MaxRequestBodySize: int(api.BodyLimit(transient(h.RequestURI())))}
+			},
 			ReadTimeout:                  cfg.ReadTimeout,
 			WriteTimeout:                 cfg.WriteTimeout,
 			IdleTimeout:                  cfg.IdleTimeout,

@@ -44,8 +44,8 @@ func (p *Peers) send(pe *peer) {
 		if len(batch) == 0 {
 			continue
 		}
-		if wait := p.deliver(pe, batch); wait > 0 {
-			pe.requeue(batch)
+		if retry, wait := p.deliver(pe, batch); wait > 0 {
+			pe.requeue(retry)
 			timer := time.NewTimer(wait)
 			select {
 			case <-p.stop:
@@ -57,9 +57,33 @@ func (p *Peers) send(pe *peer) {
 	}
 }
 
-// deliver sends one batch and returns how long to wait before resending it
-// (0: done, delivered or dropped).
-func (p *Peers) deliver(pe *peer, batch []*task) time.Duration {
+// deliver sends one batch and returns the tasks to resend, and how long to
+// wait first (0: done, delivered or dropped). A batch the peer finds too
+// large (413) is split in halves, each sent in turn; a single task still
+// too large is dropped.
+func (p *Peers) deliver(pe *peer, batch []*task) ([]*task, time.Duration) {
+	wait := p.deliverOnce(pe, batch)
+	if wait != tooLarge {
+		return batch, wait
+	}
+	if len(batch) == 1 {
+		p.failed(pe, "a task larger than the peer takes; dropped")
+		pe.dropped.Add(1)
+		return nil, 0
+	}
+	half := len(batch) / 2
+	if retry, wait := p.deliver(pe, batch[:half]); wait > 0 {
+		return append(retry, batch[half:]...), wait
+	}
+	return p.deliver(pe, batch[half:])
+}
+
+// tooLarge is deliverOnce's answer to a 413.
+const tooLarge = time.Duration(-1)
+
+// deliverOnce sends one batch and returns how long to wait before resending
+// it (0: done, delivered or dropped; tooLarge: split it).
+func (p *Peers) deliverOnce(pe *peer, batch []*task) time.Duration {
 	items := make([]Item, len(batch))
 	for n, t := range batch {
 		items[n] = t.item
@@ -77,6 +101,8 @@ func (p *Peers) deliver(pe *peer, batch []*task) time.Duration {
 	case resp.Status == http.StatusServiceUnavailable:
 		p.failed(pe, "503 Service Unavailable")
 		return p.cfg.CongestionRetry
+	case resp.Status == http.StatusRequestEntityTooLarge:
+		return tooLarge
 	case resp.Status/100 != 2:
 		p.failed(pe, "batch refused with status "+http.StatusText(resp.Status))
 		pe.dropped.Add(uint64(len(batch)))
