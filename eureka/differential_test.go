@@ -75,6 +75,51 @@ func FuzzDifferentialJSON(f *testing.F) {
 	})
 }
 
+// The readers behind the XML decoders, one at a time: the scanner alone
+// (handled false when it leaves the document to xmlTokens) and xmlTokens
+// alone.
+func scanInstanceXML(data []byte) (i *InstanceInfo, err error, handled bool) {
+	d := &xmlDecoder{}
+	var w xmlInstance
+	if s := (xmlScanner{data: data, d: d}); s.root() && s.instance(&w) {
+		i, err = d.finish(&w)
+		return i, err, true
+	}
+	return nil, nil, false
+}
+
+func tokensInstanceXML(data []byte) (*InstanceInfo, error) {
+	d := &xmlDecoder{}
+	var w xmlInstance
+	t := newXMLTokens(data, d)
+	start, ok := t.root()
+	if !ok || !t.instance(start, &w) {
+		return nil, ErrCannotParse
+	}
+	return d.finish(&w)
+}
+
+func scanApplicationsXML(data []byte) (apps *Applications, err error, handled bool) {
+	d := &xmlDecoder{}
+	var w xmlApplications
+	if s := (xmlScanner{data: data, d: d}); s.root() && s.applications(&w) {
+		apps, err = w.result()
+		return apps, err, true
+	}
+	return nil, nil, false
+}
+
+func tokensApplicationsXML(data []byte) (*Applications, error) {
+	d := &xmlDecoder{}
+	var w xmlApplications
+	t := newXMLTokens(data, d)
+	start, ok := t.root()
+	if !ok || !t.applications(start, &w) {
+		return nil, ErrCannotParse
+	}
+	return w.result()
+}
+
 func FuzzDifferentialXML(f *testing.F) {
 	addDifferentialSeeds(f, ".xml",
 		`<instance/>`, `<x><metadata><a>1</a></metadata></x>`, `<instance><port enabled="x">1</port></instance>`,
@@ -95,6 +140,11 @@ func FuzzDifferentialXML(f *testing.F) {
 		li, lerr := legacyDecodeInstanceXML(data)
 		i, err := DecodeInstanceXML(data)
 		sameDecode(t, "DecodeInstanceXML", data, i, err, li, lerr)
+		i, err = tokensInstanceXML(data)
+		sameDecode(t, "tokensInstanceXML", data, i, err, li, lerr)
+		if i, err, handled := scanInstanceXML(data); handled {
+			sameDecode(t, "scanInstanceXML", data, i, err, li, lerr)
+		}
 
 		la, lerr := legacyDecodeApplicationXML(data)
 		a, err := DecodeApplicationXML(data)
@@ -103,5 +153,30 @@ func FuzzDifferentialXML(f *testing.F) {
 		las, lerr := legacyDecodeApplicationsXML(data)
 		as, err := DecodeApplicationsXML(data)
 		sameDecode(t, "DecodeApplicationsXML", data, as, err, las, lerr)
+		as, err = tokensApplicationsXML(data)
+		sameDecode(t, "tokensApplicationsXML", data, as, err, las, lerr)
+		if as, err, handled := scanApplicationsXML(data); handled {
+			sameDecode(t, "scanApplicationsXML", data, as, err, las, lerr)
+		}
 	})
+}
+
+// What servers and clients write must not need the slow reader.
+func TestXMLScannerReadsWhatWeWrite(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.xml"))
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, okInstance := scanInstanceXML(data)
+		_, _, okApps := scanApplicationsXML(data)
+		if !okInstance || !okApps {
+			t.Errorf("%s: the scanner gave up", name)
+		}
+	}
+	doc := AppendApplicationsXML(nil, benchRegistry(100))
+	if _, _, ok := scanApplicationsXML(doc); !ok {
+		t.Error("the scanner gave up on a registry")
+	}
 }
