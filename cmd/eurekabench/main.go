@@ -19,6 +19,12 @@
 // are comparable with each other, not with other machines.
 //
 //	go run ./cmd/eurekabench -duration 5s
+//
+// "eurekabench fetch" measures instead the full fetch of a registry (by
+// default 10,000 instances) by discovery.Client and by hudl/fargo, in time
+// per fetch and heap held; see fetch.go.
+//
+//	go run ./cmd/eurekabench fetch
 package main
 
 import (
@@ -39,6 +45,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "fetch" {
+		if err := runFetch(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "eurekabench fetch:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	duration := flag.Duration("duration", 5*time.Second, "how long each load phase runs")
 	conc := flag.Int("concurrency", 64, "concurrent requests in flight")
 	instances := flag.Int("instances", 10000, "registry size for the full-fetch phase")
