@@ -633,9 +633,15 @@ func (d *jsonDecoder) port(p *jsonPort) bool {
 	more, ok := d.first('}'), true
 	for more {
 		var key []byte
-		key, ok = d.member()
-		if !ok {
-			return false
+		switch {
+		case d.knownKey(keyDollar):
+			key = keyDollar[1:2]
+		case d.knownKey(keyEnabled):
+			key = keyEnabled[1:9]
+		default:
+			if key, ok = d.member(); !ok {
+				return false
+			}
 		}
 		switch {
 		case string(key) == "$":
@@ -672,9 +678,15 @@ func (d *jsonDecoder) dataCenter(dc *jsonDataCenter) bool {
 	more, ok := d.first('}'), true
 	for more {
 		var key []byte
-		key, ok = d.member()
-		if !ok {
-			return false
+		switch {
+		case d.knownKey(keyClass):
+			key = keyClass[1:7]
+		case d.knownKey(keyName):
+			key = keyName[1:5]
+		default:
+			if key, ok = d.member(); !ok {
+				return false
+			}
 		}
 		switch {
 		case foldEqual(key, "name"):
@@ -735,6 +747,24 @@ func (d *jsonDecoder) lease(l *jsonLease) bool {
 		more, ok = d.next('}')
 	}
 	return ok
+}
+
+// Keys that servers write, quoted and with their colon, for knownKey.
+var (
+	keyDollar  = []byte(`"$":`)
+	keyEnabled = []byte(`"@enabled":`)
+	keyClass   = []byte(`"@class":`)
+	keyName    = []byte(`"name":`)
+)
+
+// knownKey reads the key k (quoted, with its colon) if it comes next, as
+// servers write it.
+func (d *jsonDecoder) knownKey(k []byte) bool {
+	if bytes.HasPrefix(d.data[d.pos:], k) {
+		d.pos += len(k)
+		return true
+	}
+	return false
 }
 
 func leaseFieldOf(key []byte) int {

@@ -544,16 +544,7 @@ func (s *xmlScanner) instanceField(w *xmlInstance, f int) bool {
 			return s.stringMap(&w.metadata)
 		case f == xLeaseInfo:
 			w.lease.present = true
-			return s.children(func() bool {
-				f := xmlLeaseFieldOf(s.name)
-				if f < 0 {
-					return s.skip()
-				}
-				var ok bool
-				d.tmp, ok = s.leaf(d.tmp[:0])
-				w.lease.f[f] = parseXMLNum(d.tmp)
-				return ok
-			})
+			return s.lease(&w.lease)
 		default: // xDataCenterInfo
 			dc := &w.dataCenter
 			dc.present = true
@@ -576,6 +567,48 @@ func (s *xmlScanner) instanceField(w *xmlInstance, f int) bool {
 		}
 	}
 }
+
+// lease reads the children of a <leaseInfo>, trying first the one that
+// comes next in the order servers write them.
+func (s *xmlScanner) lease(l *xmlLease) bool {
+	if s.empty {
+		return true
+	}
+	name := s.name
+	expect := 0
+	for {
+		f := leaseKeyOrder[expect]
+		more, predicted, ok := s.nextOrTag(name, xmlLeaseTags[f])
+		if !ok {
+			return false
+		}
+		if !more {
+			return true
+		}
+		if !predicted {
+			f = xmlLeaseFieldOf(s.name)
+		}
+		if f < 0 {
+			if !s.skip() {
+				return false
+			}
+			continue
+		}
+		expect = leaseKeyNext[f]
+		s.d.tmp, ok = s.leaf(s.d.tmp[:0])
+		if !ok {
+			return false
+		}
+		l.f[f] = parseXMLNum(s.d.tmp)
+	}
+}
+
+var xmlLeaseTags = func() (t [leaseFields][]byte) {
+	for f, name := range leaseFieldNames {
+		t[f] = []byte("<" + name + ">")
+	}
+	return t
+}()
 
 func (s *xmlScanner) stringMap(m *xmlMapState) bool {
 	d := s.d
