@@ -518,53 +518,51 @@ func init() {
 // read.
 func (s *xmlScanner) instanceField(w *xmlInstance, f int) bool {
 	d := s.d
-	{
-		var ok bool
-		switch {
-		case f < 0:
-			return s.skip()
-		case f < xTextFields:
-			start := len(d.text)
-			d.text, ok = s.leaf(d.text)
-			d.setText(w, f, start)
-			return ok
-		case f == xPort || f == xSecurePort:
-			p := &w.port
-			if f == xSecurePort {
-				p = &w.securePort
-			}
-			p.present = true
-			if s.hasEnabled {
-				p.enabled = enabledOf(s.enabled)
-			}
-			d.tmp, ok = s.leaf(d.tmp[:0])
-			p.number = parseXMLNum(d.tmp)
-			return ok
-		case f == xMetadata:
-			return s.stringMap(&w.metadata)
-		case f == xLeaseInfo:
-			w.lease.present = true
-			return s.lease(&w.lease)
-		default: // xDataCenterInfo
-			dc := &w.dataCenter
-			dc.present = true
-			if s.hasClass {
-				dc.amazonClass = string(s.class) == AmazonDataCenterClass
-			}
-			return s.children(func() bool {
-				switch string(s.name) {
-				case "name":
-					var ok bool
-					start := len(d.text)
-					d.text, ok = s.leaf(d.text)
-					dc.name = span{start, len(d.text)}
-					return ok
-				case "metadata":
-					return s.stringMap(&dc.metadata)
-				}
-				return s.skip()
-			})
+	var ok bool
+	switch {
+	case f < 0:
+		return s.skip()
+	case f < xTextFields:
+		start := len(d.text)
+		d.text, ok = s.leaf(d.text)
+		d.setText(w, f, start)
+		return ok
+	case f == xPort || f == xSecurePort:
+		p := &w.port
+		if f == xSecurePort {
+			p = &w.securePort
 		}
+		p.present = true
+		if s.hasEnabled {
+			p.enabled = enabledOf(s.enabled)
+		}
+		d.tmp, ok = s.leaf(d.tmp[:0])
+		p.number = parseXMLNum(d.tmp)
+		return ok
+	case f == xMetadata:
+		return s.stringMap(&w.metadata)
+	case f == xLeaseInfo:
+		w.lease.present = true
+		return s.lease(&w.lease)
+	default: // xDataCenterInfo
+		dc := &w.dataCenter
+		dc.present = true
+		if s.hasClass {
+			dc.amazonClass = string(s.class) == AmazonDataCenterClass
+		}
+		return s.children(func() bool {
+			switch string(s.name) {
+			case "name":
+				var ok bool
+				start := len(d.text)
+				d.text, ok = s.leaf(d.text)
+				dc.name = span{start, len(d.text)}
+				return ok
+			case "metadata":
+				return s.stringMap(&dc.metadata)
+			}
+			return s.skip()
+		})
 	}
 }
 
