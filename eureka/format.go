@@ -60,3 +60,19 @@ func DecodeInstance(f Format, data []byte) (*InstanceInfo, error) {
 	}
 	return DecodeInstanceXML(data)
 }
+
+// DecodeApplication reads an application document in format f.
+func DecodeApplication(f Format, data []byte) (*Application, error) {
+	if f == FormatJSON {
+		return DecodeApplicationJSON(data)
+	}
+	return DecodeApplicationXML(data)
+}
+
+// DecodeApplications reads an applications document in format f.
+func DecodeApplications(f Format, data []byte) (*Applications, error) {
+	if f == FormatJSON {
+		return DecodeApplicationsJSON(data)
+	}
+	return DecodeApplicationsXML(data)
+}

@@ -24,6 +24,7 @@
 //
 //	go run ./cmd/eurekabench scale    # cost per change at scale: big apps, eviction, churn, slow readers, VIPs, memory
 //	go run ./cmd/eurekabench push     # how fast a change reaches watching clients, and what a fleet of them costs
+//	go run ./cmd/eurekabench fetch    # a full fetch of 10,000 instances by discovery.Client and by hudl/fargo
 package main
 
 import (
@@ -88,6 +89,13 @@ func main() {
 		if err := runScale(c, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "eurekabench scale:", err)
 			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "fetch" {
+		if err := runFetch(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "eurekabench fetch:", err)
 			os.Exit(1)
 		}
 		return
