@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -482,4 +483,97 @@ func TestRemoteModeFollowsChangesByWatch(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// A node that starts in a cluster never answers a read with an empty or a
+// partial registry: until its start-up sync from a peer is done, reads get
+// 503 (if Caddy serves them at all yet: it may start the http app before
+// or after the eureka app), then the whole registry. The 503 itself is
+// tested on the API (httpapi TestReadsWaitForReady).
+func TestStartingNodeAnswers503UntilSynced(t *testing.T) {
+	peer := registry.New(registry.Config{})
+	for k := range 20 {
+		testkit.MustRegister(t, peer, testkit.Inst("ORDERS", "o"+strconv.Itoa(k)), false)
+	}
+	release := make(chan struct{})
+	api := httpapi.NewHTTPHandler(httpapi.NewAPI(peer, httpapi.APIConfig{}))
+	peerSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/apps/") {
+			<-release // the sync's full fetch waits until the test lets it go
+		}
+		api.ServeHTTP(w, r)
+	}))
+	defer peerSrv.Close()
+
+	type read struct {
+		status, instances int
+		beforeRelease     bool
+	}
+	var mu sync.Mutex
+	var reads []read
+	released := atomic.Bool{}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		poll := &http.Client{Timeout: 2 * time.Second}
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			before := !released.Load()
+			req, _ := http.NewRequest("GET", "http://127.0.0.1:"+registryPort+"/eureka/apps/", nil)
+			req.Header.Set("Accept", "application/json")
+			resp, err := poll.Do(req)
+			if err != nil {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			r := read{status: resp.StatusCode, beforeRelease: before}
+			if doc, err := eureka.DecodeApplicationsJSON(body); err == nil && resp.StatusCode == 200 {
+				for _, a := range doc.Applications {
+					r.instances += len(a.Instances)
+				}
+			}
+			mu.Lock()
+			reads = append(reads, r)
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	go func() {
+		time.Sleep(500 * time.Millisecond) // a window in which the node is syncing
+		released.Store(true)
+		close(release)
+	}()
+	tester := caddytest.NewTester(t)
+	tester.InitServer(testConfig("", "registry syncing\n\t\tpeers "+peerSrv.URL+"/eureka/", site(registryPort, "\teureka_server")), "caddyfile")
+	testkit.Eventually(t, 10*time.Second, "the synced registry", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(reads) > 0 && reads[len(reads)-1].status == 200
+	})
+	close(stop)
+	<-done
+	unavailable := 0
+	for _, r := range reads {
+		if r.status == 503 {
+			unavailable++
+		}
+	}
+	t.Logf("%d reads, %d answered 503 while syncing", len(reads), unavailable)
+	for _, r := range reads {
+		switch {
+		case r.status == 503 && !r.beforeRelease:
+			// The sync may still be finishing just after the release.
+		case r.status == 503:
+		case r.status == 200 && r.instances == 20:
+		default:
+			t.Fatalf("a read answered %d with %d instances (before the sync was released: %v)", r.status, r.instances, r.beforeRelease)
+		}
+	}
 }

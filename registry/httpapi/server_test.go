@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -100,5 +102,43 @@ func TestServerStopReleasesWatches(t *testing.T) {
 	<-done
 	if took := time.Since(stopped); took > 5*time.Second {
 		t.Errorf("stop waited %v for a held watch", took)
+	}
+}
+
+// Until Ready is closed (the start-up sync is done), registry reads answer
+// 503 and writes are taken; then reads answer.
+func TestReadsWaitForReady(t *testing.T) {
+	s, _ := newTestStore(t, registry.Config{})
+	ready := make(chan struct{})
+	srv := httptest.NewServer(NewHTTPHandler(NewAPI(s, APIConfig{Ready: ready})))
+	defer srv.Close()
+	get := func(path string) int {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, p := range []string{"/eureka/apps/", "/eureka/apps/delta", "/eureka/apps/A", "/eureka/apps/A/x", "/eureka/instances/x", "/eureka/vips/a"} {
+		if got := get(p); got != http.StatusServiceUnavailable {
+			t.Errorf("GET %s while syncing: %d", p, got)
+		}
+	}
+	if got := get("/eureka/status"); got != http.StatusOK {
+		t.Errorf("GET /eureka/status while syncing: %d", got)
+	}
+	body := eureka.AppendInstanceJSON(nil, inst("A", "x"))
+	resp, err := http.Post(srv.URL+"/eureka/apps/A", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("register while syncing: %d", resp.StatusCode)
+	}
+	close(ready)
+	if got := get("/eureka/apps/A/x"); got != http.StatusOK {
+		t.Errorf("GET after the sync: %d", got)
 	}
 }
