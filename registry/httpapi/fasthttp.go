@@ -9,13 +9,18 @@ import (
 )
 
 // FastHTTPHandler returns the API as a fasthttp handler, for the standalone
-// server. Set the server's MaxRequestBodySize to api.MaxBodyBytes() and its
+// server. A server that serves it should call api.Close when it stops, so
+// the watches it holds end at once. Set the server's MaxRequestBodySize to api.MaxBodyBytes() and its
 // ErrorHandler to FastHTTPErrorHandler so oversized bodies get 413.
 func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		h := &ctx.Request.Header
 		req := Request{
-			Context: ctx, // a RequestCtx is a context that ends when the server shuts down
+			// Not the RequestCtx: a context derived from it gets a goroutine
+			// that outlives the request and reads the recycled ctx. The
+			// API's own context ends at API.Close, which the standalone
+			// Server calls when it stops.
+			Context: api.closed,
 			Method:  methodString(h.Method()),
 			// The path is copied: the API may keep strings derived from it.
 			Path:            string(ctx.Request.URI().PathOriginal()),

@@ -85,7 +85,13 @@ func withOther(api *API, other http.Handler) fasthttp.RequestHandler {
 	if other == nil {
 		return h
 	}
-	o := fasthttpadaptor.NewFastHTTPHandler(other)
+	// The adaptor would give handlers the RequestCtx as their request's
+	// context, from which a derived context (a long poll's timeout) gets a
+	// goroutine that outlives the request; the API's context is a plain
+	// one that ends when the server stops.
+	o := fasthttpadaptor.NewFastHTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		other.ServeHTTP(w, r.WithContext(api.closed))
+	}))
 	return func(ctx *fasthttp.RequestCtx) {
 		if api.Match(transient(ctx.Request.URI().PathOriginal())) {
 			h(ctx)
