@@ -2,8 +2,10 @@ package registry
 
 import (
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
@@ -121,5 +123,47 @@ func TestHeapPerInstance(t *testing.T) {
 		t.Fatalf("%.0f bytes of heap per instance, want at most 4096", got)
 	} else {
 		t.Logf("%.0f bytes of heap per instance", got)
+	}
+}
+
+// BenchmarkRegisterInto registers 10,000 new instances into one app and
+// spread over 100 apps: the cost of a change follows the change, not the
+// size of its app.
+func BenchmarkRegisterInto(b *testing.B) {
+	for _, apps := range []int{1, 100} {
+		b.Run(map[int]string{1: "one-app", 100: "100-apps"}[apps], func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				s, _ := newTestStore(b, Config{})
+				for n := range 10000 {
+					i := testkit.SampleInstance(n)
+					i.App = "APP-" + strconv.Itoa(n%apps)
+					mustRegister(b, s, i, false)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*10000), "ns/registration")
+		})
+	}
+}
+
+// BenchmarkEvictionRun removes 1,500 expired leases of a 15,000-instance
+// app in one run.
+func BenchmarkEvictionRun(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		s, clock := newTestStore(b, Config{DisableSelfPreservation: true})
+		for n := range 15000 {
+			i := testkit.SampleInstance(n)
+			i.App = "BIG"
+			mustRegister(b, s, i, false)
+		}
+		clock.Advance(91 * time.Second)
+		for n := 1500; n < 15000; n++ {
+			s.Renew("BIG", testkit.SampleInstance(n).InstanceID, RenewRequest{})
+		}
+		b.StartTimer()
+		if ev := s.Evict(); len(ev) != 1500 {
+			b.Fatalf("evicted %d", len(ev))
+		}
 	}
 }

@@ -3,6 +3,7 @@ package registry
 import (
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/eurekagate/eurekagate/eureka"
@@ -22,8 +23,9 @@ type appView struct {
 // shard, not every app.
 //
 // Views consume the change stream: each change replaces, inserts or
-// removes one instance by binary search, so its cost is one copy of the
-// app's pointer slices, not a rebuild and re-sort of the app.
+// removes one instance by binary search in the app's pending view, not a
+// rebuild and re-sort of the app; readers publish a copy when they find it
+// changed.
 type views struct {
 	shards [viewShards]atomic.Pointer[map[string]*viewEntry]
 	vips   vipIndex
@@ -31,7 +33,32 @@ type views struct {
 
 const viewShards = 64
 
-type viewEntry struct{ v atomic.Pointer[appView] }
+// viewEntry is one app's view. Delivery edits pending in place, under mu,
+// and marks it dirty; the first read after a change publishes a copy. So a
+// burst of changes with no read between costs one insertion each (a move
+// of pointers, no allocation), and a copy of the app is made at most once
+// per read that follows a change, never once per change.
+type viewEntry struct {
+	v     atomic.Pointer[appView] // published: immutable
+	dirty atomic.Bool             // pending differs from v
+
+	mu      sync.Mutex
+	pending appView // owned by delivery; copied on publish
+}
+
+// view returns the published view, publishing pending first if it
+// changed since.
+func (e *viewEntry) view() *appView {
+	if e.dirty.Load() {
+		e.mu.Lock()
+		if e.dirty.Load() {
+			e.v.Store(&appView{all: slices.Clone(e.pending.all), up: slices.Clone(e.pending.up)})
+			e.dirty.Store(false)
+		}
+		e.mu.Unlock()
+	}
+	return e.v.Load()
+}
 
 // shard picks an app's shard with FNV-1a.
 func shard(app string) int {
@@ -89,48 +116,43 @@ func (vs *views) apply(changes []Change) {
 	}
 }
 
-// applyApp applies one app's changes to a copy of its view and publishes
-// the copy.
+// applyApp applies one app's changes to its pending view.
 func (vs *views) applyApp(app string, changes []Change) {
 	e := vs.entry(app)
-	var all, up []*eureka.InstanceInfo
-	if e != nil {
-		cur := e.v.Load()
-		all, up = slices.Clone(cur.all), slices.Clone(cur.up)
+	if e == nil {
+		e = &viewEntry{}
+		e.v.Store(&appView{})
+		vs.setEntry(app, e)
 	}
+	e.mu.Lock()
+	p := &e.pending
 	for n := range changes {
 		c := &changes[n]
 		var old, now *eureka.InstanceInfo
-		if pos, found := slices.BinarySearchFunc(all, c.ID, byID); found {
-			old = all[pos]
+		if pos, found := slices.BinarySearchFunc(p.all, c.ID, byID); found {
+			old = p.all[pos]
 		}
 		if !c.Kind.Removes() {
 			now = c.Instance
 		}
 		vs.vips.update(app, old, now)
-		all = upsert(all, c.ID, now)
+		p.all = upsert(p.all, c.ID, now)
 		if now != nil && now.Status != eureka.StatusUp {
 			now = nil
 		}
-		up = upsert(up, c.ID, now)
+		p.up = upsert(p.up, c.ID, now)
 	}
-	switch {
-	case len(all) == 0:
-		if e != nil {
-			vs.setEntry(app, nil)
-		}
-	case e == nil:
-		e = &viewEntry{}
-		e.v.Store(&appView{all: all, up: up})
-		vs.setEntry(app, e)
-	default:
-		e.v.Store(&appView{all: all, up: up})
+	empty := len(p.all) == 0
+	e.dirty.Store(true)
+	e.mu.Unlock()
+	if empty {
+		vs.setEntry(app, nil)
 	}
 }
 
 // upsert replaces the instance id in list (sorted by id) with i, inserts
 // i, or removes the instance when i is nil. It modifies list, which the
-// caller owns.
+// caller owns (a pending view, never a published one).
 func upsert(list []*eureka.InstanceInfo, id string, i *eureka.InstanceInfo) []*eureka.InstanceInfo {
 	pos, found := slices.BinarySearchFunc(list, id, byID)
 	switch {
@@ -155,7 +177,7 @@ func byID(e *eureka.InstanceInfo, id string) int { return strings.Compare(e.ID()
 // registration is visible to the very next call.
 func (s *Store) Instances(app string) []*eureka.InstanceInfo {
 	if e := s.views.entry(app); e != nil {
-		return e.v.Load().up
+		return e.view().up
 	}
 	return nil
 }
@@ -164,7 +186,7 @@ func (s *Store) Instances(app string) []*eureka.InstanceInfo {
 // id. The slice is shared and must not be modified.
 func (s *Store) AllInstances(app string) []*eureka.InstanceInfo {
 	if e := s.views.entry(app); e != nil {
-		return e.v.Load().all
+		return e.view().all
 	}
 	return nil
 }
