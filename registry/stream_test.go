@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -227,4 +228,43 @@ func BenchmarkWatchWakeup(b *testing.B) {
 		total += (<-woke).Sub(start)
 	}
 	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "wake-ns")
+}
+
+// Readers of the views during a stream of changes see whole views, each
+// sorted, and the last change once the writes return.
+func TestViewsUnderConcurrentChanges(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				list := s.Instances("A")
+				for k := 1; k < len(list); k++ {
+					if list[k-1].ID() >= list[k].ID() {
+						t.Errorf("view not sorted: %s before %s", list[k-1].ID(), list[k].ID())
+						return
+					}
+				}
+			}
+		}()
+	}
+	for n := range 2000 {
+		id := fmt.Sprintf("i%04d", n%300)
+		if n%3 == 2 {
+			s.Cancel("A", id, false)
+		} else {
+			mustRegister(t, s, inst("A", id), false)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	want(t, "view after the writes", len(s.AllInstances("A")), len(s.Applications().Applications[0].Instances))
 }
