@@ -54,7 +54,8 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("discovery: Instance.AppName is required to register")
 	}
 	seed := uint64(time.Now().UnixNano())
-	eps, err := orderEndpoints(cfg, rand.New(rand.NewPCG(seed, seed>>3|1)))
+	rnd := rand.New(rand.NewPCG(seed, seed>>3|1))
+	eps, err := orderEndpoints(cfg, rnd)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +66,14 @@ func New(cfg Config) (*Client, error) {
 		ConnectTimeout: cfg.ConnectTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodySize: cfg.MaxResponseBodySize,
 		UserAgent: "eurekagate-discovery",
 	})
-	servers, err := eurekahttp.NewCluster(httpClient, eps, eurekahttp.ClusterConfig{QuarantineDuration: cfg.QuarantineDuration})
+	servers, err := eurekahttp.NewCluster(httpClient, eps, eurekahttp.ClusterConfig{
+		QuarantineDuration: cfg.QuarantineDuration, ReshuffleInterval: cfg.ServerReshuffleInterval,
+		// Called under the Cluster's lock, which serializes the use of rnd.
+		Reorder: func() []eureka.ServiceURL {
+			eps, _ := orderEndpoints(cfg, rnd) // the URLs parsed above
+			return eps
+		},
+	})
 	if err != nil {
 		return nil, err
 	}

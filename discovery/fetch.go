@@ -63,7 +63,7 @@ func (c *Client) Refresh() error {
 	if c.watch.interest() != nil {
 		return c.fullFetch(nil) // only our servers take an interest, and they watch
 	}
-	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: "apps/delta"})
+	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: "apps/delta", FailOver: eurekahttp.FailOverDelta})
 	if err != nil {
 		return err
 	}
@@ -97,14 +97,13 @@ func deltaChanges(d *eureka.Applications) bool {
 // fullFetch replaces the local registry with the server's. version, if not
 // nil, replaces the fetched document's versions__delta.
 func (c *Client) fullFetch(version *int64) error {
-	// A Netflix server refuses full fetches with 403 in its first minutes:
-	// try the next server.
+	// Any status but 2xx (a Netflix server refuses full fetches with 403
+	// in its first minutes) tries the next server.
 	path := "apps/"
 	if q := appsQuery(c.watch.interest()); q != "" {
 		path += "?" + q
 	}
-	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: path,
-		FailOver: eurekahttp.FailOverOnServerErrorOrForbidden})
+	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: path, FailOver: eurekahttp.FailOverUnlessOK})
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,8 @@ func (r *registration) register() error {
 	dirtyAt := r.lastDirty
 	r.mu.Unlock()
 	resp, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodPost,
-		Path: "apps/" + url.PathEscape(inst.App), Body: eureka.AppendInstanceJSON(nil, inst)})
+		Path: "apps/" + url.PathEscape(inst.App), Body: eureka.AppendInstanceJSON(nil, inst),
+		FailOver: eurekahttp.FailOverRegistration})
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,8 @@ func (r *registration) heartbeat() error {
 	r.mu.Lock()
 	path := r.instancePath() + "?status=" + r.cfg.Status.String() + "&lastDirtyTimestamp=" + strconv.FormatInt(r.lastDirty, 10)
 	r.mu.Unlock()
-	resp, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodPut, Path: path})
+	resp, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodPut, Path: path,
+		FailOver: eurekahttp.FailOverRegistration})
 	if err != nil {
 		return err
 	}
@@ -134,7 +136,8 @@ func (r *registration) cancel() error {
 	if !registered {
 		return nil
 	}
-	_, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodDelete, Path: path})
+	_, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodDelete, Path: path,
+		FailOver: eurekahttp.FailOverNever})
 	if err == nil {
 		r.c.cfg.Logger.Info("instance cancelled", zap.String("path", path))
 	}

@@ -115,7 +115,8 @@ func (c *Client) watchOnce() error {
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.watch.setInFlight(cancel)
 	defer func() { c.watch.setInFlight(nil); cancel() }()
-	resp, err := c.servers.Do(ctx, eurekahttp.Request{Path: path, Timeout: c.cfg.WatchWait + c.cfg.ReadTimeout})
+	resp, err := c.servers.Do(ctx, eurekahttp.Request{Path: path, Timeout: c.cfg.WatchWait + c.cfg.ReadTimeout,
+		FailOver: failOverWatch})
 	if err != nil {
 		if c.ctx.Err() == nil && ctx.Err() != nil {
 			return nil // interrupted to widen the interest
@@ -141,6 +142,13 @@ func (c *Client) watchOnce() error {
 	c.watch.noteAnswer(resp)
 	c.publish(snap, changed)
 	return nil
+}
+
+// failOverWatch is the delta's rule (a watch is a delta), and also
+// accepts 410: the node does not know the version, and the client reads
+// the whole registry there.
+func failOverWatch(status int) bool {
+	return status != http.StatusGone && eurekahttp.FailOverDelta(status)
 }
 
 // retryDelay is the wait after a failed watch: doubling from 100ms up to
