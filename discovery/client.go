@@ -67,7 +67,7 @@ func New(cfg Config) (*Client, error) {
 		UserAgent: "eurekagate-discovery",
 	})
 	servers, err := eurekahttp.NewCluster(httpClient, eps, eurekahttp.ClusterConfig{
-		QuarantineDuration: cfg.QuarantineDuration, ReshuffleInterval: cfg.ServerReshuffleInterval,
+		QuarantineDuration: cfg.QuarantineDuration, ReshuffleInterval: cfg.ServerReshuffleInterval, Now: cfg.clock.Now,
 		// Called under the Cluster's lock, which serializes the use of rnd.
 		Reorder: func() []eureka.ServiceURL {
 			eps, _ := orderEndpoints(cfg, rnd) // the URLs parsed above
@@ -226,26 +226,17 @@ func (c *Client) publish(s *snapshot, changed bool) {
 	}
 }
 
-// every runs f now and then after each interval, backing off exponentially
-// (up to ExpBackOffBound intervals) while f fails, until Stop.
-func (c *Client) every(interval time.Duration, f func() error) {
-	delay := time.Duration(0)
-	for {
-		timer := time.NewTimer(delay)
-		select {
-		case <-c.stop:
-			timer.Stop()
-			return
-		case <-timer.C:
-		}
-		if err := f(); err != nil {
-			delay = min(max(2*delay, 2*interval), time.Duration(c.cfg.ExpBackOffBound)*interval)
-		} else {
-			delay = interval
-		}
+// backoff is the delay of a periodic task (heartbeats, polling) after a
+// run that ended with err, as Java's TimedSupervisorTask: the interval,
+// doubled after each run that timed out, up to ExpBackOffBound intervals.
+// Any other failure keeps the interval. prev is the delay before the run.
+func (c *Client) backoff(prev, interval time.Duration, err error) time.Duration {
+	if !eurekahttp.IsTimeout(err) {
+		return interval
 	}
+	return min(max(2*prev, 2*interval), time.Duration(c.cfg.ExpBackOffBound)*interval)
 }
 
 // newLimiter is the Java client's on-demand update limit: bursts of two,
-// four per minute.
+// four per minute. Callers pass the time (AllowN), so a test clock works.
 func newLimiter() *rate.Limiter { return rate.NewLimiter(rate.Every(15*time.Second), 2) }

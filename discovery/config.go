@@ -62,8 +62,13 @@ type Config struct {
 	// (registerWithEureka=false).
 	Instance *InstanceConfig
 
-	// ExpBackOffBound caps the retry delay after failures at this many
-	// intervals. Default 10.
+	// ExpBackOffBound caps the delay of a heartbeat or poll after ones that
+	// timed out, at this many intervals. Default 10. As with the Java
+	// client (its TimedSupervisorTask), only a timeout backs off, doubling
+	// the delay each time, and a success resets it; after any other
+	// failure (a refused connection, an error status) the next try comes
+	// after the usual interval, so one failed heartbeat never puts the
+	// lease at risk.
 	ExpBackOffBound int
 	// QuarantineDuration is how long a failing server is skipped. Default
 	// 30s. When two thirds of the servers (66%, as Java) are quarantined,
@@ -88,6 +93,9 @@ type Config struct {
 	// re-registered after a 404, cancelled) at info level and failed
 	// fetches and heartbeats at warn level. Default: no logging.
 	Logger *zap.Logger
+
+	// clock is the time of the loops, for tests. Default the system's.
+	clock clock
 }
 
 // InstanceConfig describes the registered instance. Names and defaults
@@ -128,6 +136,9 @@ func (c Config) withDefaults() Config {
 	setDuration(&c.RegistryFetchInterval, 30*time.Second)
 	setDuration(&c.QuarantineDuration, 30*time.Second)
 	setDuration(&c.ServerReshuffleInterval, eurekahttp.DefaultReshuffleInterval)
+	if c.clock == nil {
+		c.clock = systemClock{}
+	}
 	setDuration(&c.ConnectTimeout, 5*time.Second)
 	setDuration(&c.ReadTimeout, 8*time.Second)
 	if c.Logger == nil {

@@ -13,18 +13,20 @@ import (
 
 // fetchLoop keeps the local registry up to date until Stop: by watching
 // when the server offers it, by a refresh every RegistryFetchInterval
-// otherwise (backing off exponentially, up to ExpBackOffBound intervals,
-// while refreshes fail).
+// otherwise. A failed watch is retried after a short, growing delay; a
+// failed refresh after the interval, or, if it timed out, after a delay
+// that doubles up to ExpBackOffBound intervals (Java's
+// TimedSupervisorTask).
 func (c *Client) fetchLoop() {
 	defer c.wg.Done()
 	var delay time.Duration
 	for {
-		timer := time.NewTimer(delay)
+		timer, stopTimer := c.cfg.clock.NewTimer(delay)
 		select {
 		case <-c.stop:
-			timer.Stop()
+			stopTimer()
 			return
-		case <-timer.C:
+		case <-timer:
 		}
 		watching := c.watchable()
 		var err error
@@ -41,7 +43,7 @@ func (c *Client) fetchLoop() {
 			delay = c.retryDelay(delay)
 		case err != nil:
 			c.cfg.Logger.Warn("registry fetch failed; keeping the last registry", zap.Error(err))
-			delay = min(max(2*delay, 2*c.cfg.RegistryFetchInterval), time.Duration(c.cfg.ExpBackOffBound)*c.cfg.RegistryFetchInterval)
+			delay = c.backoff(delay, c.cfg.RegistryFetchInterval, err)
 		case c.watchable():
 			delay = 0
 		default:
