@@ -24,8 +24,11 @@ type Client struct {
 	http    *eurekahttp.Client
 	servers *eurekahttp.Cluster // the Eureka servers, with failover
 
-	snap  atomic.Pointer[snapshot]
-	cache *cache // owned by the fetch loop
+	snap atomic.Pointer[snapshot]
+	// fetchMu serializes the fetches (the fetch loop's, Refresh's); it
+	// guards cache and the watch's version.
+	fetchMu sync.Mutex
+	cache   *cache
 
 	subsMu sync.Mutex
 	subs   map[*subscription]struct{}

@@ -28,13 +28,16 @@ func (c *Client) fetchLoop() {
 			return
 		case <-timer:
 		}
+		c.fetchMu.Lock()
 		watching := c.watchable()
 		var err error
 		if watching {
 			err = c.watchOnce()
 		} else {
-			err = c.Refresh()
+			err = c.refresh()
 		}
+		watchNext := c.watchable()
+		c.fetchMu.Unlock()
 		switch {
 		case c.ctx.Err() != nil:
 			return
@@ -44,7 +47,7 @@ func (c *Client) fetchLoop() {
 		case err != nil:
 			c.cfg.Logger.Warn("registry fetch failed; keeping the last registry", zap.Error(err))
 			delay = c.backoff(delay, c.cfg.RegistryFetchInterval, err)
-		case c.watchable():
+		case watchNext:
 			delay = 0
 		default:
 			delay = c.cfg.RegistryFetchInterval
@@ -55,9 +58,19 @@ func (c *Client) fetchLoop() {
 // Refresh brings the local registry up to date once, as the fetch loop does
 // every RegistryFetchInterval: a delta when possible, a full fetch when the
 // cache is empty, its version is -1, the delta is refused or its hash does
-// not match. A failure keeps the last good registry. Only the fetch loop
-// may call it once the Client is started.
+// not match. A failure keeps the last good registry. It is safe to call
+// while the Client runs: it ends a watch the fetch loop holds, waits for a
+// fetch in progress, and the loop goes on after it.
 func (c *Client) Refresh() error {
+	done := c.watch.holdOff()
+	defer done()
+	c.fetchMu.Lock()
+	defer c.fetchMu.Unlock()
+	return c.refresh()
+}
+
+// refresh is Refresh. The caller holds c.fetchMu.
+func (c *Client) refresh() error {
 	last := c.cache.last
 	if c.cfg.DisableDelta || len(c.cache.local) == 0 || last.version == -1 {
 		return c.fullFetch(nil)
@@ -97,7 +110,8 @@ func deltaChanges(d *eureka.Applications) bool {
 }
 
 // fullFetch replaces the local registry with the server's. version, if not
-// nil, replaces the fetched document's versions__delta.
+// nil, replaces the fetched document's versions__delta. The caller holds
+// c.fetchMu.
 func (c *Client) fullFetch(version *int64) error {
 	// Any status but 2xx (a Netflix server refuses full fetches with 403
 	// in its first minutes) tries the next server.

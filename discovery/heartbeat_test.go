@@ -276,3 +276,56 @@ func TestFailedPollKeepsTheInterval(t *testing.T) {
 		t.Errorf("%d deltas asked for", delta)
 	}
 }
+
+// Refresh may be called while the client runs, watching or polling: it
+// waits for the fetch in progress (ending a held watch rather than waiting
+// for it), and the loop goes on after it. Run with -race.
+func TestRefreshWhileRunning(t *testing.T) {
+	s := startOurServer(t, "127.0.0.1:0")
+	f := newFakeEureka(t)
+	f.full = netflixApps("1", "UP_1_", inApp("ORDERS", "h1", "UP", "ADDED"))
+	watching := newFetchOnly(t, s.url())
+	polling, err := New(Config{ServiceURLs: []string{f.url()}, RegistryFetchInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Client{watching, polling} {
+		c.Start()
+		defer stopClient(t, c)
+		<-c.Ready()
+	}
+	testkit.Eventually(t, 5*time.Second, "the watch held", func() bool {
+		watching.watch.mu.Lock()
+		defer watching.watch.mu.Unlock()
+		return watching.watch.inFlight != nil
+	})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 10 {
+				testkit.MustRegister(t, s.store, testkit.Inst("ORDERS", "g"+strconv.Itoa(g)+"-"+strconv.Itoa(n)), false)
+				for _, c := range []*Client{watching, polling} {
+					began := time.Now()
+					if err := c.Refresh(); err != nil {
+						t.Error(err)
+					}
+					if took := time.Since(began); took > 5*time.Second {
+						t.Errorf("Refresh took %v", took)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := len(watching.AllInstances("ORDERS")); got != 40 {
+		t.Errorf("after the refreshes the watching client holds %d instances", got)
+	}
+	// The loop watches on.
+	testkit.MustRegister(t, s.store, testkit.Inst("ORDERS", "later"), false)
+	testkit.Eventually(t, 5*time.Second, "a change after the refreshes", func() bool { return hasID(watching.Instances("ORDERS"), "later") })
+	if ids(polling.Instances("ORDERS")) != "h1=UP" {
+		t.Errorf("polling client holds %s", ids(polling.Instances("ORDERS")))
+	}
+}
