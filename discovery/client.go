@@ -120,8 +120,13 @@ func (c *Client) Start() {
 	}
 }
 
-// Stop stops the background work, waits for it, and cancels the
-// registration (DELETE), within ctx.
+// Stop stops the background work and waits for it within ctx (a request
+// in flight ends first, bounded by the timeouts), then cancels the
+// registration (DELETE). The DELETE is sent even when ctx has ended by
+// then, bounded by a ReadTimeout of its own, so that a short ctx does not
+// leave the instance registered until its lease expires; no registration
+// is sent after it. Stop returns ctx's error if the background work
+// outlived ctx, and the DELETE's error if it got no answer.
 func (c *Client) Stop(ctx context.Context) error {
 	if !c.stopped.CompareAndSwap(false, true) {
 		return nil
@@ -130,17 +135,18 @@ func (c *Client) Stop(ctx context.Context) error {
 	c.cancel()
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
+	var waitErr error
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return ctx.Err()
+		waitErr = ctx.Err()
 	}
 	var err error
 	if c.reg != nil && c.started.Load() {
 		err = c.reg.cancel()
 	}
 	c.http.Close()
-	return err
+	return errors.Join(waitErr, err)
 }
 
 // orderEndpoints lists the servers as the Java client's resolver does: my

@@ -1,6 +1,8 @@
 package discovery
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -246,6 +248,79 @@ func TestStatusChangesKeepTheHeartbeats(t *testing.T) {
 	want := "POST 0s 204, PUT 30s 200, POST 40s 204, POST 40s 204, POST 1m0s 204, PUT 1m30s 200"
 	if got := p.requests(); got != want {
 		t.Errorf("requests:\n got %s\nwant %s", got, want)
+	}
+}
+
+// Stop sends the DELETE even when its context ends while a heartbeat is
+// in flight, bounded by a ReadTimeout of its own; and when that heartbeat
+// then gets 404, the client does not register again.
+func TestStopCancelsWhenItsContextEnds(t *testing.T) {
+	for _, answerDelete := range []bool{true, false} {
+		clk := newFakeClock()
+		store, srv := newLeaseServer(t, clk)
+		next := proxyTo(t, srv)
+		deleted := make(chan struct{})
+		t0 := clk.Now()
+		p := newFaultProxy(t, clk, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.Method == http.MethodPut && clk.Now().After(t0):
+				// Held until the DELETE is through, then answered 404.
+				select {
+				case <-deleted:
+					w.WriteHeader(http.StatusNotFound)
+				case <-r.Context().Done():
+				}
+				return
+			case r.Method == http.MethodDelete && !answerDelete:
+				close(deleted)
+				<-r.Context().Done()
+				return
+			case r.Method == http.MethodDelete:
+				next.ServeHTTP(w, r)
+				close(deleted)
+				return
+			}
+			next.ServeHTTP(w, r)
+		}))
+		const readTimeout = time.Second
+		c := newClockedClient(t, clk, p.url(), func(cfg *Config) { cfg.ReadTimeout = readTimeout })
+		c.Start()
+		clk.settle(t, 0, 1)
+		clk.Advance(30 * time.Second)
+		<-p.beats // the heartbeat is in flight
+
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		began := time.Now()
+		err := c.Stop(ctx)
+		took := time.Since(began)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Stop: %v, want the context's deadline", err)
+		}
+		select {
+		case <-deleted:
+		default:
+			t.Fatalf("no DELETE sent; requests: %s", p.requests())
+		}
+		if _, ok := store.Get("ORDERS", ordersID); ok == answerDelete {
+			t.Errorf("DELETE answered %v: registered %v", answerDelete, ok)
+		}
+		switch {
+		case answerDelete && took > readTimeout/2:
+			t.Errorf("Stop took %v: it waited for the heartbeat", took)
+		case !answerDelete && (took < readTimeout/2 || took > readTimeout+time.Second):
+			t.Errorf("Stop took %v waiting for an unanswered DELETE, want about ReadTimeout (%v)", took, readTimeout)
+		}
+		loopDone := make(chan struct{})
+		go func() { c.wg.Wait(); close(loopDone) }()
+		select {
+		case <-loopDone:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the registration loop did not end")
+		}
+		if got := p.requests(); strings.Count(got, "POST") != 1 {
+			t.Errorf("registered again after Stop: %s", got)
+		}
 	}
 }
 

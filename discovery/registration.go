@@ -29,11 +29,15 @@ type registration struct {
 	lastDirty  int64
 	dirty      bool // local data changed and not yet registered
 	registered bool
+	cancelled  bool // Stop cancelled the registration: register no more
 
 	// onKick, for tests, hears each on-demand change the loop has handled:
 	// registered (true) or left to the next heartbeat (false).
 	onKick func(registered bool)
 }
+
+// errCancelled is a registration attempted after Stop cancelled it.
+var errCancelled = errors.New("discovery: registration cancelled by Stop")
 
 func newRegistration(c *Client, cfg *InstanceConfig) *registration {
 	return &registration{
@@ -115,10 +119,14 @@ func (r *registration) tick() error {
 // register POSTs the instance; Eureka answers 204.
 func (r *registration) register() error {
 	r.mu.Lock()
+	if r.cancelled {
+		r.mu.Unlock()
+		return errCancelled
+	}
 	inst := r.cfg.instance(r.lastDirty)
 	dirtyAt := r.lastDirty
 	r.mu.Unlock()
-	resp, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodPost,
+	resp, err := r.c.servers.Do(r.c.ctx, eurekahttp.Request{Method: http.MethodPost,
 		Path: "apps/" + url.PathEscape(inst.App), Body: eureka.AppendInstanceJSON(nil, inst),
 		FailOver: eurekahttp.FailOverRegistration})
 	if err != nil {
@@ -132,7 +140,13 @@ func (r *registration) register() error {
 		r.dirty = false
 	}
 	r.registered = true
+	cancelled, path := r.cancelled, r.instancePath()
 	r.mu.Unlock()
+	if cancelled {
+		// Stop sent its DELETE while this registration was on its way,
+		// and it may have arrived second: cancel again.
+		return r.sendCancel(path)
+	}
 	r.c.cfg.Logger.Info("instance registered", zap.String("app", inst.App), zap.String("id", inst.InstanceID),
 		zap.Stringer("status", inst.Status))
 	return nil
@@ -144,7 +158,7 @@ func (r *registration) heartbeat() error {
 	r.mu.Lock()
 	path := r.instancePath() + "?status=" + r.cfg.Status.String() + "&lastDirtyTimestamp=" + strconv.FormatInt(r.lastDirty, 10)
 	r.mu.Unlock()
-	resp, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodPut, Path: path,
+	resp, err := r.c.servers.Do(r.c.ctx, eurekahttp.Request{Method: http.MethodPut, Path: path,
 		FailOver: eurekahttp.FailOverRegistration})
 	if err != nil {
 		return err
@@ -163,19 +177,32 @@ func (r *registration) heartbeat() error {
 	return &statusError{"heartbeat", resp.Status}
 }
 
+// cancel ends the registration for good: no registration is sent after it,
+// and a registered instance is cancelled (DELETE).
 func (r *registration) cancel() error {
 	r.mu.Lock()
+	r.cancelled = true
 	registered, path := r.registered, r.instancePath()
 	r.mu.Unlock()
 	if !registered {
 		return nil
 	}
-	_, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodDelete, Path: path,
+	return r.sendCancel(path)
+}
+
+// sendCancel DELETEs the instance, bounded by ReadTimeout of its own: Stop
+// sends it even when its context has ended. Any answer will do, as for the
+// Java client: only a connection error or a timeout tries the next server.
+func (r *registration) sendCancel(path string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), r.c.cfg.ReadTimeout)
+	defer cancel()
+	resp, err := r.c.servers.Do(ctx, eurekahttp.Request{Method: http.MethodDelete, Path: path,
 		FailOver: eurekahttp.FailOverNever})
-	if err == nil {
-		r.c.cfg.Logger.Info("instance cancelled", zap.String("path", path))
+	if err != nil {
+		return err
 	}
-	return err
+	r.c.cfg.Logger.Info("instance cancelled", zap.String("path", path), zap.Int("status", resp.Status))
+	return nil
 }
 
 // instancePath is apps/{APP}/{id}. The caller holds r.mu.
