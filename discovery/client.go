@@ -219,20 +219,22 @@ func (c *Client) Subscribe() (<-chan struct{}, func()) {
 
 type subscription struct{ ch chan struct{} }
 
+// publish makes s the local registry and announces it if it changed,
+// before Ready closes: a subscriber that drains its channel after Ready is
+// not told of the first fetch again.
 func (c *Client) publish(s *snapshot, changed bool) {
 	c.snap.Store(s)
-	c.readyOnce.Do(func() { close(c.ready) })
-	if !changed {
-		return
-	}
-	c.subsMu.Lock()
-	defer c.subsMu.Unlock()
-	for sub := range c.subs {
-		select {
-		case sub.ch <- struct{}{}:
-		default:
+	if changed {
+		c.subsMu.Lock()
+		for sub := range c.subs {
+			select {
+			case sub.ch <- struct{}{}:
+			default:
+			}
 		}
+		c.subsMu.Unlock()
 	}
+	c.readyOnce.Do(func() { close(c.ready) })
 }
 
 // backoff is the delay of a periodic task (heartbeats, polling) after a
