@@ -24,8 +24,11 @@ type Client struct {
 	http    *eurekahttp.Client
 	servers *eurekahttp.Cluster // the Eureka servers, with failover
 
-	snap  atomic.Pointer[snapshot]
-	cache *cache // owned by the fetch loop
+	snap atomic.Pointer[snapshot]
+	// fetchMu serializes the fetches (the fetch loop's, Refresh's); it
+	// guards cache and the watch's version.
+	fetchMu sync.Mutex
+	cache   *cache
 
 	subsMu sync.Mutex
 	subs   map[*subscription]struct{}
@@ -54,7 +57,8 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("discovery: Instance.AppName is required to register")
 	}
 	seed := uint64(time.Now().UnixNano())
-	eps, err := orderEndpoints(cfg, rand.New(rand.NewPCG(seed, seed>>3|1)))
+	rnd := rand.New(rand.NewPCG(seed, seed>>3|1))
+	eps, err := orderEndpoints(cfg, rnd)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +69,14 @@ func New(cfg Config) (*Client, error) {
 		ConnectTimeout: cfg.ConnectTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodySize: cfg.MaxResponseBodySize,
 		UserAgent: "eurekagate-discovery",
 	})
-	servers, err := eurekahttp.NewCluster(httpClient, eps, eurekahttp.ClusterConfig{QuarantineDuration: cfg.QuarantineDuration})
+	servers, err := eurekahttp.NewCluster(httpClient, eps, eurekahttp.ClusterConfig{
+		QuarantineDuration: cfg.QuarantineDuration, ReshuffleInterval: cfg.ServerReshuffleInterval, Now: cfg.clock.Now,
+		// Called under the Cluster's lock, which serializes the use of rnd.
+		Reorder: func() []eureka.ServiceURL {
+			eps, _ := orderEndpoints(cfg, rnd) // the URLs parsed above
+			return eps
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +120,13 @@ func (c *Client) Start() {
 	}
 }
 
-// Stop stops the background work, waits for it, and cancels the
-// registration (DELETE), within ctx.
+// Stop stops the background work and waits for it within ctx (a request
+// in flight ends first, bounded by the timeouts), then cancels the
+// registration (DELETE). The DELETE is sent even when ctx has ended by
+// then, bounded by a ReadTimeout of its own, so that a short ctx does not
+// leave the instance registered until its lease expires; no registration
+// is sent after it. Stop returns ctx's error if the background work
+// outlived ctx, and the DELETE's error if it got no answer.
 func (c *Client) Stop(ctx context.Context) error {
 	if !c.stopped.CompareAndSwap(false, true) {
 		return nil
@@ -119,17 +135,18 @@ func (c *Client) Stop(ctx context.Context) error {
 	c.cancel()
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
+	var waitErr error
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return ctx.Err()
+		waitErr = ctx.Err()
 	}
 	var err error
 	if c.reg != nil && c.started.Load() {
 		err = c.reg.cancel()
 	}
 	c.http.Close()
-	return err
+	return errors.Join(waitErr, err)
 }
 
 // orderEndpoints lists the servers as the Java client's resolver does: my
@@ -202,42 +219,35 @@ func (c *Client) Subscribe() (<-chan struct{}, func()) {
 
 type subscription struct{ ch chan struct{} }
 
+// publish makes s the local registry and announces it if it changed,
+// before Ready closes: a subscriber that drains its channel after Ready is
+// not told of the first fetch again.
 func (c *Client) publish(s *snapshot, changed bool) {
 	c.snap.Store(s)
-	c.readyOnce.Do(func() { close(c.ready) })
-	if !changed {
-		return
-	}
-	c.subsMu.Lock()
-	defer c.subsMu.Unlock()
-	for sub := range c.subs {
-		select {
-		case sub.ch <- struct{}{}:
-		default:
+	if changed {
+		c.subsMu.Lock()
+		for sub := range c.subs {
+			select {
+			case sub.ch <- struct{}{}:
+			default:
+			}
 		}
+		c.subsMu.Unlock()
 	}
+	c.readyOnce.Do(func() { close(c.ready) })
 }
 
-// every runs f now and then after each interval, backing off exponentially
-// (up to ExpBackOffBound intervals) while f fails, until Stop.
-func (c *Client) every(interval time.Duration, f func() error) {
-	delay := time.Duration(0)
-	for {
-		timer := time.NewTimer(delay)
-		select {
-		case <-c.stop:
-			timer.Stop()
-			return
-		case <-timer.C:
-		}
-		if err := f(); err != nil {
-			delay = min(max(2*delay, 2*interval), time.Duration(c.cfg.ExpBackOffBound)*interval)
-		} else {
-			delay = interval
-		}
+// backoff is the delay of a periodic task (heartbeats, polling) after a
+// run that ended with err, as Java's TimedSupervisorTask: the interval,
+// doubled after each run that timed out, up to ExpBackOffBound intervals.
+// Any other failure keeps the interval. prev is the delay before the run.
+func (c *Client) backoff(prev, interval time.Duration, err error) time.Duration {
+	if !eurekahttp.IsTimeout(err) {
+		return interval
 	}
+	return min(max(2*prev, 2*interval), time.Duration(c.cfg.ExpBackOffBound)*interval)
 }
 
 // newLimiter is the Java client's on-demand update limit: bursts of two,
-// four per minute.
+// four per minute. Callers pass the time (AllowN), so a test clock works.
 func newLimiter() *rate.Limiter { return rate.NewLimiter(rate.Every(15*time.Second), 2) }

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
 // Config configures a Client. Names and defaults follow Spring Cloud's
@@ -61,11 +62,25 @@ type Config struct {
 	// (registerWithEureka=false).
 	Instance *InstanceConfig
 
-	// ExpBackOffBound caps the retry delay after failures at this many
-	// intervals. Default 10.
+	// ExpBackOffBound caps the delay of a heartbeat or poll after ones that
+	// timed out, at this many intervals. Default 10. As with the Java
+	// client (its TimedSupervisorTask), only a timeout backs off, doubling
+	// the delay each time, and a success resets it; after any other
+	// failure (a refused connection, an error status) the next try comes
+	// after the usual interval, so one failed heartbeat never puts the
+	// lease at risk.
 	ExpBackOffBound int
-	// QuarantineDuration is how long a failing server is skipped. Default 30s.
+	// QuarantineDuration is how long a failing server is skipped. Default
+	// 30s. When two thirds of the servers (66%, as Java) are quarantined,
+	// the quarantine is cleared and they are all tried again.
 	QuarantineDuration time.Duration
+	// ServerReshuffleInterval is how often the client shuffles its servers
+	// again (its zone's first, each group shuffled) and starts over with
+	// the first, as a Java client does at each new session, so that
+	// clients spread again over servers that came back. Each period is
+	// drawn within ±50% of it. Default 20m (10 to 30 minutes), Java's
+	// sessionedClientReconnectIntervalSeconds.
+	ServerReshuffleInterval time.Duration
 	// ConnectTimeout and ReadTimeout bound each request. Defaults 5s and 8s.
 	ConnectTimeout, ReadTimeout time.Duration
 	// MaxResponseBodySize is the largest answer accepted from a server, in
@@ -78,6 +93,9 @@ type Config struct {
 	// re-registered after a 404, cancelled) at info level and failed
 	// fetches and heartbeats at warn level. Default: no logging.
 	Logger *zap.Logger
+
+	// clock is the time of the loops, for tests. Default the system's.
+	clock clock
 }
 
 // InstanceConfig describes the registered instance. Names and defaults
@@ -117,6 +135,10 @@ func (c Config) withDefaults() Config {
 	}
 	setDuration(&c.RegistryFetchInterval, 30*time.Second)
 	setDuration(&c.QuarantineDuration, 30*time.Second)
+	setDuration(&c.ServerReshuffleInterval, eurekahttp.DefaultReshuffleInterval)
+	if c.clock == nil {
+		c.clock = systemClock{}
+	}
 	setDuration(&c.ConnectTimeout, 5*time.Second)
 	setDuration(&c.ReadTimeout, 8*time.Second)
 	if c.Logger == nil {

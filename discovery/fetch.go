@@ -13,26 +13,31 @@ import (
 
 // fetchLoop keeps the local registry up to date until Stop: by watching
 // when the server offers it, by a refresh every RegistryFetchInterval
-// otherwise (backing off exponentially, up to ExpBackOffBound intervals,
-// while refreshes fail).
+// otherwise. A failed watch is retried after a short, growing delay; a
+// failed refresh after the interval, or, if it timed out, after a delay
+// that doubles up to ExpBackOffBound intervals (Java's
+// TimedSupervisorTask).
 func (c *Client) fetchLoop() {
 	defer c.wg.Done()
 	var delay time.Duration
 	for {
-		timer := time.NewTimer(delay)
+		timer, stopTimer := c.cfg.clock.NewTimer(delay)
 		select {
 		case <-c.stop:
-			timer.Stop()
+			stopTimer()
 			return
-		case <-timer.C:
+		case <-timer:
 		}
+		c.fetchMu.Lock()
 		watching := c.watchable()
 		var err error
 		if watching {
 			err = c.watchOnce()
 		} else {
-			err = c.Refresh()
+			err = c.refresh()
 		}
+		watchNext := c.watchable()
+		c.fetchMu.Unlock()
 		switch {
 		case c.ctx.Err() != nil:
 			return
@@ -41,8 +46,8 @@ func (c *Client) fetchLoop() {
 			delay = c.retryDelay(delay)
 		case err != nil:
 			c.cfg.Logger.Warn("registry fetch failed; keeping the last registry", zap.Error(err))
-			delay = min(max(2*delay, 2*c.cfg.RegistryFetchInterval), time.Duration(c.cfg.ExpBackOffBound)*c.cfg.RegistryFetchInterval)
-		case c.watchable():
+			delay = c.backoff(delay, c.cfg.RegistryFetchInterval, err)
+		case watchNext:
 			delay = 0
 		default:
 			delay = c.cfg.RegistryFetchInterval
@@ -53,9 +58,19 @@ func (c *Client) fetchLoop() {
 // Refresh brings the local registry up to date once, as the fetch loop does
 // every RegistryFetchInterval: a delta when possible, a full fetch when the
 // cache is empty, its version is -1, the delta is refused or its hash does
-// not match. A failure keeps the last good registry. Only the fetch loop
-// may call it once the Client is started.
+// not match. A failure keeps the last good registry. It is safe to call
+// while the Client runs: it ends a watch the fetch loop holds, waits for a
+// fetch in progress, and the loop goes on after it.
 func (c *Client) Refresh() error {
+	done := c.watch.holdOff()
+	defer done()
+	c.fetchMu.Lock()
+	defer c.fetchMu.Unlock()
+	return c.refresh()
+}
+
+// refresh is Refresh. The caller holds c.fetchMu.
+func (c *Client) refresh() error {
 	last := c.cache.last
 	if c.cfg.DisableDelta || len(c.cache.local) == 0 || last.version == -1 {
 		return c.fullFetch(nil)
@@ -63,7 +78,7 @@ func (c *Client) Refresh() error {
 	if c.watch.interest() != nil {
 		return c.fullFetch(nil) // only our servers take an interest, and they watch
 	}
-	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: "apps/delta"})
+	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: "apps/delta", FailOver: eurekahttp.FailOverDelta})
 	if err != nil {
 		return err
 	}
@@ -95,16 +110,16 @@ func deltaChanges(d *eureka.Applications) bool {
 }
 
 // fullFetch replaces the local registry with the server's. version, if not
-// nil, replaces the fetched document's versions__delta.
+// nil, replaces the fetched document's versions__delta. The caller holds
+// c.fetchMu.
 func (c *Client) fullFetch(version *int64) error {
-	// A Netflix server refuses full fetches with 403 in its first minutes:
-	// try the next server.
+	// Any status but 2xx (a Netflix server refuses full fetches with 403
+	// in its first minutes) tries the next server.
 	path := "apps/"
 	if q := appsQuery(c.watch.interest()); q != "" {
 		path += "?" + q
 	}
-	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: path,
-		FailOver: eurekahttp.FailOverOnServerErrorOrForbidden})
+	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: path, FailOver: eurekahttp.FailOverUnlessOK})
 	if err != nil {
 		return err
 	}

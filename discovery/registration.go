@@ -29,41 +29,79 @@ type registration struct {
 	lastDirty  int64
 	dirty      bool // local data changed and not yet registered
 	registered bool
+	cancelled  bool // Stop cancelled the registration: register no more
+
+	// onKick, for tests, hears each on-demand change the loop has handled:
+	// registered (true) or left to the next heartbeat (false).
+	onKick func(registered bool)
 }
+
+// errCancelled is a registration attempted after Stop cancelled it.
+var errCancelled = errors.New("discovery: registration cancelled by Stop")
 
 func newRegistration(c *Client, cfg *InstanceConfig) *registration {
 	return &registration{
 		c: c, limiter: newLimiter(), kick: make(chan struct{}, 1),
-		cfg: *cfg, lastDirty: time.Now().UnixMilli(), dirty: true,
+		cfg: *cfg, lastDirty: c.cfg.clock.Now().UnixMilli(), dirty: true,
 	}
 }
 
+// loop registers at once, then heartbeats every LeaseRenewalInterval from
+// the start of the previous one. Only a heartbeat that timed out delays
+// the next (doubling, up to ExpBackOffBound intervals, as Java's
+// TimedSupervisorTask); any other failure keeps the interval, so that one
+// failed heartbeat never comes near the end of the lease. On-demand
+// re-registrations (SetStatus, SetMetadata) run between heartbeats and
+// leave their schedule alone.
 func (r *registration) loop() {
 	defer r.c.wg.Done()
+	clk := r.c.cfg.clock
 	interval := r.cfg.LeaseRenewalInterval
-	delay := time.Duration(0)
+	var delay, wait time.Duration
 	for {
-		timer := time.NewTimer(delay)
+		if !r.wait(wait) {
+			return
+		}
+		start := clk.Now()
+		err := r.tick()
+		if err != nil && r.c.ctx.Err() == nil {
+			r.c.cfg.Logger.Warn("registration: request failed", zap.Error(err), zap.Bool("timeout", eurekahttp.IsTimeout(err)))
+		}
+		delay = r.c.backoff(delay, interval, err)
+		wait = max(0, delay-clk.Now().Sub(start))
+	}
+}
+
+// wait waits d for the next heartbeat, registering on-demand changes in
+// the meantime without moving the heartbeat. It reports false at Stop.
+func (r *registration) wait(d time.Duration) bool {
+	clk := r.c.cfg.clock
+	timer, stop := clk.NewTimer(d)
+	defer stop()
+	for {
 		select {
 		case <-r.c.stop:
-			timer.Stop()
-			return
+			return false
+		case <-timer:
+			return true
 		case <-r.kick:
-			timer.Stop()
-			if !r.limiter.Allow() {
-				// Over the on-demand limit: the next heartbeat tick
-				// registers the change instead.
-				delay = interval
+			// Over the on-demand limit, the next heartbeat registers the
+			// change instead.
+			if !r.limiter.AllowN(clk.Now(), 1) {
+				r.kickDone(false)
 				continue
 			}
-		case <-timer.C:
+			if err := r.register(); err != nil && r.c.ctx.Err() == nil {
+				r.c.cfg.Logger.Warn("registration: on-demand update failed; the next heartbeat registers it", zap.Error(err))
+			}
+			r.kickDone(true)
 		}
-		if err := r.tick(); err != nil {
-			r.c.cfg.Logger.Warn("registration: request failed; backing off", zap.Error(err))
-			delay = min(max(2*delay, 2*interval), time.Duration(r.c.cfg.ExpBackOffBound)*interval)
-		} else {
-			delay = interval
-		}
+	}
+}
+
+func (r *registration) kickDone(registered bool) {
+	if r.onKick != nil {
+		r.onKick(registered)
 	}
 }
 
@@ -81,11 +119,16 @@ func (r *registration) tick() error {
 // register POSTs the instance; Eureka answers 204.
 func (r *registration) register() error {
 	r.mu.Lock()
+	if r.cancelled {
+		r.mu.Unlock()
+		return errCancelled
+	}
 	inst := r.cfg.instance(r.lastDirty)
 	dirtyAt := r.lastDirty
 	r.mu.Unlock()
-	resp, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodPost,
-		Path: "apps/" + url.PathEscape(inst.App), Body: eureka.AppendInstanceJSON(nil, inst)})
+	resp, err := r.c.servers.Do(r.c.ctx, eurekahttp.Request{Method: http.MethodPost,
+		Path: "apps/" + url.PathEscape(inst.App), Body: eureka.AppendInstanceJSON(nil, inst),
+		FailOver: eurekahttp.FailOverRegistration})
 	if err != nil {
 		return err
 	}
@@ -97,7 +140,13 @@ func (r *registration) register() error {
 		r.dirty = false
 	}
 	r.registered = true
+	cancelled, path := r.cancelled, r.instancePath()
 	r.mu.Unlock()
+	if cancelled {
+		// Stop sent its DELETE while this registration was on its way,
+		// and it may have arrived second: cancel again.
+		return r.sendCancel(path)
+	}
 	r.c.cfg.Logger.Info("instance registered", zap.String("app", inst.App), zap.String("id", inst.InstanceID),
 		zap.Stringer("status", inst.Status))
 	return nil
@@ -109,7 +158,8 @@ func (r *registration) heartbeat() error {
 	r.mu.Lock()
 	path := r.instancePath() + "?status=" + r.cfg.Status.String() + "&lastDirtyTimestamp=" + strconv.FormatInt(r.lastDirty, 10)
 	r.mu.Unlock()
-	resp, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodPut, Path: path})
+	resp, err := r.c.servers.Do(r.c.ctx, eurekahttp.Request{Method: http.MethodPut, Path: path,
+		FailOver: eurekahttp.FailOverRegistration})
 	if err != nil {
 		return err
 	}
@@ -119,7 +169,7 @@ func (r *registration) heartbeat() error {
 	case http.StatusNotFound:
 		r.c.cfg.Logger.Info("heartbeat answered 404; registering again")
 		r.mu.Lock()
-		r.lastDirty = time.Now().UnixMilli()
+		r.lastDirty = max(r.c.cfg.clock.Now().UnixMilli(), r.lastDirty+1)
 		r.dirty = true
 		r.mu.Unlock()
 		return r.register()
@@ -127,18 +177,32 @@ func (r *registration) heartbeat() error {
 	return &statusError{"heartbeat", resp.Status}
 }
 
+// cancel ends the registration for good: no registration is sent after it,
+// and a registered instance is cancelled (DELETE).
 func (r *registration) cancel() error {
 	r.mu.Lock()
+	r.cancelled = true
 	registered, path := r.registered, r.instancePath()
 	r.mu.Unlock()
 	if !registered {
 		return nil
 	}
-	_, err := r.c.servers.Do(context.Background(), eurekahttp.Request{Method: http.MethodDelete, Path: path})
-	if err == nil {
-		r.c.cfg.Logger.Info("instance cancelled", zap.String("path", path))
+	return r.sendCancel(path)
+}
+
+// sendCancel DELETEs the instance, bounded by ReadTimeout of its own: Stop
+// sends it even when its context has ended. Any answer will do, as for the
+// Java client: only a connection error or a timeout tries the next server.
+func (r *registration) sendCancel(path string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), r.c.cfg.ReadTimeout)
+	defer cancel()
+	resp, err := r.c.servers.Do(ctx, eurekahttp.Request{Method: http.MethodDelete, Path: path,
+		FailOver: eurekahttp.FailOverNever})
+	if err != nil {
+		return err
 	}
-	return err
+	r.c.cfg.Logger.Info("instance cancelled", zap.String("path", path), zap.Int("status", resp.Status))
+	return nil
 }
 
 // instancePath is apps/{APP}/{id}. The caller holds r.mu.
@@ -151,7 +215,7 @@ func (r *registration) instancePath() string {
 func (r *registration) changed(edit func(*InstanceConfig)) {
 	r.mu.Lock()
 	edit(&r.cfg)
-	r.lastDirty = max(time.Now().UnixMilli(), r.lastDirty+1)
+	r.lastDirty = max(r.c.cfg.clock.Now().UnixMilli(), r.lastDirty+1)
 	r.dirty = true
 	r.mu.Unlock()
 	select {
@@ -167,7 +231,7 @@ var ErrNotRegistering = errors.New("discovery: no instance configured")
 // SetStatus changes the registered instance's status and re-registers it,
 // as the Java client's status-change listener does: at once, at most twice
 // in a burst and four times a minute; later changes go with the next
-// heartbeat.
+// heartbeat. Neither moves the heartbeats, which keep their schedule.
 //
 // As with the Java client, Eureka's override rules keep a registered UP
 // instance UP when it re-registers as OUT_OF_SERVICE: report DOWN to stop

@@ -23,9 +23,9 @@ const (
 )
 
 // watchState is what the fetch loop knows of the server's watch: whether
-// the last answer advertised it, and the version the local registry holds.
-// Only the fetch loop touches it, but for the interest, which readers add
-// to.
+// the last answer advertised it, and the version the local registry holds,
+// both under the Client's fetchMu; and under its own mu, the interest,
+// which readers add to, and the watch in flight, which they may end.
 type watchState struct {
 	offered bool
 	token   string // "" until a full fetch or delta carried one
@@ -34,6 +34,7 @@ type watchState struct {
 	apps     []string // sorted; nil: the whole registry
 	changed  bool     // apps grew since the last full fetch
 	inFlight context.CancelFunc
+	holders  int // Refresh calls waiting: a watch ends at once
 }
 
 // interest returns the apps to fetch and watch, nil for the whole registry.
@@ -69,10 +70,31 @@ func (w *watchState) takeChanged() bool {
 	return changed
 }
 
+// setInFlight records the cancel of the watch in flight (nil when it
+// ended). While a Refresh waits, a watch that starts ends at once.
 func (w *watchState) setInFlight(cancel context.CancelFunc) {
 	w.mu.Lock()
 	w.inFlight = cancel
+	if cancel != nil && w.holders > 0 {
+		cancel()
+	}
 	w.mu.Unlock()
+}
+
+// holdOff ends the watch in flight, and any that starts before done is
+// called, so that a Refresh does not wait for a held request.
+func (w *watchState) holdOff() (done func()) {
+	w.mu.Lock()
+	w.holders++
+	if w.inFlight != nil {
+		w.inFlight()
+	}
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		w.holders--
+		w.mu.Unlock()
+	}
 }
 
 // noteAnswer records what an answer says of the watch.
@@ -102,7 +124,7 @@ func (c *Client) watchable() bool {
 // registry holds and applies them: at once if there are some, or when one
 // arrives, or an empty answer when WatchWait ends. A version the server
 // cannot answer for (410: another node after a failover, a restart, a log
-// that moved on) makes a full fetch.
+// that moved on) makes a full fetch. The caller holds c.fetchMu.
 func (c *Client) watchOnce() error {
 	apps := c.watch.interest()
 	if c.watch.takeChanged() {
@@ -115,10 +137,11 @@ func (c *Client) watchOnce() error {
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.watch.setInFlight(cancel)
 	defer func() { c.watch.setInFlight(nil); cancel() }()
-	resp, err := c.servers.Do(ctx, eurekahttp.Request{Path: path, Timeout: c.cfg.WatchWait + c.cfg.ReadTimeout})
+	resp, err := c.servers.Do(ctx, eurekahttp.Request{Path: path, Timeout: c.cfg.WatchWait + c.cfg.ReadTimeout,
+		FailOver: failOverWatch})
 	if err != nil {
 		if c.ctx.Err() == nil && ctx.Err() != nil {
-			return nil // interrupted to widen the interest
+			return nil // interrupted to widen the interest, or by Refresh
 		}
 		return err
 	}
@@ -141,6 +164,13 @@ func (c *Client) watchOnce() error {
 	c.watch.noteAnswer(resp)
 	c.publish(snap, changed)
 	return nil
+}
+
+// failOverWatch is the delta's rule (a watch is a delta), and also
+// accepts 410: the node does not know the version, and the client reads
+// the whole registry there.
+func failOverWatch(status int) bool {
+	return status != http.StatusGone && eurekahttp.FailOverDelta(status)
 }
 
 // retryDelay is the wait after a failed watch: doubling from 100ms up to

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
 )
 
 func newCluster(t *testing.T, cfg Config, ccfg ClusterConfig, urls ...string) *Cluster {
@@ -64,14 +68,57 @@ func TestFailoverRules(t *testing.T) {
 	forbidden := newFakeServer(t, http.StatusForbidden, "")
 	good := newFakeServer(t, http.StatusOK, "{}")
 	c := newCluster(t, Config{}, ClusterConfig{}, forbidden.url(), good.url())
-	if resp := mustDo(t, c, Request{Path: "apps/delta"}); resp.Status != 403 {
+	if resp := mustDo(t, c, Request{Path: "apps/delta", FailOver: FailOverDelta}); resp.Status != 403 {
 		t.Fatalf("delta: %d, want the 403 itself", resp.Status)
 	}
-	if resp := mustDo(t, c, Request{Path: "apps/", FailOver: FailOverOnServerErrorOrForbidden}); resp.Status != 200 || resp.Server.Base != good.url() {
+	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Status != 200 || resp.Server.Base != good.url() {
 		t.Fatalf("full fetch: %d from %s", resp.Status, resp.Server.Base)
 	}
-	if !FailOverOnServerError(500) || FailOverOnServerError(404) || !FailOverOnServerErrorOrForbidden(403) || FailOverOnServerErrorOrForbidden(404) {
-		t.Error("rules")
+}
+
+// The rules are the Java client's legacy evaluator: 2xx and 302 are
+// accepted by every request, 404 by registrations and heartbeats, 403 and
+// 404 by deltas, anything by a cancel; every other status fails over.
+func TestFailoverRulesAreJavas(t *testing.T) {
+	rules := map[string]FailoverRule{"full fetch": FailOverUnlessOK, "register": FailOverRegistration,
+		"delta": FailOverDelta, "cancel": FailOverNever}
+	also := map[string][]int{"register": {404}, "delta": {403, 404}}
+	for name, rule := range rules {
+		for _, status := range []int{100, 200, 201, 204, 299, 301, 302, 304, 307, 308, 400, 401, 403, 404, 409, 410, 429, 500, 502, 503, 504} {
+			ok := status >= 200 && status < 300 || status == 302 || slices.Contains(also[name], status)
+			want := name != "cancel" && !ok
+			if got := rule(status); got != want {
+				t.Errorf("%s: status %d fails over %v, want %v", name, status, got, want)
+			}
+		}
+	}
+}
+
+// A 307 (a Java server starting) and a 401 (credentials one node does not
+// take) fail over, for every request but a cancel.
+func TestFailoverOnRedirectAndUnauthorized(t *testing.T) {
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusUnauthorized} {
+		bad := newFakeServer(t, status, "")
+		good := newFakeServer(t, http.StatusOK, "{}")
+		c := newCluster(t, Config{}, ClusterConfig{}, bad.url(), good.url())
+		for _, r := range []Request{
+			{Path: "apps/"},
+			{Path: "apps/delta", FailOver: FailOverDelta},
+			{Method: http.MethodPut, Path: "apps/A/1?status=UP", FailOver: FailOverRegistration},
+		} {
+			c.mu.Lock()
+			c.current, c.quarantined = 0, map[int]time.Time{}
+			c.mu.Unlock()
+			if resp := mustDo(t, c, r); resp.Server.Base != good.url() {
+				t.Errorf("%d to %s %s: answered by %s", status, r.method(), r.Path, resp.Server.Base)
+			}
+		}
+		c.mu.Lock()
+		c.current, c.quarantined = 0, map[int]time.Time{}
+		c.mu.Unlock()
+		if resp := mustDo(t, c, Request{Method: http.MethodDelete, Path: "apps/A/1", FailOver: FailOverNever}); resp.Status != status {
+			t.Errorf("cancel: %d, want the first server's %d", resp.Status, status)
+		}
 	}
 }
 
@@ -150,6 +197,123 @@ func TestQuarantineOfEveryServerIsCleared(t *testing.T) {
 	}
 	if a.hits.Load() != 2 || b.hits.Load() != 2 {
 		t.Errorf("hits a %d b %d, want both tried again", a.hits.Load(), b.hits.Load())
+	}
+}
+
+// The quarantine is cleared once it covers 66% of the servers, as the
+// Java client's; below that, quarantined servers are skipped.
+func TestQuarantineClearedAtTwoThirds(t *testing.T) {
+	for _, tc := range []struct{ servers, quarantined int }{
+		{1, 1}, {2, 1}, {2, 2}, {3, 1}, {3, 2}, {4, 2}, {4, 3}, {10, 6}, {10, 7},
+	} {
+		var urls []string
+		for n := range tc.servers {
+			urls = append(urls, "http://s"+strconv.Itoa(n)+"/eureka/")
+		}
+		clk := newClock()
+		c := newCluster(t, Config{}, ClusterConfig{Now: clk.Now}, urls...)
+		for idx := range tc.quarantined {
+			c.quarantined[idx] = clk.Now().Add(time.Minute)
+		}
+		server, _ := c.pick(0)
+		wantCleared := 100*tc.quarantined >= 66*tc.servers
+		if cleared := len(c.quarantined) == 0; cleared != wantCleared {
+			t.Errorf("%d of %d servers quarantined: cleared %v, want %v", tc.quarantined, tc.servers, cleared, wantCleared)
+		}
+		if want := urls[tc.quarantined%tc.servers]; !wantCleared && server.Base != want {
+			t.Errorf("%d of %d servers quarantined: picked %s, want %s", tc.quarantined, tc.servers, server.Base, want)
+		}
+	}
+}
+
+// With three servers, one that failed stays skipped while the others
+// answer; when a second one fails, the quarantine (two of three) is
+// cleared and the first is tried again.
+func TestQuarantineOfTwoOfThreeIsCleared(t *testing.T) {
+	a := newFakeServer(t, http.StatusServiceUnavailable, "")
+	b := newFakeServer(t, http.StatusOK, "{}")
+	d := newFakeServer(t, http.StatusOK, "{}")
+	c := newCluster(t, Config{}, ClusterConfig{Now: newClock().Now}, a.url(), b.url(), d.url())
+	mustDo(t, c, Request{Path: "apps/"}) // a fails, b answers
+	a.status.Store(http.StatusOK)
+	b.status.Store(http.StatusServiceUnavailable)
+	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != d.url() {
+		t.Fatalf("answered by %s, want the third server", resp.Server.Base)
+	}
+	if len(c.quarantined) != 0 {
+		t.Errorf("quarantine of two of three servers kept: %v", c.quarantined)
+	}
+	d.status.Store(http.StatusServiceUnavailable)
+	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != a.url() {
+		t.Fatalf("answered by %s, want the first server again", resp.Server.Base)
+	}
+}
+
+// With Reorder, the Cluster takes a new order every 10 to 30 minutes (20
+// minutes ± 50%) by its clock, and starts over with its first server; a
+// quarantine follows its server into the new order.
+func TestReshuffle(t *testing.T) {
+	var servers []*fakeServer
+	var urls []string
+	for range 3 {
+		f := newFakeServer(t, http.StatusOK, "{}")
+		servers = append(servers, f)
+		urls = append(urls, f.url())
+	}
+	orders := 0
+	clk := newClock()
+	c := newCluster(t, Config{}, ClusterConfig{Now: clk.Now, QuarantineDuration: time.Hour, Reorder: func() []eureka.ServiceURL {
+		orders++
+		rotated := append(slices.Clone(urls[orders%3:]), urls[:orders%3]...)
+		return parseAll(t, rotated...)
+	}}, urls...)
+	servers[0].status.Store(http.StatusServiceUnavailable)
+	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != urls[1] {
+		t.Fatalf("answered by %s", resp.Server.Base)
+	}
+	servers[0].status.Store(http.StatusOK)
+	clk.advance(10*time.Minute - time.Nanosecond)
+	mustDo(t, c, Request{Path: "apps/"})
+	if orders != 0 {
+		t.Fatalf("reordered after less than 10 minutes")
+	}
+	clk.advance(20 * time.Minute)
+	// The new order is 1, 2, 0 and server 0 is still quarantined: server 1,
+	// first of the new order, answers.
+	if resp := mustDo(t, c, Request{Path: "apps/"}); orders != 1 || resp.Server.Base != urls[1] {
+		t.Fatalf("after 30 minutes: %d reorders, answered by %s", orders, resp.Server.Base)
+	}
+	if got := c.Servers(); got[0].Base != urls[1] || got[2].Base != urls[0] {
+		t.Fatalf("new order %v", got)
+	}
+	if _, q := c.quarantined[2]; !q || len(c.quarantined) != 1 {
+		t.Errorf("quarantine after the reorder: %v, want the first server's at its new place", c.quarantined)
+	}
+	// The next period: order 2, 0, 1, and the quarantine has ended.
+	clk.advance(31 * time.Minute)
+	if resp := mustDo(t, c, Request{Path: "apps/"}); orders != 2 || resp.Server.Base != urls[2] {
+		t.Fatalf("second period: %d reorders, answered by %s", orders, resp.Server.Base)
+	}
+	// Each period is drawn anew within 10 to 30 minutes.
+	now := clk.Now()
+	lo, hi := time.Hour, time.Duration(0)
+	for range 1000 {
+		d := c.reshuffleAfter(now).Sub(now)
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if lo < 10*time.Minute || hi > 30*time.Minute || hi-lo < 15*time.Minute {
+		t.Errorf("periods within %v..%v, want spread over 10m..30m", lo, hi)
+	}
+}
+
+// Without Reorder the order never changes.
+func TestNoReorderKeepsTheOrder(t *testing.T) {
+	clk := newClock()
+	c := newCluster(t, Config{}, ClusterConfig{Now: clk.Now}, "http://a/eureka/", "http://b/eureka/", "http://a/eureka/")
+	clk.advance(24 * time.Hour)
+	c.pick(0)
+	if got := c.Servers(); len(got) != 2 || got[0].Base != "http://a/eureka/" || got[1].Base != "http://b/eureka/" {
+		t.Errorf("servers %v", got)
 	}
 }
 

@@ -26,7 +26,8 @@
 // quarantining a server that failed. Which statuses count as a failure
 // depends on the request (see FailoverRule). ZonedServers.Order puts the
 // servers in the Java resolver's order: the client's own zone first, each
-// group shuffled.
+// group shuffled; with ClusterConfig.Reorder, a Cluster renews that order
+// every 10 to 30 minutes, as a Java client's new session does.
 //
 // A registry peer is one server without failover: call Client.Do with its
 // service URL. Clients and Clusters are safe for concurrent use.
