@@ -185,7 +185,7 @@ type Response struct {
 func (c *Client) Do(ctx context.Context, server eureka.ServiceURL, r Request) (Response, error) {
 	method, url := r.method(), r.url(server)
 	fail := func(err error) (Response, error) {
-		return Response{}, &Error{Method: method, URL: url, Err: explainTLS(err)}
+		return Response{}, &Error{Method: method, URL: url, Err: c.explainTLS(url, err)}
 	}
 	if err := contextDone(ctx); err != nil {
 		return fail(err)
@@ -293,7 +293,7 @@ func decodeBody(encoding, raw []byte, limit int) ([]byte, error) {
 func (c *Client) doHeld(ctx context.Context, server eureka.ServiceURL, r Request) (Response, error) {
 	method, url := r.method(), r.url(server)
 	fail := func(err error) (Response, error) {
-		return Response{}, &Error{Method: method, URL: url, Err: explainTLS(err)}
+		return Response{}, &Error{Method: method, URL: url, Err: c.explainTLS(url, err)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
