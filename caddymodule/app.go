@@ -13,6 +13,7 @@ import (
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/tlsfiles"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/replication"
@@ -104,6 +105,16 @@ type App struct {
 	// Default: watch, so changes arrive within a round trip.
 	DisableWatch bool `json:"disable_watch,omitempty"`
 
+	// TLSCA is a PEM file of the CAs that the certificates of https://
+	// remote servers and peers must chain to, for a private CA. Default:
+	// the system's roots.
+	TLSCA string `json:"tls_ca,omitempty"`
+	// TLSCert and TLSKey are PEM files of the client certificate and key
+	// presented to remote servers and peers that require one (mutual TLS).
+	// They are reloaded when they change on disk. Default: none.
+	TLSCert string `json:"tls_cert,omitempty"`
+	TLSKey  string `json:"tls_key,omitempty"`
+
 	// HealthInterval turns on active health checks and says how often
 	// they run: each instance of the applications requests are routed to
 	// gets a GET to the health URL it registered (healthCheckUrl, or
@@ -172,6 +183,9 @@ func (a *App) Validate() error {
 	if len(a.Peers) > 0 && len(a.Remote) > 0 {
 		return fmt.Errorf("peers replicate a hosted registry; they cannot be combined with remote")
 	}
+	if (a.TLSCert == "") != (a.TLSKey == "") {
+		return fmt.Errorf("tls_cert and tls_key go together")
+	}
 	if a.HealthInterval < 0 || a.HealthTimeout < 0 || a.HealthStatus < 0 {
 		return fmt.Errorf("health_interval, health_timeout and health_status must not be negative")
 	}
@@ -225,7 +239,7 @@ func (a *App) settings() settings {
 		DisableDelta:                   a.DisableDelta,
 		LegacyLeaseExpiry:              a.LegacyLeaseExpiry,
 	}
-	s := settings{store: st, maxBody: a.MaxBodySize,
+	s := settings{store: st, maxBody: a.MaxBodySize, tls: tlsfiles.Files{CA: a.TLSCA, Cert: a.TLSCert, Key: a.TLSKey},
 		peers: replication.Config{Peers: a.Peers, Self: a.SelfURL, MaxBatchDelay: time.Duration(a.MaxBatchDelay)}}
 	if len(a.Remote) > 0 {
 		s.remote = &discovery.Config{ServiceURLs: a.Remote, Zone: a.Zone, RegistryFetchInterval: time.Duration(a.FetchInterval),

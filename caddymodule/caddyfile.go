@@ -47,6 +47,9 @@ func init() {
 //		self_url <service_url>
 //		max_batch_delay <duration>
 //		watch off
+//		tls_ca <pem_file>
+//		tls_cert <pem_file>
+//		tls_key <pem_file>
 //		health_interval <duration>
 //		health_timeout <duration>
 //		health_status <status>
@@ -141,6 +144,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					err = d.Errf("watch: %q is neither on nor off", v)
 				}
 			}
+		case "tls_ca":
+			err = oneArg(d, &a.TLSCA)
+		case "tls_cert":
+			err = oneArg(d, &a.TLSCert)
+		case "tls_key":
+			err = oneArg(d, &a.TLSKey)
 		case "health_interval":
 			err = durationArg(d, &a.HealthInterval)
 		case "health_timeout":

@@ -15,6 +15,7 @@ import (
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/internal/tlsfiles"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/metrics"
@@ -32,6 +33,9 @@ type settings struct {
 	maxBody int64
 	peers   replication.Config
 	remote  *discovery.Config // nil: host the registry
+	// tls are the files of the client TLS configuration of remote and
+	// peers, loaded by newEntry (names compare; configurations do not).
+	tls tlsfiles.Files
 }
 
 // entry is one registry: its pieces, put together by the same fx modules
@@ -89,6 +93,9 @@ func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
 			return l
 		}),
 		fx.Populate(&e.balancer, &e.instances),
+	}
+	if err := clientTLS(&s); err != nil {
+		return nil, err
 	}
 	if s.remote != nil {
 		opts = append(opts, fxmodules.Discovery, fxmodules.RemoteInstances, fx.Supply(*s.remote), fx.Populate(&e.client))

@@ -67,7 +67,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	httpClient := eurekahttp.NewClient(eurekahttp.Config{
 		ConnectTimeout: cfg.ConnectTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodySize: cfg.MaxResponseBodySize,
-		UserAgent: "eurekagate-discovery",
+		UserAgent: "eurekagate-discovery", TLS: cfg.TLS,
 	})
 	servers, err := eurekahttp.NewCluster(httpClient, eps, eurekahttp.ClusterConfig{
 		QuarantineDuration: cfg.QuarantineDuration, ReshuffleInterval: cfg.ServerReshuffleInterval, Now: cfg.clock.Now,

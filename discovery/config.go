@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"crypto/tls"
 	"strconv"
 	"strings"
 	"time"
@@ -88,6 +89,13 @@ type Config struct {
 	// registry is kept. Default 64 MiB: a registry of some 60,000
 	// instances of 1 KiB each.
 	MaxResponseBodySize int
+
+	// TLS configures the connections to https:// service URLs: the CAs
+	// to trust (a private CA), the client certificate and key to present
+	// to servers that require one, the server name to verify. Build one
+	// with crypto/tls, or from PEM files with TLSFiles. Default: nil, the
+	// system's roots and no client certificate.
+	TLS *tls.Config
 
 	// Logger receives the registration's state changes (registered,
 	// re-registered after a 404, cancelled) at info level and failed

@@ -52,6 +52,8 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	users := fs.String("auth-users", "", "comma-separated user:bcrypt-hash accounts; when set, writes need HTTP basic auth")
 	peerAuth := fs.String("peer-auth", "", "user:bcrypt-hash of the credential peers must use for replication")
 	fs.BoolVar(&o.registry.API.Auth.RequireForReads, "auth-reads", false, "make reads need credentials too")
+	var tlsOpts tlsFlags
+	tlsOpts.register(fs)
 	fs.StringVar(&o.hashPassword, "hash-password", "", "print the bcrypt hash of this password, for -auth-users, and exit")
 
 	var envErr error
@@ -90,6 +92,9 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 			return nil, fmt.Errorf("-peer-auth: %v", err)
 		}
 		auth.Peer = &a
+	}
+	if err := tlsOpts.apply(&o); err != nil {
+		return nil, err
 	}
 	o.registry.Peers.Peers = splitList(*peers)
 	if _, port, err := net.SplitHostPort(o.server.Addr); err == nil {

@@ -101,7 +101,7 @@ func serverConfig(opts *options, lc fx.Lifecycle, store *registry.Store, api *ht
 	cfg := opts.server
 	cfg.Other = api.Protect(mux)
 	auth := opts.registry.API.Auth
-	if len(auth.Users) == 0 && auth.Peer == nil && !loopbackOnly(cfg.Addr) {
+	if len(auth.Users) == 0 && auth.Peer == nil && len(auth.PeerCertNames) == 0 && !loopbackOnly(cfg.Addr) {
 		log.Warn("the registry listens beyond loopback without credentials: anyone who reaches it can register or cancel instances; set -auth-users",
 			zap.String("addr", cfg.Addr))
 	}

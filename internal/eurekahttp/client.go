@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,12 @@ type Config struct {
 	MaxBodySize int
 	// UserAgent is sent as the User-Agent header. Default "eurekagate".
 	UserAgent string
+	// TLS configures the connections to https:// service URLs: the CAs
+	// to trust, the client certificate to present to servers that ask for
+	// one (internal/tlsfiles makes one from PEM files). Its ServerName,
+	// if empty, is the URL's host. Default: nil, Go's defaults (the
+	// system's roots, no client certificate).
+	TLS *tls.Config
 }
 
 func (c Config) withDefaults() Config {
@@ -82,6 +89,7 @@ func NewClient(cfg Config) *Client {
 		DialContext:        dialer.DialContext,
 		IdleConnTimeout:    idleConnTimeout,
 		DisableCompression: true, // Accept-Encoding is ours to send, and the body ours to decode
+		TLSClientConfig:    cfg.TLS,
 	}}}
 }
 
@@ -93,6 +101,7 @@ func newFastClient(cfg Config, readTimeout time.Duration) *fasthttp.Client {
 		WriteTimeout:        cfg.ReadTimeout,
 		MaxIdleConnDuration: idleConnTimeout,
 		MaxResponseBodySize: cfg.MaxBodySize,
+		TLSConfig:           cfg.TLS,
 		// timeout is what is left of a context deadline, or 0.
 		DialTimeout: func(addr string, timeout time.Duration) (net.Conn, error) {
 			if timeout <= 0 || timeout > connect {
@@ -176,7 +185,7 @@ type Response struct {
 func (c *Client) Do(ctx context.Context, server eureka.ServiceURL, r Request) (Response, error) {
 	method, url := r.method(), r.url(server)
 	fail := func(err error) (Response, error) {
-		return Response{}, &Error{Method: method, URL: url, Err: err}
+		return Response{}, &Error{Method: method, URL: url, Err: c.explainTLS(url, err)}
 	}
 	if err := contextDone(ctx); err != nil {
 		return fail(err)
@@ -284,7 +293,7 @@ func decodeBody(encoding, raw []byte, limit int) ([]byte, error) {
 func (c *Client) doHeld(ctx context.Context, server eureka.ServiceURL, r Request) (Response, error) {
 	method, url := r.method(), r.url(server)
 	fail := func(err error) (Response, error) {
-		return Response{}, &Error{Method: method, URL: url, Err: err}
+		return Response{}, &Error{Method: method, URL: url, Err: c.explainTLS(url, err)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"compress/gzip"
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net/http"
@@ -150,7 +151,11 @@ type Request struct {
 	Replication bool
 	// Authorization is the Authorization header.
 	Authorization string
-	Body          []byte
+	// ClientCert is the client's TLS certificate when the server verified
+	// it against its client CA, else nil. Front doors fill it only when
+	// the API authenticates peers by certificate (AuthConfig.PeerCertNames).
+	ClientCert *x509.Certificate
+	Body       []byte
 }
 
 // Args reads query parameters.

@@ -29,13 +29,22 @@ type AuthConfig struct {
 	// may send peer replication (the batch endpoint and requests marked as
 	// replicated), and it may also read and write like a user.
 	Peer *Account
+	// PeerCertNames are the identities of the other registry nodes' TLS
+	// client certificates: a request on a connection whose client
+	// certificate the server verified (ServerConfig.TLS with a client CA)
+	// and whose common name or a DNS name is listed is the peer, as if it
+	// had sent Peer's credential. Either identifies the peer; when either
+	// is set, only the peer may send replication. Default: none.
+	PeerCertNames []string
 	// RequireForReads makes reads (fetches, instance lookups, status) need
 	// credentials too. Default: reads are open.
 	RequireForReads bool
 }
 
 // enabled reports whether any credential is configured.
-func (c *AuthConfig) enabled() bool { return len(c.Users) > 0 || c.Peer != nil }
+func (c *AuthConfig) enabled() bool {
+	return len(c.Users) > 0 || c.Peer != nil || len(c.PeerCertNames) > 0
+}
 
 // authenticator checks basic credentials against bcrypt hashes, keeping
 // the outcome of recent checks: bcrypt costs tens of milliseconds, and
@@ -105,11 +114,11 @@ func (a *authenticator) allowed(req *Request, write, peer bool) bool {
 	if !write && !peer && !a.cfg.RequireForReads {
 		return true
 	}
-	role := a.who(req.Authorization)
+	role := a.role(req)
 	switch {
 	case role == "":
 		return false
-	case peer && a.cfg.Peer != nil:
+	case peer && a.peerRestricted():
 		return role == "peer"
 	}
 	return true

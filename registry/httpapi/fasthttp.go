@@ -33,6 +33,9 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 			Authorization:   transient(h.Peek("Authorization")),
 			Body:            ctx.Request.Body(),
 		}
+		if api.certAuth() && ctx.IsTLS() {
+			req.ClientCert = verifiedCert(ctx.TLSConnectionState())
+		}
 		var resp Response
 		api.Serve(&req, &resp)
 		ctx.SetStatusCode(resp.Status)

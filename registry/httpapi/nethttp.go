@@ -27,6 +27,9 @@ func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Replication:     r.Header.Get("x-netflix-discovery-replication") == "true",
 		Authorization:   r.Header.Get("Authorization"),
 	}
+	if h.api.certAuth() {
+		req.ClientCert = verifiedCert(r.TLS)
+	}
 	var resp Response
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		limit := h.api.BodyLimit(req.Path)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -25,6 +26,12 @@ type ServerConfig struct {
 	// Logger receives fasthttp's messages about broken connections.
 	// Default: discarded, since they report client errors.
 	Logger fasthttp.Logger
+	// TLS, if set, makes the server serve HTTPS: Start wraps the listener
+	// with it. TLSFiles makes one from PEM files that it reloads when
+	// they change; with a client CA it requires client certificates
+	// (mutual TLS), which AuthConfig.PeerCertNames can take as the peer's
+	// identity. Default: nil, plain HTTP.
+	TLS *tls.Config
 	// Other serves the requests that are not under the API's prefixes (a
 	// dashboard, /metrics). Default: 404.
 	Other http.Handler
@@ -107,6 +114,9 @@ func (s *Server) Start() error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return err
+	}
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
 	s.ln = ln
 	s.done = make(chan struct{})

@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"crypto/tls"
 	"time"
 
 	"go.uber.org/zap"
@@ -53,6 +54,12 @@ type Config struct {
 	// error, so a hostile peer cannot exhaust memory with a gzip bomb.
 	// Default 64 MiB.
 	MaxResponseBytes int
+	// TLS configures the connections to https:// peer URLs: the CAs this
+	// node trusts and the client certificate it presents to peers that
+	// require one (internal/tlsfiles makes one from PEM files, reloaded
+	// when they change). Default: nil, the system's roots and no client
+	// certificate.
+	TLS *tls.Config
 	// Clock times the tasks' TTL. Default: the system clock.
 	Clock registry.Clock
 	// Logger receives a line when a peer goes down or comes back and what

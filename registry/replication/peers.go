@@ -43,7 +43,7 @@ func New(store *registry.Store, cfg Config) (*Peers, error) {
 	}
 	p := &Peers{
 		store: store, cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), synced: make(chan struct{}),
-		client: eurekahttp.NewClient(eurekahttp.Config{ReadTimeout: cfg.Timeout, MaxBodySize: cfg.MaxResponseBytes, UserAgent: "eurekagate-replication"}),
+		client: eurekahttp.NewClient(eurekahttp.Config{ReadTimeout: cfg.Timeout, MaxBodySize: cfg.MaxResponseBytes, UserAgent: "eurekagate-replication", TLS: cfg.TLS}),
 	}
 	var self eureka.ServiceURL
 	if cfg.Self != "" {

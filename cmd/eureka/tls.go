@@ -1,0 +1,53 @@
+package main
+
+import (
+	"errors"
+	"flag"
+
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+)
+
+// tlsFlags are the TLS settings: what the server presents and requires, and
+// what the node trusts and presents when it connects to its peers.
+type tlsFlags struct {
+	cert, key, clientCA, ca, peerCertNames string
+}
+
+func (t *tlsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.cert, "tls-cert", "", "PEM certificate chain to serve HTTPS with (with -tls-key); also presented to peers that require a client certificate. Reloaded when the file changes")
+	fs.StringVar(&t.key, "tls-key", "", "PEM private key of -tls-cert")
+	fs.StringVar(&t.clientCA, "tls-client-ca", "", "PEM CA certificates: every client must present a certificate they signed (mutual TLS)")
+	fs.StringVar(&t.ca, "tls-ca", "", "PEM CA certificates that https:// peers' certificates must chain to (default: the system's roots)")
+	fs.StringVar(&t.peerCertNames, "peer-cert-names", "", "comma-separated common or DNS names of the peers' client certificates (with -tls-client-ca): such a certificate authenticates a peer like -peer-auth")
+}
+
+// apply builds the TLS configurations into o, loading the files.
+func (t *tlsFlags) apply(o *options) error {
+	if (t.cert == "") != (t.key == "") {
+		return errors.New("-tls-cert and -tls-key go together")
+	}
+	if t.cert == "" && t.clientCA != "" {
+		return errors.New("-tls-client-ca needs -tls-cert and -tls-key: client certificates are asked for over HTTPS only")
+	}
+	if names := splitList(t.peerCertNames); len(names) > 0 {
+		if t.clientCA == "" {
+			return errors.New("-peer-cert-names needs -tls-client-ca, which verifies client certificates")
+		}
+		o.registry.API.Auth.PeerCertNames = names
+	}
+	if t.cert != "" {
+		cfg, err := httpapi.TLSFiles(t.cert, t.key, t.clientCA)
+		if err != nil {
+			return err
+		}
+		o.server.TLS = cfg
+	}
+	if t.cert != "" || t.ca != "" {
+		cfg, err := httpapi.ClientTLSFiles(t.ca, t.cert, t.key)
+		if err != nil {
+			return err
+		}
+		o.registry.Peers.TLS = cfg
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hudl/fargo"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/apisuite"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+)
+
+func noEnv(string) string { return "" }
+
+// startNode runs the server with args until the test ends.
+func startNode(t *testing.T, args ...string) (*httpapi.Server, *registry.Store) {
+	t.Helper()
+	o, err := parseOptions(args, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv *httpapi.Server
+	var store *registry.Store
+	app := fx.New(appOptions(o, zap.NewNop()), fx.Populate(&srv, &store))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := app.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return srv, store
+}
+
+func TestTLSFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	cert, key := ca.Issue(t, "node")
+	missing := filepath.Join(dir, "missing.pem")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-tls-cert", cert}, "-tls-key"},
+		{[]string{"-tls-client-ca", ca.File}, "-tls-cert"},
+		{[]string{"-tls-cert", cert, "-tls-key", key, "-peer-cert-names", "node"}, "-tls-client-ca"},
+		{[]string{"-tls-cert", missing, "-tls-key", key}, missing},
+		{[]string{"-tls-cert", cert, "-tls-key", key, "-tls-client-ca", missing}, missing},
+		{[]string{"-tls-ca", missing}, missing},
+	} {
+		_, err := parseOptions(c.args, noEnv, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error mentioning %q", c.args, err, c.want)
+		}
+	}
+	o, err := parseOptions(nil, func(k string) string {
+		return map[string]string{"EUREKA_TLS_CERT": cert, "EUREKA_TLS_KEY": key, "EUREKA_TLS_CLIENT_CA": ca.File, "EUREKA_PEER_CERT_NAMES": "a, b"}[k]
+	}, io.Discard)
+	if err != nil || o.server.TLS == nil || o.registry.Peers.TLS == nil || len(o.registry.API.Auth.PeerCertNames) != 2 {
+		t.Fatalf("from the environment: %+v, %v", o, err)
+	}
+}
+
+// Two nodes replicate over mutual TLS, each authenticating the other by its
+// certificate; a client without a certificate of the client CA is refused.
+func TestMutualTLSCluster(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	hash, err := httpapi.HashPassword("s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := []string{testkit.FreeAddr(t), testkit.FreeAddr(t)}
+	peers := "https://" + addrs[0] + "/eureka/,https://" + addrs[1] + "/eureka/"
+	var stores []*registry.Store
+	for n, name := range []string{"node-1", "node-2"} {
+		cert, key := ca.Issue(t, name)
+		_, st := startNode(t, "-addr", addrs[n], "-dashboard-path", "off",
+			"-tls-cert", cert, "-tls-key", key, "-tls-client-ca", ca.File, "-tls-ca", ca.File,
+			"-peer-cert-names", "node-1,node-2", "-auth-users", "ops:"+hash, "-peers", peers)
+		stores = append(stores, st)
+	}
+
+	app := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: ca.Pool, Certificates: []tls.Certificate{ca.Cert(t, "orders")}}}}
+	defer app.CloseIdleConnections()
+	req, _ := http.NewRequest("POST", "https://"+addrs[0]+"/eureka/apps/ORDERS", bytes.NewReader(eureka.AppendInstanceJSON(nil, testkit.Inst("ORDERS", "o1"))))
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth("ops", "s3cret")
+	resp, err := app.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Fatalf("register: %d", resp.StatusCode)
+	}
+	testkit.Eventually(t, 5*time.Second, "replication over mutual TLS", func() bool { _, ok := stores[1].Get("ORDERS", "o1"); return ok })
+
+	anon := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool}}}
+	if resp, err := anon.Get("https://" + addrs[1] + "/eureka/apps"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a client without a certificate got %d", resp.StatusCode)
+	}
+}
+
+// hudl/fargo registers, reads, heartbeats and cancels over HTTPS against
+// the standalone server, trusting the test CA.
+func TestFargoOverHTTPS(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	cert, key := ca.Issue(t, "server")
+	tr := fargo.HttpClient.Transport.(*http.Transport)
+	old := tr.TLSClientConfig
+	tr.TLSClientConfig = &tls.Config{RootCAs: ca.Pool}
+	t.Cleanup(func() { tr.CloseIdleConnections(); tr.TLSClientConfig = old })
+	apisuite.RunFargo(t, func(t *testing.T, _ registry.Config, _ httpapi.APIConfig) (string, *registry.Store) {
+		srv, st := startNode(t, "-addr", "127.0.0.1:0", "-dashboard-path", "off", "-tls-cert", cert, "-tls-key", key)
+		t.Cleanup(tr.CloseIdleConnections)
+		return "https://" + srv.Addr().String(), st
+	})
+}

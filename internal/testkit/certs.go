@@ -1,0 +1,125 @@
+package testkit
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// CA is a private certificate authority for tests, with its certificate
+// written to a PEM file.
+type CA struct {
+	// File is the CA certificate's PEM file.
+	File string
+	// Pool holds the CA certificate.
+	Pool *x509.CertPool
+
+	dir  string
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+var serial atomic.Int64
+
+// NewCA makes a CA named name, written to dir/name.pem.
+func NewCA(t testing.TB, dir, name string) *CA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(serial.Add(1)),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	ca := &CA{File: filepath.Join(dir, name+".pem"), Pool: x509.NewCertPool(), dir: dir, cert: cert, key: key}
+	ca.Pool.AddCert(cert)
+	writePEM(t, ca.File, "CERTIFICATE", der)
+	return ca
+}
+
+// Issue makes a certificate for both server and client use, with common
+// name cn, DNS names "localhost" and dnsNames, and IP addresses 127.0.0.1
+// and ::1. It writes it to dir/cn.pem and its key to dir/cn-key.pem, and
+// returns the two paths.
+func (ca *CA) Issue(t testing.TB, cn string, dnsNames ...string) (certFile, keyFile string) {
+	t.Helper()
+	cert := ca.Cert(t, cn, dnsNames...)
+	certFile, keyFile = filepath.Join(ca.dir, cn+".pem"), filepath.Join(ca.dir, cn+"-key.pem")
+	WriteKeyPair(t, cert, certFile, keyFile)
+	return certFile, keyFile
+}
+
+// Cert is Issue without the files.
+func (ca *CA) Cert(t testing.TB, cn string, dnsNames ...string) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial.Add(1)),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		DNSNames:     append([]string{"localhost"}, dnsNames...),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+// WriteKeyPair writes cert's chain and key as PEM files.
+func WriteKeyPair(t testing.TB, cert tls.Certificate, certFile, keyFile string) {
+	t.Helper()
+	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, keyFile, "PRIVATE KEY", keyDER)
+	writePEM(t, certFile, "CERTIFICATE", cert.Certificate...)
+}
+
+func writePEM(t testing.TB, path, typ string, ders ...[]byte) {
+	t.Helper()
+	var out []byte
+	for _, der := range ders {
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})...)
+	}
+	// Written aside and renamed, as operators rotate files, so a reader
+	// never sees half a file.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}

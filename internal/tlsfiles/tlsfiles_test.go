@@ -1,0 +1,265 @@
+package tlsfiles
+
+import (
+	"crypto/tls"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
+
+// serve accepts TLS connections on loopback with cfg and, for each
+// completed handshake, writes the client certificate's common name (or
+// "-") and closes.
+func serve(t *testing.T, cfg *tls.Config) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			tc := c.(*tls.Conn)
+			tc.SetDeadline(time.Now().Add(5 * time.Second))
+			if tc.Handshake() == nil {
+				name := "-"
+				if pc := tc.ConnectionState().PeerCertificates; len(pc) > 0 {
+					name = pc[0].Subject.CommonName
+				}
+				io.WriteString(tc, name)
+			}
+			tc.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// dial connects with cfg and returns the server certificate's common name
+// and what the server wrote.
+func dial(addr string, cfg *tls.Config) (server, client string, err error) {
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, cfg)
+	if err != nil {
+		return "", "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(c)
+	if err != nil {
+		return "", "", err
+	}
+	if len(b) == 0 {
+		return "", "", io.ErrUnexpectedEOF // refused after the handshake (TLS 1.3 client auth)
+	}
+	return c.ConnectionState().PeerCertificates[0].Subject.CommonName, string(b), nil
+}
+
+func TestMutualTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	scert, skey := ca.Issue(t, "server")
+	ccert, ckey := ca.Issue(t, "client")
+	srv, err := Server(Files{Cert: scert, Key: skey, CA: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.MinVersion != tls.VersionTLS12 {
+		t.Fatalf("MinVersion = %x", srv.MinVersion)
+	}
+	addr := serve(t, srv)
+
+	cli, err := Client(Files{Cert: ccert, Key: ckey, CA: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, c, err := dial(addr, cli)
+	if err != nil || s != "server" || c != "client" {
+		t.Fatalf("mutual TLS: server %q client %q, %v", s, c, err)
+	}
+
+	// A client with no certificate is refused.
+	anon, err := Client(Files{CA: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := dial(addr, anon); err == nil {
+		t.Fatal("a client without a certificate got through")
+	}
+	// So is one whose certificate another CA signed.
+	other := testkit.NewCA(t, t.TempDir(), "other")
+	ocert, okey := other.Issue(t, "intruder")
+	intruder, err := Client(Files{Cert: ocert, Key: okey, CA: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := dial(addr, intruder); err == nil {
+		t.Fatal("a client with a certificate of another CA got through")
+	}
+	// A client that does not trust the server's CA refuses it.
+	wrongRoots, err := Client(Files{Cert: ccert, Key: ckey, CA: other.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := dial(addr, wrongRoots); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("a client trusting another CA: %v", err)
+	}
+	// TLS 1.1 is refused.
+	old := cli.Clone()
+	old.MaxVersion = tls.VersionTLS11
+	if _, _, err := dial(addr, old); err == nil {
+		t.Fatal("a TLS 1.1 client got through")
+	}
+}
+
+func TestServerWithoutClientCA(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	scert, skey := ca.Issue(t, "server")
+	srv, err := Server(Files{Cert: scert, Key: skey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serve(t, srv)
+	cli, err := Client(Files{CA: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, c, err := dial(addr, cli); err != nil || s != "server" || c != "-" {
+		t.Fatalf("server %q client %q, %v", s, c, err)
+	}
+}
+
+// rotate replaces a key pair on disk with a new certificate, with a
+// modification time surely different from the old one's.
+func rotate(t *testing.T, ca *testkit.CA, cn, certFile, keyFile string) {
+	t.Helper()
+	testkit.WriteKeyPair(t, ca.Cert(t, cn), certFile, keyFile)
+	later := time.Now().Add(time.Minute)
+	for _, f := range []string{certFile, keyFile} {
+		if err := os.Chtimes(f, later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// eventually dials until check passes, for up to 5 s (the files are
+// checked once a second).
+func eventually(t *testing.T, what string, addr string, cfg *tls.Config, check func(s, c string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s, c, err := dial(addr, cfg)
+		if err == nil && check(s, c) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: server %q client %q, %v", what, s, c, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Certificates rotated on disk are taken into use without a restart, by the
+// server and by the client; a half-done rotation keeps the old pair.
+func TestRotation(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	scert, skey := ca.Issue(t, "server")
+	ccert, ckey := ca.Issue(t, "client")
+	srv, err := Server(Files{Cert: scert, Key: skey, CA: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serve(t, srv)
+	cli, err := Client(Files{Cert: ccert, Key: ckey, CA: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, c, err := dial(addr, cli); err != nil || s != "server" || c != "client" {
+		t.Fatalf("before: server %q client %q, %v", s, c, err)
+	}
+
+	// Half a rotation: a new certificate whose key is not there yet.
+	half := ca.Cert(t, "half")
+	testkit.WriteKeyPair(t, half, filepath.Join(dir, "half.pem"), filepath.Join(dir, "half-key.pem"))
+	data, _ := os.ReadFile(filepath.Join(dir, "half.pem"))
+	if err := os.WriteFile(scert, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(CheckInterval + 100*time.Millisecond)
+	if s, _, err := dial(addr, cli); err != nil || s != "server" {
+		t.Fatalf("half-rotated: server %q, %v; want the old pair kept", s, err)
+	}
+
+	rotate(t, ca, "server-2", scert, skey)
+	eventually(t, "server rotation", addr, cli, func(s, _ string) bool { return s == "server-2" })
+	rotate(t, ca, "client-2", ccert, ckey)
+	eventually(t, "client rotation", addr, cli, func(_, c string) bool { return c == "client-2" })
+
+	// The client CA too: a server that now trusts another CA only refuses
+	// the old clients.
+	other := testkit.NewCA(t, t.TempDir(), "other")
+	data, _ = os.ReadFile(other.File)
+	if err := os.WriteFile(ca.File, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Minute)
+	os.Chtimes(ca.File, later, later)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, _, err := dial(addr, cli); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a client of the replaced client CA still gets through")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestErrorsNameTheFile(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	scert, skey := ca.Issue(t, "server")
+	_, okey := ca.Issue(t, "other")
+	missing := filepath.Join(dir, "missing.pem")
+	notPEM := filepath.Join(dir, "not.pem")
+	os.WriteFile(notPEM, []byte("hello"), 0o600)
+
+	for _, c := range []struct {
+		name string
+		make func() error
+		want []string
+	}{
+		{"missing cert", func() error { _, err := Server(Files{Cert: missing, Key: skey}); return err }, []string{"certificate file", missing}},
+		{"missing key", func() error { _, err := Server(Files{Cert: scert, Key: missing}); return err }, []string{"key file", missing}},
+		{"mismatched key", func() error { _, err := Server(Files{Cert: scert, Key: okey}); return err }, []string{scert, okey}},
+		{"bad client CA", func() error { _, err := Server(Files{Cert: scert, Key: skey, CA: notPEM}); return err }, []string{"CA file", notPEM}},
+		{"bad CA", func() error { _, err := Client(Files{CA: notPEM}); return err }, []string{"CA file", notPEM}},
+		{"missing CA", func() error { _, err := Client(Files{CA: missing}); return err }, []string{"CA file", missing}},
+		{"server without key", func() error { _, err := Server(Files{Cert: scert}); return err }, []string{"key file"}},
+		{"client cert without key", func() error { _, err := Client(Files{Cert: scert}); return err }, []string{"key file"}},
+	} {
+		err := c.make()
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not mention %q", c.name, err, w)
+			}
+		}
+	}
+}
