@@ -59,7 +59,8 @@ func main() {
 		fs := flag.NewFlagSet("push", flag.ExitOnError)
 		c := defaultPush
 		fs.DurationVar(&c.d, "duration", c.d, "how long each fleet phase runs")
-		fs.IntVar(&c.clients, "clients", c.clients, "watching clients")
+		fs.IntVar(&c.clients, "clients", c.clients, "watching clients of a few apps each")
+		fs.IntVar(&c.whole, "whole-clients", c.whole, "whole-registry watching clients")
 		fs.IntVar(&c.rate, "rate", c.rate, "changes per second")
 		fs.IntVar(&c.trials, "trials", c.trials, "write-to-visible trials per kind")
 		fs.Parse(os.Args[2:])
