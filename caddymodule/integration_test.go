@@ -242,15 +242,20 @@ func TestReloadKeepsRegistrations(t *testing.T) {
 	}
 }
 
-func TestRemoteModeRoutesByAnotherRegistry(t *testing.T) {
-	// A second registry, outside Caddy.
-	store := registry.New(registry.Config{})
-	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+// startRemoteRegistry runs a second registry, outside Caddy, for remote
+// mode, and returns its service URL.
+func startRemoteRegistry(t *testing.T) string {
+	t.Helper()
+	srv := httpapi.NewServer(httpapi.NewAPI(registry.New(registry.Config{}), httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Stop(context.Background())
-	remote := "http://" + srv.Addr().String() + "/eureka/"
+	t.Cleanup(func() { srv.Stop(context.Background()) })
+	return "http://" + srv.Addr().String() + "/eureka/"
+}
+
+func TestRemoteModeRoutesByAnotherRegistry(t *testing.T) {
+	remote := startRemoteRegistry(t)
 	c := newBackend(t, "c")
 	registerVia(t, remote, c.instance("billing"))
 
@@ -451,13 +456,7 @@ func TestLeastRequestsAvoidsBusyInstance(t *testing.T) {
 // remote registry by the watch: a registration is routed to, and a cancel
 // stops the traffic, within seconds.
 func TestRemoteModeFollowsChangesByWatch(t *testing.T) {
-	store := registry.New(registry.Config{})
-	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop(context.Background())
-	remote := "http://" + srv.Addr().String() + "/eureka/"
+	remote := startRemoteRegistry(t)
 	c, d := newBackend(t, "c"), newBackend(t, "d")
 	registerVia(t, remote, c.instance("billing"))
 

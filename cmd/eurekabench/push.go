@@ -401,18 +401,7 @@ func (c *child) cpu() time.Duration {
 	return time.Duration(utime+stime) * time.Second / 100 // clock ticks: 100 per second on Linux
 }
 
-func (c *child) rss() uint64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/statm")
-	if err != nil {
-		return 0
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseUint(fields[1], 10, 64)
-	return pages * uint64(os.Getpagesize())
-}
+func (c *child) rss() uint64 { return residentBytesOf(strconv.Itoa(c.cmd.Process.Pid)) }
 
 // bytesWritten is what the child wrote to sockets and files, from
 // /proc/<pid>/io.

@@ -543,8 +543,12 @@ func memoryPerInstance(n int) (rss, heap float64) {
 }
 
 // residentBytes reads this process's resident set size from /proc.
-func residentBytes() uint64 {
-	data, err := os.ReadFile("/proc/self/statm")
+func residentBytes() uint64 { return residentBytesOf("self") }
+
+// residentBytesOf reads a process's resident set size from
+// /proc/<pid>/statm.
+func residentBytesOf(pid string) uint64 {
+	data, err := os.ReadFile("/proc/" + pid + "/statm")
 	if err != nil {
 		return 0
 	}
