@@ -108,9 +108,18 @@ func (g *Gateway) proxyConfig() ([]byte, error) {
 		g.Retries = &n
 	}
 	if *g.Retries < 0 {
-		return nil, fmt.Errorf("lb_retries must not be negative")
+		return nil, fmt.Errorf("lb_retries %d must not be negative; 0 turns retries off", *g.Retries)
 	}
-	if g.DialTimeout <= 0 {
+	if g.DialTimeout < 0 {
+		return nil, checkDuration("dial_timeout", time.Duration(g.DialTimeout), false)
+	}
+	if g.FailDuration < 0 {
+		return nil, checkDuration("fail_duration", time.Duration(g.FailDuration), false)
+	}
+	if g.MaxFails < 0 {
+		return nil, fmt.Errorf("max_fails %d must be at least 1 (the default)", g.MaxFails)
+	}
+	if g.DialTimeout == 0 {
 		g.DialTimeout = defaultDialTimeout
 	}
 	if g.ResponseHeaderTimeout == 0 {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 
 	"github.com/samber/lo"
@@ -92,6 +94,16 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		auth.Peer = &a
 	}
 	o.registry.Peers.Peers = splitList(*peers)
+	for _, u := range o.registry.Peers.Peers {
+		if err := checkURL("-peers", u); err != nil {
+			return nil, err
+		}
+	}
+	if self := o.registry.Peers.Self; self != "" {
+		if err := checkURL("-self-url", self); err != nil {
+			return nil, err
+		}
+	}
 	if _, port, err := net.SplitHostPort(o.server.Addr); err == nil {
 		// Peers listed as this host's loopback address are this node.
 		o.registry.Peers.SelfAddrs = []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
@@ -114,4 +126,21 @@ func parseAccount(entry string) (httpapi.Account, error) {
 // splitList splits a comma-separated flag value, dropping blanks.
 func splitList(v string) []string {
 	return lo.Compact(lo.Map(strings.Split(v, ","), func(s string, _ int) string { return strings.TrimSpace(s) }))
+}
+
+// checkURL refuses a peer URL that does not parse, naming the flag, the
+// value and the fix, before fx reports it as a failed constructor.
+func checkURL(flagName, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%s: %q is not a URL (%v); write it as http://host:8761/eureka/", flagName, raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: %q is not an http or https URL with a host; write it as http://host:8761/eureka/", flagName, raw)
+	}
+	return nil
 }

@@ -107,3 +107,17 @@ func TestAppStartsAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A peer URL that does not parse is refused with one line naming the flag,
+// the value and the fix, not fx's account of a failed constructor.
+func TestBadPeerURL(t *testing.T) {
+	for _, args := range [][]string{
+		{"-peers", "http://ok:8761/eureka/,http://bad host:8761/eureka/"},
+		{"-self-url", "eureka-1:8761"},
+	} {
+		_, err := parseOptions(args, func(string) string { return "" }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), args[0]) || !strings.Contains(err.Error(), "http://host:8761/eureka/") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
