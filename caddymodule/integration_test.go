@@ -282,6 +282,10 @@ func TestAdminRoute(t *testing.T) {
 		!strings.Contains(body, `"self_preservation"`) {
 		t.Fatalf("admin route: %d %s", status, body)
 	}
+	// snake_case throughout, as Caddy's admin API.
+	if !strings.Contains(body, `"expected_renewing_clients":`) || strings.Contains(body, `"Enabled"`) {
+		t.Errorf("admin route keys are not snake_case: %s", body)
+	}
 	if status, _ := do(t, "POST", "http://localhost:2999/eureka/", []byte("{}")); status != 405 {
 		t.Errorf("admin POST: %d", status)
 	}
