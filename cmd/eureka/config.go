@@ -22,6 +22,7 @@ type options struct {
 	server        httpapi.ServerConfig
 	dashboardPath string // "" serves no dashboard
 	hashPassword  string // print the hash of this password and exit
+	version       bool   // print the version and exit
 }
 
 // parseOptions reads flags from args, with defaults taken from the
@@ -55,9 +56,13 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	peerAuth := fs.String("peer-auth", "", "user:bcrypt-hash of the credential peers must use for replication")
 	fs.BoolVar(&o.registry.API.Auth.RequireForReads, "auth-reads", false, "make reads need credentials too")
 	fs.StringVar(&o.hashPassword, "hash-password", "", "print the bcrypt hash of this password, for -auth-users, and exit")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "version" {
+			return // EUREKA_VERSION may well describe a deployment
+		}
 		name := "EUREKA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v := getenv(name); v != "" && envErr == nil {
 			if err := f.Value.Set(v); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"os/exec"
 	"net/http"
 	"strings"
 	"testing"
@@ -119,5 +120,20 @@ func TestBadPeerURL(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), args[0]) || !strings.Contains(err.Error(), "http://host:8761/eureka/") {
 			t.Errorf("%v: %v", args, err)
 		}
+	}
+}
+
+// go run ./cmd/eureka -version prints the version the module reports.
+func TestVersionFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	out, err := exec.Command("go", "run", ".", "-version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run . -version: %v\n%s", err, out)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) < 2 || fields[0] != "eureka" || (fields[1] != "devel" && !strings.HasPrefix(fields[1], "devel-") && !strings.HasPrefix(fields[1], "v")) {
+		t.Fatalf("printed %q, want eureka and the version", out)
 	}
 }
