@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"io"
-	"os/exec"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
