@@ -3,7 +3,7 @@
 //   - eureka: the app (global option eureka), a Eureka-compatible
 //     registry hosted in the Caddy process, or a client of remote Eureka
 //     servers;
-//   - http.handlers.eureka_server: the Eureka REST API;
+//   - http.handlers.eureka_server: the Eureka REST API, and /health;
 //   - http.handlers.eureka_gateway: routing /<app>/... to an UP instance
 //     of the app;
 //   - http.handlers.eureka_dashboard: the registry's web dashboard;

@@ -352,6 +352,10 @@ func TestDashboardAndMetricsThroughCaddy(t *testing.T) {
 	if status != 200 || !strings.Contains(body, `"id":"a"`) {
 		t.Fatalf("dashboard data: %d %s", status, body)
 	}
+	// The health endpoint on the registry's listener, before the dashboard.
+	if status, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/health", nil); status != 200 || body != `{"status":"UP"}` {
+		t.Fatalf("health: %d %s", status, body)
+	}
 	checkMetrics := func() {
 		t.Helper()
 		status, body := do(t, "GET", "http://localhost:2999/metrics", nil)
