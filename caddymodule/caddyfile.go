@@ -299,6 +299,7 @@ func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 //		response_header_timeout <duration>|off
 //		fail_duration <duration>
 //		max_fails <n>
+//		tls_trusted_ca_certs <pem_files...>
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -335,6 +336,10 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err = intArg(d, &g.MaxFails); err == nil && g.MaxFails < 1 {
 				err = d.Errf("max_fails %d must be at least 1 (the default)", g.MaxFails)
 			}
+		case "tls_trusted_ca_certs":
+			if g.TLSTrustedCACerts = append(g.TLSTrustedCACerts, d.RemainingArgs()...); len(g.TLSTrustedCACerts) == 0 {
+				err = d.Errf("tls_trusted_ca_certs needs PEM files of certificate authorities")
+			}
 		default:
 			err = d.Errf("unrecognized eureka_gateway option %q", d.Val())
 		}
@@ -347,11 +352,17 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 
 // UnmarshalCaddyfile sets up the source from Caddyfile tokens:
 //
-//	dynamic eureka <service>
+//	dynamic eureka <service> [secure]
 func (u *Upstreams) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the module name
-	if err := oneArg(d, &u.Service); err != nil {
-		return err
+	args := d.RemainingArgs()
+	switch {
+	case len(args) == 2 && args[1] == "secure":
+		u.Service, u.Secure = args[0], true
+	case len(args) == 1:
+		u.Service = args[0]
+	default:
+		return d.Errf("dynamic eureka takes an application name and optionally secure (dynamic eureka orders secure), got %q", strings.Join(args, " "))
 	}
 	if d.NextBlock(0) {
 		return d.Errf("unrecognized eureka upstreams option %q", d.Val())
