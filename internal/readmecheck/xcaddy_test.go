@@ -17,7 +17,7 @@ const modulePath = "github.com/eurekagate/eurekagate"
 func withPackages(t *testing.T, docs ...string) []string {
 	t.Helper()
 	re := regexp.MustCompile(`xcaddy build[^\n]*`)
-	with := regexp.MustCompile(`--with\s+([^\s@=]+)`)
+	with := regexp.MustCompile(`--with\s+([\w./-]*\w)`)
 	var out []string
 	for _, doc := range docs {
 		data, err := os.ReadFile(doc)
