@@ -383,3 +383,26 @@ func BenchmarkPickWithState(b *testing.B) {
 		}
 	})
 }
+
+// An instance that enables only its secure port is called over HTTPS on
+// it, also for an http URL.
+func TestHTTPClientSecurePortOnly(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "tls "+r.URL.Path)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	port, _ := strconv.Atoi(u.Port())
+	src := staticInstancer{"SECURE": {{InstanceID: "s", HostName: "127.0.0.1", App: "SECURE", Status: eureka.StatusUp,
+		Port: eureka.Port{Number: 1, Enabled: false}, SecurePort: eureka.Port{Number: port, Enabled: true}}}}
+	c := &HTTPClient{Balancer: New(src, Config{}), Client: srv.Client()}
+	resp, err := c.Do(mustRequest("http://secure/items"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "tls /items" {
+		t.Fatalf("body %q", body)
+	}
+}

@@ -19,7 +19,9 @@ import (
 
 // HTTPClient sends requests to an application by name: the request URL's
 // host is the app name (http://inventory/items/7), replaced by the address
-// of the instance the Balancer picks. A request counts as in progress (for
+// of the instance the Balancer picks: its plain port for an http URL, its
+// secure port for an https one, and its secure port over HTTPS for an http
+// URL when the instance enables only that. A request counts as in progress (for
 // LeastRequests) until its response body is closed, so close it, as
 // net/http asks.
 //
@@ -266,7 +268,11 @@ type endingWriteBody struct {
 // instanceRequest clones req for inst. Retries get a fresh body.
 func instanceRequest(req *http.Request, inst *eureka.InstanceInfo, attempt int) (*http.Request, error) {
 	out := req.Clone(req.Context())
-	out.URL.Host = Address(inst, req.URL.Scheme == "https")
+	secure := req.URL.Scheme == "https"
+	if !secure && !inst.Port.Enabled && inst.SecurePort.Enabled {
+		secure, out.URL.Scheme = true, "https" // only its secure port is open
+	}
+	out.URL.Host = Address(inst, secure)
 	out.Host = ""
 	if attempt > 0 && req.GetBody != nil {
 		body, err := req.GetBody()

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +49,10 @@ type App struct {
 	// Remote lists Eureka service URLs (such as
 	// http://eureka-1:8761/eureka/). When set, the app hosts no registry: it
 	// fetches the registry from these servers with the discovery client,
-	// and eureka_server cannot be used.
+	// and eureka_server cannot be used. The hosted registry's settings
+	// (EvictionInterval through MaxBatchDelay) are refused with it, and
+	// FetchInterval, Zone and DisableWatch without it. Default: none, a
+	// hosted registry.
 	Remote []string `json:"remote,omitempty"`
 	// FetchInterval is how often the remote registry is refreshed from a
 	// server that does not offer the watch (Java Eureka); our servers are
@@ -142,18 +146,27 @@ func (*App) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{ID: "eureka", New: func() caddy.Module { return new(App) }}
 }
 
-// Provision fills in defaults and takes a reference to the named registry,
-// creating it if no running config holds it. It starts nothing.
+// Provision checks the settings, fills in defaults and takes a reference
+// to the named registry, creating it if no running config holds it. It
+// starts nothing. A config that names a new registry while another is
+// running logs a warning: the other's registrations go with the config
+// this one replaces.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.log = ctx.Logger()
+	if err := a.check(); err != nil {
+		return err
+	}
 	if a.Registry == "" {
 		a.Registry = "default"
 	}
-	e, err := acquire(a.Registry, a.settings(), a.log)
+	e, loaded, err := acquire(a.Registry, a.settings(), a.registryOptions(), a.log)
 	if err != nil {
 		return err
 	}
 	a.entry = e
+	if !loaded {
+		warnRenamed(a.log, a.Registry)
+	}
 	if a.HealthInterval > 0 {
 		a.checker = balancer.NewChecker(e.instances, balancer.CheckConfig{
 			Interval:     time.Duration(a.HealthInterval),
@@ -172,25 +185,58 @@ func (a *App) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// Validate checks the settings.
-func (a *App) Validate() error {
+// warnRenamed logs, for a config that creates registry name, each other
+// registry in the pool: the running config's, whose registrations are
+// dropped when this config replaces it.
+func warnRenamed(log *zap.Logger, name string) {
+	for old, n := range others(name) {
+		log.Warn("registry renamed: the running config's registry is dropped with its registrations when this config replaces it; name the registry "+
+			strconv.Quote(old)+" to keep them",
+			zap.String("registry", name), zap.String("dropped", old), zap.Int("instances", n))
+	}
+}
+
+// Validate checks the settings (Provision has already: a JSON config gets
+// the same messages as a Caddyfile, without line numbers).
+func (a *App) Validate() error { return a.check() }
+
+// check refuses settings that cannot work or would be ignored, with a
+// message naming the option, the value and the fix.
+func (a *App) check() error {
+	if err := a.checkURLs(); err != nil {
+		return err
+	}
+	if err := a.checkMode(); err != nil {
+		return err
+	}
+	for _, d := range []struct {
+		name string
+		v    caddy.Duration
+	}{
+		{"fetch_interval", a.FetchInterval}, {"eviction_interval", a.EvictionInterval},
+		{"expected_client_renewal_interval", a.ExpectedClientRenewalInterval},
+		{"renewal_threshold_update_interval", a.RenewalThresholdUpdateInterval},
+		{"delta_retention", a.DeltaRetention}, {"override_idle_expiry", a.OverrideIdleExpiry},
+		{"max_batch_delay", a.MaxBatchDelay}, {"health_interval", a.HealthInterval}, {"health_timeout", a.HealthTimeout},
+	} {
+		if d.v < 0 { // zero is the default in JSON
+			return checkDuration(d.name, time.Duration(d.v), false)
+		}
+	}
 	if t := a.RenewalPercentThreshold; t < 0 || t > 1 {
-		return fmt.Errorf("renewal_percent_threshold must be between 0 and 1, got %v", t)
+		return fmt.Errorf("renewal_percent_threshold %v must be a number above 0 and at most 1, such as 0.85 (the default)", t)
 	}
 	if a.MaxBodySize < 0 {
-		return fmt.Errorf("max_body_size must not be negative")
-	}
-	if len(a.Peers) > 0 && len(a.Remote) > 0 {
-		return fmt.Errorf("peers replicate a hosted registry; they cannot be combined with remote")
+		return fmt.Errorf("max_body_size %d must not be negative; leave it out for the default, 1MiB", a.MaxBodySize)
 	}
 	if (a.TLSCert == "") != (a.TLSKey == "") {
-		return fmt.Errorf("tls_cert and tls_key go together")
+		return fmt.Errorf("tls_cert %q and tls_key %q go together: give both, or neither", a.TLSCert, a.TLSKey)
 	}
-	if a.HealthInterval < 0 || a.HealthTimeout < 0 || a.HealthStatus < 0 {
-		return fmt.Errorf("health_interval, health_timeout and health_status must not be negative")
+	if a.HealthStatus < 0 {
+		return fmt.Errorf("health_status %d must be a status code or a class such as 2xx", a.HealthStatus)
 	}
 	if a.HealthInterval == 0 && (a.HealthTimeout != 0 || a.HealthStatus != 0) {
-		return fmt.Errorf("health_timeout and health_status need health_interval, which turns active health checks on")
+		return fmt.Errorf("health_timeout and health_status need health_interval, which turns active health checks on; add health_interval 10s")
 	}
 	return nil
 }

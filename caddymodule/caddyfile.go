@@ -1,8 +1,12 @@
 package caddymodule
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -20,13 +24,16 @@ func init() {
 	httpcaddyfile.RegisterGlobalOption("eureka", parseGlobalOption)
 	httpcaddyfile.RegisterHandlerDirective("eureka_server", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Server) }))
 	httpcaddyfile.RegisterDirectiveOrder("eureka_server", httpcaddyfile.Before, "respond")
-	httpcaddyfile.RegisterHandlerDirective("eureka_dashboard", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Dashboard) }))
+	httpcaddyfile.RegisterDirective("eureka_dashboard", parseDashboard)
 	httpcaddyfile.RegisterDirectiveOrder("eureka_dashboard", httpcaddyfile.Before, "respond")
 	httpcaddyfile.RegisterHandlerDirective("eureka_gateway", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Gateway) }))
 	httpcaddyfile.RegisterDirectiveOrder("eureka_gateway", httpcaddyfile.Before, "reverse_proxy")
 }
 
-// parseGlobalOption parses the eureka global option into the eureka app:
+// parseGlobalOption parses the eureka global option into the eureka app.
+// The option may appear once, and takes either the hosted registry's
+// options or remote and its own (fetch_interval, zone, watch); registry
+// and the health options apply to both:
 //
 //	eureka {
 //		registry <name>
@@ -54,7 +61,11 @@ func init() {
 //		health_timeout <duration>
 //		health_status <status>
 //	}
-func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
+func parseGlobalOption(d *caddyfile.Dispenser, existing any) (any, error) {
+	if existing != nil {
+		d.Next()
+		return nil, d.Err("the eureka global option appears twice, and the second block would replace the first; merge them into one eureka block")
+	}
 	app := new(App)
 	if err := app.UnmarshalCaddyfile(d); err != nil {
 		return nil, err
@@ -68,16 +79,18 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	type place struct {
+		name, at string
+	}
+	var set []place // the options, in order, with their file:line
 	for d.NextBlock(0) {
 		var err error
+		set = append(set, place{d.Val(), fmt.Sprintf("%s:%d", d.File(), d.Line())})
 		switch d.Val() {
 		case "registry":
 			err = oneArg(d, &a.Registry)
 		case "remote":
-			a.Remote = append(a.Remote, d.RemainingArgs()...)
-			if len(a.Remote) == 0 {
-				err = d.ArgErr()
-			}
+			err = urlArgs(d, &a.Remote)
 		case "fetch_interval":
 			err = durationArg(d, &a.FetchInterval)
 		case "zone":
@@ -99,8 +112,9 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "renewal_percent_threshold":
 			var v string
 			if err = oneArg(d, &v); err == nil {
-				if a.RenewalPercentThreshold, err = strconv.ParseFloat(v, 64); err != nil {
-					err = d.Errf("renewal_percent_threshold: %v", err)
+				a.RenewalPercentThreshold, err = strconv.ParseFloat(v, 64)
+				if t := a.RenewalPercentThreshold; err != nil || t <= 0 || t > 1 {
+					err = d.Errf("renewal_percent_threshold %q must be a number above 0 and at most 1, such as 0.85 (the default)", v)
 				}
 			}
 		case "expected_client_renewal_interval":
@@ -119,20 +133,28 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			var v string
 			if err = oneArg(d, &v); err == nil {
 				size, perr := humanize.ParseBytes(v)
-				if perr != nil {
-					err = d.Errf("max_body_size: %v", perr)
+				if perr != nil || size == 0 || size > math.MaxInt64 {
+					err = d.Errf("max_body_size %q is not a size; write a number of bytes or a size such as 512KiB or 1MiB (the default)", v)
 				}
 				a.MaxBodySize = int64(size)
 			}
 		case "peers":
-			a.Peers = append(a.Peers, d.RemainingArgs()...)
-			if len(a.Peers) == 0 {
-				err = d.ArgErr()
-			}
+			err = urlArgs(d, &a.Peers)
 		case "self_url":
-			err = oneArg(d, &a.SelfURL)
+			if err = oneArg(d, &a.SelfURL); err == nil {
+				if err = checkServiceURL("self_url", a.SelfURL); err != nil {
+					err = d.WrapErr(err)
+				}
+			}
 		case "max_batch_delay":
-			err = durationArg(d, &a.MaxBatchDelay)
+			var v string
+			if err = oneArg(d, &v); err == nil {
+				if err = parseDuration(d, "max_batch_delay", v, &a.MaxBatchDelay); err == nil {
+					if err = checkDuration("max_batch_delay", time.Duration(a.MaxBatchDelay), true); err != nil {
+						err = d.WrapErr(err)
+					}
+				}
+			}
 		case "watch":
 			var v string
 			if err = oneArg(d, &v); err == nil {
@@ -141,7 +163,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					a.DisableWatch = true
 				case "on":
 				default:
-					err = d.Errf("watch: %q is neither on nor off", v)
+					err = d.Errf("watch must be on or off, got %q", v)
 				}
 			}
 		case "tls_ca":
@@ -162,6 +184,32 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		if err != nil {
 			return err
 		}
+	}
+	// Options of the other mode would be ignored: refuse them where they are.
+	for _, p := range set {
+		if (len(a.Remote) > 0 && slices.Contains(localOnly, p.name)) || (len(a.Remote) == 0 && slices.Contains(remoteOnly, p.name)) {
+			if err := a.checkMode(); err != nil {
+				return fmt.Errorf("%w, at %s", err, p.at)
+			}
+		}
+	}
+	return nil
+}
+
+// urlArgs appends the remaining arguments to dst, each checked as a
+// service URL.
+func urlArgs(d *caddyfile.Dispenser, dst *[]string) error {
+	option := d.Val()
+	n := 0
+	for d.NextArg() {
+		if err := checkServiceURL(option, d.Val()); err != nil {
+			return d.WrapErr(err)
+		}
+		*dst = append(*dst, d.Val())
+		n++
+	}
+	if n == 0 {
+		return d.Errf("%s needs at least one service URL, such as http://eureka-1:8761/eureka/", option)
 	}
 	return nil
 }
@@ -198,14 +246,38 @@ func (s *Server) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
+// parseDashboard is the eureka_dashboard directive: a handler directive,
+// except that a path right after the directive name, which Caddy would
+// take for a request matcher (and the dashboard would then answer nothing
+// there), is refused with the fix.
+func parseDashboard(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+	if !h.Next() {
+		return nil, h.ArgErr()
+	}
+	if h.NextArg() {
+		if v := h.Val(); strings.HasPrefix(v, "/") {
+			return nil, h.Errf("eureka_dashboard %s: a path here is a request matcher, and the dashboard would still be served at /, not at %s; "+
+				"set where it is served with path %s inside an eureka_dashboard block", v, v, v)
+		}
+		h.Prev()
+	}
+	matchers, err := h.ExtractMatcherSet()
+	if err != nil {
+		return nil, err
+	}
+	d := new(Dashboard)
+	if err := d.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return h.NewRoute(matchers, d), nil
+}
+
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens:
 //
-//	eureka_dashboard {
+//	eureka_dashboard [<named matcher>] {
 //		path <path>
 //		api_prefix <path>
 //	}
-//
-// (A path right after the directive would be a request matcher.)
 func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 	disp.Next() // the directive name
 	if disp.NextArg() {
@@ -236,6 +308,7 @@ func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 //		response_header_timeout <duration>|off
 //		fail_duration <duration>
 //		max_fails <n>
+//		tls_trusted_ca_certs <pem_files...>
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -248,6 +321,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "lb_retries":
 			var n int
 			if err = intArg(d, &n); err == nil {
+				if n < 0 {
+					err = d.Errf("lb_retries %d must not be negative; 0 turns retries off", n)
+				}
 				g.Retries = &n
 			}
 		case "dial_timeout":
@@ -257,14 +333,22 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err = oneArg(d, &v); err == nil {
 				if v == "off" {
 					g.ResponseHeaderTimeout = -1
-				} else {
-					err = parseDuration(d, v, &g.ResponseHeaderTimeout)
+				} else if err = parseDuration(d, "response_header_timeout", v, &g.ResponseHeaderTimeout); err == nil {
+					if err = checkDuration("response_header_timeout", time.Duration(g.ResponseHeaderTimeout), false); err != nil {
+						err = d.Errf("%v, or off for none", err)
+					}
 				}
 			}
 		case "fail_duration":
 			err = durationArg(d, &g.FailDuration)
 		case "max_fails":
-			err = intArg(d, &g.MaxFails)
+			if err = intArg(d, &g.MaxFails); err == nil && g.MaxFails < 1 {
+				err = d.Errf("max_fails %d must be at least 1 (the default)", g.MaxFails)
+			}
+		case "tls_trusted_ca_certs":
+			if g.TLSTrustedCACerts = append(g.TLSTrustedCACerts, d.RemainingArgs()...); len(g.TLSTrustedCACerts) == 0 {
+				err = d.Errf("tls_trusted_ca_certs needs PEM files of certificate authorities")
+			}
 		default:
 			err = d.Errf("unrecognized eureka_gateway option %q", d.Val())
 		}
@@ -277,11 +361,17 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 
 // UnmarshalCaddyfile sets up the source from Caddyfile tokens:
 //
-//	dynamic eureka <service>
+//	dynamic eureka <service> [secure]
 func (u *Upstreams) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the module name
-	if err := oneArg(d, &u.Service); err != nil {
-		return err
+	args := d.RemainingArgs()
+	switch {
+	case len(args) == 2 && args[1] == "secure":
+		u.Service, u.Secure = args[0], true
+	case len(args) == 1:
+		u.Service = args[0]
+	default:
+		return d.Errf("dynamic eureka takes an application name and optionally secure (dynamic eureka orders secure), got %q", strings.Join(args, " "))
 	}
 	if d.NextBlock(0) {
 		return d.Errf("unrecognized eureka upstreams option %q", d.Val())
@@ -326,30 +416,39 @@ func noArgs(d *caddyfile.Dispenser) error {
 }
 
 func intArg(d *caddyfile.Dispenser, dst *int) error {
+	option := d.Val()
 	var v string
 	if err := oneArg(d, &v); err != nil {
 		return err
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return d.Errf("%s: %v", d.Val(), err)
+		return d.Errf("%s %q is not a whole number", option, v)
 	}
 	*dst = n
 	return nil
 }
 
+// durationArg reads a positive duration into dst.
 func durationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
+	option := d.Val()
 	var v string
 	if err := oneArg(d, &v); err != nil {
 		return err
 	}
-	return parseDuration(d, v, dst)
+	if err := parseDuration(d, option, v, dst); err != nil {
+		return err
+	}
+	if err := checkDuration(option, time.Duration(*dst), false); err != nil {
+		return d.WrapErr(err)
+	}
+	return nil
 }
 
-func parseDuration(d *caddyfile.Dispenser, v string, dst *caddy.Duration) error {
+func parseDuration(d *caddyfile.Dispenser, option, v string, dst *caddy.Duration) error {
 	dur, err := caddy.ParseDuration(v)
 	if err != nil {
-		return d.Errf("%s: %v", v, err)
+		return d.Errf("%s %q is not a duration; write one such as 30s, 5m or 1h", option, v)
 	}
 	*dst = caddy.Duration(dur)
 	return nil

@@ -53,7 +53,7 @@ func (d *Dashboard) Provision(ctx caddy.Context) error {
 	if !strings.HasSuffix(d.path, "/") {
 		d.path += "/"
 	}
-	d.handler = dashboard.New(store, dashboard.Config{Path: d.path, APIPrefix: d.APIPrefix, Version: caddy.CustomVersion})
+	d.handler = dashboard.New(store, dashboard.Config{Path: d.path, APIPrefix: d.APIPrefix})
 	d.handler.Start()
 	return nil
 }

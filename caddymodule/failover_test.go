@@ -22,7 +22,7 @@ import (
 // The gateway's reverse_proxy gets its timeouts, retries and passive
 // health by default.
 func TestGatewayDefaults(t *testing.T) {
-	raw, err := new(Gateway).proxyConfig()
+	raw, err := new(Gateway).proxyConfig(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +56,14 @@ func TestGatewayDefaults(t *testing.T) {
 		t.Errorf("lb_retries 0 and response_header_timeout off: %s", off)
 	}
 	neg := -1
-	if _, err := (&Gateway{Retries: &neg}).proxyConfig(); err == nil {
+	if _, err := (&Gateway{Retries: &neg}).proxyConfig(false); err == nil {
 		t.Error("negative lb_retries accepted")
 	}
 	if err := (&App{HealthTimeout: caddy.Duration(time.Second)}).Validate(); err == nil {
 		t.Error("health_timeout without health_interval accepted")
 	}
 	g := &Gateway{ResponseHeaderTimeout: -1}
-	if raw, _ := g.proxyConfig(); strings.Contains(string(raw), "response_header_timeout") {
+	if raw, _ := g.proxyConfig(false); strings.Contains(string(raw), "response_header_timeout") {
 		t.Errorf("response_header_timeout off: %s", raw)
 	}
 }

@@ -19,10 +19,17 @@ func init() {
 // Gateway routes requests by application name, as Spring Cloud Gateway's
 // discovery locator does: a request for /<app>/<rest> is proxied to /<rest>
 // on an UP instance of <app> (matched case-insensitively), taking the
-// instances in turn, with the usual X-Forwarded-* headers. A request for an
-// unknown application, or one with no UP instance (or none passing its
-// health check), is answered 503 with a short plain-text reason naming it.
-// A request for / goes to the next handler.
+// instances in turn, with the usual X-Forwarded-* headers and, as Spring's
+// StripPrefix does, X-Forwarded-Prefix: /<app> (appended to the one a
+// trusted proxy sent), so that the application can build its own links.
+// A request for an unknown application, or one with no UP instance (or
+// none passing its health check), is answered 503 with a short plain-text
+// reason naming it. A request for / goes to the next handler.
+//
+// Instances are reached on their plain port. An application none of whose
+// instances enables it, but that enables the secure port, is reached over
+// HTTPS on the secure port, its certificates verified against the system's
+// roots or TLSTrustedCACerts.
 //
 // It is reverse_proxy with the eureka upstream source and the
 // eureka_round_robin policy, with timeouts and passive health checks on:
@@ -57,9 +64,14 @@ type Gateway struct {
 	// MaxFails is how many failures within FailDuration mark an instance
 	// down. Default: 1.
 	MaxFails int `json:"max_fails,omitempty"`
+	// TLSTrustedCACerts are PEM files of the certificate authorities that
+	// sign the certificates of instances reached on their secure port.
+	// Default: the system's roots.
+	TLSTrustedCACerts []string `json:"tls_trusted_ca_certs,omitempty"`
 
-	app   *App
-	proxy *reverseproxy.Handler
+	app    *App
+	proxy  *reverseproxy.Handler // to the plain ports
+	secure *reverseproxy.Handler // to the secure ports, over TLS
 }
 
 // The gateway's defaults.
@@ -87,30 +99,45 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("loading eureka app: %v", err)
 	}
 	g.app = v.(*App)
-	raw, err := g.proxyConfig()
-	if err != nil {
-		return err
+	for _, secure := range []bool{false, true} {
+		raw, err := g.proxyConfig(secure)
+		if err != nil {
+			return err
+		}
+		// Caddy cleans up modules loaded through ctx with the config.
+		mod, err := ctx.LoadModuleByID("http.handlers.reverse_proxy", raw)
+		if err != nil {
+			return fmt.Errorf("loading reverse_proxy: %v", err)
+		}
+		if secure {
+			g.secure = mod.(*reverseproxy.Handler)
+		} else {
+			g.proxy = mod.(*reverseproxy.Handler)
+		}
 	}
-	// Caddy cleans up modules loaded through ctx with the config.
-	mod, err := ctx.LoadModuleByID("http.handlers.reverse_proxy", raw)
-	if err != nil {
-		return fmt.Errorf("loading reverse_proxy: %v", err)
-	}
-	g.proxy = mod.(*reverseproxy.Handler)
 	return nil
 }
 
-// proxyConfig fills in defaults and returns the embedded reverse_proxy's
-// JSON config.
-func (g *Gateway) proxyConfig() ([]byte, error) {
+// proxyConfig fills in defaults and returns the JSON config of the
+// embedded reverse_proxy to the plain ports, or to the secure ones.
+func (g *Gateway) proxyConfig(secure bool) ([]byte, error) {
 	if g.Retries == nil {
 		n := defaultGatewayRetries
 		g.Retries = &n
 	}
 	if *g.Retries < 0 {
-		return nil, fmt.Errorf("lb_retries must not be negative")
+		return nil, fmt.Errorf("lb_retries %d must not be negative; 0 turns retries off", *g.Retries)
 	}
-	if g.DialTimeout <= 0 {
+	if g.DialTimeout < 0 {
+		return nil, checkDuration("dial_timeout", time.Duration(g.DialTimeout), false)
+	}
+	if g.FailDuration < 0 {
+		return nil, checkDuration("fail_duration", time.Duration(g.FailDuration), false)
+	}
+	if g.MaxFails < 0 {
+		return nil, fmt.Errorf("max_fails %d must be at least 1 (the default)", g.MaxFails)
+	}
+	if g.DialTimeout == 0 {
 		g.DialTimeout = defaultDialTimeout
 	}
 	if g.ResponseHeaderTimeout == 0 {
@@ -126,8 +153,15 @@ func (g *Gateway) proxyConfig() ([]byte, error) {
 	if g.ResponseHeaderTimeout > 0 {
 		transport["response_header_timeout"] = g.ResponseHeaderTimeout
 	}
+	if secure {
+		tls := map[string]any{}
+		if len(g.TLSTrustedCACerts) > 0 {
+			tls["ca"] = map[string]any{"provider": "file", "pem_files": g.TLSTrustedCACerts}
+		}
+		transport["tls"] = tls
+	}
 	return json.Marshal(map[string]any{
-		"dynamic_upstreams": map[string]any{"source": "eureka", "service": "{http.vars." + serviceVar + "}"},
+		"dynamic_upstreams": map[string]any{"source": "eureka", "service": "{http.vars." + serviceVar + "}", "secure": secure},
 		"transport":         transport,
 		"load_balancing": map[string]any{
 			"selection_policy": map[string]any{"policy": "eureka_round_robin"},
@@ -147,9 +181,20 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	app := strings.ToUpper(name)
-	if up := g.app.Instances(app); len(up) == 0 || len(g.app.routable(app, up)) == 0 {
+	up := g.app.Instances(app)
+	routable := up
+	if len(up) > 0 {
+		routable = g.app.routable(app, up)
+	}
+	proxy := g.proxy
+	if len(withPort(routable, false)) == 0 && len(withPort(routable, true)) > 0 {
+		proxy = g.secure // only secure ports are enabled
+	}
+	if len(routable) == 0 || (proxy == g.proxy && len(withPort(routable, false)) == 0) {
 		reason := fmt.Sprintf("no application %q is registered\n", name)
 		switch {
+		case len(routable) > 0:
+			reason = fmt.Sprintf("application %q has no instance with an enabled port\n", name)
 		case len(up) > 0:
 			reason = fmt.Sprintf("application %q has no instance passing its health check\n", name)
 		case len(g.app.allInstances(app)) > 0:
@@ -162,13 +207,28 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return err
 	}
 	caddyhttp.SetVar(r.Context(), serviceVar, app)
+	r.Header.Set("X-Forwarded-Prefix", forwardedPrefix(r))
 	r.URL.Path = rest
 	if r.URL.RawPath != "" {
 		if _, rawRest, ok := splitApp(r.URL.RawPath); ok {
 			r.URL.RawPath = rawRest
 		}
 	}
-	return g.proxy.ServeHTTP(w, r, next)
+	return proxy.ServeHTTP(w, r, next)
+}
+
+// forwardedPrefix is the X-Forwarded-Prefix for r: "/<app>" as the client
+// wrote it, after the prefix a trusted proxy in front sent (one from an
+// untrusted client is replaced).
+func forwardedPrefix(r *http.Request) string {
+	app, _, _ := splitApp(r.URL.EscapedPath())
+	prefix := "/" + app
+	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); trusted {
+		if before := strings.TrimRight(r.Header.Get("X-Forwarded-Prefix"), "/"); before != "" {
+			prefix = before + prefix
+		}
+	}
+	return prefix
 }
 
 // splitApp splits "/orders/items/7" into "orders" and "/items/7".

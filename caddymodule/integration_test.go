@@ -288,6 +288,10 @@ func TestAdminRoute(t *testing.T) {
 		!strings.Contains(body, `"self_preservation"`) {
 		t.Fatalf("admin route: %d %s", status, body)
 	}
+	// snake_case throughout, as Caddy's admin API.
+	if !strings.Contains(body, `"expected_renewing_clients":`) || strings.Contains(body, `"Enabled"`) {
+		t.Errorf("admin route keys are not snake_case: %s", body)
+	}
 	if status, _ := do(t, "POST", "http://localhost:2999/eureka/", []byte("{}")); status != 405 {
 		t.Errorf("admin POST: %d", status)
 	}
@@ -353,6 +357,10 @@ func TestDashboardAndMetricsThroughCaddy(t *testing.T) {
 	status, body = do(t, "GET", "http://127.0.0.1:"+registryPort+"/api/summary", nil)
 	if status != 200 || !strings.Contains(body, `"id":"a"`) {
 		t.Fatalf("dashboard data: %d %s", status, body)
+	}
+	// The health endpoint on the registry's listener, before the dashboard.
+	if status, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/health", nil); status != 200 || body != `{"status":"UP"}` {
+		t.Fatalf("health: %d %s", status, body)
 	}
 	checkMetrics := func() {
 		t.Helper()

@@ -3,11 +3,12 @@ package caddymodule
 import (
 	"context"
 	"fmt"
-	"reflect"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/dig"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 	"go.uber.org/zap"
@@ -43,6 +44,7 @@ type settings struct {
 type entry struct {
 	name     string
 	settings settings
+	options  map[string]string // as set in the config, to name what a reload changes
 	app      *fx.App
 
 	store     *registry.Store    // nil in remote mode
@@ -65,20 +67,46 @@ type entry struct {
 	stopped bool
 }
 
-// acquire returns the named registry, creating it if needed. A running
-// registry cannot change its settings: registrations would not survive the
-// change, so the reload is refused with an explanation instead.
-func acquire(name string, s settings, log *zap.Logger) (*entry, error) {
-	v, loaded, err := pool.LoadOrNew(name, func() (caddy.Destructor, error) { return newEntry(name, s, log) })
+// acquire returns the named registry, creating it if needed (loaded is
+// false then). A running registry cannot change its settings:
+// registrations would not survive the change, so the reload is refused
+// with an explanation naming the settings instead.
+func acquire(name string, s settings, options map[string]string, log *zap.Logger) (e *entry, loaded bool, err error) {
+	v, loaded, err := pool.LoadOrNew(name, func() (caddy.Destructor, error) {
+		e, err := newEntry(name, s, log)
+		if e != nil {
+			e.options = options
+		}
+		return e, err
+	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	e := v.(*entry)
-	if loaded && !reflect.DeepEqual(e.settings, s) {
+	e = v.(*entry)
+	if diff := diffOptions(e.options, options); loaded && len(diff) > 0 {
 		pool.Delete(name)
-		return nil, fmt.Errorf("registry %q is running with other settings; give the new settings a new registry name, or restart Caddy to apply them (registrations are kept in memory only)", name)
+		return nil, false, fmt.Errorf("registry %q is running with other settings: %s; give the new settings a new registry name, or restart Caddy to apply them (registrations are kept in memory only)",
+			name, strings.Join(diff, ", "))
 	}
-	return e, nil
+	return e, loaded, nil
+}
+
+// others returns the registries in the pool other than name, with their
+// instance counts: those of the config that a config naming a new
+// registry replaces.
+func others(name string) map[string]int {
+	out := map[string]int{}
+	pool.Range(func(key, value any) bool {
+		if e, ok := value.(*entry); ok && key != name {
+			if e.store != nil {
+				out[key.(string)] = e.store.Len()
+			} else {
+				out[key.(string)] = 0
+			}
+		}
+		return true
+	})
+	return out
 }
 
 func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
@@ -106,7 +134,8 @@ func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
 	}
 	e.app = fx.New(opts...)
 	if err := e.app.Err(); err != nil {
-		return nil, fmt.Errorf("assembling registry %q: %v", name, err)
+		// The constructor's own error, not fx's account of the wiring.
+		return nil, fmt.Errorf("setting up registry %q: %v", name, dig.RootCause(err))
 	}
 	return e, nil
 }

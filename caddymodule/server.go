@@ -16,7 +16,9 @@ func init() {
 // Server serves the Eureka REST API of the eureka app's registry, so that
 // Spring Cloud, fargo and other Eureka clients register with Caddy: under
 // /eureka/ and /eureka/v2/ (and Prefix), with Eureka's status codes and
-// documents. Requests for other paths go to the next handler.
+// documents. It also answers /health, 200 when the registry serves reads
+// (after a cluster node's start-up sync), for load balancers. Requests for
+// other paths go to the next handler.
 //
 // It needs the eureka app to host the registry (not remote mode).
 type Server struct {

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -10,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 
 	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/eureka"
 )
 
 func init() {
@@ -39,6 +41,10 @@ type Upstreams struct {
 	// Service is the application name, matched case-insensitively.
 	// Placeholders are expanded per request, such as {http.vars.service}.
 	Service string `json:"service,omitempty"`
+	// Secure takes the instances that enable their secure port, at that
+	// port; pair it with reverse_proxy's transport http { tls }. Default:
+	// the instances that enable their plain port, at that port.
+	Secure bool `json:"secure,omitempty"`
 
 	app *App
 }
@@ -61,11 +67,12 @@ func (u *Upstreams) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// GetUpstreams returns new Upstream values for the service's UP instances,
-// in the registry's stable order (by instance id), leaving out those
-// failing the eureka app's active health checks (health_interval). It
-// leaves the service name and the instances in the request for the eureka
-// selection policies.
+// GetUpstreams returns new Upstream values for the service's UP instances
+// that enable the port asked for (plain, or secure with Secure), in the
+// registry's stable order (by instance id), leaving out those failing the
+// eureka app's active health checks (health_interval). It leaves the
+// service name and the instances in the request for the eureka selection
+// policies.
 func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, error) {
 	service := u.Service
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
@@ -75,14 +82,36 @@ func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, err
 	caddyhttp.SetVar(r.Context(), serviceVar, service)
 	list := u.app.Instances(service)
 	if len(list) > 0 {
-		list = u.app.routable(service, list)
+		list = withPort(u.app.routable(service, list), u.Secure)
 	}
 	caddyhttp.SetVar(r.Context(), instancesVar, list)
 	out := make([]*reverseproxy.Upstream, len(list))
 	for n, inst := range list {
-		out[n] = &reverseproxy.Upstream{Dial: balancer.Address(inst, false)}
+		out[n] = &reverseproxy.Upstream{Dial: balancer.Address(inst, u.Secure)}
 	}
 	return out, nil
+}
+
+// withPort returns the instances of list that enable their secure port
+// (secure) or their plain one; list itself when all of them do, which is
+// the usual case and allocates nothing.
+func withPort(list []*eureka.InstanceInfo, secure bool) []*eureka.InstanceInfo {
+	enabled := func(i *eureka.InstanceInfo) bool {
+		if secure {
+			return i.SecurePort.Enabled
+		}
+		return i.Port.Enabled
+	}
+	if !slices.ContainsFunc(list, func(i *eureka.InstanceInfo) bool { return !enabled(i) }) {
+		return list
+	}
+	var out []*eureka.InstanceInfo
+	for _, i := range list {
+		if enabled(i) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // Interface guards

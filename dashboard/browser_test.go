@@ -168,6 +168,15 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("row: %q", first)
 	}
 
+	// The self-preservation numbers are read from the snake_case summary.
+	body, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(body, "undefined") || !strings.Contains(body, "Expected renewing clients") {
+		t.Errorf("page text: %q", body)
+	}
+
 	// Registered after the page loaded: it appears without a reload.
 	register(t, store, "INVENTORY", "inventory-1")
 	p.do(visible(row("inventory-1")))
@@ -207,6 +216,24 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	if links != 0 {
 		t.Error("a javascript: link reached the page")
+	}
+}
+
+// An empty registry says so once it is loaded; before, the page says only
+// that it is loading.
+func TestDashboardEmptyRegistry(t *testing.T) {
+	index, err := static.ReadFile("static/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(index), `<p id="no-apps" class="muted" hidden>`) {
+		t.Error(`"No instance is registered." shows before the first fetch`)
+	}
+	addr, _ := startRegistry(t, httpapi.AuthConfig{})
+	p := page{t, browser(t, 1280)}
+	p.do(chromedp.Navigate("http://"+addr+"/"), visible("#no-apps"))
+	if text := p.text("#no-apps"); text != "No instance is registered." {
+		t.Errorf("no-apps: %q", text)
 	}
 }
 

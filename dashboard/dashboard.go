@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/version"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
@@ -50,7 +51,8 @@ type Config struct {
 	// Node names this registry node on the page. Default: the host name
 	// the browser used.
 	Node string
-	// Version is shown on the page. Default "dev".
+	// Version is shown on the page. Default: the Eurekagate module's
+	// version, from the binary's build info.
 	Version string
 	// Peers, if set, is the node's replication (a *replication.Peers),
 	// whose state the page shows. Default: none.
@@ -106,7 +108,7 @@ func New(store *registry.Store, cfg Config) *Handler {
 		cfg.APIPrefix = "/eureka"
 	}
 	if cfg.Version == "" {
-		cfg.Version = "dev"
+		cfg.Version = version.String()
 	}
 	if cfg.MaxWait == 0 {
 		cfg.MaxWait = 25 * time.Second

@@ -10,6 +10,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/version"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -187,6 +188,9 @@ func TestSummaryVersionAndRecent(t *testing.T) {
 	}
 	if len(s.Applications) != 1 || len(s.Applications[0].Instances) != 1 || s.Applications[0].Instances[0].LastHeartbeat == 0 {
 		t.Errorf("applications: %+v", s.Applications)
+	}
+	if s.Version != version.String() || s.Version == "" {
+		t.Errorf("version %q, want the module's %q", s.Version, version.String())
 	}
 }
 

@@ -52,6 +52,11 @@ type Client struct {
 
 // New returns a Client for cfg. It does no I/O until Start.
 func New(cfg Config) (*Client, error) {
+	if cfg.Instance != nil {
+		if err := cfg.Instance.Network.validate(); err != nil {
+			return nil, err
+		}
+	}
 	cfg = cfg.withDefaults()
 	if cfg.Instance != nil && cfg.Instance.AppName == "" {
 		return nil, errors.New("discovery: Instance.AppName is required to register")

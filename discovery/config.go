@@ -111,11 +111,23 @@ type Config struct {
 type InstanceConfig struct {
 	// AppName is the application name; it is registered upper-cased.
 	AppName string
-	// InstanceID defaults to "host:appname:port", as Spring's.
+	// InstanceID defaults to "hostname:appname:port", as Spring's.
 	InstanceID string
-	// HostName and IPAddr say where the instance is; HostName defaults to
-	// IPAddr and IPAddr to 127.0.0.1.
+	// HostName and IPAddr say where the instance is: clients and gateways
+	// connect to HostName (or IPAddr if HostName is empty). IPAddr
+	// defaults to the machine's first non-loopback IPv4 address, chosen as
+	// Network says (127.0.0.1 only on a machine without one); HostName
+	// defaults to the operating system's host name, or to IPAddr when
+	// IPAddr is set or PreferIPAddress is.
 	HostName, IPAddr string
+	// PreferIPAddress registers IPAddr as the host name too, so that
+	// clients connect to the address rather than to a host name they may
+	// not resolve (Spring's eureka.instance.prefer-ip-address). Default:
+	// false.
+	PreferIPAddress bool
+	// Network chooses the default IPAddr: interfaces to ignore, preferred
+	// networks. Default: every interface and address.
+	Network NetworkConfig
 	// Port is the plain HTTP port. Default 8080.
 	Port int
 	// SecurePort is the HTTPS port, registered only if SecurePortEnabled.
@@ -165,12 +177,7 @@ func (c Config) withDefaults() Config {
 }
 
 func (ic *InstanceConfig) fill() {
-	if ic.IPAddr == "" {
-		ic.IPAddr = "127.0.0.1"
-	}
-	if ic.HostName == "" {
-		ic.HostName = ic.IPAddr
-	}
+	ic.defaultAddress(systemInterfaces)
 	if ic.Port == 0 {
 		ic.Port = 8080
 	}

@@ -21,7 +21,7 @@ func TestFailsOverOnRedirectAndUnauthorized(t *testing.T) {
 		good := startOurServer(t, "127.0.0.1:0")
 		c, err := New(Config{Zone: "a", ZoneServiceURLs: map[string][]string{"a": {bad.URL + "/eureka/"}, "b": {good.url()}},
 			RegistryFetchInterval: 20 * time.Millisecond, DisableWatch: true,
-			Instance: &InstanceConfig{AppName: "orders", LeaseRenewalInterval: 20 * time.Millisecond}})
+			Instance: &InstanceConfig{AppName: "orders", HostName: "127.0.0.1", IPAddr: "127.0.0.1", LeaseRenewalInterval: 20 * time.Millisecond}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -117,7 +117,7 @@ func (r *statusRecorder) WriteHeader(status int) {
 func newClockedClient(t *testing.T, clk *fakeClock, url string, edit func(*Config)) *Client {
 	t.Helper()
 	cfg := Config{ServiceURLs: []string{url}, DisableFetch: true, clock: clk,
-		Instance: &InstanceConfig{AppName: "orders"}}
+		Instance: &InstanceConfig{AppName: "orders", HostName: "127.0.0.1", IPAddr: "127.0.0.1"}}
 	if edit != nil {
 		edit(&cfg)
 	}

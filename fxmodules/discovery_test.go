@@ -40,8 +40,12 @@ func TestDiscoveryAndBalancerModules(t *testing.T) {
 	if i, _ := bal.Pick("ORDERS"); i.Port.Number != 7000 {
 		t.Fatalf("picked %+v", i)
 	}
+	self, _ := client.Instance()
+	if _, ok := store.Get("ORDERS", self.InstanceID); !ok {
+		t.Fatalf("%s is not registered", self.InstanceID)
+	}
 	app.RequireStop()
-	if _, ok := store.Get("ORDERS", "127.0.0.1:orders:7000"); ok {
+	if _, ok := store.Get("ORDERS", self.InstanceID); ok {
 		t.Fatal("the client did not cancel on stop")
 	}
 }

@@ -3,15 +3,15 @@ package registry
 // SelfPreservation is the state behind Eureka's self-preservation mode.
 type SelfPreservation struct {
 	// Enabled is false when self-preservation is switched off.
-	Enabled bool
+	Enabled bool `json:"enabled"`
 	// ExpectedRenewingClients is Eureka's expectedNumberOfClientsSendingRenews.
-	ExpectedRenewingClients int
+	ExpectedRenewingClients int `json:"expected_renewing_clients"`
 	// Threshold is the renews per minute at or below which evictions stop.
-	Threshold int
+	Threshold int `json:"threshold"`
 	// RenewsLastMinute is the number of renews in the previous full minute.
-	RenewsLastMinute int64
+	RenewsLastMinute int64 `json:"renews_last_minute"`
 	// Active reports that evictions are suspended right now.
-	Active bool
+	Active bool `json:"active"`
 }
 
 // SelfPreservation returns the current self-preservation numbers.

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 
 	"github.com/samber/lo"
@@ -20,6 +22,7 @@ type options struct {
 	server        httpapi.ServerConfig
 	dashboardPath string // "" serves no dashboard
 	hashPassword  string // print the hash of this password and exit
+	version       bool   // print the version and exit
 }
 
 // parseOptions reads flags from args, with defaults taken from the
@@ -55,9 +58,13 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	var tlsOpts tlsFlags
 	tlsOpts.register(fs)
 	fs.StringVar(&o.hashPassword, "hash-password", "", "print the bcrypt hash of this password, for -auth-users, and exit")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "version" {
+			return // EUREKA_VERSION may well describe a deployment
+		}
 		name := "EUREKA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v := getenv(name); v != "" && envErr == nil {
 			if err := f.Value.Set(v); err != nil {
@@ -97,6 +104,16 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		return nil, err
 	}
 	o.registry.Peers.Peers = splitList(*peers)
+	for _, u := range o.registry.Peers.Peers {
+		if err := checkURL("-peers", u); err != nil {
+			return nil, err
+		}
+	}
+	if self := o.registry.Peers.Self; self != "" {
+		if err := checkURL("-self-url", self); err != nil {
+			return nil, err
+		}
+	}
 	if _, port, err := net.SplitHostPort(o.server.Addr); err == nil {
 		// Peers listed as this host's loopback address are this node.
 		o.registry.Peers.SelfAddrs = []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
@@ -119,4 +136,21 @@ func parseAccount(entry string) (httpapi.Account, error) {
 // splitList splits a comma-separated flag value, dropping blanks.
 func splitList(v string) []string {
 	return lo.Compact(lo.Map(strings.Split(v, ","), func(s string, _ int) string { return strings.TrimSpace(s) }))
+}
+
+// checkURL refuses a peer URL that does not parse, naming the flag, the
+// value and the fix, before fx reports it as a failed constructor.
+func checkURL(flagName, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%s: %q is not a URL (%v); write it as http://host:8761/eureka/", flagName, raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: %q is not an http or https URL with a host; write it as http://host:8761/eureka/", flagName, raw)
+	}
+	return nil
 }

@@ -5,8 +5,9 @@
 //	go run ./cmd/eureka                  # listens on :8761
 //	go run ./cmd/eureka -addr 127.0.0.1:8761 -self-preservation=false
 //
-// Every flag can also be set as an environment variable: -eviction-interval
-// as EUREKA_EVICTION_INTERVAL. Run with -h for the list. SIGINT or SIGTERM
+// Every flag but -version can also be set as an environment variable:
+// -eviction-interval as EUREKA_EVICTION_INTERVAL. Run with -h for the
+// list, and with -version for the version it was built from. SIGINT or SIGTERM
 // stops it gracefully: in-flight requests finish and background loops stop.
 package main
 
@@ -17,7 +18,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
+	"runtime"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/dashboard"
 	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/internal/version"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	registrymetrics "github.com/eurekagate/eurekagate/registry/metrics"
@@ -44,6 +46,10 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "eureka:", err)
 		os.Exit(2)
+	}
+	if opts.version {
+		fmt.Printf("eureka %s (%s, %s/%s)\n", version.String(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return
 	}
 	if opts.hashPassword != "" {
 		hash, err := httpapi.HashPassword(opts.hashPassword)
@@ -94,7 +100,7 @@ func serverConfig(opts *options, lc fx.Lifecycle, store *registry.Store, api *ht
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	if opts.dashboardPath != "" {
 		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
-		d := dashboard.New(store, dashboard.Config{Path: path, Version: version(), Peers: peers})
+		d := dashboard.New(store, dashboard.Config{Path: path, Peers: peers})
 		lc.Append(fx.StartStopHook(d.Start, d.Close))
 		mux.Handle(path, d)
 	}
@@ -119,12 +125,4 @@ func loopbackOnly(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// version is the module version the binary was built from.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "dev"
 }

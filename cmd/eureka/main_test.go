@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +106,34 @@ func TestAppStartsAndStops(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	if err := app.Stop(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A peer URL that does not parse is refused with one line naming the flag,
+// the value and the fix, not fx's account of a failed constructor.
+func TestBadPeerURL(t *testing.T) {
+	for _, args := range [][]string{
+		{"-peers", "http://ok:8761/eureka/,http://bad host:8761/eureka/"},
+		{"-self-url", "eureka-1:8761"},
+	} {
+		_, err := parseOptions(args, func(string) string { return "" }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), args[0]) || !strings.Contains(err.Error(), "http://host:8761/eureka/") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
+
+// go run ./cmd/eureka -version prints the version the module reports.
+func TestVersionFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	out, err := exec.Command("go", "run", ".", "-version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run . -version: %v\n%s", err, out)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) < 2 || fields[0] != "eureka" || (fields[1] != "devel" && !strings.HasPrefix(fields[1], "devel-") && !strings.HasPrefix(fields[1], "v")) {
+		t.Fatalf("printed %q, want eureka and the version", out)
 	}
 }

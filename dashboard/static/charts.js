@@ -130,7 +130,7 @@
     draw(document.getElementById("chart-renews"), data, [
       { name: "renews", cls: "renews", values: renews },
       { name: "threshold", cls: "threshold", values: threshold, dashed: true, steps: true },
-    ], "Renews per minute against the self-preservation threshold of " + data.self_preservation.Threshold + "." + sp);
+    ], "Renews per minute against the self-preservation threshold of " + data.self_preservation.threshold + "." + sp);
 
     const seen = new Set();
     for (const b of m) for (const st of Object.keys(b.instances || {})) seen.add(st);

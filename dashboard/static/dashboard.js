@@ -269,9 +269,9 @@
     ]);
     const sp = s.self_preservation;
     facts(el("sp"), [
-      ["Self-preservation", sp.Enabled ? (sp.Active ? "ACTIVE: evictions suspended" : "armed") : "switched off"],
-      ["Expected renewing clients", sp.ExpectedRenewingClients], ["Renew threshold (per min)", sp.Threshold],
-      ["Renews last minute", sp.RenewsLastMinute],
+      ["Self-preservation", sp.enabled ? (sp.active ? "ACTIVE: evictions suspended" : "armed") : "switched off"],
+      ["Expected renewing clients", sp.expected_renewing_clients], ["Renew threshold (per min)", sp.threshold],
+      ["Renews last minute", sp.renews_last_minute],
     ]);
     el("sp-banner").hidden = !s.explanation;
     el("sp-banner").textContent = s.explanation || "";

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var packages = []string{"eureka", "registry", "discovery", "balancer", "fxmodules", "caddymodule", "internal/eurekahttp", "internal/tlsfiles"}
+var packages = []string{".", "eureka", "registry", "registry/httpapi", "registry/replication", "registry/metrics", "discovery", "balancer", "fxmodules", "caddymodule", "dashboard", "internal/eurekahttp", "internal/tlsfiles", "internal/version"}
 
 func TestExportedIdentifiersAreDocumented(t *testing.T) {
 	for _, dir := range packages {

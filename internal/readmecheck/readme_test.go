@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,6 +56,46 @@ func TestGoSnippetsCompile(t *testing.T) {
 	}
 }
 
+// inlineFragments returns the README's inline code spans that are
+// Caddyfile: those that start with one of our directives or options, or
+// with a reverse_proxy subdirective, or that open a block.
+func inlineFragments(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := regexp.MustCompile(`^(eureka|eureka_server|eureka_gateway|eureka_dashboard|reverse_proxy|dynamic|lb_policy|transport)(\s|$)`)
+	block := regexp.MustCompile(`\{(\s|$)`)
+	var out []string
+	parts := strings.Split(string(data), "```")
+	for n := 0; n < len(parts); n += 2 { // outside fenced blocks
+		for _, m := range regexp.MustCompile("`([^`\n]+)`").FindAllStringSubmatch(parts[n], -1) {
+			if start.MatchString(m[1]) || block.MatchString(m[1]) {
+				out = append(out, m[1])
+			}
+		}
+	}
+	return out
+}
+
+// inContext wraps an inline fragment where it belongs: a global option,
+// a site's directive, or a reverse_proxy subdirective.
+func inContext(frag string) (string, bool) {
+	first, _, _ := strings.Cut(frag, " ")
+	switch first {
+	case "eureka":
+		return "{\n" + frag + "\n}\nhttp://:1 {\n\trespond ok\n}\n", true
+	case "eureka_server", "eureka_gateway", "eureka_dashboard", "reverse_proxy":
+		return "http://:1 {\n" + frag + "\n}\n", true
+	case "dynamic", "lb_policy", "transport":
+		return "http://:1 {\n\treverse_proxy {\n" + frag + "\n\t}\n}\n", true
+	}
+	return "", false
+}
+
+// Every Caddyfile fragment in the README adapts: the fenced caddyfile
+// blocks as they are, and the inline ones where they belong.
 func TestCaddyfileSnippetsAdapt(t *testing.T) {
 	list := snippets(t, "caddyfile")
 	if len(list) == 0 {
@@ -63,6 +104,20 @@ func TestCaddyfileSnippetsAdapt(t *testing.T) {
 	for n, src := range list {
 		if _, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil); err != nil {
 			t.Errorf("Caddyfile snippet %d: %v\n%s", n+1, err, src)
+		}
+	}
+	inline := inlineFragments(t)
+	if len(inline) == 0 {
+		t.Fatal("no inline Caddyfile fragment found")
+	}
+	for _, frag := range inline {
+		src, ok := inContext(frag)
+		if !ok {
+			t.Errorf("inline fragment `%s`: a block of an unknown directive", frag)
+			continue
+		}
+		if _, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil); err != nil {
+			t.Errorf("inline fragment `%s`: %v", frag, err)
 		}
 	}
 }

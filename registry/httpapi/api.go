@@ -196,16 +196,24 @@ func (r *Response) text(status int, msg string) {
 	*r = Response{Status: status, ContentType: "text/plain; charset=utf-8", Body: []byte(msg)}
 }
 
-// Match reports whether path is under one of the API's prefixes (/eureka
-// and the configured one), so that a middleware can pass other requests on.
-// Unknown paths under a prefix are the API's to answer (404).
+// Match reports whether path is the API's: under one of its prefixes
+// (/eureka and the configured one), or HealthPath. A middleware passes
+// other requests on. Unknown paths under a prefix are the API's to answer
+// (404).
 func (a *API) Match(path string) bool {
+	if isHealth(path) {
+		return true
+	}
 	var r route
 	return underPrefix(path, a.prefixes, &r)
 }
 
 // Serve answers one request.
 func (a *API) Serve(req *Request, resp *Response) {
+	if isHealth(req.Path) {
+		a.health(req, resp)
+		return
+	}
 	var r route
 	if !parseRoute(req.Path, a.prefixes, &r) {
 		resp.empty(http.StatusNotFound)

@@ -13,6 +13,7 @@ import (
 	"github.com/samber/lo"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/version"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -58,6 +59,7 @@ func (a *API) statusInfo() *StatusInfo {
 			"total-avail-memory":   fmt.Sprintf("%dmb", mem.Sys>>20),
 			"current-memory-usage": fmt.Sprintf("%dmb (%d%%)", mem.HeapAlloc>>20, 100*mem.HeapAlloc/max(mem.Sys, 1)),
 			"server-uptime":        formatUptime(up),
+			"version":              version.String(),
 		},
 		ApplicationStats: map[string]string{
 			"registered-instances":  fmt.Sprint(s.Len()),

@@ -1,0 +1,188 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+)
+
+// The eureka app's options that apply to one mode only: a hosted
+// registry's, and remote mode's. Setting one in the other mode is refused,
+// since it would be ignored.
+var (
+	localOnly = []string{
+		"eviction_interval", "self_preservation", "renewal_percent_threshold",
+		"expected_client_renewal_interval", "renewal_threshold_update_interval",
+		"delta_retention", "override_idle_expiry", "disable_delta", "legacy_lease_expiry",
+		"max_body_size", "peers", "self_url", "max_batch_delay",
+	}
+	remoteOnly = []string{"fetch_interval", "zone", "watch", "disable_watch"}
+)
+
+// durationDefaults are the defaults that error messages suggest leaving
+// an option out for.
+var durationDefaults = map[string]string{
+	"fetch_interval":                    "30s",
+	"eviction_interval":                 "60s",
+	"expected_client_renewal_interval":  "30s",
+	"renewal_threshold_update_interval": "15m",
+	"delta_retention":                   "3m",
+	"override_idle_expiry":              "1h",
+	"health_timeout":                    "5s",
+	"dial_timeout":                      "3s",
+	"response_header_timeout":           "5s",
+	"fail_duration":                     "30s",
+}
+
+// checkDuration refuses a duration that is not positive (or, with
+// zeroOK, negative), naming the option, the value and the fix.
+func checkDuration(option string, d time.Duration, zeroOK bool) error {
+	if d > 0 || (d == 0 && zeroOK) {
+		return nil
+	}
+	want := "a positive duration, such as 30s"
+	if zeroOK {
+		want = "zero or a positive duration"
+	}
+	fix := ""
+	if def, ok := durationDefaults[option]; ok {
+		fix = "; leave " + option + " out for the default, " + def
+	}
+	return fmt.Errorf("%s %s must be %s%s", option, formatDuration(d), want, fix)
+}
+
+// checkServiceURL refuses a URL that clients could not use, naming the
+// option, the value and the fix.
+func checkServiceURL(option, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%s: %q is not a URL (%v); write it as http://host:8761/eureka/", option, raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: %q is not an http or https URL with a host; write it as http://host:8761/eureka/", option, raw)
+	}
+	return nil
+}
+
+// checkURLs checks the app's remote, peer and self URLs.
+func (a *App) checkURLs() error {
+	for _, u := range a.Remote {
+		if err := checkServiceURL("remote", u); err != nil {
+			return err
+		}
+	}
+	for _, u := range a.Peers {
+		if err := checkServiceURL("peers", u); err != nil {
+			return err
+		}
+	}
+	if a.SelfURL != "" {
+		return checkServiceURL("self_url", a.SelfURL)
+	}
+	return nil
+}
+
+// checkMode refuses settings of the mode the app is not in, which would
+// be ignored.
+func (a *App) checkMode() error {
+	set := a.options()
+	if len(a.Remote) > 0 {
+		for _, name := range localOnly {
+			if _, ok := set[name]; ok {
+				return fmt.Errorf("%s applies to a hosted registry and would be ignored with remote; remove it, or remove remote to host the registry", name)
+			}
+		}
+		return nil
+	}
+	for _, name := range remoteOnly {
+		if _, ok := set[name]; ok {
+			return fmt.Errorf("%s applies to remote mode only and would be ignored without remote; remove it, or add remote <service URLs>", name)
+		}
+	}
+	return nil
+}
+
+// options returns the app's options that are set, by their JSON (and
+// Caddyfile) names, as text: durations as 30s, lists space-separated.
+func (a *App) options() map[string]string {
+	out := map[string]string{}
+	v := reflect.ValueOf(a).Elem()
+	for n := range v.NumField() {
+		f := v.Type().Field(n)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "" || v.Field(n).IsZero() {
+			continue
+		}
+		switch x := v.Field(n).Interface().(type) {
+		case caddy.Duration:
+			out[name] = formatDuration(time.Duration(x))
+		case *bool:
+			out[name] = map[bool]string{true: "on", false: "off"}[*x]
+		case []string:
+			out[name] = strings.Join(x, " ")
+		default:
+			out[name] = fmt.Sprint(x)
+		}
+	}
+	return out
+}
+
+// registryOptions are the options a registry is created with: all but
+// its name and the active health checks, which belong to each config.
+func (a *App) registryOptions() map[string]string {
+	opts := a.options()
+	for _, name := range []string{"registry", "health_interval", "health_timeout", "health_status"} {
+		delete(opts, name)
+	}
+	return opts
+}
+
+// diffOptions lists the options that differ between a running registry's
+// and a new config's, as "name (running: x, new: y)".
+func diffOptions(running, next map[string]string) []string {
+	var names []string
+	for name := range running {
+		names = append(names, name)
+	}
+	for name := range next {
+		if _, ok := running[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	show := func(m map[string]string, name string) string {
+		if v, ok := m[name]; ok {
+			return v
+		}
+		return "default"
+	}
+	var out []string
+	for _, name := range names {
+		if running[name] != next[name] {
+			out = append(out, fmt.Sprintf("%s (running: %s, new: %s)", name, show(running, name), show(next, name)))
+		}
+	}
+	return out
+}
+
+// formatDuration writes d as a Caddyfile would: 1m rather than 1m0s.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

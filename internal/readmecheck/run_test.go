@@ -1,0 +1,209 @@
+package readmecheck
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+)
+
+// buildSnippet builds src, with each old string replaced by the new one
+// after it, inside the module (so it builds against this tree), and
+// returns the binary.
+func buildSnippet(t *testing.T, src string, replace ...string) string {
+	t.Helper()
+	src = strings.NewReplacer(replace...).Replace(src)
+	dir, err := os.MkdirTemp(".", "snippet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "snippet")
+	if out, err := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir)).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s\n%s", err, out, src)
+	}
+	return bin
+}
+
+// output collects a process's combined output, safe to read while it runs.
+type output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// startRegistry starts a registry on a loopback port and returns it and
+// its host:port.
+func startRegistry(t *testing.T) (*registry.Store, string) {
+	t.Helper()
+	store := registry.New(registry.Config{})
+	store.Start()
+	t.Cleanup(store.Stop)
+	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop(context.Background()) })
+	return store, srv.Addr().String()
+}
+
+func port(t *testing.T, addr string) string {
+	t.Helper()
+	return addr[strings.LastIndex(addr, ":")+1:]
+}
+
+// Every Go snippet of the README runs and does what the text around it
+// says, against a registry (and services) the test starts on loopback.
+func TestGoSnippetsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the snippets")
+	}
+	for n, src := range snippets(t, "go") {
+		switch {
+		case strings.Contains(src, "fxmodules.Discovery"):
+			t.Run("fx", func(t *testing.T) { runFxSnippet(t, src) })
+		case strings.Contains(src, "registry.New("):
+			t.Run("plain", func(t *testing.T) { runPlainSnippet(t, src) })
+		default:
+			t.Errorf("Go snippet %d has no test that runs it:\n%s", n+1, src)
+		}
+	}
+}
+
+// The plain-constructor snippet prints its own registration, every run.
+func runPlainSnippet(t *testing.T, src string) {
+	addr := testkit.FreeAddr(t)
+	bin := buildSnippet(t, src, "127.0.0.1:8761", addr)
+	host, _ := os.Hostname()
+	want := regexp.MustCompile(`(?m)^ORDERS is UP at ` + regexp.QuoteMeta(host) + `:8080$`)
+	for run := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, bin).CombinedOutput()
+		cancel()
+		if err != nil || !want.Match(out) {
+			t.Fatalf("run %d: %v, printed %q; want a line matching %s", run+1, err, out, want)
+		}
+	}
+}
+
+// The fx snippet logs its registration, registers UP once it serves, calls
+// INVENTORY by name for /stock, and cancels on SIGINT; with the registry
+// unreachable it says so.
+func runFxSnippet(t *testing.T, src string) {
+	store, regAddr := startRegistry(t)
+	inventory := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/items" {
+			fmt.Fprint(w, "7 items")
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer inventory.Close()
+	invPort, _ := strconv.Atoi(port(t, inventory.Listener.Addr().String()))
+	testkit.MustRegister(t, store, &eureka.InstanceInfo{InstanceID: "inv-1", HasInstanceID: true, App: "INVENTORY",
+		HostName: "127.0.0.1", IPAddr: "127.0.0.1", Status: eureka.StatusUp, Port: eureka.Port{Number: invPort, Enabled: true},
+		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}}, false)
+
+	listen := testkit.FreeAddr(t)
+	svcPort := port(t, listen)
+	bin := buildSnippet(t, src, "localhost:8761", regAddr, "8080", svcPort)
+
+	var out output
+	cmd := exec.Command(bin)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("the snippet's output:\n%s", out.String())
+		}
+	}()
+
+	registered := func() *eureka.InstanceInfo {
+		for _, i := range store.AllInstances("ORDERS") {
+			return i
+		}
+		return nil
+	}
+	testkit.Eventually(t, 20*time.Second, "ORDERS registered UP", func() bool {
+		i := registered()
+		return i != nil && i.Status == eureka.StatusUp && strconv.Itoa(i.Port.Number) == svcPort
+	})
+	testkit.Eventually(t, 10*time.Second, "the log line of the registration", func() bool {
+		return strings.Contains(out.String(), "instance registered")
+	})
+	var body string
+	testkit.Eventually(t, 10*time.Second, "GET /stock answered by INVENTORY", func() bool {
+		resp, err := http.Get("http://127.0.0.1:" + svcPort + "/stock")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return resp.StatusCode == http.StatusOK && body == "7 items"
+	})
+	http.DefaultClient.CloseIdleConnections()
+
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-exited:
+		exited <- nil // for the deferred wait
+	case <-time.After(15 * time.Second):
+		t.Fatal("the snippet did not stop on SIGINT")
+	}
+	if i := registered(); i != nil {
+		t.Errorf("the registration was not cancelled: %+v", i)
+	}
+
+	// Unreachable registry: a warning, not silence.
+	dead := testkit.FreeAddr(t)
+	bin = buildSnippet(t, src, "localhost:8761", dead, "8080", port(t, testkit.FreeAddr(t)))
+	var out2 output
+	cmd2 := exec.Command(bin)
+	cmd2.Stdout, cmd2.Stderr = &out2, &out2
+	if err := cmd2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd2.Process.Kill(); cmd2.Wait() }()
+	testkit.Eventually(t, 20*time.Second, "a warning that the registry cannot be reached", func() bool {
+		s := out2.String()
+		return strings.Contains(s, "WARN") && strings.Contains(s, dead)
+	})
+}

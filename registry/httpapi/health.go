@@ -1,0 +1,43 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+)
+
+// HealthPath is the node's health endpoint, for load balancers and
+// orchestrators, on the registry's listener next to the API: GET answers
+// 200 {"status":"UP"} when the node serves reads, and 503 with
+// {"status":"DOWN"} and the reason while it syncs from its peers at start
+// (APIConfig.Ready) or after it has begun shutting down (API.Close). It
+// needs no credentials, whatever AuthConfig says: it tells only whether
+// the node serves reads.
+const HealthPath = "/health"
+
+func isHealth(path string) bool {
+	return path == HealthPath || path == HealthPath+"/"
+}
+
+// health answers HealthPath.
+func (a *API) health(req *Request, resp *Response) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		resp.empty(http.StatusMethodNotAllowed)
+		return
+	}
+	reason := ""
+	if a.ready != nil {
+		select {
+		case <-a.ready:
+		default:
+			reason = "syncing from its peers"
+		}
+	}
+	if a.closed.Err() != nil {
+		reason = "shutting down"
+	}
+	status, body := http.StatusOK, `{"status":"UP"}`
+	if reason != "" {
+		status, body = http.StatusServiceUnavailable, `{"status":"DOWN","reason":"`+strings.ReplaceAll(reason, `"`, "")+`"}`
+	}
+	*resp = Response{Status: status, ContentType: "application/json", Body: []byte(body)}
+}
