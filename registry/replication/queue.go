@@ -102,8 +102,9 @@ func (pe *peer) popOldestLocked() *task {
 }
 
 // requeue puts the tasks of a failed batch back in front, unless a newer
-// task for the same key arrived meanwhile.
-func (pe *peer) requeue(batch []*task) {
+// task for the same key arrived meanwhile, within the queue's bound: on
+// overflow the oldest go, as in enqueue.
+func (pe *peer) requeue(batch []*task, maxQueue int) {
 	pe.mu.Lock()
 	defer pe.mu.Unlock()
 	front := make([]string, 0, len(batch))
@@ -114,6 +115,10 @@ func (pe *peer) requeue(batch []*task) {
 		}
 	}
 	pe.order = append(front, pe.order...)
+	for len(pe.tasks) > maxQueue {
+		pe.popOldestLocked()
+		pe.dropped.Add(1)
+	}
 }
 
 func (pe *peer) length() int {

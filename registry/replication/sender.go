@@ -45,7 +45,7 @@ func (p *Peers) send(pe *peer) {
 			continue
 		}
 		if retry, wait := p.deliver(pe, batch); wait > 0 {
-			pe.requeue(retry)
+			pe.requeue(retry, p.cfg.MaxQueue)
 			timer := time.NewTimer(wait)
 			select {
 			case <-p.stop:
