@@ -208,8 +208,8 @@ func (a *API) Serve(req *Request, resp *Response) {
 	}
 	if a.auth != nil {
 		write := req.Method != http.MethodGet && req.Method != http.MethodHead
-		if !a.auth.allowed(req, write, r.ep == epBatch || req.Replication) {
-			unauthorized(resp)
+		if status := a.auth.decide(req, write, r.ep == epBatch || req.Replication); status != 0 {
+			authFailed(resp, status)
 			return
 		}
 	}
