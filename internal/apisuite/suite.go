@@ -29,6 +29,7 @@ func Run(t *testing.T, start Starter) {
 		{"RenewCancelStatus", renewCancelStatus},
 		{"DisableDelta", disableDelta},
 		{"BadInputChangesNothing", badInputChangesNothing},
+		{"NoForgedWrites", noForgedWrites},
 		{"ReplicationBatch", replicationBatch},
 		{"Watch", watch},
 	} {

@@ -150,7 +150,11 @@ type Request struct {
 	Replication bool
 	// Authorization is the Authorization header.
 	Authorization string
-	Body          []byte
+	// Origin and FetchSite are the Origin and Sec-Fetch-Site headers, which
+	// browsers send and Eureka clients do not; CSRF is the HeaderCSRF
+	// header. A write that has either of the first two needs the third.
+	Origin, FetchSite, CSRF string
+	Body                    []byte
 }
 
 // Args reads query parameters.
@@ -206,8 +210,15 @@ func (a *API) Serve(req *Request, resp *Response) {
 		resp.empty(http.StatusNotFound)
 		return
 	}
+	write := req.Method != http.MethodGet && req.Method != http.MethodHead
+	if !r.ep.allows(req.Method) {
+		resp.empty(http.StatusMethodNotAllowed)
+		return
+	}
+	if write && !guardWrite(req, r.ep, resp) {
+		return
+	}
 	if a.auth != nil {
-		write := req.Method != http.MethodGet && req.Method != http.MethodHead
 		if status := a.auth.decide(req, write, r.ep == epBatch || req.Replication); status != 0 {
 			authFailed(resp, status)
 			return
@@ -335,10 +346,9 @@ func (a *API) register(req *Request, resp *Response, app string) {
 	if !ok {
 		return
 	}
-	f, ok := bodyFormat(req.ContentType, body)
-	if !ok {
-		resp.text(http.StatusUnsupportedMediaType, "unsupported media type "+strconv.Quote(req.ContentType)+": send application/json or application/xml")
-		return
+	f := eureka.FormatJSON
+	if kindOf(req.ContentType) == mediaXML {
+		f = eureka.FormatXML
 	}
 	inst, err := eureka.DecodeInstance(f, body)
 	if err != nil {
@@ -359,7 +369,9 @@ func (a *API) register(req *Request, resp *Response, app string) {
 	resp.empty(http.StatusNoContent)
 }
 
-// body returns the request body, gunzipped if needed, within limit.
+// body returns the request body, gunzipped if needed, within limit. A
+// Content-Encoding other than gzip (or identity) is answered 415: a body
+// read as if it were plain would be garbage.
 func (a *API) body(req *Request, resp *Response, limit int64) ([]byte, bool) {
 	tooLarge := func() ([]byte, bool) {
 		resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(limit, 10)+" bytes")
@@ -369,7 +381,9 @@ func (a *API) body(req *Request, resp *Response, limit int64) ([]byte, bool) {
 	if int64(len(body)) > limit {
 		return tooLarge()
 	}
-	if strings.Contains(strings.ToLower(req.ContentEncoding), "gzip") {
+	switch ce := strings.ToLower(strings.TrimSpace(req.ContentEncoding)); ce {
+	case "", "identity":
+	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
 			resp.text(http.StatusBadRequest, "cannot decompress gzip request body")
@@ -383,26 +397,11 @@ func (a *API) body(req *Request, resp *Response, limit int64) ([]byte, bool) {
 		if int64(len(body)) > limit {
 			return tooLarge()
 		}
+	default:
+		resp.text(http.StatusUnsupportedMediaType, "unsupported content encoding "+strconv.Quote(req.ContentEncoding)+": send gzip or no encoding")
+		return nil, false
 	}
 	return body, true
-}
-
-// bodyFormat picks the decoder: JSON for a json subtype, XML for an xml
-// one; without a Content-Type the body's first character decides.
-func bodyFormat(contentType string, body []byte) (eureka.Format, bool) {
-	ct := strings.ToLower(contentType)
-	switch {
-	case strings.Contains(ct, "json"):
-		return eureka.FormatJSON, true
-	case strings.Contains(ct, "xml"):
-		return eureka.FormatXML, true
-	case strings.TrimSpace(ct) == "":
-		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '<' {
-			return eureka.FormatXML, true
-		}
-		return eureka.FormatJSON, true
-	}
-	return eureka.FormatJSON, false
 }
 
 // cannotParse answers Eureka's 400 for an unreadable body, in the body's

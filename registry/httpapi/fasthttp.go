@@ -26,6 +26,9 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 			ContentEncoding: transient(h.ContentEncoding()),
 			Replication:     string(h.Peek("x-netflix-discovery-replication")) == "true",
 			Authorization:   transient(h.Peek("Authorization")),
+			Origin:          transient(h.Peek("Origin")),
+			FetchSite:       transient(h.Peek("Sec-Fetch-Site")),
+			CSRF:            transient(h.Peek(HeaderCSRF)),
 			Body:            ctx.Request.Body(),
 		}
 		var resp Response

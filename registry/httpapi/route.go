@@ -33,6 +33,25 @@ func (e endpoint) isRead() bool {
 	return false
 }
 
+// allows reports whether the endpoint answers method; the others get 405.
+func (e endpoint) allows(method string) bool {
+	switch method {
+	case "GET", "HEAD":
+		switch e {
+		case epInstanceStatus, epInstanceMetadata, epBatch:
+			return false
+		}
+		return true
+	case "POST":
+		return e == epApp || e == epBatch
+	case "PUT":
+		return e == epInstance || e == epInstanceStatus || e == epInstanceMetadata
+	case "DELETE":
+		return e == epInstance || e == epInstanceStatus
+	}
+	return false
+}
+
 // route is a parsed request path.
 type route struct {
 	ep       endpoint
