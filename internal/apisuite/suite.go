@@ -30,6 +30,7 @@ func Run(t *testing.T, start Starter) {
 		{"DisableDelta", disableDelta},
 		{"BadInputChangesNothing", badInputChangesNothing},
 		{"NoForgedWrites", noForgedWrites},
+		{"Limits", limits},
 		{"ReplicationBatch", replicationBatch},
 		{"Watch", watch},
 	} {

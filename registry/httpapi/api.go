@@ -207,6 +207,10 @@ func (a *API) Match(path string) bool {
 func (a *API) Serve(req *Request, resp *Response) {
 	var r route
 	if !parseRoute(req.Path, a.prefixes, &r) {
+		if !validEscapes(req.Path) {
+			resp.text(http.StatusBadRequest, malformedEscape)
+			return
+		}
 		resp.empty(http.StatusNotFound)
 		return
 	}

@@ -117,6 +117,27 @@ func splitPath(path string, r *route) ([]string, bool) {
 	return segs, true
 }
 
+// malformedEscape answers a path with a bad percent-escape.
+const malformedEscape = "malformed percent-escape in the request path"
+
+// validEscapes reports whether every % in path starts a two-digit hex
+// escape.
+func validEscapes(path string) bool {
+	for n := 0; n < len(path); n++ {
+		if path[n] == '%' {
+			if n+2 >= len(path) || !isHex(path[n+1]) || !isHex(path[n+2]) {
+				return false
+			}
+			n += 2
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
 func cutPrefix(segs, prefix []string) ([]string, bool) {
 	if len(segs) < len(prefix) {
 		return nil, false
