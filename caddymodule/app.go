@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -124,6 +126,9 @@ type App struct {
 	entry   *entry
 	checker *balancer.Checker // nil without active health checks
 	log     *zap.Logger
+
+	servedMu sync.Mutex
+	served   map[*caddyhttp.Server][]string // the HTTP servers that serve this registry, and by which handlers
 }
 
 // CaddyModule returns the Caddy module information.
@@ -182,8 +187,13 @@ func (a *App) Validate() error {
 }
 
 // Start runs the registry's background work (or the remote client), and
-// the active health checks.
+// the active health checks. It warns, once per HTTP server, when the
+// registry's API or dashboard is served beyond loopback with no
+// authentication in that server (basic_auth, forward_auth or TLS client
+// certificates), since anyone who reaches it could then register and
+// cancel instances.
 func (a *App) Start() error {
+	a.warnExposed()
 	if err := a.entry.start(); err != nil {
 		return err
 	}
