@@ -35,7 +35,7 @@ type APIConfig struct {
 	// are answered 413. Default 1 MiB.
 	MaxBodyBytes int64
 	// MaxBatchBytes limits the body of a peer replication batch, which
-	// carries up to 250 whole registrations. Default 64 MiB; a sender
+	// carries up to 250 whole registrations. Default 16 MiB; a sender
 	// splits a batch that gets 413.
 	MaxBatchBytes int64
 	// Auth makes requests need HTTP basic auth. Default: open.
@@ -203,7 +203,13 @@ func (a *API) Match(path string) bool {
 	return underPrefix(path, a.prefixes, &r)
 }
 
-// Serve answers one request.
+// Serve answers one request. Before the endpoint runs: a path outside the
+// API gets 404 (400 if it has a malformed percent-escape), a method the
+// endpoint does not take 405, a write that another site could have forged
+// 415 or 403 (see HeaderCSRF: writes need a JSON or XML content type or
+// none, a body a JSON or XML one, a browser's write the header), and a
+// request without the credentials it needs 401 (503 when they could not
+// be checked in time; see AuthConfig).
 func (a *API) Serve(req *Request, resp *Response) {
 	var r route
 	if !parseRoute(req.Path, a.prefixes, &r) {
@@ -385,7 +391,7 @@ func (a *API) body(req *Request, resp *Response, limit int64) ([]byte, bool) {
 	if int64(len(body)) > limit {
 		return tooLarge()
 	}
-	switch ce := strings.ToLower(strings.TrimSpace(req.ContentEncoding)); ce {
+	switch strings.ToLower(strings.TrimSpace(req.ContentEncoding)) {
 	case "", "identity":
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(bytes.NewReader(body))
