@@ -62,17 +62,21 @@ func TestAdaptGolden(t *testing.T) {
 	}
 }
 
-// The root Caddyfile adapts: the registry on :8761, the gateway on :8080.
+// The root Caddyfile adapts: the registry on :8761, the gateway on :8080,
+// both on loopback only.
 func TestRootCaddyfileAdapts(t *testing.T) {
 	data, err := os.ReadFile("../Caddyfile")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := adaptCaddyfile(t, string(data))
-	for _, want := range []string{`":8761"`, `":8080"`, `"handler": "eureka_server"`, `"handler": "eureka_gateway"`, `"registry": "default"`} {
+	for _, want := range []string{`"127.0.0.1:8761"`, `"127.0.0.1:8080"`, `"handler": "eureka_server"`, `"handler": "eureka_gateway"`, `"registry": "default"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("root Caddyfile: %s missing from\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, `":8761"`) || strings.Contains(got, `":8080"`) {
+		t.Errorf("a site listens on every interface:\n%s", got)
 	}
 }
 

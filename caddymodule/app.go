@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -139,6 +141,9 @@ type App struct {
 	entry   *entry
 	checker *balancer.Checker // nil without active health checks
 	log     *zap.Logger
+
+	servedMu sync.Mutex
+	served   map[*caddyhttp.Server][]string // the HTTP servers that serve this registry, and by which handlers
 }
 
 // CaddyModule returns the Caddy module information.
@@ -242,8 +247,13 @@ func (a *App) check() error {
 }
 
 // Start runs the registry's background work (or the remote client), and
-// the active health checks.
+// the active health checks. It warns, once per HTTP server, when the
+// registry's API or dashboard is served beyond loopback with no
+// authentication in that server (basic_auth, forward_auth or TLS client
+// certificates), since anyone who reaches it could then register and
+// cancel instances.
 func (a *App) Start() error {
+	a.warnExposed()
 	if err := a.entry.start(); err != nil {
 		return err
 	}

@@ -19,7 +19,8 @@ func init() {
 // (instances, self-preservation, peers), with operator actions that go
 // through the Eureka REST API of eureka_server. Requests outside Path go to
 // the next handler. Protect it, and eureka_server, with basic_auth when the
-// registry is reachable from a network.
+// registry is reachable from a network; the eureka app warns at start when
+// it is served beyond loopback without authentication.
 type Dashboard struct {
 	// Path is where the dashboard is served. Default: "/".
 	Path string `json:"path,omitempty"`
@@ -42,10 +43,12 @@ func (d *Dashboard) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading eureka app: %v", err)
 	}
-	store := v.(*App).Store()
+	app := v.(*App)
+	store := app.Store()
 	if store == nil {
 		return fmt.Errorf("the eureka app is in remote mode: it hosts no registry to show")
 	}
+	app.noteServed(ctx, "eureka_dashboard")
 	d.path = d.Path
 	if d.path == "" {
 		d.path = "/"

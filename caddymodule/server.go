@@ -20,7 +20,12 @@ func init() {
 // (after a cluster node's start-up sync), for load balancers. Requests for
 // other paths go to the next handler.
 //
-// It needs the eureka app to host the registry (not remote mode).
+// It needs the eureka app to host the registry (not remote mode). Anyone
+// who reaches it can register and cancel instances: served beyond
+// loopback, put basic_auth (and TLS) in front of it. The eureka app logs a
+// warning at start when a server that listens beyond loopback has no
+// authentication. Writes must carry a JSON or XML content type, and a
+// browser's writes the Eurekagate-CSRF header, which the dashboard sends.
 type Server struct {
 	// Prefix is a path the API is also served under, besides /eureka (for
 	// example /registry). Default: none.
@@ -41,10 +46,12 @@ func (s *Server) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading eureka app: %v", err)
 	}
-	api, err := v.(*App).API(s.Prefix)
+	app := v.(*App)
+	api, err := app.API(s.Prefix)
 	if err != nil {
 		return err
 	}
+	app.noteServed(ctx, "eureka_server")
 	s.api, s.handler = api, httpapi.NewHTTPHandler(api)
 	// Watches held by this config end when its server starts shutting
 	// down, so a reload does not wait for them; their clients re-watch on

@@ -98,9 +98,14 @@ type APIParams struct {
 }
 
 // NewAPI builds the REST API over the Store; /status reports the Peers,
-// and reads are answered 503 until their start-up sync is done.
-func NewAPI(p APIParams) *httpapi.API {
+// and reads are answered 503 until their start-up sync is done. It fails,
+// and so does the application's start, on an authentication setting that
+// would not work (httpapi.AuthConfig.Check).
+func NewAPI(p APIParams) (*httpapi.API, error) {
 	cfg := p.Config.API
+	if err := cfg.Auth.Check(); err != nil {
+		return nil, err
+	}
 	if p.Peers != nil {
 		if cfg.Peers == nil {
 			cfg.Peers = p.Peers
@@ -109,5 +114,5 @@ func NewAPI(p APIParams) *httpapi.API {
 			cfg.Ready = p.Peers.Synced() // reads wait for the start-up sync
 		}
 	}
-	return httpapi.NewAPI(p.Store, cfg)
+	return httpapi.NewAPI(p.Store, cfg), nil
 }

@@ -84,3 +84,15 @@ func TestServerBindErrorFailsStart(t *testing.T) {
 		t.Fatal("a second server on the same address started")
 	}
 }
+
+// An authentication setting that would not work fails the application
+// before anything listens.
+func TestRegistryRefusesBrokenAuth(t *testing.T) {
+	var api *httpapi.API
+	app := fx.New(Registry, fx.NopLogger,
+		fx.Supply(RegistryConfig{API: httpapi.APIConfig{Auth: httpapi.AuthConfig{RequireForReads: true}}}),
+		fx.Populate(&api))
+	if err := app.Err(); err == nil || !strings.Contains(err.Error(), "RequireForReads") {
+		t.Fatalf("app error %v, want the RequireForReads refusal", err)
+	}
+}

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/eurekagate/eurekagate/eureka"
@@ -13,10 +15,22 @@ type ValidationError struct{ Message string }
 // Error returns the Eureka message.
 func (e *ValidationError) Error() string { return e.Message }
 
+// MaxLeaseSecs is the largest leaseInfo.durationInSecs and
+// renewalIntervalInSecs a registration may carry: Java's int, which Eureka
+// clients and servers hold them in (about 68 years). Larger values would
+// overflow when turned into milliseconds.
+const MaxLeaseSecs = math.MaxInt32
+
 // Validate checks a registration for application pathApp (upper-cased) as
 // Eureka's ApplicationResource does, in its order, and returns a
 // *ValidationError with Eureka's message for the first failure. An empty
 // pathApp skips the app-name match.
+//
+// It then checks what Eureka does not, in messages of the same style: a
+// port or secure port outside 0 to 65535 ("Invalid port, expecting 0 to
+// 65535 but was 70000"), and a leaseInfo.durationInSecs or
+// renewalIntervalInSecs above MaxLeaseSecs. Zero and negative lease values
+// mean the defaults (90 s and 30 s), as in Eureka.
 func Validate(i *eureka.InstanceInfo, pathApp string) error {
 	fail := func(msg string) error { return &ValidationError{Message: msg} }
 	switch {
@@ -36,6 +50,14 @@ func Validate(i *eureka.InstanceInfo, pathApp string) error {
 		return fail("Missing dataCenterInfo")
 	case isBlank(i.DataCenterInfo.Name):
 		return fail("Missing dataCenterInfo Name")
+	case i.Port.Number < 0 || i.Port.Number > 65535:
+		return fail("Invalid port, expecting 0 to 65535 but was " + strconv.Itoa(i.Port.Number))
+	case i.SecurePort.Number < 0 || i.SecurePort.Number > 65535:
+		return fail("Invalid securePort, expecting 0 to 65535 but was " + strconv.Itoa(i.SecurePort.Number))
+	case i.LeaseInfo.DurationInSecs > MaxLeaseSecs:
+		return fail("Invalid leaseInfo.durationInSecs, expecting at most " + strconv.Itoa(MaxLeaseSecs) + " but was " + strconv.Itoa(i.LeaseInfo.DurationInSecs))
+	case i.LeaseInfo.RenewalIntervalInSecs > MaxLeaseSecs:
+		return fail("Invalid leaseInfo.renewalIntervalInSecs, expecting at most " + strconv.Itoa(MaxLeaseSecs) + " but was " + strconv.Itoa(i.LeaseInfo.RenewalIntervalInSecs))
 	}
 	return nil
 }

@@ -54,6 +54,13 @@ func TestValidateMessages(t *testing.T) {
 		{func(i *eureka.InstanceInfo) { i.App = "other" }, "Mismatched appName, expecting ORDERS but was OTHER"},
 		{func(i *eureka.InstanceInfo) { i.DataCenterInfo = eureka.DataCenterInfo{} }, "Missing dataCenterInfo"},
 		{func(i *eureka.InstanceInfo) { i.DataCenterInfo.Name = "  " }, "Missing dataCenterInfo Name"},
+		{func(i *eureka.InstanceInfo) { i.Port.Number = 70000 }, "Invalid port, expecting 0 to 65535 but was 70000"},
+		{func(i *eureka.InstanceInfo) { i.Port.Number = -1 }, "Invalid port, expecting 0 to 65535 but was -1"},
+		{func(i *eureka.InstanceInfo) { i.SecurePort.Number = 65536 }, "Invalid securePort, expecting 0 to 65535 but was 65536"},
+		{func(i *eureka.InstanceInfo) { i.LeaseInfo.DurationInSecs = 9_200_000_000_000_000 },
+			"Invalid leaseInfo.durationInSecs, expecting at most 2147483647 but was 9200000000000000"},
+		{func(i *eureka.InstanceInfo) { i.LeaseInfo.RenewalIntervalInSecs = 1 << 31 },
+			"Invalid leaseInfo.renewalIntervalInSecs, expecting at most 2147483647 but was 2147483648"},
 	}
 	for _, c := range cases {
 		i := inst("ORDERS", "a")
@@ -65,6 +72,13 @@ func TestValidateMessages(t *testing.T) {
 	}
 	if err := Validate(inst("ORDERS", "a"), "orders"); err != nil {
 		t.Errorf("valid instance refused: %v", err)
+	}
+	// The bounds themselves, and values that mean the defaults.
+	edge := inst("ORDERS", "a")
+	edge.Port.Number, edge.SecurePort.Number = 65535, 0
+	edge.LeaseInfo.DurationInSecs, edge.LeaseInfo.RenewalIntervalInSecs = MaxLeaseSecs, -1
+	if err := Validate(edge, "orders"); err != nil {
+		t.Errorf("instance at the bounds refused: %v", err)
 	}
 }
 

@@ -36,6 +36,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.StringVar(&o.server.Addr, "addr", ":8761", "listen address")
 	fs.StringVar(&o.registry.API.Prefix, "prefix", "", "extra path prefix for the REST API, besides /eureka")
 	fs.Int64Var(&o.registry.API.MaxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "request body limit in bytes (larger bodies get 413)")
+	fs.IntVar(&o.server.MaxHeaderBytes, "max-header-bytes", httpapi.DefaultMaxHeaderBytes, "limit of a request's line and headers in bytes (larger get 431); each request on its way in holds a buffer this large")
 	selfPreservation := fs.Bool("self-preservation", true, "suspend evictions when renews fall below the threshold")
 	fs.Float64Var(&st.RenewalPercentThreshold, "renewal-percent-threshold", 0.85, "share of expected renews below which self-preservation starts")
 	fs.DurationVar(&st.ExpectedClientRenewalInterval, "expected-client-renewal-interval", 0, "heartbeat interval clients are assumed to use (default 30s)")
@@ -100,7 +101,13 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		}
 		auth.Peer = &a
 	}
+	if err := auth.Check(); err != nil {
+		return nil, err
+	}
 	if err := tlsOpts.apply(&o); err != nil {
+		return nil, err
+	}
+	if err := checkPrefix(o.registry.API.Prefix, o.dashboardPath); err != nil {
 		return nil, err
 	}
 	o.registry.Peers.Peers = splitList(*peers)
@@ -122,6 +129,28 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		return nil, fmt.Errorf("-renewal-percent-threshold must be in (0, 1], got %v", t)
 	}
 	return &o, nil
+}
+
+// checkPrefix refuses an API prefix (or a dashboard path) that would put
+// the dashboard or /metrics under the API, which answers every path under
+// /eureka and its prefix: -prefix / would hide them both.
+func checkPrefix(prefix, dashboardPath string) error {
+	prefixes := []string{"/eureka"}
+	if prefix != "" {
+		prefixes = append(prefixes, "/"+strings.Trim(prefix, "/"))
+	}
+	pages := map[string]string{"/metrics": "/metrics"}
+	if dashboardPath != "" {
+		pages["/"+strings.Trim(dashboardPath, "/")] = "the dashboard"
+	}
+	for _, p := range prefixes {
+		for path, what := range pages {
+			if p == "/" || path == p || strings.HasPrefix(path, p+"/") {
+				return fmt.Errorf("the REST API under %s would hide %s (%s); give -prefix or -dashboard-path a path of its own, such as -prefix /registry", p, what, path)
+			}
+		}
+	}
+	return nil
 }
 
 // parseAccount reads "user:bcrypt-hash".

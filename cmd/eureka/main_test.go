@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -38,7 +39,14 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 		t.Errorf("options: %+v %+v", st, o.registry.API)
 	}
 
-	a, err := parseOptions([]string{"-auth-users", "ops:$2a$10$abc,dev:$2a$10$def", "-peer-auth", "peer:$2a$10$xyz", "-auth-reads", "-dashboard-path", "off"},
+	h := func(pw string) string {
+		b, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	a, err := parseOptions([]string{"-auth-users", "ops:" + h("a") + ",dev:" + h("b"), "-peer-auth", "peer:" + h("c"), "-auth-reads", "-dashboard-path", "off"},
 		func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +59,8 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.server.Addr != ":8761" || d.registry.Store.DisableSelfPreservation || d.registry.API.MaxBodyBytes != httpapi.DefaultMaxBodyBytes {
+	if d.server.Addr != ":8761" || d.registry.Store.DisableSelfPreservation || d.registry.API.MaxBodyBytes != httpapi.DefaultMaxBodyBytes ||
+		d.server.MaxHeaderBytes != httpapi.DefaultMaxHeaderBytes {
 		t.Errorf("defaults: %+v", d)
 	}
 
@@ -59,6 +68,25 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 		{"-auth-users", "ops:plaintext"}, {"-peer-auth", "nohash"}} {
 		if _, err := parseOptions(bad, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%v accepted", bad)
+		}
+	}
+	// Settings that would not do what they say are refused with a reason.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-auth-reads"}, "-auth-reads) is set without any user (-auth-users)"},
+		{[]string{"-auth-users", "ops:$2a$10$abc"}, `the password hash of "ops" is not a bcrypt hash`},
+		{[]string{"-auth-users", "ops:" + h("a"), "-peer-auth", "peer:$2y$10$" + strings.Repeat("x", 10)}, `the password hash of "peer" is not a bcrypt hash`},
+		{[]string{"-prefix", "/"}, "the REST API under / would hide"},
+		{[]string{"-prefix", "/", "-dashboard-path", "off"}, "would hide /metrics"},
+		{[]string{"-prefix", "/ui", "-dashboard-path", "/ui"}, "the REST API under /ui would hide the dashboard (/ui)"},
+		{[]string{"-dashboard-path", "/eureka/ui"}, "the REST API under /eureka would hide the dashboard"},
+		{[]string{"-prefix", "metrics"}, "would hide /metrics (/metrics)"},
+	} {
+		_, err := parseOptions(c.args, func(string) string { return "" }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
 	if _, err := parseOptions(nil, func(k string) string {

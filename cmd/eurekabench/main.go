@@ -25,6 +25,7 @@
 //	go run ./cmd/eurekabench scale    # cost per change at scale: big apps, eviction, churn, slow readers, VIPs, memory
 //	go run ./cmd/eurekabench push     # how fast a change reaches watching clients, and what a fleet of them costs
 //	go run ./cmd/eurekabench fetch    # a full fetch of 10,000 instances by discovery.Client and by hudl/fargo
+//	go run ./cmd/eurekabench authflood # authenticated heartbeats while one client floods wrong passwords
 package main
 
 import (
@@ -48,6 +49,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "authflood" {
+		os.Exit(authFloodMain(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "push-server" {
 		if err := pushServer(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "eurekabench push-server:", err)

@@ -536,7 +536,9 @@
     const url = apiPrefix + "/apps/" + encodeURIComponent(app) + "/" + encodeURIComponent(id) + a.path;
     const result = el("result");
     try {
-      const resp = await fetch(url, { method: a.method, credentials: "same-origin" });
+      // The registry refuses a browser's write without this header
+      // (httpapi.HeaderCSRF): another site's page cannot send it.
+      const resp = await fetch(url, { method: a.method, credentials: "same-origin", headers: { "Eurekagate-CSRF": "1" } });
       result.className = resp.ok ? "" : "error";
       result.textContent = resp.ok ? a.verb + ": " + id + " done." :
         a.verb + ": " + id + " failed: HTTP " + resp.status + (resp.status === 401 ? " (credentials required)" : "");

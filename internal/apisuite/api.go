@@ -270,6 +270,12 @@ func badInputChangesNothing(t *testing.T, start Starter) {
 
 	missingHost := inst("A", "y")
 	missingHost.HostName = ""
+	badPort := inst("A", "y")
+	badPort.Port.Number = 70000
+	negativePort := inst("A", "y")
+	negativePort.SecurePort.Number = -1
+	longLease := inst("A", "y")
+	longLease.LeaseInfo.DurationInSecs = 9_200_000_000_000_000
 	cases := []struct {
 		name        string
 		ct          string
@@ -285,6 +291,12 @@ func badInputChangesNothing(t *testing.T, start Starter) {
 		{"mismatched app", jsonCT, regBody("B", "y"), 400, "text/plain; charset=utf-8", "Mismatched appName, expecting A but was B"},
 		{"no ip", jsonCT, []byte(`{"instance":{"hostName":"h","app":"A","dataCenterInfo":{"name":"MyOwn"}}}`), 400, "text/plain; charset=utf-8", "Missing ip address"},
 		{"no datacenter", jsonCT, []byte(`{"instance":{"hostName":"h","app":"A","ipAddr":"1"}}`), 400, "text/plain; charset=utf-8", "Missing dataCenterInfo"},
+		{"port out of range", jsonCT, eureka.AppendInstanceJSON(nil, badPort), 400, "text/plain; charset=utf-8",
+			"Invalid port, expecting 0 to 65535 but was 70000"},
+		{"negative secure port", "application/xml", eureka.AppendInstanceXML(nil, negativePort), 400, "text/plain; charset=utf-8",
+			"Invalid securePort, expecting 0 to 65535 but was -1"},
+		{"lease overflowing milliseconds", jsonCT, eureka.AppendInstanceJSON(nil, longLease), 400, "text/plain; charset=utf-8",
+			"Invalid leaseInfo.durationInSecs, expecting at most 2147483647 but was 9200000000000000"},
 		{"unsupported type", "text/plain", regBody("A", "y"), 415, "", ""},
 		{"too large", jsonCT, bytes.Repeat([]byte(" "), 5000), 413, "", ""},
 	}

@@ -29,6 +29,8 @@ func Run(t *testing.T, start Starter) {
 		{"RenewCancelStatus", renewCancelStatus},
 		{"DisableDelta", disableDelta},
 		{"BadInputChangesNothing", badInputChangesNothing},
+		{"NoForgedWrites", noForgedWrites},
+		{"Limits", limits},
 		{"ReplicationBatch", replicationBatch},
 		{"Watch", watch},
 	} {

@@ -36,7 +36,7 @@ type APIConfig struct {
 	// are answered 413. Default 1 MiB.
 	MaxBodyBytes int64
 	// MaxBatchBytes limits the body of a peer replication batch, which
-	// carries up to 250 whole registrations. Default 64 MiB; a sender
+	// carries up to 250 whole registrations. Default 16 MiB; a sender
 	// splits a batch that gets 413.
 	MaxBatchBytes int64
 	// Auth makes requests need HTTP basic auth. Default: open.
@@ -155,7 +155,11 @@ type Request struct {
 	// it against its client CA, else nil. Front doors fill it only when
 	// the API authenticates peers by certificate (AuthConfig.PeerCertNames).
 	ClientCert *x509.Certificate
-	Body       []byte
+	// Origin and FetchSite are the Origin and Sec-Fetch-Site headers, which
+	// browsers send and Eureka clients do not; CSRF is the HeaderCSRF
+	// header. A write that has either of the first two needs the third.
+	Origin, FetchSite, CSRF string
+	Body                    []byte
 }
 
 // Args reads query parameters.
@@ -208,7 +212,13 @@ func (a *API) Match(path string) bool {
 	return underPrefix(path, a.prefixes, &r)
 }
 
-// Serve answers one request.
+// Serve answers one request. Before the endpoint runs: a path outside the
+// API gets 404 (400 if it has a malformed percent-escape), a method the
+// endpoint does not take 405, a write that another site could have forged
+// 415 or 403 (see HeaderCSRF: writes need a JSON or XML content type or
+// none, a body a JSON or XML one, a browser's write the header), and a
+// request without the credentials it needs 401 (503 when they could not
+// be checked in time; see AuthConfig).
 func (a *API) Serve(req *Request, resp *Response) {
 	if isHealth(req.Path) {
 		a.health(req, resp)
@@ -216,13 +226,24 @@ func (a *API) Serve(req *Request, resp *Response) {
 	}
 	var r route
 	if !parseRoute(req.Path, a.prefixes, &r) {
+		if !validEscapes(req.Path) {
+			resp.text(http.StatusBadRequest, malformedEscape)
+			return
+		}
 		resp.empty(http.StatusNotFound)
 		return
 	}
+	write := req.Method != http.MethodGet && req.Method != http.MethodHead
+	if !r.ep.allows(req.Method) {
+		resp.empty(http.StatusMethodNotAllowed)
+		return
+	}
+	if write && !guardWrite(req, r.ep, resp) {
+		return
+	}
 	if a.auth != nil {
-		write := req.Method != http.MethodGet && req.Method != http.MethodHead
-		if !a.auth.allowed(req, write, r.ep == epBatch || req.Replication) {
-			unauthorized(resp)
+		if status := a.auth.decide(req, write, r.ep == epBatch || req.Replication); status != 0 {
+			authFailed(resp, status)
 			return
 		}
 	}
@@ -348,10 +369,9 @@ func (a *API) register(req *Request, resp *Response, app string) {
 	if !ok {
 		return
 	}
-	f, ok := bodyFormat(req.ContentType, body)
-	if !ok {
-		resp.text(http.StatusUnsupportedMediaType, "unsupported media type "+strconv.Quote(req.ContentType)+": send application/json or application/xml")
-		return
+	f := eureka.FormatJSON
+	if kindOf(req.ContentType) == mediaXML {
+		f = eureka.FormatXML
 	}
 	inst, err := eureka.DecodeInstance(f, body)
 	if err != nil {
@@ -372,7 +392,9 @@ func (a *API) register(req *Request, resp *Response, app string) {
 	resp.empty(http.StatusNoContent)
 }
 
-// body returns the request body, gunzipped if needed, within limit.
+// body returns the request body, gunzipped if needed, within limit. A
+// Content-Encoding other than gzip (or identity) is answered 415: a body
+// read as if it were plain would be garbage.
 func (a *API) body(req *Request, resp *Response, limit int64) ([]byte, bool) {
 	tooLarge := func() ([]byte, bool) {
 		resp.text(http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(limit, 10)+" bytes")
@@ -382,7 +404,9 @@ func (a *API) body(req *Request, resp *Response, limit int64) ([]byte, bool) {
 	if int64(len(body)) > limit {
 		return tooLarge()
 	}
-	if strings.Contains(strings.ToLower(req.ContentEncoding), "gzip") {
+	switch strings.ToLower(strings.TrimSpace(req.ContentEncoding)) {
+	case "", "identity":
+	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
 			resp.text(http.StatusBadRequest, "cannot decompress gzip request body")
@@ -396,26 +420,11 @@ func (a *API) body(req *Request, resp *Response, limit int64) ([]byte, bool) {
 		if int64(len(body)) > limit {
 			return tooLarge()
 		}
+	default:
+		resp.text(http.StatusUnsupportedMediaType, "unsupported content encoding "+strconv.Quote(req.ContentEncoding)+": send gzip or no encoding")
+		return nil, false
 	}
 	return body, true
-}
-
-// bodyFormat picks the decoder: JSON for a json subtype, XML for an xml
-// one; without a Content-Type the body's first character decides.
-func bodyFormat(contentType string, body []byte) (eureka.Format, bool) {
-	ct := strings.ToLower(contentType)
-	switch {
-	case strings.Contains(ct, "json"):
-		return eureka.FormatJSON, true
-	case strings.Contains(ct, "xml"):
-		return eureka.FormatXML, true
-	case strings.TrimSpace(ct) == "":
-		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '<' {
-			return eureka.FormatXML, true
-		}
-		return eureka.FormatJSON, true
-	}
-	return eureka.FormatJSON, false
 }
 
 // cannotParse answers Eureka's 400 for an unreadable body, in the body's

@@ -1,11 +1,16 @@
 package httpapi
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -21,6 +26,21 @@ type Account struct {
 // AuthConfig makes the REST API require HTTP basic auth. With no account
 // configured everything is open, which suits a registry that listens on
 // loopback only.
+//
+// Checking a password costs a bcrypt comparison (tens of milliseconds), so
+// the outcome is remembered: a credential that passed is not checked again,
+// and refusals are remembered apart, so that a flood of wrong passwords
+// never pushes the valid credentials out. At most max(1, GOMAXPROCS/4)
+// checks run at once, and after a check that refused the credentials its
+// slot rests four times as long as the check took, so wrong passwords keep
+// each slot's bcrypt work under a fifth of its time. A request whose
+// credentials need a check while every slot is busy is answered 503 at
+// once, without waiting: a flood of wrong passwords holds a bounded share
+// of the CPU, and the clients whose credentials are known go on being
+// served. Requests that carry the same
+// credentials share one check. A user name that does not exist costs a
+// comparison at the same bcrypt cost as one that does, so the answer time
+// does not tell them apart.
 type AuthConfig struct {
 	// Users may read and write (register, heartbeat, cancel, override).
 	// When any account is configured, every write needs credentials.
@@ -37,7 +57,8 @@ type AuthConfig struct {
 	// is set, only the peer may send replication. Default: none.
 	PeerCertNames []string
 	// RequireForReads makes reads (fetches, instance lookups, status) need
-	// credentials too. Default: reads are open.
+	// credentials too. It needs an account (Check refuses it alone).
+	// Default: reads are open.
 	RequireForReads bool
 }
 
@@ -46,89 +67,258 @@ func (c *AuthConfig) enabled() bool {
 	return len(c.Users) > 0 || c.Peer != nil || len(c.PeerCertNames) > 0
 }
 
+// Check reports a configuration that would not do what it says:
+// RequireForReads without any account (everything would stay open), an
+// account without a user name, or a password hash that is not a bcrypt
+// hash (that account could never log in). NewAPI does not call it; servers
+// call it before they start.
+func (c *AuthConfig) Check() error {
+	if c.RequireForReads && !c.enabled() {
+		return errors.New("closing reads needs an account: RequireForReads (-auth-reads) is set without any user (-auth-users)")
+	}
+	accounts := c.Users
+	if c.Peer != nil {
+		accounts = append(accounts[:len(accounts):len(accounts)], *c.Peer)
+	}
+	for _, a := range accounts {
+		if a.Username == "" {
+			return errors.New("an account has no user name")
+		}
+		if _, err := bcrypt.Cost([]byte(a.PasswordHash)); err != nil {
+			return fmt.Errorf("the password hash of %q is not a bcrypt hash (%v); make one with eureka -hash-password or caddy hash-password", a.Username, err)
+		}
+	}
+	return nil
+}
+
+// role is what a credential is allowed to be.
+type role uint8
+
+const (
+	refused role = iota // unknown user or wrong password
+	asUser
+	asPeer
+	busy // no check could run: every bcrypt slot was taken
+)
+
+// Cache sizes. Valid credentials are at most one per account, unless a
+// client that knows a password varies what bcrypt ignores (beyond 72
+// bytes); refusals are anyone's.
+const (
+	validCacheSize   = 1024
+	refusedCacheSize = 4096
+)
+
 // authenticator checks basic credentials against bcrypt hashes, keeping
 // the outcome of recent checks: bcrypt costs tens of milliseconds, and
 // every instance sends a heartbeat every 30 s.
 type authenticator struct {
-	cfg AuthConfig
+	cfg   AuthConfig
+	dummy []byte        // a hash at the accounts' cost, compared for unknown users
+	slots chan struct{} // one token per bcrypt check in progress
 
-	mu    sync.Mutex
-	cache map[[32]byte]string // sha256 of the header -> "user", "peer" or "" (refused)
+	validMax, refusedMax int           // cache sizes
+	rest                 time.Duration // multiplies a refusing check's duration: how long its slot rests
+
+	mu      sync.RWMutex
+	valid   map[[32]byte]role
+	refused map[[32]byte]struct{}
+	pending map[[32]byte]*check // checks in progress, shared by requests with the same credentials
 }
 
-const authCacheSize = 4096
+// check is a bcrypt check in progress; result is set before done closes.
+type check struct {
+	done   chan struct{}
+	result role
+}
+
+// refusedRest is how many times its own duration a slot rests after a
+// check that refused the credentials.
+const refusedRest = 4
+
+// authSlots is how many bcrypt checks may run at once: max(1, GOMAXPROCS/4).
+func authSlots() int { return max(1, runtime.GOMAXPROCS(0)/4) }
 
 func newAuthenticator(cfg AuthConfig) *authenticator {
 	if !cfg.enabled() {
 		return nil
 	}
-	return &authenticator{cfg: cfg, cache: map[[32]byte]string{}}
+	a := &authenticator{cfg: cfg, slots: make(chan struct{}, authSlots()), validMax: validCacheSize, refusedMax: refusedCacheSize, rest: refusedRest,
+		valid: map[[32]byte]role{}, refused: map[[32]byte]struct{}{}, pending: map[[32]byte]*check{}}
+	cost := bcrypt.MinCost
+	for _, u := range append(cfg.Users[:len(cfg.Users):len(cfg.Users)], derefAccount(cfg.Peer)...) {
+		if c, err := bcrypt.Cost([]byte(u.PasswordHash)); err == nil {
+			cost = max(cost, c)
+		}
+	}
+	secret := make([]byte, 16)
+	rand.Read(secret)
+	a.dummy, _ = bcrypt.GenerateFromPassword([]byte(base64.StdEncoding.EncodeToString(secret)), cost)
+	return a
 }
 
-// who returns "user" or "peer" for valid credentials, "" otherwise.
-func (a *authenticator) who(header string) string {
-	key := sha256.Sum256([]byte(header))
-	a.mu.Lock()
-	role, ok := a.cache[key]
-	a.mu.Unlock()
-	if ok {
-		return role
+func derefAccount(a *Account) []Account {
+	if a == nil {
+		return nil
 	}
-	role = a.check(header)
-	a.mu.Lock()
-	if len(a.cache) >= authCacheSize {
-		clear(a.cache)
-	}
-	a.cache[key] = role
-	a.mu.Unlock()
-	return role
+	return []Account{*a}
 }
 
-func (a *authenticator) check(header string) string {
-	encoded, ok := strings.CutPrefix(header, "Basic ")
-	if !ok {
-		return ""
+// parseBasic reads an Authorization header of the Basic scheme, whose name
+// is matched case-insensitively (RFC 9110).
+func parseBasic(header string) (user, pass string, ok bool) {
+	scheme, encoded, found := strings.Cut(strings.TrimSpace(header), " ")
+	if !found || !strings.EqualFold(scheme, "Basic") {
+		return "", "", false
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(encoded))
 	if err != nil {
-		return ""
+		return "", "", false
 	}
-	user, pass, ok := strings.Cut(string(raw), ":")
+	return strings.Cut(string(raw), ":")
+}
+
+// who returns the role of the credentials in header: from the caches, from
+// a check in progress for the same credentials, or from a new check if a
+// slot is free (busy if none is).
+func (a *authenticator) who(header string) role {
+	user, pass, ok := parseBasic(header)
 	if !ok {
-		return ""
+		return refused
 	}
-	if p := a.cfg.Peer; p != nil && p.Username == user && bcrypt.CompareHashAndPassword([]byte(p.PasswordHash), []byte(pass)) == nil {
-		return "peer"
+	key := sha256.Sum256([]byte(user + ":" + pass)) // a user name has no colon
+	// Under the read lock, so that a flood turned away takes no lock that
+	// known clients wait for. A slot is taken and the check registered in
+	// one write-locked step, so requests that bring the same credentials
+	// see either the check in progress or its outcome, never a full
+	// house of their own.
+	a.mu.RLock()
+	r, c, ok := a.lookup(key)
+	full := len(a.slots) == cap(a.slots)
+	a.mu.RUnlock()
+	switch {
+	case ok:
+		return r
+	case c != nil:
+		<-c.done
+		return c.result
+	case full:
+		return busy
 	}
-	for _, u := range a.cfg.Users {
-		if u.Username == user && bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(pass)) == nil {
-			return "user"
+	a.mu.Lock()
+	if r, c, ok := a.lookup(key); ok || c != nil { // done or started meanwhile
+		a.mu.Unlock()
+		if c != nil {
+			<-c.done
+			return c.result
+		}
+		return r
+	}
+	select {
+	case a.slots <- struct{}{}:
+	default:
+		a.mu.Unlock()
+		return busy
+	}
+	c = &check{done: make(chan struct{})}
+	a.pending[key] = c
+	a.mu.Unlock()
+
+	started := time.Now()
+	c.result = a.compare(user, pass)
+	if c.result == refused && a.rest > 0 {
+		// The slot rests before the next check: refusals, which anyone
+		// can cause, hold bcrypt to a fifth of the slot's time.
+		time.AfterFunc(a.rest*time.Since(started), func() { <-a.slots })
+	} else {
+		<-a.slots
+	}
+
+	a.mu.Lock()
+	delete(a.pending, key)
+	if c.result == refused {
+		if len(a.refused) >= a.refusedMax {
+			clear(a.refused)
+		}
+		a.refused[key] = struct{}{}
+	} else {
+		if len(a.valid) >= a.validMax {
+			clear(a.valid)
+		}
+		a.valid[key] = c.result
+	}
+	a.mu.Unlock()
+	close(c.done)
+	return c.result
+}
+
+// lookup returns the known outcome for key (ok), or the check in progress
+// for it. The caller holds the lock.
+func (a *authenticator) lookup(key [32]byte) (r role, c *check, ok bool) {
+	if r, ok := a.valid[key]; ok {
+		return r, nil, true
+	}
+	if _, ok := a.refused[key]; ok {
+		return refused, nil, true
+	}
+	return refused, a.pending[key], false
+}
+
+// compare runs bcrypt: against the account of that name, or against a
+// dummy hash at the same cost when there is none.
+func (a *authenticator) compare(user, pass string) role {
+	found := false
+	if p := a.cfg.Peer; p != nil && p.Username == user {
+		found = true
+		if bcrypt.CompareHashAndPassword([]byte(p.PasswordHash), []byte(pass)) == nil {
+			return asPeer
 		}
 	}
-	return ""
+	for _, u := range a.cfg.Users {
+		if u.Username == user {
+			found = true
+			if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(pass)) == nil {
+				return asUser
+			}
+		}
+	}
+	if !found {
+		bcrypt.CompareHashAndPassword(a.dummy, []byte(pass))
+	}
+	return refused
 }
 
-// allowed decides a request: write tells whether it changes the registry,
-// peer whether it is peer replication.
-func (a *authenticator) allowed(req *Request, write, peer bool) bool {
+// decide answers whether a request may go on: 0 if so, else the status
+// to answer (401, or 503 when its credentials could not be checked). write
+// tells whether it changes the registry, peer whether it is peer
+// replication.
+func (a *authenticator) decide(req *Request, write, peer bool) int {
 	if !write && !peer && !a.cfg.RequireForReads {
-		return true
+		return 0
 	}
-	role := a.role(req)
-	switch {
-	case role == "":
-		return false
-	case peer && a.peerRestricted():
-		return role == "peer"
+	switch r := a.role(req); {
+	case r == busy:
+		return http.StatusServiceUnavailable
+	case r == refused:
+		return http.StatusUnauthorized
+	case peer && a.peerRestricted() && r != asPeer:
+		return http.StatusUnauthorized
 	}
-	return true
+	return 0
 }
 
-// unauthorized answers 401 with the basic-auth challenge.
-func unauthorized(resp *Response) {
+// authFailed answers a refused request: 401 with the basic-auth challenge,
+// or 503 when its credentials could not be checked in time.
+func authFailed(resp *Response, status int) {
+	if status == http.StatusServiceUnavailable {
+		resp.text(status, busyMessage)
+		return
+	}
 	resp.text(http.StatusUnauthorized, "credentials required")
 	resp.Challenge = `Basic realm="eureka"`
 }
+
+const busyMessage = "too many credential checks in progress; retry"
 
 // HashPassword returns the bcrypt hash of password, for AuthConfig.
 func HashPassword(password string) (string, error) {
@@ -145,11 +335,14 @@ func (a *API) Protect(h http.Handler) http.Handler {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.auth.who(r.Header.Get("Authorization")) == "" {
+		switch a.auth.who(r.Header.Get("Authorization")) {
+		case busy:
+			http.Error(w, busyMessage, http.StatusServiceUnavailable)
+		case refused:
 			w.Header().Set("WWW-Authenticate", `Basic realm="eureka"`)
 			http.Error(w, "credentials required", http.StatusUnauthorized)
-			return
+		default:
+			h.ServeHTTP(w, r)
 		}
-		h.ServeHTTP(w, r)
 	})
 }

@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"context"
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -44,7 +47,9 @@ func authCall(t *testing.T, method, url, user, pass string, body []byte, headers
 func TestAuth(t *testing.T) {
 	s, _ := newTestStore(t, registry.Config{})
 	cfg := AuthConfig{Users: []Account{account(t, "ops", "s3cret")}, Peer: ptr(account(t, "peer", "p33r"))}
-	srv := httptest.NewServer(NewHTTPHandler(NewAPI(s, APIConfig{Auth: cfg})))
+	api := NewAPI(s, APIConfig{Auth: cfg})
+	api.auth.rest = 0 // a refusal and a valid password in a row
+	srv := httptest.NewServer(NewHTTPHandler(api))
 	defer srv.Close()
 	base := srv.URL + "/eureka/"
 	body := eureka.AppendInstanceJSON(nil, inst("A", "x"))
@@ -122,3 +127,236 @@ func TestPeersAuthenticate(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// frontDoorURLs serves api on loopback through both front doors and
+// returns their base URLs by name.
+func frontDoorURLs(t *testing.T, api *API) map[string]string {
+	t.Helper()
+	nh := httptest.NewServer(NewHTTPHandler(api))
+	t.Cleanup(nh.Close)
+	srv := NewServer(api, ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Stop(ctx)
+	})
+	return map[string]string{"net/http": nh.URL, "fasthttp": "http://" + srv.Addr().String()}
+}
+
+// rawAuthPut sends a heartbeat with the given Authorization header.
+func rawAuthPut(t *testing.T, url, authorization string) int {
+	t.Helper()
+	req, _ := http.NewRequest("PUT", url, nil)
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func basic(user, pass string) string {
+	return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+}
+
+// The Basic scheme's name is matched case-insensitively, as RFC 9110 says.
+func TestBasicSchemeIsCaseInsensitive(t *testing.T) {
+	s, _ := newTestStore(t, registry.Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	api := NewAPI(s, APIConfig{Auth: AuthConfig{Users: []Account{account(t, "ops", "s3cret")}}})
+	for name, base := range frontDoorURLs(t, api) {
+		t.Run(name, func(t *testing.T) {
+			url := base + "/eureka/apps/A/x"
+			for _, h := range []string{"Basic " + basic("ops", "s3cret"), "basic " + basic("ops", "s3cret"),
+				"BASIC  " + basic("ops", "s3cret"), " bAsIc " + basic("ops", "s3cret") + " "} {
+				if got := rawAuthPut(t, url, h); got != 200 {
+					t.Errorf("%q: %d", h, got)
+				}
+			}
+			for _, h := range []string{"Bearer " + basic("ops", "s3cret"), "Basic" + basic("ops", "s3cret"), "Basic !!", "Basic " + basic("ops", "wrong")} {
+				if got := rawAuthPut(t, url, h); got != 401 {
+					t.Errorf("%q: %d, want 401", h, got)
+				}
+			}
+		})
+	}
+}
+
+// A flood of distinct wrong passwords neither evicts the valid
+// credentials nor runs more bcrypt checks at once than there are slots:
+// with every slot taken, a request with unchecked credentials is answered
+// 503 at once while known clients go on being served.
+func TestAuthFloodKeepsValidCredentials(t *testing.T) {
+	s, _ := newTestStore(t, registry.Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	api := NewAPI(s, APIConfig{Auth: AuthConfig{Users: []Account{account(t, "ops", "s3cret")}}})
+	a := api.auth
+	a.refusedMax = 16
+	a.rest = 0 // many refusals in a row
+	for name, base := range frontDoorURLs(t, api) {
+		t.Run(name, func(t *testing.T) {
+			url := base + "/eureka/apps/A/x"
+			valid := "Basic " + basic("ops", "s3cret")
+			if got := rawAuthPut(t, url, valid); got != 200 {
+				t.Fatalf("valid: %d", got)
+			}
+			for n := range 100 {
+				if got := rawAuthPut(t, url, "Basic "+basic("ops", fmt.Sprint(name, n))); got != 401 {
+					t.Fatalf("wrong password %d: %d", n, got)
+				}
+			}
+			a.mu.RLock()
+			valids, refusals := len(a.valid), len(a.refused)
+			a.mu.RUnlock()
+			if valids != 1 || refusals > 16 {
+				t.Fatalf("caches: %d valid, %d refused (at most 16)", valids, refusals)
+			}
+
+			// Every slot taken, as by a flood in progress.
+			for range cap(a.slots) {
+				a.slots <- struct{}{}
+			}
+			defer func() {
+				for range cap(a.slots) {
+					<-a.slots
+				}
+			}()
+			start := time.Now()
+			if got := rawAuthPut(t, url, "Basic "+basic("ops", "yet another")); got != 503 {
+				t.Errorf("unchecked credentials while saturated: %d, want 503", got)
+			}
+			if got := rawAuthPut(t, url, "Basic "+basic("nobody", "x")); got != 503 {
+				t.Errorf("unknown user while saturated: %d, want 503", got)
+			}
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("refusals waited %v", took)
+			}
+			for range 10 {
+				if got := rawAuthPut(t, url, valid); got != 200 {
+					t.Fatalf("valid while saturated: %d", got)
+				}
+			}
+		})
+	}
+}
+
+// Requests that bring the same new credentials at once share one check:
+// none of them is turned away for want of a slot.
+func TestSameCredentialsShareOneCheck(t *testing.T) {
+	s, _ := newTestStore(t, registry.Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := NewAPI(s, APIConfig{Auth: AuthConfig{Users: []Account{{Username: "ops", PasswordHash: string(hash)}}}})
+	for name, base := range frontDoorURLs(t, api) {
+		t.Run(name, func(t *testing.T) {
+			api.auth.mu.Lock()
+			clear(api.auth.valid)
+			api.auth.mu.Unlock()
+			codes := make(chan int, 20)
+			for range cap(codes) {
+				go func() { codes <- rawAuthPut(t, base+"/eureka/apps/A/x", "Basic "+basic("ops", "s3cret")) }()
+			}
+			for range cap(codes) {
+				if got := <-codes; got != 200 {
+					t.Errorf("concurrent first request: %d", got)
+				}
+			}
+		})
+	}
+}
+
+// An unknown user costs a bcrypt comparison at the accounts' cost, like a
+// wrong password for a real one: the answer time does not tell whether a
+// user exists.
+func TestUnknownUserCostsAsMuchAsAKnownOne(t *testing.T) {
+	s, _ := newTestStore(t, registry.Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := NewAPI(s, APIConfig{Auth: AuthConfig{Users: []Account{{Username: "ops", PasswordHash: string(hash)}}}})
+	api.auth.rest = 0 // refusals in a row
+	if c, err := bcrypt.Cost(api.auth.dummy); err != nil || c != 8 {
+		t.Fatalf("dummy hash cost %d, %v; want 8", c, err)
+	}
+	base := frontDoorURLs(t, api)["fasthttp"]
+	// In turn, so that the machine's other load weighs on both alike.
+	var known, unknown time.Duration
+	for n := range 6 {
+		for _, user := range []string{"ops", "nobody"} {
+			start := time.Now()
+			if got := rawAuthPut(t, base+"/eureka/apps/A/x", "Basic "+basic(user, fmt.Sprint("guess", n))); got != 401 {
+				t.Fatalf("%s: %d", user, got)
+			}
+			if user == "ops" {
+				known += time.Since(start)
+			} else {
+				unknown += time.Since(start)
+			}
+		}
+	}
+	if unknown < known/3 {
+		t.Errorf("unknown users answered in %v in all, a known one in %v", unknown, known)
+	}
+}
+
+// Check refuses what would not work as configured.
+func TestAuthConfigCheck(t *testing.T) {
+	good := account(t, "ops", "x")
+	for _, c := range []struct {
+		cfg  AuthConfig
+		want string
+	}{
+		{AuthConfig{RequireForReads: true}, "RequireForReads (-auth-reads) is set without any user"},
+		{AuthConfig{Users: []Account{{Username: "ops", PasswordHash: "$2a$10$short"}}}, `the password hash of "ops" is not a bcrypt hash`},
+		{AuthConfig{Users: []Account{good}, Peer: &Account{Username: "peer", PasswordHash: "plain"}}, `the password hash of "peer"`},
+		{AuthConfig{Users: []Account{{PasswordHash: good.PasswordHash}}}, "no user name"},
+	} {
+		if err := c.cfg.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
+	}
+	for _, ok := range []AuthConfig{{}, {Users: []Account{good}, RequireForReads: true}, {Peer: &good}} {
+		if err := ok.Check(); err != nil {
+			t.Errorf("%+v: %v", ok, err)
+		}
+	}
+}
+
+// After a check that refused, its slot rests (by default four times as
+// long as the check took): unchecked credentials meanwhile get 503, a refusal already
+// made is answered from the cache, and the slot then serves again.
+func TestRefusalRestsTheSlot(t *testing.T) {
+	s, _ := newTestStore(t, registry.Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := NewAPI(s, APIConfig{Auth: AuthConfig{Users: []Account{{Username: "ops", PasswordHash: string(hash)}}}})
+	api.auth.slots = make(chan struct{}, 1)
+	api.auth.rest = 20 // a rest long enough to be seen over HTTP on a busy machine
+	url := frontDoorURLs(t, api)["fasthttp"] + "/eureka/apps/A/x"
+	if got := rawAuthPut(t, url, "Basic "+basic("ops", "first guess")); got != 401 {
+		t.Fatalf("wrong password: %d", got)
+	}
+	if got := rawAuthPut(t, url, "Basic "+basic("ops", "second guess")); got != 503 {
+		t.Errorf("during the rest: %d, want 503", got)
+	}
+	if got := rawAuthPut(t, url, "Basic "+basic("ops", "first guess")); got != 401 {
+		t.Errorf("a cached refusal during the rest: %d, want 401", got)
+	}
+	testkit.Eventually(t, 10*time.Second, "the slot to serve again", func() bool {
+		return rawAuthPut(t, url, "Basic "+basic("ops", "s3cret")) == 200
+	})
+}

@@ -18,16 +18,16 @@ func verifiedCert(cs *tls.ConnectionState) *x509.Certificate {
 	return cs.PeerCertificates[0]
 }
 
-// role returns "peer" for a request with a peer's verified certificate,
+// role returns asPeer for a request with a peer's verified certificate,
 // else who its Authorization header is.
-func (a *authenticator) role(req *Request) string {
+func (a *authenticator) role(req *Request) role {
 	if c := req.ClientCert; c != nil && len(a.cfg.PeerCertNames) > 0 {
 		if slices.Contains(a.cfg.PeerCertNames, c.Subject.CommonName) && c.Subject.CommonName != "" {
-			return "peer"
+			return asPeer
 		}
 		for _, name := range c.DNSNames {
 			if slices.Contains(a.cfg.PeerCertNames, name) {
-				return "peer"
+				return asPeer
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"net"
 	"strconv"
 	"unsafe"
 
@@ -31,6 +32,9 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 			ContentEncoding: transient(h.ContentEncoding()),
 			Replication:     string(h.Peek("x-netflix-discovery-replication")) == "true",
 			Authorization:   transient(h.Peek("Authorization")),
+			Origin:          transient(h.Peek("Origin")),
+			FetchSite:       transient(h.Peek("Sec-Fetch-Site")),
+			CSRF:            transient(h.Peek(HeaderCSRF)),
 			Body:            ctx.Request.Body(),
 		}
 		if api.certAuth() && ctx.IsTLS() {
@@ -61,20 +65,23 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 }
 
 // FastHTTPErrorHandler answers request errors found by the fasthttp server
-// before the handler runs: 413 for a body over MaxRequestBodySize, 400 for
-// other malformed requests.
+// before the handler runs: 413 for a body over MaxRequestBodySize, 431 for
+// headers over ReadBufferSize, 408 for a request still incomplete at the
+// read timeout, 400 for other malformed requests.
 func FastHTTPErrorHandler(maxBody int64) func(*fasthttp.RequestCtx, error) {
 	return func(ctx *fasthttp.RequestCtx, err error) {
-		if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-			ctx.Error("request body larger than "+strconv.FormatInt(maxBody, 10)+" bytes", fasthttp.StatusRequestEntityTooLarge)
-			return
-		}
 		var small *fasthttp.ErrSmallBuffer
-		if errors.As(err, &small) {
+		var netErr net.Error
+		switch {
+		case errors.Is(err, fasthttp.ErrBodyTooLarge):
+			ctx.Error("request body larger than "+strconv.FormatInt(maxBody, 10)+" bytes", fasthttp.StatusRequestEntityTooLarge)
+		case errors.As(err, &small):
 			ctx.Error("request header too large", fasthttp.StatusRequestHeaderFieldsTooLarge)
-			return
+		case errors.As(err, &netErr) && netErr.Timeout():
+			ctx.Error("request timeout: the request did not arrive in time", fasthttp.StatusRequestTimeout)
+		default:
+			ctx.Error("cannot parse request", fasthttp.StatusBadRequest)
 		}
-		ctx.Error("cannot parse request", fasthttp.StatusBadRequest)
 	}
 }
 

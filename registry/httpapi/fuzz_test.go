@@ -1,51 +1,123 @@
 package httpapi
 
 import (
-	"bytes"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
-// FuzzAPI sends arbitrary requests to the API core: it never panics, and a
-// request answered with an error leaves the registry exactly as it was.
+// documented is every status the API core answers (front doors add 408,
+// 413 and 431 of their own).
+var documented = map[int]bool{200: true, 204: true, 400: true, 401: true, 403: true, 404: true, 405: true,
+	409: true, 410: true, 413: true, 415: true, 500: true, 503: true}
+
+// simpleType reports whether a Content-Type is one an HTML form or a fetch
+// without a preflight may send.
+func simpleType(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	switch strings.ToLower(strings.TrimSpace(mt)) {
+	case "", "application/x-www-form-urlencoded", "multipart/form-data", "text/plain":
+		return true
+	}
+	return false
+}
+
+// FuzzAPI sends arbitrary requests (method, path and query, headers as
+// "Name: value" lines, body; with basic auth on or off) through the whole
+// request path of the API core. It asserts that the core never panics,
+// answers a documented status, never changes the registry on a read or on
+// a refused request, and never lets through a write that another site's
+// page could make a browser send: a CORS-simple one (POST with a form,
+// text/plain or no type), or one from a browser without HeaderCSRF.
 func FuzzAPI(f *testing.F) {
 	seeds, _ := filepath.Glob("../../eureka/testdata/register/*")
 	for _, name := range seeds {
 		body, _ := os.ReadFile(name)
-		f.Add("POST", "/eureka/apps/ORDERS", "application/json", body)
-		f.Add("POST", "/eureka/v2/apps/orders/", "application/xml", body)
+		f.Add("POST", "/eureka/apps/ORDERS", "Content-Type: application/json", body, false)
+		f.Add("POST", "/eureka/v2/apps/orders/", "Content-Type: application/xml", body, false)
+		f.Add("POST", "/eureka/apps/ORDERS", "Content-Type: text/plain", body, false)
+		f.Add("POST", "/eureka/apps/ORDERS", "Content-Type: application/json\nAuthorization: Basic b3BzOnMzY3JldA==", body, true)
 	}
 	batch, _ := os.ReadFile("../replication/testdata/batch-request.json")
-	f.Add("POST", "/eureka/peerreplication/batch", "application/json", batch)
-	for _, p := range []string{"/eureka/apps/A/x", "/eureka/apps/A/x/status?value=UP", "//eureka//v2/apps/A/x/metadata",
+	f.Add("POST", "/eureka/peerreplication/batch", "Content-Type: application/json", batch, false)
+	f.Add("POST", "/eureka/peerreplication/batch", "Content-Type: text/plain;charset=UTF-8\nOrigin: http://evil", batch, false)
+	f.Add("POST", "/eureka/peerreplication/batch", "Content-Type: application/json\nContent-Encoding: gzip", batch, false)
+	for _, p := range []string{"/eureka/apps/A/x", "/eureka/apps/A/x/status?value=UP", "//eureka//v2/apps/A/x/metadata?k=v",
 		"/eureka/apps/%zz", "/eureka/instances/x", "/eureka/vips/a-vip", "/eureka/apps/delta", "/eureka/apps/A/x?lastDirtyTimestamp=9"} {
-		for _, m := range []string{"GET", "PUT", "DELETE", "POST"} {
-			f.Add(m, p, "", []byte(nil))
+		for _, m := range []string{"GET", "PUT", "DELETE", "POST", "OPTIONS"} {
+			f.Add(m, p, "", []byte(nil), false)
 		}
+		f.Add("PUT", p, "Sec-Fetch-Site: cross-site", []byte(nil), false)
+		f.Add("DELETE", p, "Origin: http://localhost:8761\nEurekagate-CSRF: 1\nAuthorization: basic b3BzOnMzY3JldA==", []byte(nil), true)
+		f.Add("PUT", p, "Content-Type: application/x-www-form-urlencoded\nx-netflix-discovery-replication: true", []byte("a=b"), false)
 	}
-	f.Fuzz(func(t *testing.T, method, path, contentType string, body []byte) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, method, path, headers string, body []byte, auth bool) {
 		s, _ := newTestStore(t, registry.Config{})
 		mustRegister(t, s, inst("A", "x"), false)
 		before := s.Version()
 		full := string(s.FullPayload(eureka.FormatJSON).Bytes())
-		api := NewAPI(s, APIConfig{MaxBodyBytes: 1 << 16})
-		rawPath, rawQuery, _ := bytes.Cut([]byte(path), []byte("?"))
-		q, _ := parseQuery(string(rawQuery))
+		// Watches end at once: nothing changes while they wait.
+		cfg := APIConfig{MaxBodyBytes: 1 << 16, MaxBatchBytes: 1 << 16, MaxWatchWait: time.Millisecond}
+		if auth {
+			cfg.Auth = AuthConfig{Users: []Account{{Username: "ops", PasswordHash: string(hash)}}}
+		}
+		api := NewAPI(s, cfg)
+		rawPath, rawQuery, _ := strings.Cut(path, "?")
+		q, _ := parseQuery(rawQuery)
+		req := &Request{Method: method, Path: rawPath, Query: q, Body: body}
+		for _, line := range strings.Split(headers, "\n") {
+			name, value, _ := strings.Cut(line, ":")
+			value = strings.TrimSpace(value)
+			switch strings.ToLower(strings.TrimSpace(name)) {
+			case "content-type":
+				req.ContentType = value
+			case "content-encoding":
+				req.ContentEncoding = value
+			case "accept":
+				req.Accept = value
+			case "accept-encoding":
+				req.AcceptEncoding = value
+			case "authorization":
+				req.Authorization = value
+			case "origin":
+				req.Origin = value
+			case "sec-fetch-site":
+				req.FetchSite = value
+			case "eurekagate-csrf":
+				req.CSRF = value
+			case "x-netflix-discovery-replication":
+				req.Replication = value == "true"
+			}
+		}
 		var resp Response
-		api.Serve(&Request{Method: method, Path: string(rawPath), Query: q, ContentType: contentType, Body: body}, &resp)
-		if resp.Status == 0 {
-			t.Fatal("no status")
+		api.Serve(req, &resp)
+		if !documented[resp.Status] {
+			t.Fatalf("%s %s answered %d, not a documented status", method, path, resp.Status)
 		}
-		if resp.Status >= 400 && (s.Version() != before || string(s.FullPayload(eureka.FormatJSON).Bytes()) != full) {
+		changed := s.Version() != before || string(s.FullPayload(eureka.FormatJSON).Bytes()) != full
+		read := method == http.MethodGet || method == http.MethodHead
+		forgeable := (method == http.MethodPost && simpleType(req.ContentType)) || ((req.Origin != "" || req.FetchSite != "") && req.CSRF == "")
+		switch {
+		case changed && (resp.Status >= 400 || read):
 			t.Fatalf("%s %s answered %d but changed the registry", method, path, resp.Status)
-		}
-		if method == http.MethodPut && resp.Status == http.StatusOK && len(resp.Body) > 0 && resp.ContentType == "" {
+		case !read && forgeable && resp.Status < 300:
+			t.Fatalf("%s %s with %q, forgeable by another site, answered %d", method, path, headers, resp.Status)
+		case !read && auth && resp.Status < 300 && req.Authorization == "":
+			t.Fatalf("%s %s without credentials answered %d", method, path, resp.Status)
+		case resp.Status == http.StatusOK && len(resp.Body) > 0 && resp.ContentType == "":
 			t.Fatal("body without content type")
 		}
 	})

@@ -26,6 +26,9 @@ func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ContentEncoding: r.Header.Get("Content-Encoding"),
 		Replication:     r.Header.Get("x-netflix-discovery-replication") == "true",
 		Authorization:   r.Header.Get("Authorization"),
+		Origin:          r.Header.Get("Origin"),
+		FetchSite:       r.Header.Get("Sec-Fetch-Site"),
+		CSRF:            r.Header.Get(HeaderCSRF),
 	}
 	if h.api.certAuth() {
 		req.ClientCert = verifiedCert(r.TLS)

@@ -33,6 +33,25 @@ func (e endpoint) isRead() bool {
 	return false
 }
 
+// allows reports whether the endpoint answers method; the others get 405.
+func (e endpoint) allows(method string) bool {
+	switch method {
+	case "GET", "HEAD":
+		switch e {
+		case epInstanceStatus, epInstanceMetadata, epBatch:
+			return false
+		}
+		return true
+	case "POST":
+		return e == epApp || e == epBatch
+	case "PUT":
+		return e == epInstance || e == epInstanceStatus || e == epInstanceMetadata
+	case "DELETE":
+		return e == epInstance || e == epInstanceStatus
+	}
+	return false
+}
+
 // route is a parsed request path.
 type route struct {
 	ep       endpoint
@@ -96,6 +115,27 @@ func splitPath(path string, r *route) ([]string, bool) {
 		segs = append(segs, seg)
 	}
 	return segs, true
+}
+
+// malformedEscape answers a path with a bad percent-escape.
+const malformedEscape = "malformed percent-escape in the request path"
+
+// validEscapes reports whether every % in path starts a two-digit hex
+// escape.
+func validEscapes(path string) bool {
+	for n := 0; n < len(path); n++ {
+		if path[n] == '%' {
+			if n+2 >= len(path) || !isHex(path[n+1]) || !isHex(path[n+2]) {
+				return false
+			}
+			n += 2
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 func cutPrefix(segs, prefix []string) ([]string, bool) {

@@ -19,10 +19,26 @@ type ServerConfig struct {
 	// Addr is the listen address. Default ":8761", Eureka's port, so
 	// clients' default service URL http://localhost:8761/eureka/ works.
 	Addr string
-	// ReadTimeout and WriteTimeout bound one request. Default 30s each.
+	// ReadTimeout bounds reading one request, from its first byte (on a
+	// new connection, from the connection's opening) to its last; a
+	// request still incomplete then is answered 408 and its connection
+	// closed. A connection on which nothing arrives in that time is closed
+	// without an answer. WriteTimeout bounds writing one answer. Default
+	// 30s each.
 	ReadTimeout, WriteTimeout time.Duration
-	// IdleTimeout closes idle keep-alive connections. Default 90s.
+	// IdleTimeout closes a keep-alive connection that waits that long for
+	// its next request, without an answer (Eureka clients open another).
+	// Default 90s.
 	IdleTimeout time.Duration
+	// MaxHeaderBytes limits a request's line and headers together; larger
+	// requests are answered 431. Default DefaultMaxHeaderBytes (64 KiB).
+	// fasthttp reads them into a buffer of that size, which a connection
+	// holds while a request is arriving (not while it is idle or its
+	// request is being answered, as a held watch is): a client that sends
+	// part of a request and stalls holds it until ReadTimeout. net/http's
+	// limit is 1 MiB, but it grows its buffer with what arrives; set 1<<20
+	// for the same limit, at 1 MiB per request on its way in.
+	MaxHeaderBytes int
 	// Logger receives fasthttp's messages about broken connections.
 	// Default: discarded, since they report client errors.
 	Logger fasthttp.Logger
@@ -36,6 +52,12 @@ type ServerConfig struct {
 	// dashboard, /metrics). Default: 404.
 	Other http.Handler
 }
+
+// DefaultMaxHeaderBytes is the default limit of a request's line and
+// headers on the standalone server: 64 KiB, 16 times fasthttp's default
+// and 4 times Caddy's (long metadata queries and a browser's cookies for
+// localhost fit), while a thousand requests stalled half-way hold 64 MB.
+const DefaultMaxHeaderBytes = 64 << 10
 
 type discardLogger struct{}
 
@@ -62,6 +84,7 @@ func NewServer(api *API, cfg ServerConfig) *Server {
 	cfg.ReadTimeout = cmp.Or(cfg.ReadTimeout, 30*time.Second)
 	cfg.WriteTimeout = cmp.Or(cfg.WriteTimeout, 30*time.Second)
 	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, 90*time.Second)
+	cfg.MaxHeaderBytes = cmp.Or(cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	if cfg.Logger == nil {
 		cfg.Logger = discardLogger{}
 	}
@@ -77,9 +100,15 @@ func NewServer(api *API, cfg ServerConfig) *Server {
 			HeaderReceived: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 				return fasthttp.RequestConfig{MaxRequestBodySize: int(api.BodyLimit(transient(h.RequestURI())))}
 			},
-			ReadTimeout:                  cfg.ReadTimeout,
-			WriteTimeout:                 cfg.WriteTimeout,
-			IdleTimeout:                  cfg.IdleTimeout,
+			ReadTimeout:    cfg.ReadTimeout,
+			WriteTimeout:   cfg.WriteTimeout,
+			IdleTimeout:    cfg.IdleTimeout,
+			ReadBufferSize: cfg.MaxHeaderBytes, // fasthttp reads the headers whole into it
+			// Buffers are taken from a pool when a request arrives and given
+			// back once it is read, so only requests on their way in hold
+			// one. It also closes a connection that times out before its
+			// first byte without an answer.
+			ReduceMemoryUsage:            true,
 			Name:                         "eurekagate",
 			DisablePreParseMultipartForm: true,
 		},
@@ -100,7 +129,13 @@ func withOther(api *API, other http.Handler) fasthttp.RequestHandler {
 		other.ServeHTTP(w, r.WithContext(api.closed))
 	}))
 	return func(ctx *fasthttp.RequestCtx) {
-		if api.Match(transient(ctx.Request.URI().PathOriginal())) {
+		path := transient(ctx.Request.URI().PathOriginal())
+		if !validEscapes(path) {
+			// net/http would not take it either; say so instead of a 500.
+			ctx.Error(malformedEscape, fasthttp.StatusBadRequest)
+			return
+		}
+		if api.Match(path) {
 			h(ctx)
 			return
 		}

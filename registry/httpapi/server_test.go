@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +141,139 @@ func TestReadsWaitForReady(t *testing.T) {
 	close(ready)
 	if got := get("/eureka/apps/A/x"); got != http.StatusOK {
 		t.Errorf("GET after the sync: %d", got)
+	}
+}
+
+func startServer(t *testing.T, cfg ServerConfig) (*Server, *registry.Store) {
+	t.Helper()
+	s, _ := newTestStore(t, registry.Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	cfg.Addr = "127.0.0.1:0"
+	if cfg.Other == nil {
+		cfg.Other = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "other") })
+	}
+	srv := NewServer(NewAPI(s, APIConfig{}), cfg)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Stop(ctx)
+	})
+	return srv, s
+}
+
+func readAll(t *testing.T, conn net.Conn) string {
+	t.Helper()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("the server did not close the connection: %v (read %q)", err, b)
+	}
+	return string(b)
+}
+
+func TestIdleConnectionsCloseSilently(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{ReadTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+	fresh, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if got := readAll(t, fresh); got != "" {
+		t.Errorf("a connection that sent nothing got %q", got)
+	}
+
+	used, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer used.Close()
+	fmt.Fprintf(used, "GET /eureka/apps/A HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(used)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	used.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if rest, err := io.ReadAll(br); err != nil || len(rest) != 0 {
+		t.Errorf("an idle keep-alive connection got %q (%v)", rest, err)
+	}
+}
+
+func TestSlowRequestGets408(t *testing.T) {
+	srv, s := startServer(t, ServerConfig{ReadTimeout: 300 * time.Millisecond})
+	for name, partial := range map[string]string{
+		"headers": "PUT /eureka/apps/A/x HTTP/1.1\r\nHost: x\r\n",
+		"body":    "POST /eureka/apps/A HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"instance\":",
+	} {
+		t.Run(name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", srv.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			io.WriteString(conn, partial)
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusRequestTimeout {
+				t.Errorf("status %d, want 408", resp.StatusCode)
+			}
+		})
+	}
+	if s.Len() != 1 {
+		t.Error("a timed-out request changed the registry")
+	}
+}
+
+func rawStatus(t *testing.T, addr, request string) int {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	go io.WriteString(conn, request)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestHeaderLimit(t *testing.T) {
+	header := func(n int) string { return "X-Pad: " + strings.Repeat("p", n) + "\r\n" }
+	def, _ := startServer(t, ServerConfig{})
+	for _, c := range []struct {
+		size, want int
+	}{{60 << 10, 200}, {70 << 10, 431}} {
+		if got := rawStatus(t, def.Addr().String(), "GET /eureka/apps/A HTTP/1.1\r\nHost: x\r\n"+header(c.size)+"\r\n"); got != c.want {
+			t.Errorf("%d KiB of headers: %d, want %d", c.size>>10, got, c.want)
+		}
+	}
+	big, _ := startServer(t, ServerConfig{MaxHeaderBytes: 1 << 20})
+	if got := rawStatus(t, big.Addr().String(), "GET /eureka/apps/A HTTP/1.1\r\nHost: x\r\n"+header(900<<10)+"\r\n"); got != 200 {
+		t.Errorf("900 KiB of headers with a 1 MiB limit: %d", got)
+	}
+}
+
+func TestMalformedEscapeIs400(t *testing.T) {
+	srv, _ := startServer(t, ServerConfig{})
+	for _, p := range []string{"/eureka/apps/ORDERS/%zz", "/eureka/apps/%", "/dashboard/%zz", "/%4"} {
+		if got := rawStatus(t, srv.Addr().String(), "GET "+p+" HTTP/1.1\r\nHost: x\r\n\r\n"); got != 400 {
+			t.Errorf("GET %s: %d, want 400", p, got)
+		}
+	}
+	if got := rawStatus(t, srv.Addr().String(), "GET /dashboard/%41 HTTP/1.1\r\nHost: x\r\n\r\n"); got != 200 {
+		t.Errorf("a valid escape: %d", got)
 	}
 }
