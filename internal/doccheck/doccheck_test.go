@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var packages = []string{"eureka", "registry", "discovery", "balancer", "fxmodules", "caddymodule", "internal/eurekahttp"}
+var packages = []string{"eureka", "registry", "discovery", "balancer", "gateway", "fxmodules", "caddymodule", "internal/eurekahttp"}
 
 func TestExportedIdentifiersAreDocumented(t *testing.T) {
 	for _, dir := range packages {
