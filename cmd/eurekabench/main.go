@@ -46,6 +46,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "gateway" {
+		os.Exit(gatewayCommand(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "scale" {
 		fs := flag.NewFlagSet("scale", flag.ExitOnError)
 		d := fs.Duration("duration", defaultScale.d, "how long each timed phase runs")
