@@ -48,9 +48,9 @@ type Gateway struct {
 	closeOnce sync.Once
 }
 
-// New returns a Gateway over cfg.Instances. It starts a goroutine that
-// closes the connection pools of instances that leave the registry; Close
-// stops it.
+// New returns a Gateway over cfg.Instances. It starts nothing: the
+// goroutine that closes the connection pools of instances that leave the
+// registry starts with the first pool, and Close stops it.
 func New(cfg Config) (*Gateway, error) {
 	if cfg.Instances == nil {
 		return nil, errors.New("gateway: Config.Instances is required")
@@ -65,22 +65,25 @@ func New(cfg Config) (*Gateway, error) {
 	_, g.countInFlight = cfg.Policy.(*balancer.LeastRequests)
 	g.dialer.net.Timeout = cfg.DialTimeout
 	g.dialer.timeout = cfg.ResponseTimeout
-	go func() {
-		defer close(g.swept)
-		g.sweeper(g.stop)
-	}()
 	return g, nil
 }
 
-// Close stops the pool sweeper, ends the tunnels (upgraded connections)
-// and closes the pooled connections, and waits for the goroutines it
-// started. Requests still being served go on with fresh connections that
-// are not pooled. Close is for after the servers that use the handler
-// have stopped; it may be called more than once.
+// Close stops the pool sweeper, ends the tunnels (upgraded connections),
+// closes the pooled connections, and waits for the goroutines it started.
+// Requests still being served go on with fresh connections that are not
+// pooled. Close is for after the servers that use the handler have
+// stopped; it may be called more than once.
 func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {
-		close(g.stop)
-		<-g.swept
+		p := &g.pools
+		p.mu.Lock()
+		p.closed = true
+		sweeping := p.sweeping
+		p.mu.Unlock()
+		if sweeping {
+			close(g.stop)
+			<-g.swept
+		}
 		g.tunnels.closeAll()
 		g.closePools()
 	})

@@ -43,8 +43,9 @@ type pools struct {
 	// retired are the upstreams of departed instances whose connections
 	// may still carry a response: they are closed again at each sweep
 	// until no request uses them.
-	retired []*upstream
-	closed  bool
+	retired  []*upstream
+	closed   bool
+	sweeping bool // the sweeper runs
 }
 
 // upstream returns the pool for inst, making it if needed.
@@ -92,6 +93,13 @@ func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo) *upstream {
 	}
 	next[k] = u
 	p.m.Store(&next)
+	if !p.sweeping {
+		p.sweeping = true
+		go func() {
+			defer close(g.swept)
+			g.sweeper(g.stop)
+		}()
+	}
 	return u
 }
 
