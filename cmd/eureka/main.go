@@ -4,6 +4,7 @@
 //
 //	go run ./cmd/eureka                  # listens on :8761
 //	go run ./cmd/eureka -addr 127.0.0.1:8761 -self-preservation=false
+//	go run ./cmd/eureka -gateway :8080   # and routes /<app>/<rest> on :8080
 //
 // Every flag can also be set as an environment variable: -eviction-interval
 // as EUREKA_EVICTION_INTERVAL. Run with -h for the list. SIGINT or SIGTERM
@@ -64,9 +65,15 @@ func main() {
 }
 
 // appOptions assembles the server: the registry module and the fasthttp
-// server module, with the parsed settings.
+// server module, with the parsed settings, and the gateway module over the
+// registry when -gateway is set.
 func appOptions(opts *options, log *zap.Logger) fx.Option {
+	gw := fx.Options()
+	if opts.gatewayServer.Addr != "" {
+		gw = fx.Options(fxmodules.LocalInstances, fxmodules.Gateway, fx.Supply(opts.gateway, opts.gatewayServer))
+	}
 	return fx.Options(
+		gw,
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),
