@@ -129,12 +129,12 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		g.tunnel(ctx, app, list)
 		return
 	}
-	replayable, body, ok := g.prepareBody(ctx)
-	if body != nil {
-		defer bodyPool.Put(body)
+	body, ok := g.prepareBody(ctx)
+	if body.buf != nil {
+		defer bodyPool.Put(body.buf)
 	}
 	if ok {
-		g.forward(ctx, app, list, replayable)
+		g.forward(ctx, app, list, body)
 	}
 }
 
@@ -196,59 +196,85 @@ func plain(ctx *fasthttp.RequestCtx, status int, msg string) {
 
 // prepareBody enforces the body limit and makes a small streamed body
 // replayable by reading it into a buffer (returned, for the caller to put
-// back). ok is false when the request has been answered.
-func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (replayable bool, buf *bytes.Buffer, ok bool) {
+// back). A larger body streams through a streamedBody (returned). ok is
+// false when the request has been answered.
+func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bool) {
 	req := &ctx.Request
 	n := req.Header.ContentLength()
 	limit := g.cfg.MaxRequestBodySize
 	if limit > 0 && int64(n) > limit {
 		plain(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes\n", limit))
 		ctx.SetConnectionClose()
-		return false, nil, false
+		return body, false
 	}
 	if !req.IsBodyStream() {
-		return true, nil, true
+		body.replayable = true
+		return body, true
 	}
 	if n >= 0 && n <= prefetchSize {
 		// fasthttp has read it already: keep it in memory.
-		buf = bodyPool.Get().(*bytes.Buffer)
+		buf := bodyPool.Get().(*bytes.Buffer)
 		buf.Reset()
 		if _, err := buf.ReadFrom(req.BodyStream()); err != nil {
 			bodyPool.Put(buf)
 			ctx.SetConnectionClose()
 			plain(ctx, fasthttp.StatusBadRequest, "incomplete request body\n")
-			return false, nil, false
+			return body, false
 		}
 		req.SetBodyRaw(buf.Bytes())
-		return true, buf, true
+		body.replayable, body.buf = true, buf
+		return body, true
 	}
-	if n < 0 && limit > 0 {
-		req.SetBodyStream(&limitedBody{r: req.BodyStream(), left: limit}, -1)
+	if limit <= 0 || n >= 0 {
+		limit = -1 // nothing to check as it streams
 	}
-	return false, nil, true
+	body.stream = &streamedBody{r: req.BodyStream(), left: limit, want: n}
+	req.SetBodyStream(body.stream, n)
+	return body, true
+}
+
+// requestBody is what prepareBody made of a request body.
+type requestBody struct {
+	replayable bool          // in memory (or none): the request can be sent again
+	buf        *bytes.Buffer // holds it, when it had to be read
+	stream     *streamedBody // when it streams
 }
 
 // bodyPool holds the buffers of small request bodies.
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// limitedBody fails a chunked body once it passes the limit.
-type limitedBody struct {
+// streamedBody passes a client's streamed body on, notes a failure to read
+// it (the client's fault, not the instance's), and fails a chunked body
+// once it passes the limit.
+type streamedBody struct {
 	r    io.Reader
-	left int64
+	left int64 // bytes allowed yet; negative for no limit
+	want int   // Content-Length, or -1
+	read int
+	err  error // the client's read error, or io.ErrUnexpectedEOF for a short body
 }
 
-func (b *limitedBody) Read(p []byte) (int, error) {
+func (b *streamedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
-	b.left -= int64(n)
-	if b.left < 0 {
-		return 0, errBodyTooLarge
+	b.read += n
+	switch {
+	case err == io.EOF && b.want >= 0 && b.read < b.want:
+		b.err = io.ErrUnexpectedEOF
+	case err != nil && err != io.EOF:
+		b.err = err
+	}
+	if b.left >= 0 {
+		if b.left -= int64(n); b.left < 0 {
+			b.err = errBodyTooLarge
+			return 0, errBodyTooLarge
+		}
 	}
 	return n, err
 }
 
 // forward sends the request to an instance of app, and to others after a
 // failure the request may be retried after.
-func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.InstanceInfo, replayable bool) {
+func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.InstanceInfo, body requestBody) {
 	var tried [8]*eureka.InstanceInfo
 	idempotent := isIdempotent(&ctx.Request.Header)
 	for attempt := 0; ; attempt++ {
@@ -257,7 +283,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.I
 			tried[attempt] = inst
 		}
 		u := g.upstream(app, inst)
-		if g.cfg.RewriteHost {
+		if g.cfg.RewriteHost || len(ctx.Request.Header.Host()) == 0 {
 			ctx.Request.Header.SetHost(u.addr)
 		}
 		var end func()
@@ -282,6 +308,11 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.I
 			ctx.SetConnectionClose()
 			plain(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes\n", g.cfg.MaxRequestBodySize))
 			return
+		case body.stream != nil && body.stream.err != nil:
+			// The client stopped sending its body.
+			ctx.SetConnectionClose()
+			plain(ctx, fasthttp.StatusBadRequest, "incomplete request body\n")
+			return
 		case errors.Is(err, fasthttp.ErrNoFreeConns):
 			plain(ctx, fasthttp.StatusServiceUnavailable, fmt.Sprintf("application %q: every connection to the instance is busy\n", app))
 			return
@@ -290,7 +321,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.I
 		g.cfg.Logger.Info("instance failed", zap.String("app", app), zap.String("instance", inst.ID()),
 			zap.String("addr", u.addr), zap.Int("attempt", attempt+1), zap.Error(err))
 		var dial *dialError
-		retry := errors.As(err, &dial) || (replayable && idempotent)
+		retry := errors.As(err, &dial) || (body.replayable && idempotent)
 		if retry && attempt < g.cfg.Retries {
 			if list = g.cfg.Instances.Instances(app); len(list) > 0 {
 				continue

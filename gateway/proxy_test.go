@@ -440,3 +440,66 @@ func TestUnavailableNamesTheApp(t *testing.T) {
 	}
 	_ = strconv.Itoa
 }
+
+// A client that gives up in the middle of its upload costs the instance
+// nothing: it is not marked failed. Expect: 100-continue and HTTP/1.0
+// requests without Host work.
+func TestClientSideTroubles(t *testing.T) {
+	store := registry.New(registry.Config{})
+	for _, id := range []string{"a", "b"} {
+		serve(t, store, "files", id, func(w http.ResponseWriter, r *http.Request) {
+			n, _ := io.Copy(io.Discard, r.Body)
+			w.Header().Set("X-Instance", id)
+			fmt.Fprintf(w, "got %d", n)
+		})
+	}
+	names := map[string]bool{}
+	base, _, _ := start(t, Config{}, store)
+	hostport := strings.TrimPrefix(base, "http://")
+
+	conn, err := net.Dial("tcp", hostport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST /files/up HTTP/1.1\r\nHost: gw\r\nContent-Length: 10000000\r\n\r\n%s", strings.Repeat("x", 200<<10))
+	time.Sleep(100 * time.Millisecond)
+	conn.Close()
+	// Both instances still take requests: neither was marked failed.
+	time.Sleep(100 * time.Millisecond)
+	for range 4 {
+		_, h, _ := do(t, "GET", base+"/files/x", nil)
+		names[h.Get("X-Instance")] = true
+	}
+	if len(names) != 2 {
+		t.Errorf("instances answering after an aborted upload: %v", names)
+	}
+
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, ExpectContinueTimeout: 5 * time.Second}}
+	req, _ := http.NewRequest("POST", base+"/files/up", strings.NewReader(strings.Repeat("y", 300<<10)))
+	req.Header.Set("Expect", "100-continue")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != fmt.Sprintf("got %d", 300<<10) {
+		t.Errorf("Expect: 100-continue: %d %q", resp.StatusCode, body)
+	}
+
+	conn, err = net.Dial("tcp", hostport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(conn, "GET /files/old HTTP/1.0\r\n\r\n")
+	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "got 0" {
+		t.Errorf("HTTP/1.0 without Host: %d %q", resp.StatusCode, body)
+	}
+}
