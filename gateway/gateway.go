@@ -352,13 +352,17 @@ func bufferSmallBody(resp *fasthttp.Response) error {
 	buf := bodyPool.Get().(*bytes.Buffer)
 	defer bodyPool.Put(buf)
 	buf.Reset()
-	if _, err := buf.ReadFrom(io.LimitReader(s, int64(n))); err != nil {
+	buf.Grow(n)
+	b := buf.AvailableBuffer()[:n]
+	if _, err := io.ReadFull(s, b); err != nil {
 		return err
 	}
-	if buf.Len() != n {
-		return io.ErrUnexpectedEOF
+	// Reach the end of the stream, or the connection is not reused.
+	var one [1]byte
+	if k, err := s.Read(one[:]); k != 0 || err != io.EOF {
+		return errors.Join(errors.New("gateway: response body longer than its Content-Length"), err)
 	}
-	resp.SetBody(buf.Bytes()) // closes the stream, fully read: the connection goes back to the pool
+	resp.SetBody(b) // closes the stream, fully read: the connection goes back to the pool
 	return nil
 }
 
