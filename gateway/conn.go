@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,20 +34,18 @@ func (d *dialer) dial(addr string) (net.Conn, error) {
 // and send_timeout, rather than a deadline for a whole body. It moves a
 // deadline only when an eighth of the limit has passed since it last did,
 // so a busy connection sets one rarely; a read or write may so be cut off
-// after 7/8 of its limit.
+// after 7/8 of its limit. Reads, writes and deadline changes may come from
+// different goroutines (a tunnel's two directions).
 type idleConn struct {
 	net.Conn
 	read, write           time.Duration
-	readArmed, writeArmed time.Time // when the deadline was last moved
+	readArmed, writeArmed atomic.Int64 // when the deadline was last moved, since epoch; 0 for never
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
 	if c.read > 0 {
-		if now := time.Now(); now.Sub(c.readArmed) > c.read/8 {
-			c.readArmed = now
-			if err := c.Conn.SetReadDeadline(now.Add(c.read)); err != nil {
-				return 0, err
-			}
+		if err := rearm(&c.readArmed, c.read, c.Conn.SetReadDeadline); err != nil {
+			return 0, err
 		}
 	}
 	return c.Conn.Read(p)
@@ -54,33 +53,46 @@ func (c *idleConn) Read(p []byte) (int, error) {
 
 func (c *idleConn) Write(p []byte) (int, error) {
 	if c.write > 0 {
-		if now := time.Now(); now.Sub(c.writeArmed) > c.write/8 {
-			c.writeArmed = now
-			if err := c.Conn.SetWriteDeadline(now.Add(c.write)); err != nil {
-				return 0, err
-			}
+		if err := rearm(&c.writeArmed, c.write, c.Conn.SetWriteDeadline); err != nil {
+			return 0, err
 		}
 	}
 	return c.Conn.Write(p)
 }
 
+// epoch is the origin of the monotonic times idleConn keeps: reading the
+// monotonic clock alone costs half of time.Now.
+var epoch = time.Now()
+
+// rearm moves a deadline to limit from now when an eighth of the limit
+// has passed since armed.
+func rearm(armed *atomic.Int64, limit time.Duration, set func(time.Time) error) error {
+	now := time.Since(epoch)
+	if last := armed.Load(); last != 0 && int64(now)-last <= int64(limit/8) {
+		return nil
+	}
+	armed.Store(int64(now))
+	return set(epoch.Add(now + limit))
+}
+
 // SetReadDeadline sets a deadline that holds until the next Read moves it
 // (at once when reads are bounded).
 func (c *idleConn) SetReadDeadline(t time.Time) error {
-	c.readArmed = time.Time{}
+	c.readArmed.Store(0)
 	return c.Conn.SetReadDeadline(t)
 }
 
 // SetWriteDeadline sets a deadline that holds until the next Write moves
 // it (at once when writes are bounded).
 func (c *idleConn) SetWriteDeadline(t time.Time) error {
-	c.writeArmed = time.Time{}
+	c.writeArmed.Store(0)
 	return c.Conn.SetWriteDeadline(t)
 }
 
 // SetDeadline sets both deadlines.
 func (c *idleConn) SetDeadline(t time.Time) error {
-	c.readArmed, c.writeArmed = time.Time{}, time.Time{}
+	c.readArmed.Store(0)
+	c.writeArmed.Store(0)
 	return c.Conn.SetDeadline(t)
 }
 
@@ -92,18 +104,29 @@ func (c *idleConn) CloseWrite() error {
 	return nil
 }
 
-// writeIdleListener bounds each Write on its connections: a client that
-// takes no data for that long is cut off, however long its response.
-// Reads keep the deadlines fasthttp sets.
-type writeIdleListener struct {
+// idleListener bounds each Read and Write on its connections: a client
+// that sends nothing, or takes no data, for that long is cut off.
+type idleListener struct {
 	net.Listener
-	timeout time.Duration
+	read, write time.Duration
 }
 
-func (l writeIdleListener) Accept() (net.Conn, error) {
+func (l idleListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return &idleConn{Conn: c, write: l.timeout}, nil
+	return &idleConn{Conn: c, read: l.read, write: l.write}, nil
+}
+
+// unboundReads lifts the read limit of a client connection that fasthttp
+// hijacked for a tunnel, where quiet is normal.
+func unboundReads(c net.Conn) {
+	if u, ok := c.(interface{ UnsafeConn() net.Conn }); ok {
+		c = u.UnsafeConn()
+	}
+	if ic, ok := c.(*idleConn); ok {
+		ic.read = 0
+		ic.Conn.SetReadDeadline(time.Time{})
+	}
 }

@@ -21,7 +21,7 @@ import (
 const (
 	// bufferSize is the read and write buffer of each connection, client
 	// or upstream. It bounds a request's or a response's header.
-	bufferSize = 16 << 10
+	bufferSize = 8 << 10
 	// prefetchSize is how much of a request body fasthttp reads before
 	// the handler runs. A body that fits is held in memory, so a request
 	// carrying it can be retried; a larger one streams.
@@ -295,9 +295,6 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.I
 			end()
 		}
 		if err == nil {
-			err = bufferSmallBody(&ctx.Response)
-		}
-		if err == nil {
 			g.bal.ReportSuccess(inst)
 			stripResponse(&ctx.Response.Header, false)
 			return
@@ -334,36 +331,6 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.I
 		}
 		return
 	}
-}
-
-// smallBody is the size up to which a response body is read at once,
-// which hands its connection back to the pool before the response goes
-// to the client; a larger one streams.
-const smallBody = 64 << 10
-
-// bufferSmallBody reads a small response body of known length into the
-// response.
-func bufferSmallBody(resp *fasthttp.Response) error {
-	n := resp.Header.ContentLength()
-	s := resp.BodyStream()
-	if s == nil || n < 0 || n > smallBody {
-		return nil
-	}
-	buf := bodyPool.Get().(*bytes.Buffer)
-	defer bodyPool.Put(buf)
-	buf.Reset()
-	buf.Grow(n)
-	b := buf.AvailableBuffer()[:n]
-	if _, err := io.ReadFull(s, b); err != nil {
-		return err
-	}
-	// Reach the end of the stream, or the connection is not reused.
-	var one [1]byte
-	if k, err := s.Read(one[:]); k != 0 || err != io.EOF {
-		return errors.Join(errors.New("gateway: response body longer than its Content-Length"), err)
-	}
-	resp.SetBody(b) // closes the stream, fully read: the connection goes back to the pool
-	return nil
 }
 
 // pick returns an instance of app not tried yet, or any if all were.

@@ -75,7 +75,10 @@ func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo) *upstream {
 		NoDefaultUserAgentHeader:      true,
 		DisablePathNormalizing:        true,
 		DisableHeaderNamesNormalizing: false,
-		StreamResponseBody:            true,
+		Transport:                     transport{},
+		// The most recently used connection first: the others go idle
+		// and are closed, and the pool stays as small as the load.
+		ConnPoolStrategy: fasthttp.LIFO,
 		// One more try on another connection to the same instance, for a
 		// kept-alive connection the instance closed meanwhile; timeouts
 		// and dial failures go to another instance instead.

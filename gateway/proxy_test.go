@@ -377,7 +377,7 @@ func TestNoApplicationGoesToOther(t *testing.T) {
 	}
 }
 
-// Close ends the tunnels, and new ones are refused.
+// A tunnel may stay quiet past ReadTimeout; Close ends it.
 func TestCloseEndsTunnels(t *testing.T) {
 	store := registry.New(registry.Config{})
 	upstream, err := net.Listen("tcp", "127.0.0.1:0")
@@ -403,8 +403,16 @@ func TestCloseEndsTunnels(t *testing.T) {
 		io.Copy(c, br)
 	}()
 	register(t, store, "echo", "a", upstream.Addr().(*net.TCPAddr).Port)
-	base, g, _ := start(t, Config{}, store)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	g, err := New(Config{Instances: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(g, ServerConfig{Addr: "127.0.0.1:0", ReadTimeout: 300 * time.Millisecond})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(context.Background())
+	conn, err := net.Dial("tcp", srv.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,6 +424,7 @@ func TestCloseEndsTunnels(t *testing.T) {
 	if err != nil || resp.StatusCode != 101 {
 		t.Fatalf("%v %v", resp, err)
 	}
+	time.Sleep(700 * time.Millisecond) // a quiet tunnel outlives ReadTimeout
 	io.WriteString(conn, "ping")
 	got := make([]byte, 4)
 	if _, err := io.ReadFull(br, got); err != nil || string(got) != "ping" {
@@ -501,5 +510,131 @@ func TestClientSideTroubles(t *testing.T) {
 	body, _ = io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || string(body) != "got 0" {
 		t.Errorf("HTTP/1.0 without Host: %d %q", resp.StatusCode, body)
+	}
+}
+
+// Response bodies of every framing cross the gateway: chunked (with its
+// trailer), and delimited by the instance closing the connection.
+func TestResponseFramings(t *testing.T) {
+	store := registry.New(registry.Config{})
+	chunk := strings.Repeat("c", 100<<10)
+	var conns atomic.Int32
+	chunked := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Sum")
+		for range 3 {
+			io.WriteString(w, chunk)
+			w.(http.Flusher).Flush()
+		}
+		w.Header().Set("X-Sum", "300k")
+	}))
+	chunked.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	chunked.Start()
+	defer chunked.Close()
+	register(t, store, "chunked", "a", chunked.Listener.Addr().(*net.TCPAddr).Port)
+
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() { // answers one request with a body that ends when the connection does
+		defer wg.Done()
+		c, err := raw.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		http.ReadRequest(bufio.NewReader(c))
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n"+strings.Repeat("i", 70<<10))
+	}()
+	register(t, store, "identity", "a", raw.Addr().(*net.TCPAddr).Port)
+	base, _, _ := start(t, Config{}, store)
+
+	for range 2 {
+		resp, err := client.Get(base + "/chunked/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || len(body) != 300<<10 || resp.Trailer.Get("X-Sum") != "300k" {
+			t.Errorf("chunked: %d bytes, trailer %v, %v", len(body), resp.Trailer, err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections to the chunked instance, want 1 reused", n)
+	}
+	if status, _, body := do(t, "GET", base+"/identity/x", nil); status != 200 || len(body) != 70<<10 {
+		t.Errorf("close-delimited: %d, %d bytes", status, len(body))
+	}
+}
+
+// ReadTimeout bounds each wait for a client, not a whole body: a slow
+// upload that never pauses that long goes through, one that stops is cut
+// off, and a quiet tunnel is left alone.
+func TestClientReadTimeoutBoundsEachWait(t *testing.T) {
+	store := registry.New(registry.Config{})
+	serve(t, store, "files", "a", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "got %d", n)
+	})
+	g, err := New(Config{Instances: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(g, ServerConfig{Addr: "127.0.0.1:0", ReadTimeout: 400 * time.Millisecond})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Stop(context.Background()); g.Close() }()
+	addr := srv.Addr().String()
+
+	upload := func(pause time.Duration) (string, error) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		piece := strings.Repeat("x", 100<<10)
+		fmt.Fprintf(conn, "POST /files/up HTTP/1.1\r\nHost: gw\r\nContent-Length: %d\r\n\r\n", 6*len(piece))
+		for range 6 {
+			if _, err := io.WriteString(conn, piece); err != nil {
+				return "", err
+			}
+			time.Sleep(pause)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			return "", err
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, b), nil
+	}
+	// 6 pauses of 150 ms: far longer than ReadTimeout in all, never that long at once.
+	if got, err := upload(150 * time.Millisecond); err != nil || got != fmt.Sprintf("200 got %d", 600<<10) {
+		t.Errorf("slow upload: %q %v", got, err)
+	}
+	if got, err := upload(time.Second); err == nil && strings.HasPrefix(got, "200") {
+		t.Errorf("an upload pausing past ReadTimeout went through: %q", got)
+	}
+	// A connection idle past ReadTimeout is closed (fasthttp answers 408
+	// first, when no request came at all).
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	began := time.Now()
+	if b, err := io.ReadAll(conn); err != nil || time.Since(began) > 3*time.Second {
+		t.Errorf("an idle connection: %q %v after %v", b, err, time.Since(began))
 	}
 }

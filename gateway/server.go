@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -16,25 +15,23 @@ const (
 	DefaultAddr         = ":8080"
 	DefaultReadTimeout  = 60 * time.Second
 	DefaultWriteTimeout = 60 * time.Second
-	DefaultIdleTimeout  = 90 * time.Second
 )
 
 // ServerConfig configures a Server. Its zero value is the defaults.
 type ServerConfig struct {
 	// Addr is the listen address. Default ":8080".
 	Addr string
-	// ReadTimeout bounds the reading of a request's header (and of the
-	// first 64 KiB of its body); after that, a body may pause this long
-	// between two reads, however long it is, as nginx's
-	// client_body_timeout. Default 60s.
+	// ReadTimeout closes a client connection on which nothing arrives for
+	// this long: a kept-alive connection between requests, or one whose
+	// request header or body stops coming, however long the body (as
+	// nginx's keepalive_timeout and client_body_timeout). It bounds each
+	// wait, not a whole header. Upgraded connections (WebSockets) are
+	// exempt. Default 60s.
 	ReadTimeout time.Duration
 	// WriteTimeout is how long a client may take no data while the
 	// gateway writes a response to it, however long the response, as
 	// nginx's send_timeout. Default 60s.
 	WriteTimeout time.Duration
-	// IdleTimeout closes a kept-alive client connection that sends no
-	// request for this long. Default 90s.
-	IdleTimeout time.Duration
 	// Logger receives fasthttp's messages about broken connections.
 	// Default: discarded, since they report client errors.
 	Logger fasthttp.Logger
@@ -69,20 +66,18 @@ func NewServer(g *Gateway, cfg ServerConfig) *Server {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = discardLogger{}
 	}
 	s := &Server{g: g, cfg: cfg}
 	s.srv = &fasthttp.Server{
-		Handler:         s.handle,
-		Logger:          cfg.Logger,
-		ReadTimeout:     cfg.ReadTimeout,
-		IdleTimeout:     cfg.IdleTimeout,
+		Handler: g.Handler,
+		Logger:  cfg.Logger,
+		// The connections bound each read and write themselves (see
+		// Start), which costs no deadline change per request.
 		ReadBufferSize:  bufferSize,
 		WriteBufferSize: bufferSize,
+		LazyRequestTime: true,
 		// Bodies larger than this stream through the handler.
 		StreamRequestBody:            true,
 		MaxRequestBodySize:           prefetchSize,
@@ -96,36 +91,6 @@ func NewServer(g *Gateway, cfg ServerConfig) *Server {
 	return s
 }
 
-// handle lets a streamed request body pause ReadTimeout between reads,
-// rather than have it all arrive within ReadTimeout of the header.
-func (s *Server) handle(ctx *fasthttp.RequestCtx) {
-	if ctx.Request.IsBodyStream() {
-		if n := ctx.Request.Header.ContentLength(); n < 0 || n > prefetchSize {
-			ctx.Request.SetBodyStream(&readIdleBody{r: ctx.Request.BodyStream(), ctx: ctx, timeout: s.cfg.ReadTimeout}, n)
-		}
-	}
-	s.g.Handler(ctx)
-}
-
-// readIdleBody moves the client connection's read deadline as its body
-// is read, an eighth of the timeout at a time.
-type readIdleBody struct {
-	r       io.Reader
-	ctx     *fasthttp.RequestCtx
-	timeout time.Duration
-	armed   time.Time
-}
-
-func (b *readIdleBody) Read(p []byte) (int, error) {
-	if now := time.Now(); now.Sub(b.armed) > b.timeout/8 {
-		b.armed = now
-		if err := b.ctx.SetReadDeadline(now.Add(b.timeout)); err != nil {
-			return 0, err
-		}
-	}
-	return b.r.Read(p)
-}
-
 // Start listens on the configured address and serves in the background. It
 // returns the listen error, if any, without blocking.
 func (s *Server) Start() error {
@@ -137,7 +102,7 @@ func (s *Server) Start() error {
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)
-		if err := s.srv.Serve(writeIdleListener{Listener: ln, timeout: s.cfg.WriteTimeout}); err != nil {
+		if err := s.srv.Serve(idleListener{Listener: ln, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout}); err != nil {
 			s.mu.Lock()
 			if !s.stopping {
 				s.err = err

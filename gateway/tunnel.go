@@ -115,6 +115,7 @@ func (g *Gateway) relay(client, conn net.Conn, br *bufio.Reader, head []byte) {
 	}
 	defer g.tunnels.done(t)
 	defer conn.Close() // fasthttp closes the client's when this returns
+	unboundReads(client)
 	if _, err := client.Write(head); err != nil {
 		return
 	}
@@ -133,13 +134,16 @@ func (g *Gateway) relay(client, conn net.Conn, br *bufio.Reader, head []byte) {
 // tunnelConns are the two ends of a tunnel.
 type tunnelConns struct {
 	client, upstream net.Conn
+	once             sync.Once
 }
 
 // end unblocks both directions: the client's connection gets a deadline
 // in the past (fasthttp closes it), the instance's is closed.
 func (t *tunnelConns) end() {
-	t.client.SetDeadline(time.Unix(1, 0))
-	t.upstream.Close()
+	t.once.Do(func() {
+		t.client.SetDeadline(time.Unix(1, 0))
+		t.upstream.Close()
+	})
 }
 
 // tunnels tracks the running tunnels, so that Close can end them and wait
