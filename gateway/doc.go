@@ -25,8 +25,8 @@
 //   - Host is passed through as the client sent it, as Caddy does (the
 //     client's name for the service reaches it); Config.RewriteHost sends
 //     the instance's host:port instead, as nginx does. The other headers of
-//     the instance's response pass as it sent them, but Date, which is the
-//     gateway's, as with nginx.
+//     the instance's response pass as it sent them (with a Date added if
+//     it has none).
 //   - Bodies are streamed both ways: a large upload or download costs a few
 //     buffers, not its size. Request bodies are limited to
 //     Config.MaxRequestBodySize (413 beyond it).

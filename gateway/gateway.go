@@ -113,8 +113,8 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		g.names.remember(name, app)
 	}
 
-	upgrade := stripRequest(&ctx.Request.Header)
-	g.setForwarded(ctx, name)
+	upgrade, has := stripRequest(&ctx.Request.Header)
+	g.setForwarded(ctx, name, has)
 	// name and rest point into the request URI: done with name, copy
 	// rest before replacing it.
 	var buf [512]byte
@@ -290,7 +290,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.I
 		if g.countInFlight {
 			end = g.bal.Begin(inst)
 		}
-		err := u.hc.Do(&ctx.Request, &ctx.Response)
+		err := u.roundTrip(&ctx.Request, &ctx.Response, body.replayable)
 		if end != nil {
 			end()
 		}
@@ -369,18 +369,6 @@ func timedOut(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// retrySameInstance tells fasthttp to resend a request on a fresh
-// connection to the same instance after a kept-alive one broke (the
-// instance closed it while idle): only idempotent requests, and never
-// after a timeout or a failed dial, which go to another instance.
-func retrySameInstance(req *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
-	var dial *dialError
-	if timedOut(err) || errors.As(err, &dial) || errors.Is(err, errBodyTooLarge) {
-		return false, false
-	}
-	return false, isIdempotent(&req.Header)
 }
 
 // nameCache maps the application names requests spell to the upper-case

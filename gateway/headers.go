@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"net"
 	"net/netip"
@@ -48,18 +49,39 @@ var (
 )
 
 // hopSet records which hop-by-hop headers a message has, and the names
-// its Connection header lists, so they can be removed after the scan.
+// its Connection header lists, so they can be removed after the scan; and
+// which of the headers the gateway sets are there already.
 type hopSet struct {
 	found   uint
 	named   [8][]byte // names listed in Connection (copies)
 	nNamed  int
 	upgrade bool // Connection lists "upgrade" and Upgrade is present
+	has     uint // of ownHeaders
 }
+
+// The headers the gateway sets, by bit in hopSet.has.
+var ownHeaders = [...][]byte{headerXForwardedFor, headerXForwardedProto, headerXForwardedHost, headerXForwardedPrefix, []byte("Date")}
+
+const (
+	hasXForwardedFor = 1 << iota
+	hasXForwardedProto
+	hasXForwardedHost
+	hasXForwardedPrefix
+	hasDate
+)
 
 // scan looks at one header.
 func (s *hopSet) scan(k, v []byte) {
 	if len(k) < 2 {
 		return
+	}
+	if k[0]|0x20 == 'x' || k[0]|0x20 == 'd' {
+		for i, h := range ownHeaders {
+			if len(k) == len(h) && bytes.EqualFold(k, h) {
+				s.has |= 1 << i
+				return
+			}
+		}
 	}
 	for i, h := range hopHeaders {
 		if len(k) == len(h) && bytes.EqualFold(k, h) {
@@ -95,15 +117,16 @@ func (s *hopSet) connectionTokens(v []byte) {
 
 // stripRequest removes the hop-by-hop headers of a request. It reports
 // whether the request asks for an upgrade, and if so keeps its Upgrade
-// header (the tunnel sends it on with Connection: Upgrade).
-func stripRequest(h *fasthttp.RequestHeader) (upgrade bool) {
+// header (the tunnel sends it on with Connection: Upgrade); and which
+// X-Forwarded-* headers it has (hasXForwardedFor and so on).
+func stripRequest(h *fasthttp.RequestHeader) (upgrade bool, has uint) {
 	var s hopSet
 	for k, v := range h.All() {
 		s.scan(k, v)
 	}
 	s.upgrade = s.upgrade && s.found&hopUpgrade != 0
 	if s.found == 0 && !h.ConnectionClose() {
-		return false
+		return false, s.has
 	}
 	for i, name := range hopHeaders {
 		if s.found&(1<<i) != 0 && !(s.upgrade && 1<<i == hopUpgrade) {
@@ -116,11 +139,12 @@ func stripRequest(h *fasthttp.RequestHeader) (upgrade bool) {
 	// The client's Connection: close is for its own connection, which
 	// fasthttp noted before the handler ran; the instance's is kept alive.
 	h.ResetConnectionClose()
-	return s.upgrade
+	return s.upgrade, s.has
 }
 
-// stripResponse removes the hop-by-hop headers of an instance's response.
-// keepUpgrade keeps Upgrade, for a 101 answer.
+// stripResponse removes the hop-by-hop headers of an instance's response,
+// and gives it a Date if it has none (RFC 9110 section 6.6.1). keepUpgrade
+// keeps Upgrade, for a 101 answer.
 func stripResponse(h *fasthttp.ResponseHeader, keepUpgrade bool) {
 	var s hopSet
 	for k, v := range h.All() {
@@ -139,31 +163,55 @@ func stripResponse(h *fasthttp.ResponseHeader, keepUpgrade bool) {
 	// The instance's Connection: close is about its connection; whether
 	// the client's stays open is the gateway's business.
 	h.ResetConnectionClose()
+	if s.has&hasDate == 0 && !keepUpgrade {
+		addDate(h)
+	}
+}
+
+// addDate has fasthttp write its Date into a response header that has
+// none. The Server leaves the instances' Date in place
+// (NoDefaultDate), and fasthttp offers no other way to turn its own back
+// on than a header reset, so the header is read anew after one. This is
+// for the rare instance that sends no Date.
+func addDate(h *fasthttp.ResponseHeader) {
+	raw := append([]byte(nil), h.Header()...)
+	h.Reset() // noDefaultDate = false
+	h.SetNoDefaultContentType(true)
+	h.Read(bufio.NewReader(bytes.NewReader(raw)))
 }
 
 // setForwarded sets the X-Forwarded-* headers of a request for app (as
-// the client wrote it).
-func (g *Gateway) setForwarded(ctx *fasthttp.RequestCtx, app []byte) {
+// the client wrote it). has says which of them the request has already.
+func (g *Gateway) setForwarded(ctx *fasthttp.RequestCtx, app []byte, has uint) {
 	h := &ctx.Request.Header
+	// set replaces a header the request has, and adds one it has not,
+	// which spares a search.
+	set := func(bit uint, k, v []byte) {
+		if has&bit != 0 {
+			h.SetCanonical(k, v)
+		} else {
+			h.AddBytesKV(k, v)
+		}
+	}
 	var ipBuf [64]byte
 	ip := appendClientIP(ipBuf[:0], ctx.RemoteAddr())
-	trusted := g.trusted(ctx.RemoteAddr())
+	trusted := has != 0 && g.trusted(ctx.RemoteAddr())
 	if prior := h.PeekBytes(headerXForwardedFor); trusted && len(prior) > 0 {
 		var buf [256]byte
 		v := append(append(append(buf[:0], prior...), ", "...), ip...)
-		h.SetCanonical(headerXForwardedFor, v)
+		set(hasXForwardedFor, headerXForwardedFor, v)
 	} else {
-		h.SetCanonical(headerXForwardedFor, ip)
+		set(hasXForwardedFor, headerXForwardedFor, ip)
 	}
 	if !trusted || len(h.PeekBytes(headerXForwardedProto)) == 0 {
 		if ctx.IsTLS() {
-			h.SetCanonical(headerXForwardedProto, schemeHTTPS)
+			set(hasXForwardedProto, headerXForwardedProto, schemeHTTPS)
 		} else {
-			h.SetCanonical(headerXForwardedProto, schemeHTTP)
+			set(hasXForwardedProto, headerXForwardedProto, schemeHTTP)
 		}
 	}
 	if !trusted || len(h.PeekBytes(headerXForwardedHost)) == 0 {
-		h.SetCanonical(headerXForwardedHost, h.Host())
+		set(hasXForwardedHost, headerXForwardedHost, h.Host())
 	}
 	var buf [256]byte
 	prefix := buf[:0]
@@ -171,7 +219,7 @@ func (g *Gateway) setForwarded(ctx *fasthttp.RequestCtx, app []byte) {
 		prefix = append(prefix, bytes.TrimRight(h.PeekBytes(headerXForwardedPrefix), "/")...)
 	}
 	prefix = append(append(prefix, '/'), app...)
-	h.SetCanonical(headerXForwardedPrefix, prefix)
+	set(hasXForwardedPrefix, headerXForwardedPrefix, prefix)
 }
 
 // appendClientIP appends the IP address of addr.

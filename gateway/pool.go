@@ -28,11 +28,13 @@ func keyOf(app string, inst *eureka.InstanceInfo) instKey {
 	return instKey{app: app, host: host, port: inst.Port.Number}
 }
 
-// upstream is the connection pool to one instance.
+// upstream is the connection pool to one instance. The gateway uses its
+// HostClient for the pool only: requests go through roundTrip.
 type upstream struct {
-	key  instKey
-	addr string // host:port
-	hc   *fasthttp.HostClient
+	key    instKey
+	addr   string // host:port
+	hc     *fasthttp.HostClient
+	active atomic.Int64 // requests in roundTrip
 }
 
 // pools holds the upstreams: a copy-on-write map, read without a lock on
@@ -75,15 +77,9 @@ func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo) *upstream {
 		NoDefaultUserAgentHeader:      true,
 		DisablePathNormalizing:        true,
 		DisableHeaderNamesNormalizing: false,
-		Transport:                     transport{},
 		// The most recently used connection first: the others go idle
 		// and are closed, and the pool stays as small as the load.
 		ConnPoolStrategy: fasthttp.LIFO,
-		// One more try on another connection to the same instance, for a
-		// kept-alive connection the instance closed meanwhile; timeouts
-		// and dial failures go to another instance instead.
-		MaxIdemponentCallAttempts: 2,
-		RetryIfErr:                retrySameInstance,
 	}
 	if p.closed {
 		return u // the gateway is closing: serve, pool nothing
@@ -134,7 +130,7 @@ func (g *Gateway) sweep() {
 	}
 	kept := p.retired[:0]
 	for _, u := range p.retired {
-		busy := u.hc.PendingRequests() > 0
+		busy := u.active.Load() > 0
 		u.hc.CloseIdleConnections()
 		if busy || u.hc.ConnsCount() > 0 {
 			kept = append(kept, u)

@@ -308,9 +308,9 @@ func TestPoolClosedWhenInstanceLeaves(t *testing.T) {
 	}
 }
 
-// The instance's response headers reach the client as sent: its Server,
-// every Set-Cookie, no Content-Type added; HEAD keeps the length. Date is
-// the gateway's, as nginx does.
+// The instance's response headers reach the client as sent: its Date
+// and Server, every Set-Cookie, no Content-Type added; HEAD keeps the
+// length. A response without a Date gets one.
 func TestResponseHeadersPassThrough(t *testing.T) {
 	store := registry.New(registry.Config{})
 	serve(t, store, "orders", "a", func(w http.ResponseWriter, r *http.Request) {
@@ -344,7 +344,7 @@ func TestResponseHeadersPassThrough(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		h := resp.Header
-		if len(h.Values("Date")) != 1 || h.Get("Server") != "backend/1" || len(h.Values("Set-Cookie")) != 2 {
+		if len(h.Values("Date")) != 1 || h.Get("Date") != "Mon, 02 Jan 2006 15:04:05 GMT" || h.Get("Server") != "backend/1" || len(h.Values("Set-Cookie")) != 2 {
 			t.Errorf("%s: headers %v", method, h)
 		}
 		switch {
@@ -571,8 +571,12 @@ func TestResponseFramings(t *testing.T) {
 	if n := conns.Load(); n != 1 {
 		t.Errorf("%d connections to the chunked instance, want 1 reused", n)
 	}
-	if status, _, body := do(t, "GET", base+"/identity/x", nil); status != 200 || len(body) != 70<<10 {
+	status, h, body := do(t, "GET", base+"/identity/x", nil)
+	if status != 200 || len(body) != 70<<10 {
 		t.Errorf("close-delimited: %d, %d bytes", status, len(body))
+	}
+	if _, err := http.ParseTime(h.Get("Date")); err != nil || len(h.Values("Date")) != 1 {
+		t.Errorf("a response without Date got %q", h.Values("Date"))
 	}
 }
 

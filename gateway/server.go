@@ -85,6 +85,8 @@ func NewServer(g *Gateway, cfg ServerConfig) *Server {
 		// The instances' headers go out as they sent them.
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
+		NoDefaultDate:         true, // the instance's passes, or stripResponse sets one
+
 		// Clients of a stopping server are told to reconnect elsewhere.
 		CloseOnShutdown: true,
 	}

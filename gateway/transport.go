@@ -20,14 +20,31 @@ const smallBody = 64 << 10
 // response.
 const maxInterim = 8
 
-// transport sends a request on one of the HostClient's pooled connections
+// roundTrip sends req to the instance and reads its response into resp.
+// When a kept-alive connection turns out to be closed (the instance let it
+// go while it was idle), an idempotent request with its body in memory is
+// sent again on a fresh connection; a timeout or a failed dial is left to
+// the caller, which tries another instance.
+func (u *upstream) roundTrip(req *fasthttp.Request, resp *fasthttp.Response, replayable bool) error {
+	u.active.Add(1)
+	defer u.active.Add(-1)
+	retry, err := roundTrip(u.hc, req, resp)
+	if err != nil && retry && replayable && isIdempotent(&req.Header) && !timedOut(err) {
+		resp.Reset()
+		_, err = roundTrip(u.hc, req, resp)
+	}
+	return err
+}
+
+// roundTrip sends a request on one of the HostClient's pooled connections
 // and reads the response: a small body into the response, a larger one
 // as a stream that hands the connection back when it is closed, fully
 // read. It is fasthttp's own round trip, minus what the gateway does not
-// use (per-request timeouts, TLS, connection lifetimes), plus that choice.
-type transport struct{}
-
-func (transport) RoundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Response) (retry bool, err error) {
+// use (URI parsing, per-request timeouts, TLS, connection lifetimes, a
+// default User-Agent, resetting the response, which would lose the
+// server's settings), plus that choice. retry reports whether the request
+// may be sent again: the connection broke before an answer.
+func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Response) (retry bool, err error) {
 	cc, err := hc.AcquireConn(0, false)
 	if err != nil {
 		return false, err
