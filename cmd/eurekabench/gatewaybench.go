@@ -30,11 +30,16 @@ import (
 
 // The gateway study: requests per second to one tiny backend, directly,
 // through nginx with a static upstream (when nginx is installed), through
-// the fasthttp gateway routing by name and through Caddy's eureka_gateway,
-// in turn, for a few rounds. Every server runs in a process of its own
-// (this binary again, with -serve), as it would in production; the load
-// comes from wrk when it is installed (as the issue's figures did), else
-// from this process.
+// the fasthttp gateway routing by name and through Caddy's eureka_gateway.
+// Every server runs in a process of its own (this binary again, with
+// -serve), as it would in production; the load comes from wrk when it is
+// installed (as the issue's figures did), else from this process.
+//
+// The targets take turns in one-second slices, so that whatever else the
+// machine runs weighs on each alike, and a round's rate for a target is
+// its requests over its slices. Beside the rates it reports each proxy's
+// CPU time per request (from /proc), which other load on the machine
+// moves far less than it moves the rates.
 //
 //	go run ./cmd/eurekabench gateway -duration 5s -rounds 3
 
@@ -94,7 +99,12 @@ func gatewayCommand(args []string) int {
 // target is one way to the backend.
 type target struct {
 	name, addr, path string
-	rates            []float64
+	pids             func() []int // the proxy's processes, nil for none
+	rates            []float64    // per round
+	cpu              []float64    // the proxy's CPU seconds per request, per round
+
+	// the current round's sums
+	requests, seconds, cpuSeconds float64
 }
 
 func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
@@ -117,26 +127,30 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	}
 	addr := func(i int) string { return "127.0.0.1:" + ports[i] }
 	backendAddr := addr(0)
+	pids := map[string]int{}
 	for _, role := range []struct{ name, listen string }{
 		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)},
 	} {
-		stop, err := c.startChild(role.name, role.listen, backendAddr)
+		stop, pid, err := c.startChild(role.name, role.listen, backendAddr)
 		if err != nil {
 			return fmt.Errorf("starting the %s: %v", role.name, err)
 		}
 		stops = append(stops, stop)
+		pids[role.name] = pid
 	}
+	one := func(pid int) func() []int { return func() []int { return []int{pid} } }
 	targets := []*target{{name: "direct to the backend", addr: backendAddr, path: "/x"}}
 	if c.nginx != "" {
-		stop, err := startNginx(c.nginx, addr(3), backendAddr)
+		stop, master, err := startNginx(c.nginx, addr(3), backendAddr)
 		if err != nil {
 			return fmt.Errorf("starting nginx: %v", err)
 		}
 		stops = append(stops, stop)
-		targets = append(targets, &target{name: "nginx, static upstream", addr: addr(3), path: "/x"})
+		targets = append(targets, &target{name: "nginx, static upstream", addr: addr(3), path: "/x",
+			pids: func() []int { return append(childrenOf(master), master) }})
 	}
-	fast := &target{name: "fasthttp gateway, by name", addr: addr(1), path: "/svc/x"}
-	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x"}
+	fast := &target{name: "fasthttp gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"])}
+	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
 	targets = append(targets, fast, caddyGW)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
@@ -144,18 +158,42 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 		}
 	}
 
+	slice := time.Second
+	nSlices := max(1, int(c.d/slice))
+	if c.d < slice {
+		slice, nSlices = c.d, 1
+	}
+	for _, t := range targets { // warm up
+		if _, _, err := c.measure(t, min(slice, c.warmup)); err != nil {
+			return err
+		}
+	}
 	for r := 1; r <= c.rounds; r++ {
-		fmt.Fprintf(out, "\nround %d\n", r)
+		fmt.Fprintf(out, "\nround %d (%d slices of %s each)\n", r, nSlices, slice)
 		for _, t := range targets {
-			if _, err := c.measure(t, c.warmup); err != nil {
-				return err
+			t.requests, t.seconds, t.cpuSeconds = 0, 0, 0
+		}
+		for range nSlices {
+			for _, t := range targets {
+				before := cpuSeconds(t.pids)
+				n, secs, err := c.measure(t, slice)
+				if err != nil {
+					return err
+				}
+				t.requests += n
+				t.seconds += secs
+				t.cpuSeconds += cpuSeconds(t.pids) - before
 			}
-			rate, err := c.measure(t, c.d)
-			if err != nil {
-				return err
-			}
+		}
+		for _, t := range targets {
+			rate := t.requests / t.seconds
 			t.rates = append(t.rates, rate)
-			fmt.Fprintf(out, "  %-32s %9.0f req/s\n", t.name, rate)
+			cpu := ""
+			if t.pids != nil && t.cpuSeconds > 0 {
+				t.cpu = append(t.cpu, t.cpuSeconds/t.requests)
+				cpu = fmt.Sprintf("   proxy CPU %5.1f µs/request", 1e6*t.cpuSeconds/t.requests)
+			}
+			fmt.Fprintf(out, "  %-32s %9.0f req/s%s\n", t.name, rate, cpu)
 		}
 		last := func(t *target) float64 { return t.rates[len(t.rates)-1] }
 		if c.nginx != "" {
@@ -167,7 +205,11 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 
 	fmt.Fprintf(out, "\nranges over %d rounds\n", c.rounds)
 	for _, t := range targets {
-		fmt.Fprintf(out, "  %-32s %9.0f - %.0f req/s\n", t.name, slices.Min(t.rates), slices.Max(t.rates))
+		cpu := ""
+		if len(t.cpu) > 0 {
+			cpu = fmt.Sprintf("   proxy CPU %.1f - %.1f µs/request", 1e6*slices.Min(t.cpu), 1e6*slices.Max(t.cpu))
+		}
+		fmt.Fprintf(out, "  %-32s %9.0f - %.0f req/s%s\n", t.name, slices.Min(t.rates), slices.Max(t.rates), cpu)
 	}
 	ratios := func(a, b *target) (lo, hi float64) {
 		lo, hi = 1e18, 0
@@ -186,44 +228,99 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	return nil
 }
 
-// measure loads t for d and returns the rate of 200 answers.
-func (c gatewayBenchConfig) measure(t *target, d time.Duration) (float64, error) {
+// measure loads t for about d and returns how many requests were answered
+// 200, and in how long.
+func (c gatewayBenchConfig) measure(t *target, d time.Duration) (requests, seconds float64, err error) {
 	if c.wrk == "" {
+		began := time.Now()
 		rate, err := load(t.addr, c.conns, d, 0, func(_ int, req *fasthttp.Request) { req.SetRequestURI(t.path) }, 200)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %v", t.name, err)
+			return 0, 0, fmt.Errorf("%s: %v", t.name, err)
 		}
-		return rate, nil
+		secs := time.Since(began).Seconds()
+		return rate * secs, secs, nil
 	}
 	secs := max(1, int(d.Round(time.Second)/time.Second))
 	outp, err := exec.Command(c.wrk, "-t1", "-c"+strconv.Itoa(c.conns), "-d"+strconv.Itoa(secs)+"s",
 		"http://"+t.addr+t.path).CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("%s: wrk: %v\n%s", t.name, err, outp)
+		return 0, 0, fmt.Errorf("%s: wrk: %v\n%s", t.name, err, outp)
 	}
 	if m := regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`).FindSubmatch(outp); m != nil {
-		return 0, fmt.Errorf("%s: %s answers were not 200\n%s", t.name, m[1], outp)
+		return 0, 0, fmt.Errorf("%s: %s answers were not 200\n%s", t.name, m[1], outp)
 	}
-	m := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindSubmatch(outp)
+	m := regexp.MustCompile(`(\d+) requests in ([0-9.]+)(m?s)`).FindSubmatch(outp)
 	if m == nil {
-		return 0, fmt.Errorf("%s: no rate in wrk's output:\n%s", t.name, outp)
+		return 0, 0, fmt.Errorf("%s: no count in wrk's output:\n%s", t.name, outp)
 	}
-	return strconv.ParseFloat(string(m[1]), 64)
+	requests, _ = strconv.ParseFloat(string(m[1]), 64)
+	seconds, _ = strconv.ParseFloat(string(m[2]), 64)
+	if string(m[3]) == "ms" {
+		seconds /= 1000
+	}
+	if seconds <= 0 {
+		return 0, 0, fmt.Errorf("%s: wrk ran for %s", t.name, m[0])
+	}
+	return requests, seconds, nil
+}
+
+// cpuSeconds returns the CPU time (user and system) the processes have
+// used, from /proc; 0 where it cannot be read.
+func cpuSeconds(pids func() []int) float64 {
+	if pids == nil {
+		return 0
+	}
+	var ticks float64
+	for _, pid := range pids() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// The fields after the command name, which is in parentheses.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 12 {
+			u, _ := strconv.ParseFloat(f[11], 64)
+			s, _ := strconv.ParseFloat(f[12], 64)
+			ticks += u + s
+		}
+	}
+	return ticks / 100 // USER_HZ
+}
+
+// childrenOf returns the processes whose parent is pid (nginx's workers).
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
 }
 
 // startChild runs this binary serving role on listen, and returns when it
 // answers there; stop interrupts it and waits for it.
-func (c gatewayBenchConfig) startChild(role, listen, backend string) (stop func(), err error) {
+func (c gatewayBenchConfig) startChild(role, listen, backend string) (stop func(), pid int, err error) {
 	args := append(slices.Clone(c.childPrefix), "-serve", role, "-listen", listen, "-backend", backend)
 	cmd := exec.Command(c.exe, args...)
 	cmd.Env = append(os.Environ(), c.childEnv...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	stop = func() {
 		cmd.Process.Signal(os.Interrupt)
@@ -252,9 +349,9 @@ func (c gatewayBenchConfig) startChild(role, listen, backend string) (stop func(
 	}
 	if err != nil {
 		stop()
-		return nil, err
+		return nil, 0, err
 	}
-	return stop, nil
+	return stop, cmd.Process.Pid, nil
 }
 
 // serveRole is the child's side: serve role on listen until interrupted.
@@ -352,10 +449,10 @@ func benchInstance(addr string) *eureka.InstanceInfo {
 // and a prefix directory of its own under the temporary directory:
 // worker_processes auto, a keep-alive pool to the backend, no access log.
 // It is never a system service.
-func startNginx(path, listen, backend string) (stop func(), err error) {
+func startNginx(path, listen, backend string) (stop func(), master int, err error) {
 	dir, err := os.MkdirTemp("", "eurekabench-nginx-")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	conf := fmt.Sprintf(`worker_processes auto;
 daemon off;
@@ -386,13 +483,13 @@ http {
 	confPath := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, 0, err
 	}
 	cmd := exec.Command(path, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, 0, err
 	}
 	stop = func() {
 		cmd.Process.Signal(syscall.SIGQUIT) // nginx's graceful stop
@@ -409,12 +506,12 @@ http {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if status, err := request(listen, "GET", "/x", nil); err == nil && status == 200 {
-			return stop, nil
+			return stop, cmd.Process.Pid, nil
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 			stop()
-			return nil, fmt.Errorf("not answering in 10 s: %s", log)
+			return nil, 0, fmt.Errorf("not answering in 10 s: %s", log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
