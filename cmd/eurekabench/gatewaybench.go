@@ -30,7 +30,9 @@ import (
 
 // The gateway study: requests per second to one tiny backend, directly,
 // through nginx with a static upstream (when nginx is installed), through
-// the fasthttp gateway routing by name and through Caddy's eureka_gateway.
+// the fasthttp gateway routing by name and through Caddy's eureka_gateway,
+// and through a bare fasthttp proxy (no routing, no header work) for
+// reference: the ceiling of a gateway built on fasthttp.
 // Every server runs in a process of its own (this binary again, with
 // -serve), as it would in production; the load comes from wrk when it is
 // installed (as the figures did), else from this process.
@@ -129,7 +131,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	backendAddr := addr(0)
 	pids := map[string]int{}
 	for _, role := range []struct{ name, listen string }{
-		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)},
+		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)},
 	} {
 		stop, pid, err := c.startChild(role.name, role.listen, backendAddr)
 		if err != nil {
@@ -151,7 +153,8 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	}
 	fast := &target{name: "fasthttp gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"])}
 	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
-	targets = append(targets, fast, caddyGW)
+	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
+	targets = append(targets, fast, caddyGW, bare)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -198,6 +201,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 		last := func(t *target) float64 { return t.rates[len(t.rates)-1] }
 		if c.nginx != "" {
 			fmt.Fprintf(out, "  fasthttp gateway / nginx        %9.2f   (target >= 0.90)\n", last(fast)/last(targets[1]))
+			fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %9.2f\n", last(bare)/last(targets[1]))
 		}
 		fmt.Fprintf(out, "  fasthttp gateway / Caddy        %9.2f   (target >= 4)\n", last(fast)/last(caddyGW))
 		fmt.Fprintf(out, "  fasthttp gateway / direct       %9.2f\n", last(fast)/last(targets[0]))
@@ -222,6 +226,8 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	if c.nginx != "" {
 		lo, hi := ratios(fast, targets[1])
 		fmt.Fprintf(out, "  fasthttp gateway / nginx        %.2f - %.2f (same round)\n", lo, hi)
+		lo, hi = ratios(bare, targets[1])
+		fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %.2f - %.2f (same round)\n", lo, hi)
 	}
 	lo, hi := ratios(fast, caddyGW)
 	fmt.Fprintf(out, "  fasthttp gateway / Caddy        %.2f - %.2f (same round)\n", lo, hi)
@@ -392,6 +398,27 @@ func serveRole(role, listen, backend string) error {
 		return srv.Stop(stopCtx)
 	case "caddy":
 		return serveCaddy(ctx, listen, backend)
+	case "bare":
+		// The least a fasthttp proxy does: no routing, no header work, the
+		// response buffered. The ceiling of the approach, for reference.
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return err
+		}
+		hc := &fasthttp.HostClient{Addr: backend}
+		srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+			ctx.Request.SetRequestURI("/x")
+			if err := hc.Do(&ctx.Request, &ctx.Response); err != nil {
+				ctx.Error(err.Error(), fasthttp.StatusBadGateway)
+			}
+		}}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ln) }()
+		fmt.Println("ready")
+		<-ctx.Done()
+		srv.Shutdown()
+		hc.CloseIdleConnections()
+		return <-done
 	}
 	return fmt.Errorf("unknown role %q", role)
 }
