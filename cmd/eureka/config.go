@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 
 	"github.com/samber/lo"
 
 	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
@@ -23,6 +25,10 @@ type options struct {
 	dashboardPath string // "" serves no dashboard
 	hashPassword  string // print the hash of this password and exit
 	version       bool   // print the version and exit
+	// The gateway, served beside the registry when gatewayServer.Addr is
+	// set; its Instances are the registry's.
+	gateway       gateway.Config
+	gatewayServer gateway.ServerConfig
 }
 
 // parseOptions reads flags from args, with defaults taken from the
@@ -60,6 +66,14 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	tlsOpts.register(fs)
 	fs.StringVar(&o.hashPassword, "hash-password", "", "print the bcrypt hash of this password, for -auth-users, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+
+	fs.StringVar(&o.gatewayServer.Addr, "gateway", "", "also serve the gateway on this address: /<app>/<rest> goes to /<rest> on an UP instance of <app>")
+	fs.IntVar(&o.gateway.Retries, "gateway-retries", gateway.DefaultRetries, "how many other instances a failed request is tried on (negative for none)")
+	fs.DurationVar(&o.gateway.DialTimeout, "gateway-dial-timeout", gateway.DefaultDialTimeout, "limit on connecting to an instance")
+	fs.DurationVar(&o.gateway.ResponseTimeout, "gateway-response-timeout", gateway.DefaultResponseTimeout, "how long an instance may stay silent while a response is due")
+	fs.Int64Var(&o.gateway.MaxRequestBodySize, "gateway-max-body-bytes", gateway.DefaultMaxRequestBodySize, "largest request body the gateway forwards (larger get 413; negative for no limit)")
+	proxies := fs.String("gateway-trusted-proxies", "", "comma-separated CIDRs of proxies in front of the gateway whose X-Forwarded-* headers are kept")
+	fs.BoolVar(&o.gateway.RewriteHost, "gateway-rewrite-host", false, "send the instance's host:port as Host instead of the client's")
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -109,6 +123,17 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	}
 	if err := checkPrefix(o.registry.API.Prefix, o.dashboardPath); err != nil {
 		return nil, err
+	}
+	for _, p := range splitList(*proxies) {
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return nil, fmt.Errorf("-gateway-trusted-proxies: %v", err)
+			}
+			prefix = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		o.gateway.TrustedProxies = append(o.gateway.TrustedProxies, prefix)
 	}
 	o.registry.Peers.Peers = splitList(*peers)
 	for _, u := range o.registry.Peers.Peers {

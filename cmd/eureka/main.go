@@ -4,6 +4,7 @@
 //
 //	go run ./cmd/eureka                  # listens on :8761
 //	go run ./cmd/eureka -addr 127.0.0.1:8761 -self-preservation=false
+//	go run ./cmd/eureka -gateway :8080   # and routes /<app>/<rest> on :8080
 //
 // Every flag but -version can also be set as an environment variable:
 // -eviction-interval as EUREKA_EVICTION_INTERVAL. Run with -h for the
@@ -70,9 +71,15 @@ func main() {
 }
 
 // appOptions assembles the server: the registry module and the fasthttp
-// server module, with the parsed settings.
+// server module, with the parsed settings, and the gateway module over the
+// registry when -gateway is set.
 func appOptions(opts *options, log *zap.Logger) fx.Option {
+	gw := fx.Options()
+	if opts.gatewayServer.Addr != "" {
+		gw = fx.Options(fxmodules.LocalInstances, fxmodules.Gateway, fx.Supply(opts.gateway, opts.gatewayServer))
+	}
 	return fx.Options(
+		gw,
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),

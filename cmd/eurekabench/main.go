@@ -74,6 +74,9 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "gateway" {
+		os.Exit(gatewayCommand(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "scale" {
 		fs := flag.NewFlagSet("scale", flag.ExitOnError)
 		d := fs.Duration("duration", defaultScale.d, "how long each timed phase runs")

@@ -1,0 +1,545 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// The gateway study: requests per second to one tiny backend, directly,
+// through nginx with a static upstream (when nginx is installed), through
+// the fasthttp gateway routing by name and through Caddy's eureka_gateway,
+// and through a bare fasthttp proxy (no routing, no header work) for
+// reference: the ceiling of a gateway built on fasthttp.
+// Every server runs in a process of its own (this binary again, with
+// -serve), as it would in production; the load comes from wrk when it is
+// installed (as the issue's figures did), else from this process.
+//
+// The targets take turns in one-second slices, so that whatever else the
+// machine runs weighs on each alike, and a round's rate for a target is
+// its requests over its slices. Beside the rates it reports each proxy's
+// CPU time per request (from /proc), which other load on the machine
+// moves far less than it moves the rates.
+//
+//	go run ./cmd/eurekabench gateway -duration 5s -rounds 3
+
+// gatewayBenchConfig is the study's settings.
+type gatewayBenchConfig struct {
+	d, warmup   time.Duration
+	conns       int
+	rounds      int
+	wrk         string // path of wrk, "" for the in-process load
+	nginx       string // path of nginx, "" to leave it out
+	exe         string // this binary
+	childEnv    []string
+	childPrefix []string // arguments before "-serve"
+}
+
+// gatewayCommand runs "eurekabench gateway" with args (those after
+// "gateway") and returns the exit code.
+func gatewayCommand(args []string) int {
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	d := fs.Duration("duration", 5*time.Second, "how long each measurement runs")
+	conns := fs.Int("connections", 32, "connections the load keeps busy")
+	rounds := fs.Int("rounds", 3, "how many times each target is measured, in turn")
+	useWrk := fs.Bool("wrk", true, "load with wrk -t1 when it is installed (else in-process)")
+	useNginx := fs.Bool("nginx", true, "include nginx when it is installed")
+	serve := fs.String("serve", "", "internal: serve one role (backend, fasthttp, caddy) until interrupted")
+	listen := fs.String("listen", "", "internal: the role's listen address")
+	backend := fs.String("backend", "", "internal: the backend's address")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *serve != "" {
+		if err := serveRole(*serve, *listen, *backend); err != nil {
+			fmt.Fprintln(os.Stderr, "eurekabench gateway -serve:", err)
+			return 1
+		}
+		return 0
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "eurekabench gateway:", err)
+		return 1
+	}
+	c := gatewayBenchConfig{d: *d, warmup: min(*d/4, time.Second), conns: *conns, rounds: *rounds, exe: exe, childPrefix: []string{"gateway"}}
+	if *useWrk {
+		c.wrk, _ = exec.LookPath("wrk")
+	}
+	if *useNginx {
+		c.nginx, _ = exec.LookPath("nginx")
+	}
+	if err := runGatewayBench(c, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "eurekabench gateway:", err)
+		return 1
+	}
+	return 0
+}
+
+// target is one way to the backend.
+type target struct {
+	name, addr, path string
+	pids             func() []int // the proxy's processes, nil for none
+	rates            []float64    // per round
+	cpu              []float64    // the proxy's CPU seconds per request, per round
+
+	// the current round's sums
+	requests, seconds, cpuSeconds float64
+}
+
+func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
+	loader := "in-process fasthttp client"
+	if c.wrk != "" {
+		loader = "wrk -t1"
+	}
+	fmt.Fprintf(out, "eurekabench gateway: %d CPUs, %d connections, %s per measurement, %d rounds, load from %s\n",
+		runtime.NumCPU(), c.conns, c.d, c.rounds, loader)
+
+	var stops []func()
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}()
+	ports, err := freePorts(5)
+	if err != nil {
+		return err
+	}
+	addr := func(i int) string { return "127.0.0.1:" + ports[i] }
+	backendAddr := addr(0)
+	pids := map[string]int{}
+	for _, role := range []struct{ name, listen string }{
+		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)},
+	} {
+		stop, pid, err := c.startChild(role.name, role.listen, backendAddr)
+		if err != nil {
+			return fmt.Errorf("starting the %s: %v", role.name, err)
+		}
+		stops = append(stops, stop)
+		pids[role.name] = pid
+	}
+	one := func(pid int) func() []int { return func() []int { return []int{pid} } }
+	targets := []*target{{name: "direct to the backend", addr: backendAddr, path: "/x"}}
+	if c.nginx != "" {
+		stop, master, err := startNginx(c.nginx, addr(3), backendAddr)
+		if err != nil {
+			return fmt.Errorf("starting nginx: %v", err)
+		}
+		stops = append(stops, stop)
+		targets = append(targets, &target{name: "nginx, static upstream", addr: addr(3), path: "/x",
+			pids: func() []int { return append(childrenOf(master), master) }})
+	}
+	fast := &target{name: "fasthttp gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"])}
+	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
+	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
+	targets = append(targets, fast, caddyGW, bare)
+	for _, t := range targets {
+		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
+			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
+		}
+	}
+
+	slice := time.Second
+	nSlices := max(1, int(c.d/slice))
+	if c.d < slice {
+		slice, nSlices = c.d, 1
+	}
+	for _, t := range targets { // warm up
+		if _, _, err := c.measure(t, min(slice, c.warmup)); err != nil {
+			return err
+		}
+	}
+	for r := 1; r <= c.rounds; r++ {
+		fmt.Fprintf(out, "\nround %d (%d slices of %s each)\n", r, nSlices, slice)
+		for _, t := range targets {
+			t.requests, t.seconds, t.cpuSeconds = 0, 0, 0
+		}
+		for range nSlices {
+			for _, t := range targets {
+				before := cpuSeconds(t.pids)
+				n, secs, err := c.measure(t, slice)
+				if err != nil {
+					return err
+				}
+				t.requests += n
+				t.seconds += secs
+				t.cpuSeconds += cpuSeconds(t.pids) - before
+			}
+		}
+		for _, t := range targets {
+			rate := t.requests / t.seconds
+			t.rates = append(t.rates, rate)
+			cpu := ""
+			if t.pids != nil && t.cpuSeconds > 0 {
+				t.cpu = append(t.cpu, t.cpuSeconds/t.requests)
+				cpu = fmt.Sprintf("   proxy CPU %5.1f µs/request", 1e6*t.cpuSeconds/t.requests)
+			}
+			fmt.Fprintf(out, "  %-32s %9.0f req/s%s\n", t.name, rate, cpu)
+		}
+		last := func(t *target) float64 { return t.rates[len(t.rates)-1] }
+		if c.nginx != "" {
+			fmt.Fprintf(out, "  fasthttp gateway / nginx        %9.2f   (target >= 0.90)\n", last(fast)/last(targets[1]))
+			fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %9.2f\n", last(bare)/last(targets[1]))
+		}
+		fmt.Fprintf(out, "  fasthttp gateway / Caddy        %9.2f   (target >= 4)\n", last(fast)/last(caddyGW))
+		fmt.Fprintf(out, "  fasthttp gateway / direct       %9.2f\n", last(fast)/last(targets[0]))
+	}
+
+	fmt.Fprintf(out, "\nranges over %d rounds\n", c.rounds)
+	for _, t := range targets {
+		cpu := ""
+		if len(t.cpu) > 0 {
+			cpu = fmt.Sprintf("   proxy CPU %.1f - %.1f µs/request", 1e6*slices.Min(t.cpu), 1e6*slices.Max(t.cpu))
+		}
+		fmt.Fprintf(out, "  %-32s %9.0f - %.0f req/s%s\n", t.name, slices.Min(t.rates), slices.Max(t.rates), cpu)
+	}
+	ratios := func(a, b *target) (lo, hi float64) {
+		lo, hi = 1e18, 0
+		for i := range a.rates {
+			r := a.rates[i] / b.rates[i]
+			lo, hi = min(lo, r), max(hi, r)
+		}
+		return lo, hi
+	}
+	if c.nginx != "" {
+		lo, hi := ratios(fast, targets[1])
+		fmt.Fprintf(out, "  fasthttp gateway / nginx        %.2f - %.2f (same round)\n", lo, hi)
+		lo, hi = ratios(bare, targets[1])
+		fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %.2f - %.2f (same round)\n", lo, hi)
+	}
+	lo, hi := ratios(fast, caddyGW)
+	fmt.Fprintf(out, "  fasthttp gateway / Caddy        %.2f - %.2f (same round)\n", lo, hi)
+	return nil
+}
+
+// measure loads t for about d and returns how many requests were answered
+// 200, and in how long.
+func (c gatewayBenchConfig) measure(t *target, d time.Duration) (requests, seconds float64, err error) {
+	if c.wrk == "" {
+		began := time.Now()
+		rate, err := load(t.addr, c.conns, d, 0, func(_ int, req *fasthttp.Request) { req.SetRequestURI(t.path) }, 200)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %v", t.name, err)
+		}
+		secs := time.Since(began).Seconds()
+		return rate * secs, secs, nil
+	}
+	secs := max(1, int(d.Round(time.Second)/time.Second))
+	outp, err := exec.Command(c.wrk, "-t1", "-c"+strconv.Itoa(c.conns), "-d"+strconv.Itoa(secs)+"s",
+		"http://"+t.addr+t.path).CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: wrk: %v\n%s", t.name, err, outp)
+	}
+	if m := regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`).FindSubmatch(outp); m != nil {
+		return 0, 0, fmt.Errorf("%s: %s answers were not 200\n%s", t.name, m[1], outp)
+	}
+	m := regexp.MustCompile(`(\d+) requests in ([0-9.]+)(m?s)`).FindSubmatch(outp)
+	if m == nil {
+		return 0, 0, fmt.Errorf("%s: no count in wrk's output:\n%s", t.name, outp)
+	}
+	requests, _ = strconv.ParseFloat(string(m[1]), 64)
+	seconds, _ = strconv.ParseFloat(string(m[2]), 64)
+	if string(m[3]) == "ms" {
+		seconds /= 1000
+	}
+	if seconds <= 0 {
+		return 0, 0, fmt.Errorf("%s: wrk ran for %s", t.name, m[0])
+	}
+	return requests, seconds, nil
+}
+
+// cpuSeconds returns the CPU time (user and system) the processes have
+// used, from /proc; 0 where it cannot be read.
+func cpuSeconds(pids func() []int) float64 {
+	if pids == nil {
+		return 0
+	}
+	var ticks float64
+	for _, pid := range pids() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// The fields after the command name, which is in parentheses.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 12 {
+			u, _ := strconv.ParseFloat(f[11], 64)
+			s, _ := strconv.ParseFloat(f[12], 64)
+			ticks += u + s
+		}
+	}
+	return ticks / 100 // USER_HZ
+}
+
+// childrenOf returns the processes whose parent is pid (nginx's workers).
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+// startChild runs this binary serving role on listen, and returns when it
+// answers there; stop interrupts it and waits for it.
+func (c gatewayBenchConfig) startChild(role, listen, backend string) (stop func(), pid int, err error) {
+	args := append(slices.Clone(c.childPrefix), "-serve", role, "-listen", listen, "-backend", backend)
+	cmd := exec.Command(c.exe, args...)
+	cmd.Env = append(os.Environ(), c.childEnv...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	stop = func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	ready := make(chan error, 1)
+	go func() {
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err == nil && strings.TrimSpace(line) != "ready" {
+			err = fmt.Errorf("said %q", line)
+		}
+		ready <- err
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case err = <-ready:
+	case <-time.After(30 * time.Second):
+		err = errors.New("not ready in 30 s")
+	}
+	if err != nil {
+		stop()
+		return nil, 0, err
+	}
+	return stop, cmd.Process.Pid, nil
+}
+
+// serveRole is the child's side: serve role on listen until interrupted.
+func serveRole(role, listen, backend string) error {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	switch role {
+	case "backend":
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return err
+		}
+		srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) { ctx.WriteString("ok") }}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ln) }()
+		fmt.Println("ready")
+		<-ctx.Done()
+		srv.Shutdown()
+		return <-done
+	case "fasthttp":
+		store := registry.New(registry.Config{})
+		if err := store.Register(benchInstance(backend), false); err != nil {
+			return err
+		}
+		g, err := gateway.New(gateway.Config{Instances: store})
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		srv := gateway.NewServer(g, gateway.ServerConfig{Addr: listen})
+		if err := srv.Start(); err != nil {
+			return err
+		}
+		fmt.Println("ready")
+		<-ctx.Done()
+		stopCtx, cancelStop := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancelStop()
+		return srv.Stop(stopCtx)
+	case "caddy":
+		return serveCaddy(ctx, listen, backend)
+	case "bare":
+		// The least a fasthttp proxy does: no routing, no header work, the
+		// response buffered. The ceiling of the approach, for reference.
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return err
+		}
+		hc := &fasthttp.HostClient{Addr: backend}
+		srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+			ctx.Request.SetRequestURI("/x")
+			if err := hc.Do(&ctx.Request, &ctx.Response); err != nil {
+				ctx.Error(err.Error(), fasthttp.StatusBadGateway)
+			}
+		}}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ln) }()
+		fmt.Println("ready")
+		<-ctx.Done()
+		srv.Shutdown()
+		hc.CloseIdleConnections()
+		return <-done
+	}
+	return fmt.Errorf("unknown role %q", role)
+}
+
+// serveCaddy runs Caddy with the registry (on a port of its own) and
+// eureka_gateway on listen, registers the backend through the registry's
+// REST API, and serves until ctx is done.
+func serveCaddy(ctx context.Context, listen, backend string) error {
+	dir, err := os.MkdirTemp("", "eurekabench-caddy-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_DATA_HOME", dir)
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	regAddr := "127.0.0.1:" + ports[0]
+	cfg := fmt.Sprintf(`{
+		"admin": {"disabled": true, "config": {"persist": false}},
+		"logging": {"logs": {"default": {"level": "ERROR"}}},
+		"apps": {
+			"eureka": {"registry": "bench"},
+			"http": {"servers": {
+				"registry": {"listen": [%q], "routes": [{"handle": [{"handler": "eureka_server"}]}]},
+				"gateway": {"listen": [%q], "routes": [{"handle": [{"handler": "eureka_gateway"}]}]}
+			}}
+		}
+	}`, regAddr, listen)
+	if err := caddy.Load([]byte(cfg), true); err != nil {
+		return fmt.Errorf("loading caddy: %v", err)
+	}
+	defer caddy.Stop()
+	status, err := request(regAddr, "POST", "/eureka/apps/SVC", eureka.AppendInstanceJSON(nil, benchInstance(backend)))
+	if err != nil || status != fasthttp.StatusNoContent {
+		return fmt.Errorf("registering the backend: %d %v", status, err)
+	}
+	fmt.Println("ready")
+	<-ctx.Done()
+	return nil
+}
+
+// benchInstance is the backend's registration, as SVC.
+func benchInstance(addr string) *eureka.InstanceInfo {
+	host, port, _ := net.SplitHostPort(addr)
+	portN, _ := strconv.Atoi(port)
+	return &eureka.InstanceInfo{InstanceID: "backend", HasInstanceID: true, HostName: host, App: "SVC", IPAddr: host,
+		Status: eureka.StatusUp, Port: eureka.Port{Number: portN, Enabled: true},
+		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}}
+}
+
+// startNginx runs nginx in the foreground with a generated configuration
+// and a prefix directory of its own under the temporary directory:
+// worker_processes auto, a keep-alive pool to the backend, no access log.
+// It is never a system service.
+func startNginx(path, listen, backend string) (stop func(), master int, err error) {
+	dir, err := os.MkdirTemp("", "eurekabench-nginx-")
+	if err != nil {
+		return nil, 0, err
+	}
+	conf := fmt.Sprintf(`worker_processes auto;
+daemon off;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	client_body_temp_path %[1]s/client_body;
+	proxy_temp_path %[1]s/proxy;
+	fastcgi_temp_path %[1]s/fastcgi;
+	uwsgi_temp_path %[1]s/uwsgi;
+	scgi_temp_path %[1]s/scgi;
+	upstream backend {
+		server %[2]s;
+		keepalive 64;
+	}
+	server {
+		listen %[3]s;
+		location / {
+			proxy_pass http://backend;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+		}
+	}
+}
+`, dir, backend, listen)
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, 0, err
+	}
+	cmd := exec.Command(path, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, 0, err
+	}
+	stop = func() {
+		cmd.Process.Signal(syscall.SIGQUIT) // nginx's graceful stop
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		os.RemoveAll(dir)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if status, err := request(listen, "GET", "/x", nil); err == nil && status == 200 {
+			return stop, cmd.Process.Pid, nil
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			stop()
+			return nil, 0, fmt.Errorf("not answering in 10 s: %s", log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

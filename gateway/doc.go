@@ -1,0 +1,46 @@
+// Package gateway is a gateway that routes requests by application name,
+// served by fasthttp: the same routing as Caddy's eureka_gateway, for
+// deployments that want nginx's throughput more than Caddy's feature set
+// (TLS, HTTP/2 and 3, matchers, middleware).
+//
+// A request for /<app>/<rest> is proxied to /<rest> on an UP instance of
+// <app>, the name matched case-insensitively, the instances taken in turn
+// (per-app round-robin through a balancer.Balancer, with passive health: an
+// instance whose requests fail is skipped for a while). A request for an
+// unknown application, or one with no UP instance, is answered 503 with a
+// short plain-text reason naming it. The instances are read per request,
+// without a lock or I/O, from any balancer.Instancer: a registry.Store in
+// the same process, or a discovery.Client's copy of a remote registry.
+//
+// It is a proxy in full:
+//
+//   - Hop-by-hop headers (RFC 9110 section 7.6.1: Connection and the headers
+//     it names, Keep-Alive, Proxy-Connection, Proxy-Authenticate,
+//     Proxy-Authorization, TE, Trailer, Transfer-Encoding, Upgrade) are
+//     removed from requests and responses; fasthttp frames each body anew.
+//   - X-Forwarded-For, X-Forwarded-Proto and X-Forwarded-Host are set (the
+//     client's values are replaced, unless it is one of
+//     Config.TrustedProxies, whose values are kept and whose
+//     X-Forwarded-For is appended to), and X-Forwarded-Prefix is /<app>.
+//   - Host is passed through as the client sent it, as Caddy does (the
+//     client's name for the service reaches it); Config.RewriteHost sends
+//     the instance's host:port instead, as nginx does. The other headers of
+//     the instance's response pass as it sent them (with a Date added if
+//     it has none).
+//   - Bodies are streamed both ways: a large upload or download costs a few
+//     buffers, not its size. Request bodies are limited to
+//     Config.MaxRequestBodySize (413 beyond it).
+//   - Upstream dials and responses have timeouts (Config.DialTimeout,
+//     Config.ResponseTimeout). After a failed dial, a request is retried on
+//     another instance; after a timeout or a broken connection, an
+//     idempotent request whose body is in memory is too.
+//   - WebSocket and other Upgrade requests are tunnelled.
+//   - Connections to each instance are pooled and kept alive; the pool of
+//     an instance that leaves the registry (or stops being UP) is closed.
+//   - Server.Stop stops accepting connections and lets in-flight requests
+//     finish.
+//
+// Use New for the handler, to mount in any fasthttp server, and NewServer
+// to serve it on an address of its own; fxmodules.Gateway does both in an
+// fx application, and cmd/eureka -gateway serves it beside the registry.
+package gateway

@@ -1,0 +1,211 @@
+package gateway
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// instKey identifies an instance's address: its registered host and port.
+// Instances of one app at the same address share a pool.
+type instKey struct {
+	app  string // upper case
+	host string
+	port int
+}
+
+func keyOf(app string, inst *eureka.InstanceInfo) instKey {
+	host := inst.HostName
+	if host == "" {
+		host = inst.IPAddr
+	}
+	return instKey{app: app, host: host, port: inst.Port.Number}
+}
+
+// upstream is the connection pool to one instance. The gateway uses its
+// HostClient for the pool only: requests go through roundTrip.
+type upstream struct {
+	key    instKey
+	addr   string // host:port
+	hc     *fasthttp.HostClient
+	active atomic.Int64 // requests in roundTrip
+}
+
+// pools holds the upstreams: a copy-on-write map, read without a lock on
+// every request and rewritten when an instance is first used or leaves.
+type pools struct {
+	m  atomic.Pointer[map[instKey]*upstream]
+	mu sync.Mutex
+	// retired are the upstreams of departed instances whose connections
+	// may still carry a response: they are closed again at each sweep
+	// until no request uses them.
+	retired  []*upstream
+	closed   bool
+	sweeping bool // the sweeper runs
+}
+
+// upstream returns the pool for inst, making it if needed.
+func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo) *upstream {
+	k := keyOf(app, inst)
+	if m := g.pools.m.Load(); m != nil {
+		if u := (*m)[k]; u != nil {
+			return u
+		}
+	}
+	p := &g.pools
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.m.Load()
+	if old != nil && (*old)[k] != nil {
+		return (*old)[k]
+	}
+	u := &upstream{key: k, addr: balancer.Address(inst, false)}
+	u.hc = &fasthttp.HostClient{
+		Addr:                          u.addr,
+		Dial:                          g.dialer.dial,
+		MaxConns:                      g.cfg.MaxConnsPerInstance,
+		MaxConnWaitTimeout:            g.cfg.DialTimeout,
+		MaxIdleConnDuration:           g.cfg.IdleConnTimeout,
+		ReadBufferSize:                bufferSize,
+		WriteBufferSize:               bufferSize,
+		NoDefaultUserAgentHeader:      true,
+		DisablePathNormalizing:        true,
+		DisableHeaderNamesNormalizing: false,
+		// The most recently used connection first: the others go idle
+		// and are closed, and the pool stays as small as the load.
+		ConnPoolStrategy: fasthttp.LIFO,
+	}
+	if p.closed {
+		return u // the gateway is closing: serve, pool nothing
+	}
+	next := make(map[instKey]*upstream, 1)
+	if old != nil {
+		for k, v := range *old {
+			next[k] = v
+		}
+	}
+	next[k] = u
+	p.m.Store(&next)
+	if !p.sweeping {
+		p.sweeping = true
+		go func() {
+			defer close(g.swept)
+			g.sweeper(g.stop)
+		}()
+	}
+	return u
+}
+
+// sweep retires the pools of instances that are no longer UP in the
+// registry, and closes the connections of retired pools that are idle.
+func (g *Gateway) sweep() {
+	p := &g.pools
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.m.Load()
+	var gone []instKey
+	if old != nil {
+		for k := range *old {
+			if !g.listed(k) {
+				gone = append(gone, k)
+			}
+		}
+	}
+	if len(gone) > 0 {
+		next := make(map[instKey]*upstream, len(*old)-len(gone))
+		for k, v := range *old {
+			next[k] = v
+		}
+		for _, k := range gone {
+			p.retired = append(p.retired, next[k])
+			delete(next, k)
+		}
+		p.m.Store(&next)
+	}
+	kept := p.retired[:0]
+	for _, u := range p.retired {
+		busy := u.active.Load() > 0
+		u.hc.CloseIdleConnections()
+		if busy || u.hc.ConnsCount() > 0 {
+			kept = append(kept, u)
+		}
+	}
+	clear(p.retired[len(kept):])
+	p.retired = kept
+}
+
+// listed reports whether k is the address of an UP instance of its app.
+func (g *Gateway) listed(k instKey) bool {
+	for _, inst := range g.cfg.Instances.Instances(k.app) {
+		if keyOf(k.app, inst) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// closePools closes every pooled connection and pools nothing more.
+func (g *Gateway) closePools() {
+	p := &g.pools
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if m := p.m.Load(); m != nil {
+		for _, u := range *m {
+			u.hc.CloseIdleConnections()
+		}
+	}
+	for _, u := range p.retired {
+		u.hc.CloseIdleConnections()
+	}
+	p.retired = nil
+	p.m.Store(nil)
+}
+
+// sweeper runs sweep every SweepInterval and after each change the
+// registry announces, until stop is closed.
+func (g *Gateway) sweeper(stop <-chan struct{}) {
+	changed, unsubscribe := subscribe(g.cfg.Instances)
+	defer unsubscribe()
+	t := time.NewTicker(g.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		case <-changed:
+		}
+		g.sweep()
+	}
+}
+
+// subscribe returns a channel that receives a value after changes of the
+// source's registry, for the sources that announce them: a
+// registry.Store and a discovery.Client. Others get a nil channel.
+func subscribe(src balancer.Instancer) (<-chan struct{}, func()) {
+	switch s := src.(type) {
+	case interface {
+		Subscribe(func(registry.Change)) func()
+	}:
+		ch := make(chan struct{}, 1)
+		unsubscribe := s.Subscribe(func(c registry.Change) {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		})
+		return ch, unsubscribe
+	case interface {
+		Subscribe() (<-chan struct{}, func())
+	}:
+		return s.Subscribe()
+	}
+	return nil, func() {}
+}

@@ -1,0 +1,147 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Defaults of ServerConfig.
+const (
+	DefaultAddr         = ":8080"
+	DefaultReadTimeout  = 60 * time.Second
+	DefaultWriteTimeout = 60 * time.Second
+)
+
+// ServerConfig configures a Server. Its zero value is the defaults.
+type ServerConfig struct {
+	// Addr is the listen address. Default ":8080".
+	Addr string
+	// ReadTimeout closes a client connection on which nothing arrives for
+	// this long: a kept-alive connection between requests, or one whose
+	// request header or body stops coming, however long the body (as
+	// nginx's keepalive_timeout and client_body_timeout). It bounds each
+	// wait, not a whole header. Upgraded connections (WebSockets) are
+	// exempt. Default 60s.
+	ReadTimeout time.Duration
+	// WriteTimeout is how long a client may take no data while the
+	// gateway writes a response to it, however long the response, as
+	// nginx's send_timeout. Default 60s.
+	WriteTimeout time.Duration
+	// Logger receives fasthttp's messages about broken connections.
+	// Default: discarded, since they report client errors.
+	Logger fasthttp.Logger
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(string, ...any) {}
+
+// Server serves a Gateway on an address of its own with fasthttp.
+type Server struct {
+	g    *Gateway
+	cfg  ServerConfig
+	srv  *fasthttp.Server
+	ln   net.Listener
+	done chan struct{}
+
+	mu       sync.Mutex
+	err      error
+	stopping bool
+}
+
+// NewServer returns a server for g. It does not listen until Start.
+// Stopping the server does not close g: call g.Close after Stop.
+func NewServer(g *Gateway, cfg ServerConfig) *Server {
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = discardLogger{}
+	}
+	s := &Server{g: g, cfg: cfg}
+	s.srv = &fasthttp.Server{
+		Handler: g.Handler,
+		Logger:  cfg.Logger,
+		// The connections bound each read and write themselves (see
+		// Start), which costs no deadline change per request.
+		ReadBufferSize:  bufferSize,
+		WriteBufferSize: bufferSize,
+		LazyRequestTime: true,
+		// Bodies larger than this stream through the handler.
+		StreamRequestBody:            true,
+		MaxRequestBodySize:           prefetchSize,
+		DisablePreParseMultipartForm: true,
+		// The instances' headers go out as they sent them.
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		NoDefaultDate:         true, // the instance's passes, or stripResponse sets one
+
+		// Clients of a stopping server are told to reconnect elsewhere.
+		CloseOnShutdown: true,
+	}
+	return s
+}
+
+// Start listens on the configured address and serves in the background. It
+// returns the listen error, if any, without blocking.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	s.ln = ln
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(idleListener{Listener: ln, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout}); err != nil {
+			s.mu.Lock()
+			if !s.stopping {
+				s.err = err
+			}
+			s.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// Addr returns the address the server listens on, after Start.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Stop stops accepting connections, lets in-flight requests finish (until
+// ctx is done; responses streaming to their clients included) and waits
+// for the serving goroutine. Upgraded connections are the Gateway's: its
+// Close ends them.
+func (s *Server) Stop(ctx context.Context) error {
+	if s.done == nil {
+		return nil
+	}
+	// Close the listener ourselves: fasthttp's Shutdown does nothing if it
+	// runs before Serve has registered the listener.
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
+	s.ln.Close()
+	err := s.srv.ShutdownWithContext(ctx)
+	if errors.Is(err, net.ErrClosed) {
+		err = nil // we closed it
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return errors.Join(err, ctx.Err())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(err, s.err)
+}

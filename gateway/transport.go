@@ -1,0 +1,207 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net/http/httputil"
+
+	"github.com/valyala/fasthttp"
+)
+
+// smallBody is the size up to which a response body of known length is
+// read at once, which hands its connection back to the pool before the
+// response goes to the client; a larger one, or one of unknown length,
+// streams.
+const smallBody = 64 << 10
+
+// maxInterim bounds the informational (1xx) answers read before a
+// response.
+const maxInterim = 8
+
+// roundTrip sends req to the instance and reads its response into resp.
+// When a kept-alive connection turns out to be closed (the instance let it
+// go while it was idle), an idempotent request with its body in memory is
+// sent again on a fresh connection; a timeout or a failed dial is left to
+// the caller, which tries another instance.
+func (u *upstream) roundTrip(req *fasthttp.Request, resp *fasthttp.Response, replayable bool) error {
+	u.active.Add(1)
+	defer u.active.Add(-1)
+	retry, err := roundTrip(u.hc, req, resp)
+	if err != nil && retry && replayable && isIdempotent(&req.Header) && !timedOut(err) {
+		resp.Reset()
+		_, err = roundTrip(u.hc, req, resp)
+	}
+	return err
+}
+
+// roundTrip sends a request on one of the HostClient's pooled connections
+// and reads the response: a small body into the response, a larger one
+// as a stream that hands the connection back when it is closed, fully
+// read. It is fasthttp's own round trip, minus what the gateway does not
+// use (URI parsing, per-request timeouts, TLS, connection lifetimes, a
+// default User-Agent, resetting the response, which would lose the
+// server's settings), plus that choice. retry reports whether the request
+// may be sent again: the connection broke before an answer.
+func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Response) (retry bool, err error) {
+	cc, err := hc.AcquireConn(0, false)
+	if err != nil {
+		return false, err
+	}
+	conn := cc.Conn()
+	bw := hc.AcquireWriter(conn)
+	err = req.Write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	hc.ReleaseWriter(bw)
+	if err != nil {
+		hc.CloseConn(cc)
+		return true, err
+	}
+
+	br := hc.AcquireReader(conn)
+	if err := readHeader(br, &resp.Header); err != nil {
+		hc.ReleaseReader(br)
+		hc.CloseConn(cc)
+		return true, err
+	}
+	reuse := !resp.ConnectionClose()
+	n := resp.Header.ContentLength()
+	switch status := resp.StatusCode(); {
+	case req.Header.IsHead() || (status >= 100 && status < 200) || status == fasthttp.StatusNoContent || status == fasthttp.StatusNotModified:
+		resp.SkipBody = true
+	case n >= 0 && n <= smallBody:
+		if err := resp.ReadBody(br, 0); err != nil {
+			hc.ReleaseReader(br)
+			hc.CloseConn(cc)
+			return true, err
+		}
+	default:
+		b := &upstreamBody{br: br, header: &resp.Header, left: n, reuse: reuse && n != -2}
+		if n == -1 {
+			b.chunked = httputil.NewChunkedReader(br)
+		}
+		b.release = func(reuse bool) {
+			hc.ReleaseReader(br)
+			if reuse {
+				hc.ReleaseConn(cc)
+			} else {
+				hc.CloseConn(cc)
+			}
+		}
+		size := n
+		if n < 0 {
+			size = -1
+		}
+		resp.SetBodyStream(b, size)
+		return false, nil
+	}
+	hc.ReleaseReader(br)
+	if reuse {
+		hc.ReleaseConn(cc)
+	} else {
+		hc.CloseConn(cc)
+	}
+	return false, nil
+}
+
+// readHeader reads a response header, skipping informational answers but
+// 101 Switching Protocols.
+func readHeader(br *bufio.Reader, h *fasthttp.ResponseHeader) error {
+	for range maxInterim {
+		if err := h.Read(br); err != nil {
+			return err
+		}
+		if s := h.StatusCode(); s < 100 || s > 199 || s == fasthttp.StatusSwitchingProtocols {
+			return nil
+		}
+	}
+	return errors.New("gateway: too many informational responses")
+}
+
+// upstreamBody streams a response body from an instance's connection:
+// Content-Length bytes, chunks (its trailer fields are added to the
+// response's header, which fasthttp writes after the body), or everything
+// until the instance closes the connection. Closing it hands the
+// connection back to the pool when the body was read to its end, and
+// closes it otherwise.
+type upstreamBody struct {
+	br      *bufio.Reader
+	header  *fasthttp.ResponseHeader
+	chunked io.Reader
+	left    int  // bytes of a Content-Length body still to read
+	reuse   bool // the connection may serve another request once done
+	done    bool // the body was read to its end
+	release func(reuse bool)
+}
+
+func (b *upstreamBody) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	switch {
+	case b.chunked != nil:
+		n, err := b.chunked.Read(p)
+		if err == io.EOF {
+			if terr := b.readTrailer(); terr != nil {
+				return n, terr
+			}
+			b.done = true
+		}
+		return n, err
+	case b.left >= 0:
+		if b.left == 0 {
+			b.done = true
+			return 0, io.EOF
+		}
+		if len(p) > b.left {
+			p = p[:b.left]
+		}
+		n, err := b.br.Read(p)
+		b.left -= n
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if b.left == 0 && err == nil {
+			b.done = true
+			err = io.EOF
+		}
+		return n, err
+	default: // until the connection closes
+		n, err := b.br.Read(p)
+		if err == io.EOF {
+			b.done = true
+		}
+		return n, err
+	}
+}
+
+// readTrailer reads the trailer section after the last chunk.
+func (b *upstreamBody) readTrailer() error {
+	for range 100 {
+		line, err := b.br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			return nil
+		}
+		if k, v, ok := bytes.Cut(line, []byte(":")); ok {
+			b.header.AddBytesKV(bytes.TrimSpace(k), bytes.TrimSpace(v))
+		}
+	}
+	return errors.New("gateway: too many trailer fields")
+}
+
+// CloseWithError hands the connection back, or closes it when the body
+// was not read to its end (or err says the client went away).
+func (b *upstreamBody) CloseWithError(err error) error {
+	if b.release != nil {
+		b.release(b.reuse && b.done && err == nil)
+		b.release = nil
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package gateway
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// maxUpgradeRefusal bounds the body of an instance's answer to an upgrade
+// request that it refuses (anything but 101).
+const maxUpgradeRefusal = 1 << 20
+
+// tunnel serves an Upgrade request (a WebSocket, say): it sends the
+// request to an instance on a connection of its own and, when the
+// instance switches protocols, relays the bytes both ways until either
+// side closes. Tunnels have no idle timeout, as a WebSocket may be quiet
+// for long; Close ends them.
+func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, app string, list []*eureka.InstanceInfo) {
+	ctx.Request.Header.Set(fasthttp.HeaderConnection, "Upgrade")
+	var tried [8]*eureka.InstanceInfo
+	var conn net.Conn
+	var inst *eureka.InstanceInfo
+	for attempt := 0; ; attempt++ {
+		inst = g.pick(app, list, tried[:min(attempt, len(tried))])
+		if attempt < len(tried) {
+			tried[attempt] = inst
+		}
+		addr := balancer.Address(inst, false)
+		var err error
+		if conn, err = g.dialer.net.Dial("tcp", addr); err == nil {
+			if g.cfg.RewriteHost {
+				ctx.Request.Header.SetHost(addr)
+			}
+			break
+		}
+		g.bal.ReportFailure(inst)
+		g.cfg.Logger.Info("instance failed", zap.String("app", app), zap.String("instance", inst.ID()),
+			zap.String("addr", addr), zap.Int("attempt", attempt+1), zap.Error(err))
+		if attempt < g.cfg.Retries {
+			if list = g.cfg.Instances.Instances(app); len(list) > 0 {
+				continue
+			}
+		}
+		plain(ctx, fasthttp.StatusBadGateway, fmt.Sprintf("application %q: the instance failed to answer\n", app))
+		return
+	}
+
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(resp)
+	br, err := g.upgradeRequest(ctx, conn, resp)
+	if err != nil {
+		conn.Close()
+		g.bal.ReportFailure(inst)
+		g.cfg.Logger.Info("instance failed", zap.String("app", app), zap.String("instance", inst.ID()), zap.Error(err))
+		if timedOut(err) {
+			plain(ctx, fasthttp.StatusGatewayTimeout, fmt.Sprintf("application %q: the instance did not answer in time\n", app))
+		} else {
+			plain(ctx, fasthttp.StatusBadGateway, fmt.Sprintf("application %q: the instance failed to answer\n", app))
+		}
+		return
+	}
+	g.bal.ReportSuccess(inst)
+	if resp.StatusCode() != fasthttp.StatusSwitchingProtocols {
+		conn.Close()
+		resp.CopyTo(&ctx.Response)
+		stripResponse(&ctx.Response.Header, false)
+		return
+	}
+	stripResponse(&resp.Header, true)
+	resp.Header.Set(fasthttp.HeaderConnection, "Upgrade")
+	head := append([]byte(nil), resp.Header.Header()...)
+	// The instance's answer goes out as it came, before the tunnel.
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(client net.Conn) { g.relay(client, conn, br, head) })
+}
+
+// upgradeRequest sends the request on conn and reads the answer's header
+// (and body, when it is not 101), within ResponseTimeout.
+func (g *Gateway) upgradeRequest(ctx *fasthttp.RequestCtx, conn net.Conn, resp *fasthttp.Response) (*bufio.Reader, error) {
+	if err := conn.SetDeadline(time.Now().Add(g.cfg.ResponseTimeout)); err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(conn, bufferSize)
+	if err := ctx.Request.Write(bw); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(conn, bufferSize)
+	resp.Header.SetNoDefaultContentType(true)
+	if err := resp.ReadLimitBody(br, maxUpgradeRefusal); err != nil {
+		return nil, err
+	}
+	return br, conn.SetDeadline(time.Time{})
+}
+
+// relay copies between the client and the instance until either side is
+// done, then ends both directions. It runs on the goroutine fasthttp
+// gives a hijacked connection, and owns one more, which it waits for.
+func (g *Gateway) relay(client, conn net.Conn, br *bufio.Reader, head []byte) {
+	t := &tunnelConns{client: client, upstream: conn}
+	if !g.tunnels.add(t) {
+		conn.Close()
+		return
+	}
+	defer g.tunnels.done(t)
+	defer conn.Close() // fasthttp closes the client's when this returns
+	unboundReads(client)
+	if _, err := client.Write(head); err != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		io.Copy(client, br) // what the instance sent, buffered or not
+		t.end()
+	}()
+	io.Copy(conn, client)
+	t.end()
+	wg.Wait()
+}
+
+// tunnelConns are the two ends of a tunnel.
+type tunnelConns struct {
+	client, upstream net.Conn
+	once             sync.Once
+}
+
+// end unblocks both directions: the client's connection gets a deadline
+// in the past (fasthttp closes it), the instance's is closed.
+func (t *tunnelConns) end() {
+	t.once.Do(func() {
+		t.client.SetDeadline(time.Unix(1, 0))
+		t.upstream.Close()
+	})
+}
+
+// tunnels tracks the running tunnels, so that Close can end them and wait
+// for their goroutines.
+type tunnels struct {
+	mu     sync.Mutex
+	live   map[*tunnelConns]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// add registers t, or reports false once closeAll has run.
+func (ts *tunnels) add(t *tunnelConns) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.closed {
+		return false
+	}
+	if ts.live == nil {
+		ts.live = make(map[*tunnelConns]struct{})
+	}
+	ts.live[t] = struct{}{}
+	ts.wg.Add(1)
+	return true
+}
+
+func (ts *tunnels) done(t *tunnelConns) {
+	ts.mu.Lock()
+	delete(ts.live, t)
+	ts.mu.Unlock()
+	ts.wg.Done()
+}
+
+// closeAll ends every tunnel, refuses new ones, and waits for them.
+func (ts *tunnels) closeAll() {
+	ts.mu.Lock()
+	ts.closed = true
+	for t := range ts.live {
+		t.end()
+	}
+	ts.mu.Unlock()
+	ts.wg.Wait()
+}
+
+// count returns the number of running tunnels.
+func (ts *tunnels) count() int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return len(ts.live)
+}
