@@ -93,6 +93,8 @@ func TestGoSnippetsRun(t *testing.T) {
 		switch {
 		case strings.Contains(src, "fxmodules.Discovery"):
 			t.Run("fx", func(t *testing.T) { runFxSnippet(t, src) })
+		case strings.Contains(src, "gateway.NewServer("):
+			t.Run("gateway", func(t *testing.T) { runGatewaySnippet(t, src) })
 		case strings.Contains(src, "registry.New("):
 			t.Run("plain", func(t *testing.T) { runPlainSnippet(t, src) })
 		default:
@@ -114,6 +116,53 @@ func runPlainSnippet(t *testing.T, src string) {
 		if err != nil || !want.Match(out) {
 			t.Fatalf("run %d: %v, printed %q; want a line matching %s", run+1, err, out, want)
 		}
+	}
+}
+
+// The gateway snippet serves the fasthttp gateway over its registry (an
+// app it does not know gets 503 with the reason) and stops on an
+// interrupt. It listens on a loopback port here instead of ":8080".
+func runGatewaySnippet(t *testing.T, src string) {
+	addr := testkit.FreeAddr(t)
+	bin := buildSnippet(t, src, `":8080"`, `"`+addr+`"`)
+	var out output
+	cmd := exec.Command(bin)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-done
+	}()
+	var status int
+	var body string
+	testkit.Eventually(t, 20*time.Second, "the gateway to answer", func() bool {
+		resp, err := http.Get("http://" + addr + "/orders/items")
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		status, body = resp.StatusCode, string(b)
+		return true
+	})
+	if status != http.StatusServiceUnavailable || body == "" {
+		t.Fatalf("unknown app through the gateway: %d %q", status, body)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		done <- err // for the deferred wait
+		if err != nil {
+			t.Fatalf("the gateway did not stop cleanly on an interrupt: %v\n%s", err, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gateway did not stop on an interrupt")
 	}
 }
 
