@@ -103,7 +103,10 @@ func (b *backend) instance(app string) *eureka.InstanceInfo {
 	}
 }
 
-var client = &http.Client{Timeout: 10 * time.Second}
+// client opens a connection per request, so a config reload that closes
+// the old server's connections never fails a request that Go would not
+// resend (a POST).
+var client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 func do(t *testing.T, method, url string, body []byte) (int, string) {
 	t.Helper()

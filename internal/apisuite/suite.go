@@ -60,9 +60,13 @@ var javaBatch string
 // 3.10).
 const fargoXML = `<instance><instanceId></instanceId><hostName>host1</hostName><app>orders</app><ipAddr>10.0.0.12</ipAddr><vipAddress>orders</vipAddress><secureVipAddress></secureVipAddress><status>UP</status><overriddenstatus></overriddenstatus><homePageUrl></homePageUrl><statusPageUrl></statusPageUrl><healthCheckUrl></healthCheckUrl><countryId>0</countryId><dataCenterInfo><name>MyOwn</name><metadata></metadata></dataCenterInfo><leaseInfo><renewalIntervalInSecs>0</renewalIntervalInSecs><durationInSecs>0</durationInSecs><registrationTimestamp>0</registrationTimestamp><lastRenewalTimestamp>0</lastRenewalTimestamp><evictionTimestamp>0</evictionTimestamp><serviceUpTimestamp>0</serviceUpTimestamp></leaseInfo><metadata><management__port>8080</management__port></metadata><port enabled="true">8080</port><securePort enabled="false">443</securePort></instance>`
 
+// client opens a connection per request: the hosts under test are
+// restarted between cases (Caddy loads a new config), and a kept-alive
+// connection the old server closes would fail a POST, which Go does not
+// resend.
 var client = &http.Client{
 	Timeout:   10 * time.Second,
-	Transport: &http.Transport{DisableCompression: true},
+	Transport: &http.Transport{DisableCompression: true, DisableKeepAlives: true},
 }
 
 // inst returns a valid registration of app/id.
