@@ -2,10 +2,10 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"net"
-	"sync"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/fastserve"
 
 	"github.com/valyala/fasthttp"
 )
@@ -43,15 +43,10 @@ func (discardLogger) Printf(string, ...any) {}
 
 // Server serves a Gateway on an address of its own with fasthttp.
 type Server struct {
-	g    *Gateway
-	cfg  ServerConfig
-	srv  *fasthttp.Server
-	ln   net.Listener
-	done chan struct{}
-
-	mu       sync.Mutex
-	err      error
-	stopping bool
+	g   *Gateway
+	cfg ServerConfig
+	srv *fasthttp.Server
+	run fastserve.Runner
 }
 
 // NewServer returns a server for g. It does not listen until Start.
@@ -100,48 +95,15 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
-	s.ln = ln
-	s.done = make(chan struct{})
-	go func() {
-		defer close(s.done)
-		if err := s.srv.Serve(idleListener{Listener: ln, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout}); err != nil {
-			s.mu.Lock()
-			if !s.stopping {
-				s.err = err
-			}
-			s.mu.Unlock()
-		}
-	}()
+	s.run.Start(s.srv, idleListener{Listener: ln, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout})
 	return nil
 }
 
 // Addr returns the address the server listens on, after Start.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+func (s *Server) Addr() net.Addr { return s.run.Addr() }
 
 // Stop stops accepting connections, lets in-flight requests finish (until
 // ctx is done; responses streaming to their clients included) and waits
 // for the serving goroutine. Upgraded connections are the Gateway's: its
 // Close ends them.
-func (s *Server) Stop(ctx context.Context) error {
-	if s.done == nil {
-		return nil
-	}
-	// Close the listener ourselves: fasthttp's Shutdown does nothing if it
-	// runs before Serve has registered the listener.
-	s.mu.Lock()
-	s.stopping = true
-	s.mu.Unlock()
-	s.ln.Close()
-	err := s.srv.ShutdownWithContext(ctx)
-	if errors.Is(err, net.ErrClosed) {
-		err = nil // we closed it
-	}
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		return errors.Join(err, ctx.Err())
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return errors.Join(err, s.err)
-}
+func (s *Server) Stop(ctx context.Context) error { return s.run.Stop(ctx) }

@@ -50,22 +50,42 @@ func (s *Store) hashLocked() string { return s.counts.Hash() }
 // current state, grouped by app in first-seen order, and the hash of the
 // full registry. The caller holds s.mu.
 func (s *Store) deltaLocked(versionsDelta int64) *eureka.Applications {
+	values := make([]eureka.InstanceInfo, len(s.changes.entries))
+	apps := groupChanges(s.changes.entries, func(n int, c *Change) *eureka.InstanceInfo {
+		values[n] = s.decorate(c.lease)
+		return &values[n]
+	})
+	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: s.hashLocked(), Applications: apps}
+}
+
+// ChangesDocument renders changes (from ChangesFor) as a delta document:
+// each changed instance once, in its state at its last change, grouped by
+// app in first-seen order, with the given versions__delta and hash.
+func ChangesDocument(changes []Change, versionsDelta int64, hash string) *eureka.Applications {
+	apps := groupChanges(changes, func(_ int, c *Change) *eureka.InstanceInfo { return c.Decorated() })
+	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: hash, Applications: apps}
+}
+
+// groupChanges groups the instances render gives for changes by app, in
+// first-seen order, each instance once: a later change of the same
+// instance replaces it in place, as Eureka's delta shows each changed
+// lease once.
+func groupChanges(changes []Change, render func(n int, c *Change) *eureka.InstanceInfo) []*eureka.Application {
 	type pos struct{ app, inst int }
-	out := &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: s.hashLocked()}
+	var apps []*eureka.Application
 	appIndex := map[string]int{}
 	seen := map[string]pos{} // by app + "\x00" + id
-	values := make([]eureka.InstanceInfo, len(s.changes.entries))
-	for n, c := range s.changes.entries {
-		values[n] = s.decorate(c.lease)
-		i := &values[n]
-		ai, ok := appIndex[i.App]
+	for n := range changes {
+		c := &changes[n]
+		i := render(n, c)
+		ai, ok := appIndex[c.App]
 		if !ok {
-			ai = len(out.Applications)
-			appIndex[i.App] = ai
-			out.Applications = append(out.Applications, &eureka.Application{Name: i.App})
+			ai = len(apps)
+			appIndex[c.App] = ai
+			apps = append(apps, &eureka.Application{Name: c.App})
 		}
-		app := out.Applications[ai]
-		key := i.App + "\x00" + i.ID()
+		app := apps[ai]
+		key := c.App + "\x00" + c.ID
 		if p, ok := seen[key]; ok {
 			app.Instances[p.inst] = i
 			continue
@@ -73,7 +93,7 @@ func (s *Store) deltaLocked(versionsDelta int64) *eureka.Applications {
 		seen[key] = pos{ai, len(app.Instances)}
 		app.Instances = append(app.Instances, i)
 	}
-	return out
+	return apps
 }
 
 // Delta returns the changes of the last DeltaRetention as a delta document.

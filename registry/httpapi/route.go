@@ -236,5 +236,3 @@ func splitPrefix(p string) []string {
 	}
 	return out
 }
-
-func upper(s string) string { return strings.ToUpper(s) }

@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"errors"
 	"net"
 	"net/http"
-	"sync"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/fastserve"
 
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
@@ -65,15 +65,10 @@ func (discardLogger) Printf(string, ...any) {}
 
 // Server is the standalone registry server: the API served by fasthttp.
 type Server struct {
-	cfg  ServerConfig
-	api  *API
-	srv  *fasthttp.Server
-	ln   net.Listener
-	done chan struct{}
-
-	mu       sync.Mutex
-	err      error
-	stopping bool
+	cfg ServerConfig
+	api *API
+	srv *fasthttp.Server
+	run fastserve.Runner
 }
 
 // NewServer returns a server for api. It does not listen until Start.
@@ -153,47 +148,16 @@ func (s *Server) Start() error {
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
-	s.ln = ln
-	s.done = make(chan struct{})
-	go func() {
-		defer close(s.done)
-		if err := s.srv.Serve(ln); err != nil {
-			s.mu.Lock()
-			if !s.stopping {
-				s.err = err
-			}
-			s.mu.Unlock()
-		}
-	}()
+	s.run.Start(s.srv, ln)
 	return nil
 }
 
 // Addr returns the address the server listens on, after Start.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+func (s *Server) Addr() net.Addr { return s.run.Addr() }
 
 // Stop stops accepting connections, lets in-flight requests finish (until
 // ctx is done) and waits for the serving goroutine.
 func (s *Server) Stop(ctx context.Context) error {
-	if s.done == nil {
-		return nil
-	}
-	// Close the listener ourselves: fasthttp's Shutdown does nothing if it
-	// runs before Serve has registered the listener.
-	s.mu.Lock()
-	s.stopping = true
-	s.mu.Unlock()
 	s.api.Close() // held watches answer now, not at the end of their wait
-	s.ln.Close()
-	err := s.srv.ShutdownWithContext(ctx)
-	if errors.Is(err, net.ErrClosed) {
-		err = nil // we closed it
-	}
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		return errors.Join(err, ctx.Err())
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return errors.Join(err, s.err)
+	return s.run.Stop(ctx)
 }

@@ -123,27 +123,7 @@ func (a *API) watch(req *Request, resp *Response, token string) {
 
 // watchAnswer renders changes as a delta document.
 func (a *API) watchAnswer(req *Request, resp *Response, version uint64, changes []registry.Change, hash string) {
-	doc := &eureka.Applications{VersionsDelta: int64(version), AppsHashcode: hash}
-	appIndex := map[string]int{}
-	seen := map[string][2]int{}
-	for n := range changes {
-		c := &changes[n]
-		i := c.Decorated()
-		ai, ok := appIndex[c.App]
-		if !ok {
-			ai = len(doc.Applications)
-			appIndex[c.App] = ai
-			doc.Applications = append(doc.Applications, &eureka.Application{Name: c.App})
-		}
-		app := doc.Applications[ai]
-		key := c.App + "\x00" + c.ID
-		if p, ok := seen[key]; ok {
-			app.Instances[p[1]] = i
-			continue
-		}
-		seen[key] = [2]int{ai, len(app.Instances)}
-		app.Instances = append(app.Instances, i)
-	}
+	doc := registry.ChangesDocument(changes, int64(version), hash)
 	f := eureka.AcceptFormat(req.Accept)
 	*resp = Response{Status: http.StatusOK, ContentType: f.ContentType(), Body: eureka.AppendApplications(nil, f, doc),
 		Version: a.token(version)}

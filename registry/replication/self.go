@@ -35,16 +35,16 @@ func (p *Peers) identified(pe *peer, resp eurekahttp.Response) bool {
 }
 
 // identify asks pe who it is, if no answer has told yet. It reports
-// whether pe is this node; an unreachable peer is not.
-func (p *Peers) identify(pe *peer) bool {
+// whether pe is this node, and the error of a peer that did not answer.
+func (p *Peers) identify(pe *peer) (bool, error) {
 	if pe.identified.Load() {
-		return pe.self.Load()
+		return pe.self.Load(), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.Timeout)
 	defer cancel()
 	resp, err := p.client.Do(ctx, pe.url, eurekahttp.Request{Path: "apps/?apps="})
 	if err != nil {
-		return false
+		return false, err
 	}
-	return p.identified(pe, resp)
+	return p.identified(pe, resp), nil
 }

@@ -33,9 +33,18 @@ func (p *Peers) send(pe *peer) {
 			case <-timer.C:
 			}
 		}
-		if p.identify(pe) {
+		switch self, err := p.identify(pe); {
+		case self:
 			pe.take(pe.length(), p.cfg.Clock.Now()) // this node itself: drop what queued before it knew
 			return
+		case err != nil:
+			// Unreachable before it could say who it is: wait as after a
+			// failed batch, without sending one too.
+			p.failed(pe, err.Error())
+			if !p.sleep(p.retryAfter(err)) {
+				return
+			}
+			continue
 		}
 		batch, expired := pe.take(p.cfg.BatchSize, p.cfg.Clock.Now())
 		if expired > 0 {
@@ -46,15 +55,32 @@ func (p *Peers) send(pe *peer) {
 		}
 		if retry, wait := p.deliver(pe, batch); wait > 0 {
 			pe.requeue(retry, p.cfg.MaxQueue)
-			timer := time.NewTimer(wait)
-			select {
-			case <-p.stop:
-				timer.Stop()
+			if !p.sleep(wait) {
 				return
-			case <-timer.C:
 			}
 		}
 	}
+}
+
+// sleep waits d, and reports false if the Peers stopped meanwhile.
+func (p *Peers) sleep(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-p.stop:
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// retryAfter is the wait after a request that failed with err: longer
+// after a timeout (congestion) than after other network errors.
+func (p *Peers) retryAfter(err error) time.Duration {
+	if eurekahttp.IsTimeout(err) {
+		return p.cfg.CongestionRetry
+	}
+	return p.cfg.NetworkRetry
 }
 
 // deliver sends one batch and returns the tasks to resend, and how long to
@@ -94,10 +120,7 @@ func (p *Peers) deliverOnce(pe *peer, batch []*task) time.Duration {
 	switch {
 	case err != nil:
 		p.failed(pe, err.Error())
-		if eurekahttp.IsTimeout(err) {
-			return p.cfg.CongestionRetry
-		}
-		return p.cfg.NetworkRetry
+		return p.retryAfter(err)
 	case resp.Status == http.StatusServiceUnavailable:
 		p.failed(pe, "503 Service Unavailable")
 		return p.cfg.CongestionRetry
