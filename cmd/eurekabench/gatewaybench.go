@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,7 @@ type gatewayBenchConfig struct {
 	exe         string // this binary
 	childEnv    []string
 	childPrefix []string // arguments before "-serve"
+	profile     string   // the fasthttp gateway's CPU profile, "" for none
 }
 
 // gatewayCommand runs "eurekabench gateway" with args (those after
@@ -69,11 +71,12 @@ func gatewayCommand(args []string) int {
 	serve := fs.String("serve", "", "internal: serve one role (backend, fasthttp, caddy) until interrupted")
 	listen := fs.String("listen", "", "internal: the role's listen address")
 	backend := fs.String("backend", "", "internal: the backend's address")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the fasthttp gateway's process to this file (for PGO: cmd/eureka/default.pgo)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *serve != "" {
-		if err := serveRole(*serve, *listen, *backend); err != nil {
+		if err := serveRole(*serve, *listen, *backend, *profile); err != nil {
 			fmt.Fprintln(os.Stderr, "eurekabench gateway -serve:", err)
 			return 1
 		}
@@ -85,6 +88,14 @@ func gatewayCommand(args []string) int {
 		return 1
 	}
 	c := gatewayBenchConfig{d: *d, warmup: min(*d/4, time.Second), conns: *conns, rounds: *rounds, exe: exe, childPrefix: []string{"gateway"}}
+	if *profile != "" {
+		abs, err := filepath.Abs(*profile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "eurekabench gateway:", err)
+			return 1
+		}
+		c.profile = abs
+	}
 	if *useWrk {
 		c.wrk, _ = exec.LookPath("wrk")
 	}
@@ -318,6 +329,9 @@ func childrenOf(pid int) []int {
 // answers there; stop interrupts it and waits for it.
 func (c gatewayBenchConfig) startChild(role, listen, backend string) (stop func(), pid int, err error) {
 	args := append(slices.Clone(c.childPrefix), "-serve", role, "-listen", listen, "-backend", backend)
+	if role == "fasthttp" && c.profile != "" {
+		args = append(args, "-cpuprofile", c.profile)
+	}
 	cmd := exec.Command(c.exe, args...)
 	cmd.Env = append(os.Environ(), c.childEnv...)
 	cmd.Stderr = os.Stderr
@@ -361,7 +375,7 @@ func (c gatewayBenchConfig) startChild(role, listen, backend string) (stop func(
 }
 
 // serveRole is the child's side: serve role on listen until interrupted.
-func serveRole(role, listen, backend string) error {
+func serveRole(role, listen, backend, profile string) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	switch role {
@@ -390,6 +404,17 @@ func serveRole(role, listen, backend string) error {
 		srv := gateway.NewServer(g, gateway.ServerConfig{Addr: listen})
 		if err := srv.Start(); err != nil {
 			return err
+		}
+		if profile != "" {
+			f, err := os.Create(profile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
 		}
 		fmt.Println("ready")
 		<-ctx.Done()
