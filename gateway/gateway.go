@@ -114,7 +114,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	}
 
 	upgrade, has := stripRequest(&ctx.Request.Header)
-	g.setForwarded(ctx, name, has)
+	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, has)
 	// name and rest point into the request URI: done with name, copy
 	// rest before replacing it.
 	var buf [512]byte

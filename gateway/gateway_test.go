@@ -16,6 +16,19 @@ func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 // ends, and returns its base URL and the gateway.
 func start(t *testing.T, cfg Config, store *registry.Store) (string, *Gateway, *Server) {
 	t.Helper()
+	return startServer(t, cfg, ServerConfig{}, store)
+}
+
+// modes are the server's two ways to serve: event loops in front of
+// fasthttp (the default), and fasthttp alone.
+var modes = []struct {
+	name  string
+	loops int
+}{{"loops", 0}, {"fasthttp", -1}}
+
+// startServer is start with scfg (its Addr is a free loopback port).
+func startServer(t *testing.T, cfg Config, scfg ServerConfig, store *registry.Store) (string, *Gateway, *Server) {
+	t.Helper()
 	if cfg.Instances == nil {
 		cfg.Instances = store
 	}
@@ -23,7 +36,8 @@ func start(t *testing.T, cfg Config, store *registry.Store) (string, *Gateway, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(g, ServerConfig{Addr: "127.0.0.1:0"})
+	scfg.Addr = "127.0.0.1:0"
+	srv := NewServer(g, scfg)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -39,10 +53,15 @@ func start(t *testing.T, cfg Config, store *registry.Store) (string, *Gateway, *
 }
 
 // The shared gateway suite, which Caddy's eureka_gateway passes too.
+// It runs in both of the server's modes.
 func TestGatewaySuite(t *testing.T) {
-	gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store) {
-		store := registry.New(registry.Config{})
-		base, _, _ := start(t, Config{}, store)
-		return base, store
-	})
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store) {
+				store := registry.New(registry.Config{})
+				base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops}, store)
+				return base, store
+			})
+		})
+	}
 }

@@ -181,9 +181,9 @@ func addDate(h *fasthttp.ResponseHeader) {
 }
 
 // setForwarded sets the X-Forwarded-* headers of a request for app (as
-// the client wrote it). has says which of them the request has already.
-func (g *Gateway) setForwarded(ctx *fasthttp.RequestCtx, app []byte, has uint) {
-	h := &ctx.Request.Header
+// the client wrote it), from a client at remote. has says which of them
+// the request has already.
+func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls bool, app []byte, has uint) {
 	// set replaces a header the request has, and adds one it has not,
 	// which spares a search.
 	set := func(bit uint, k, v []byte) {
@@ -194,8 +194,8 @@ func (g *Gateway) setForwarded(ctx *fasthttp.RequestCtx, app []byte, has uint) {
 		}
 	}
 	var ipBuf [64]byte
-	ip := appendClientIP(ipBuf[:0], ctx.RemoteAddr())
-	trusted := has != 0 && g.trusted(ctx.RemoteAddr())
+	ip := appendClientIP(ipBuf[:0], remote)
+	trusted := has != 0 && g.trusted(remote)
 	if prior := h.PeekBytes(headerXForwardedFor); trusted && len(prior) > 0 {
 		var buf [256]byte
 		v := append(append(append(buf[:0], prior...), ", "...), ip...)
@@ -204,7 +204,7 @@ func (g *Gateway) setForwarded(ctx *fasthttp.RequestCtx, app []byte, has uint) {
 		set(hasXForwardedFor, headerXForwardedFor, ip)
 	}
 	if !trusted || len(h.PeekBytes(headerXForwardedProto)) == 0 {
-		if ctx.IsTLS() {
+		if tls {
 			set(hasXForwardedProto, headerXForwardedProto, schemeHTTPS)
 		} else {
 			set(hasXForwardedProto, headerXForwardedProto, schemeHTTP)

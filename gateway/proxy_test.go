@@ -277,7 +277,22 @@ func TestRequestBodyLimit(t *testing.T) {
 
 // The pooled connections to an instance are closed when it leaves the
 // registry.
+// In both modes; with one loop, so that one pool serves every request.
 func TestPoolClosedWhenInstanceLeaves(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) { testPoolClosedWhenInstanceLeaves(t, ServerConfig{Loops: oneLoop(m.loops)}) })
+	}
+}
+
+// oneLoop is loops, but 1 for the default.
+func oneLoop(loops int) int {
+	if loops == 0 {
+		return 1
+	}
+	return loops
+}
+
+func testPoolClosedWhenInstanceLeaves(t *testing.T, scfg ServerConfig) {
 	store := registry.New(registry.Config{})
 	var open atomic.Int32
 	backend := httptest.NewUnstartedServer(named("a"))
@@ -292,7 +307,7 @@ func TestPoolClosedWhenInstanceLeaves(t *testing.T) {
 	backend.Start()
 	defer backend.Close()
 	register(t, store, "orders", "a", backend.Listener.Addr().(*net.TCPAddr).Port)
-	base, g, _ := start(t, Config{SweepInterval: time.Hour}, store) // only the change notification sweeps
+	base, g, _ := startServer(t, Config{SweepInterval: time.Hour}, scfg, store) // only the change notification (or a loop's tick) sweeps
 	for range 3 {
 		if status, _, body := do(t, "GET", base+"/orders/x", nil); status != 200 || body != "a" {
 			t.Fatalf("%d %q", status, body)
@@ -516,6 +531,12 @@ func TestClientSideTroubles(t *testing.T) {
 // Response bodies of every framing cross the gateway: chunked (with its
 // trailer), and delimited by the instance closing the connection.
 func TestResponseFramings(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) { testResponseFramings(t, ServerConfig{Loops: oneLoop(m.loops)}) })
+	}
+}
+
+func testResponseFramings(t *testing.T, scfg ServerConfig) {
 	store := registry.New(registry.Config{})
 	chunk := strings.Repeat("c", 100<<10)
 	var conns atomic.Int32
@@ -555,7 +576,7 @@ func TestResponseFramings(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n"+strings.Repeat("i", 70<<10))
 	}()
 	register(t, store, "identity", "a", raw.Addr().(*net.TCPAddr).Port)
-	base, _, _ := start(t, Config{}, store)
+	base, _, _ := startServer(t, Config{}, scfg, store)
 
 	for range 2 {
 		resp, err := client.Get(base + "/chunked/x")

@@ -31,9 +31,10 @@ import (
 
 // The gateway study: requests per second to one tiny backend, directly,
 // through nginx with a static upstream (when nginx is installed), through
-// the fasthttp gateway routing by name and through Caddy's eureka_gateway,
-// and through a bare fasthttp proxy (no routing, no header work) for
-// reference: the ceiling of a gateway built on fasthttp.
+// the gateway routing by name (event loops in front of fasthttp, the
+// default) and through Caddy's eureka_gateway, and for reference through a
+// bare fasthttp proxy (no routing, no header work: the ceiling of a proxy
+// with a goroutine per connection) and the gateway without its loops.
 // Every server runs in a process of its own (this binary again, with
 // -serve), as it would in production; the load comes from wrk when it is
 // installed (as the figures did), else from this process.
@@ -56,7 +57,7 @@ type gatewayBenchConfig struct {
 	exe         string // this binary
 	childEnv    []string
 	childPrefix []string // arguments before "-serve"
-	profile     string   // the fasthttp gateway's CPU profile, "" for none
+	profile     string   // the gateway's CPU profile, "" for none
 }
 
 // gatewayCommand runs "eurekabench gateway" with args (those after
@@ -71,7 +72,7 @@ func gatewayCommand(args []string) int {
 	serve := fs.String("serve", "", "internal: serve one role (backend, fasthttp, caddy) until interrupted")
 	listen := fs.String("listen", "", "internal: the role's listen address")
 	backend := fs.String("backend", "", "internal: the backend's address")
-	profile := fs.String("cpuprofile", "", "write a CPU profile of the fasthttp gateway's process to this file (for PGO: cmd/eureka/default.pgo)")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the gateway's process to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -134,7 +135,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 			stops[i]()
 		}
 	}()
-	ports, err := freePorts(5)
+	ports, err := freePorts(6)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	backendAddr := addr(0)
 	pids := map[string]int{}
 	for _, role := range []struct{ name, listen string }{
-		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)},
+		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)}, {"fasthttp-only", addr(5)},
 	} {
 		stop, pid, err := c.startChild(role.name, role.listen, backendAddr)
 		if err != nil {
@@ -162,10 +163,11 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 		targets = append(targets, &target{name: "nginx, static upstream", addr: addr(3), path: "/x",
 			pids: func() []int { return append(childrenOf(master), master) }})
 	}
-	fast := &target{name: "fasthttp gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"])}
+	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"])}
 	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
-	targets = append(targets, fast, caddyGW, bare)
+	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
+	targets = append(targets, fast, caddyGW, bare, only)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -211,11 +213,12 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 		}
 		last := func(t *target) float64 { return t.rates[len(t.rates)-1] }
 		if c.nginx != "" {
-			fmt.Fprintf(out, "  fasthttp gateway / nginx        %9.2f   (target >= 0.90)\n", last(fast)/last(targets[1]))
+			fmt.Fprintf(out, "  gateway / nginx                 %9.2f   (target >= 0.90)\n", last(fast)/last(targets[1]))
 			fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %9.2f\n", last(bare)/last(targets[1]))
+			fmt.Fprintf(out, "  gateway without loops / nginx   %9.2f\n", last(only)/last(targets[1]))
 		}
-		fmt.Fprintf(out, "  fasthttp gateway / Caddy        %9.2f   (target >= 4)\n", last(fast)/last(caddyGW))
-		fmt.Fprintf(out, "  fasthttp gateway / direct       %9.2f\n", last(fast)/last(targets[0]))
+		fmt.Fprintf(out, "  gateway / Caddy                 %9.2f   (target >= 4)\n", last(fast)/last(caddyGW))
+		fmt.Fprintf(out, "  gateway / direct                %9.2f\n", last(fast)/last(targets[0]))
 	}
 
 	fmt.Fprintf(out, "\nranges over %d rounds\n", c.rounds)
@@ -236,12 +239,14 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	}
 	if c.nginx != "" {
 		lo, hi := ratios(fast, targets[1])
-		fmt.Fprintf(out, "  fasthttp gateway / nginx        %.2f - %.2f (same round)\n", lo, hi)
+		fmt.Fprintf(out, "  gateway / nginx                 %.2f - %.2f (same round)\n", lo, hi)
 		lo, hi = ratios(bare, targets[1])
 		fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %.2f - %.2f (same round)\n", lo, hi)
+		lo, hi = ratios(only, targets[1])
+		fmt.Fprintf(out, "  gateway without loops / nginx   %.2f - %.2f (same round)\n", lo, hi)
 	}
 	lo, hi := ratios(fast, caddyGW)
-	fmt.Fprintf(out, "  fasthttp gateway / Caddy        %.2f - %.2f (same round)\n", lo, hi)
+	fmt.Fprintf(out, "  gateway / Caddy                 %.2f - %.2f (same round)\n", lo, hi)
 	return nil
 }
 
@@ -391,7 +396,7 @@ func serveRole(role, listen, backend, profile string) error {
 		<-ctx.Done()
 		srv.Shutdown()
 		return <-done
-	case "fasthttp":
+	case "fasthttp", "fasthttp-only":
 		store := registry.New(registry.Config{})
 		if err := store.Register(benchInstance(backend), false); err != nil {
 			return err
@@ -401,7 +406,11 @@ func serveRole(role, listen, backend, profile string) error {
 			return err
 		}
 		defer g.Close()
-		srv := gateway.NewServer(g, gateway.ServerConfig{Addr: listen})
+		scfg := gateway.ServerConfig{Addr: listen}
+		if role == "fasthttp-only" {
+			scfg.Loops = -1
+		}
+		srv := gateway.NewServer(g, scfg)
 		if err := srv.Start(); err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ func TestGatewayStudySmall(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	t.Log(out.String())
-	for _, want := range []string{"fasthttp gateway, by name", "Caddy eureka_gateway, by name", "fasthttp gateway / Caddy"} {
+	for _, want := range []string{"gateway, by name", "Caddy eureka_gateway, by name", "gateway / Caddy", "gateway without loops"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in the output", want)
 		}

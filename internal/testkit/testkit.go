@@ -13,8 +13,8 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Ignored are goroutines that fasthttp owns and that we cannot wait for:
-// process-wide ones (the Date header ticker, the dialer's address cache
+// Ignored are goroutines that fasthttp and gnet own and that we cannot
+// wait for: process-wide ones (the Date header ticker, the dialer's address cache
 // cleaner) and per-server or per-client cleaners that notice a stop only at
 // their next tick.
 var Ignored = []goleak.Option{
@@ -23,6 +23,12 @@ var Ignored = []goleak.Option{
 	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*TCPDialer).tcpAddrsClean"),
 	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
 	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*Client).mCleaner"),
+	// gnet's process-wide goroutine pool (ants), which it makes at init
+	// and which the gateway's loops use to enroll new connections: its
+	// cleaners, and idle workers that expire after 10 s.
+	goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
+	goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
+	goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*goWorker).run.func1"),
 }
 
 // VerifyTestMain runs the tests and fails if any other goroutine outlives

@@ -1,0 +1,640 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// loops is the event-loop front of a Server, on gnet: its loops accept
+// the client connections and serve the requests a gateway sees most
+// without a goroutine per connection, reading a socket only when epoll
+// says it has data, as nginx does. Such a request has no body and no
+// Upgrade, names a registered application, and its instance answers
+// with a body of known length up to 64 KiB (or none). Any other request
+// hands its connection, with what was read of it, to fasthttp for good
+// (through the handoff listener); a longer or chunked response streams
+// from a goroutine, and the connection goes on in fasthttp after it.
+//
+// Each loop keeps its own state (loopState) and its own keep-alive
+// connections to the instances, so a request never leaves its loop.
+type loops struct {
+	gnet.BuiltinEventEngine
+	g       *Gateway
+	cfg     ServerConfig
+	handoff *handoffListener
+	n       int
+
+	cli      *gnet.Client // the loops (a gnet engine without a listener)
+	ln       net.Listener
+	addr     net.Addr
+	accepted chan struct{} // closed when the accepting goroutine has stopped
+
+	states   sync.Map     // gnet.EventLoop -> *loopState
+	clients  atomic.Int64 // client connections on the loops
+	stopping atomic.Bool
+	work     sync.WaitGroup // dials and streamed responses
+	tickStop chan struct{}
+	ticked   chan struct{} // closed when the ticker has stopped
+	interval time.Duration
+}
+
+var headerEnd = []byte("\r\n\r\n")
+
+// now is the monotonic time in nanoseconds since epoch.
+func now() int64 { return int64(time.Since(epoch)) }
+
+// loopState is one event loop's: touched only on that loop.
+type loopState struct {
+	l       *loops
+	el      gnet.EventLoop
+	clients map[*clientConn]struct{}
+	idle    map[instKey][]*upConn
+	free    []*exchange
+	respH   fasthttp.ResponseHeader
+	rd      bytes.Reader
+	br      *bufio.Reader
+	out     []byte
+}
+
+// clientConn is a client connection served on a loop.
+type clientConn struct {
+	c       gnet.Conn
+	remote  net.Addr
+	ex      *exchange // the request in flight
+	last    int64     // when the client last sent something
+	closing bool      // close once the response in flight is written
+	handoff bool      // hand to fasthttp once the responses written are flushed
+	gone    bool      // closed, or handed to fasthttp
+}
+
+// upConn is a connection to an instance, kept by one loop.
+type upConn struct {
+	c      gnet.Conn // nil while it is being dialled
+	lp     *loopState
+	key    instKey
+	addr   string
+	ex     *exchange // the request it carries
+	since  int64     // idle since
+	reused bool      // it carried a request before this one
+	got    bool      // the current response has begun to arrive
+	gone   bool
+}
+
+// exchange is a request on its way through a loop.
+type exchange struct {
+	h          fasthttp.RequestHeader
+	cc         *clientConn
+	app        string
+	inst       *eureka.InstanceInfo
+	tried      [8]*eureka.InstanceInfo
+	attempt    int
+	up         *upConn
+	sent       int64 // when it went out, or the response last made progress
+	end        func()
+	idempotent bool
+	head       bool
+	resent     bool // sent again after a kept-alive connection broke
+}
+
+func (l *loops) state(el gnet.EventLoop) *loopState {
+	if s, ok := l.states.Load(el); ok {
+		return s.(*loopState)
+	}
+	lp := &loopState{l: l, el: el, clients: map[*clientConn]struct{}{}, idle: map[instKey][]*upConn{}}
+	lp.br = bufio.NewReaderSize(&lp.rd, bufferSize)
+	s, _ := l.states.LoadOrStore(el, lp)
+	return s.(*loopState)
+}
+
+// OnOpen takes a client connection, or sends the request that waited
+// for a connection to an instance.
+func (l *loops) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	if up, ok := c.Context().(*upConn); ok {
+		up.c = c
+		up.lp.opened(up)
+		return nil, gnet.None
+	}
+	if l.stopping.Load() {
+		return nil, gnet.Close
+	}
+	lp := l.state(c.EventLoop())
+	cc := &clientConn{c: c, remote: c.RemoteAddr(), last: now()}
+	c.SetContext(cc)
+	lp.clients[cc] = struct{}{}
+	l.clients.Add(1)
+	return nil, gnet.None
+}
+
+// OnTraffic serves what arrived: a request from a client, or a response
+// from an instance.
+func (l *loops) OnTraffic(c gnet.Conn) gnet.Action {
+	switch v := c.Context().(type) {
+	case *clientConn:
+		v.last = now()
+		return l.state(c.EventLoop()).serve(v)
+	case *upConn:
+		return v.lp.answer(v)
+	}
+	return gnet.Close
+}
+
+// OnClose forgets a connection, and fails the request it carried.
+func (l *loops) OnClose(c gnet.Conn, err error) gnet.Action {
+	switch v := c.Context().(type) {
+	case *clientConn:
+		if v.gone {
+			return gnet.None
+		}
+		lp := l.state(c.EventLoop())
+		lp.forget(v)
+		if ex := v.ex; ex != nil {
+			v.ex = nil
+			if up := ex.up; up != nil {
+				up.ex = nil
+				if up.c != nil && !up.gone {
+					up.gone = true
+					lp.el.Close(up.c) // mid-response: not reusable
+				}
+			}
+			lp.recycle(ex)
+		}
+	case *upConn:
+		if v.gone && v.ex == nil {
+			return gnet.None
+		}
+		v.gone = true
+		lp := v.lp
+		lp.dropIdle(v)
+		if ex := v.ex; ex != nil {
+			v.ex = nil
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			lp.failed(ex, err, v.reused && !v.got)
+		}
+	}
+	return gnet.None
+}
+
+// serve reads the client's requests, one at a time, and starts each.
+func (lp *loopState) serve(cc *clientConn) gnet.Action {
+	for cc.ex == nil && !cc.gone && !cc.handoff {
+		buf, _ := cc.c.Peek(-1)
+		if len(buf) == 0 {
+			return gnet.None
+		}
+		end := bytes.Index(buf, headerEnd)
+		if end < 0 {
+			if len(buf) >= bufferSize {
+				return lp.handoff(cc) // fasthttp answers 431
+			}
+			return gnet.None
+		}
+		if !lp.start(cc, buf[:end+4]) {
+			return lp.handoff(cc)
+		}
+		cc.c.Discard(end + 4)
+		lp.send(cc.ex, nil)
+	}
+	return gnet.None
+}
+
+// start parses a request header and, when the request is one the loop
+// serves, prepares it for an instance as the fasthttp path does and
+// makes it the client's exchange.
+func (lp *loopState) start(cc *clientConn, header []byte) bool {
+	ex := lp.exchange()
+	h := &ex.h
+	lp.rd.Reset(header)
+	lp.br.Reset(&lp.rd)
+	// -2: no Content-Length and not chunked, which for a request means
+	// no body (RFC 9112 section 6.3).
+	if err := h.Read(lp.br); err != nil || (h.ContentLength() != 0 && h.ContentLength() != -2) || h.IsConnect() {
+		lp.recycle(ex)
+		return false
+	}
+	uri := h.RequestURI()
+	if len(uri) == 0 || uri[0] != '/' {
+		lp.recycle(ex)
+		return false
+	}
+	name, rest, ok := splitApp(uri)
+	if !ok {
+		lp.recycle(ex)
+		return false
+	}
+	g := lp.l.g
+	app, cached := g.names.upper(name)
+	if len(g.cfg.Instances.Instances(app)) == 0 {
+		lp.recycle(ex) // fasthttp answers 503 with the reason
+		return false
+	}
+	if !cached {
+		g.names.remember(name, app)
+	}
+	closing := h.ConnectionClose() // stripRequest forgets it
+	upgrade, has := stripRequest(h)
+	if upgrade || len(h.Peek(fasthttp.HeaderExpect)) > 0 {
+		lp.recycle(ex)
+		return false
+	}
+	g.setForwarded(h, cc.remote, false, name, has)
+	var buf [512]byte
+	target := buf[:0]
+	if len(rest) == 0 || rest[0] != '/' {
+		target = append(target, '/')
+	}
+	target = append(target, rest...)
+	h.SetRequestURIBytes(target)
+
+	ex.cc, ex.app = cc, app
+	ex.idempotent, ex.head = isIdempotent(h), h.IsHead()
+	cc.ex = ex
+	cc.closing = cc.closing || closing
+	return true
+}
+
+// send sends the exchange's request to an instance not tried yet: on a
+// kept-alive connection of this loop, or on a new one.
+func (lp *loopState) send(ex *exchange, list []*eureka.InstanceInfo) {
+	g := lp.l.g
+	if list == nil {
+		list = g.cfg.Instances.Instances(ex.app)
+		if len(list) == 0 {
+			lp.reply(ex, fasthttp.StatusServiceUnavailable, fmt.Sprintf("application %q has no UP instance\n", ex.app))
+			return
+		}
+	}
+	inst := g.pick(ex.app, list, ex.tried[:min(ex.attempt, len(ex.tried))])
+	if ex.attempt < len(ex.tried) {
+		ex.tried[ex.attempt] = inst
+	}
+	ex.inst = inst
+	if g.countInFlight {
+		ex.end = g.bal.Begin(inst)
+	}
+	lp.sendTo(ex, keyOf(ex.app, inst))
+}
+
+// sendTo sends the request on a connection to the instance at key.
+func (lp *loopState) sendTo(ex *exchange, key instKey) {
+	if up := lp.takeIdle(key); up != nil {
+		lp.write(up, ex)
+		return
+	}
+	up := &upConn{lp: lp, key: key, addr: balancer.Address(ex.inst, false), ex: ex}
+	ex.up = up
+	ex.sent = now()
+	lp.setHost(ex, up)
+	lp.dial(up)
+}
+
+func (lp *loopState) setHost(ex *exchange, up *upConn) {
+	if lp.l.g.cfg.RewriteHost || len(ex.h.Host()) == 0 {
+		ex.h.SetHost(up.addr)
+	}
+}
+
+// write sends the request on up.
+func (lp *loopState) write(up *upConn, ex *exchange) {
+	up.ex, ex.up = ex, up
+	up.got = false
+	ex.sent = now()
+	lp.setHost(ex, up)
+	lp.out = ex.h.AppendBytes(lp.out[:0])
+	up.c.Write(lp.out) // a failure closes up: OnClose fails the request
+}
+
+// dial connects to the instance from a goroutine and enrolls the
+// connection on this loop, where OnOpen sends the request.
+func (lp *loopState) dial(up *upConn) {
+	l := lp.l
+	l.work.Add(1)
+	go func() {
+		defer l.work.Done()
+		nc, err := l.g.dialer.net.Dial("tcp", up.addr)
+		if err != nil {
+			err = &dialError{err}
+		} else {
+			var ch <-chan gnet.RegisteredResult
+			if ch, err = lp.el.Enroll(gnet.NewContext(context.Background(), up), nc); err != nil {
+				nc.Close()
+			} else if r := <-ch; r.Err != nil {
+				err = r.Err
+			}
+		}
+		if err != nil {
+			lp.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+				lp.dialFailed(up, err)
+				return nil
+			}))
+		}
+	}()
+}
+
+// opened sends the request a new connection was dialled for, or keeps
+// the connection for the next when its client has gone.
+func (lp *loopState) opened(up *upConn) {
+	ex := up.ex
+	if ex == nil || ex.cc.gone || ex.cc.ex != ex {
+		up.ex = nil
+		lp.putIdle(up)
+		return
+	}
+	lp.write(up, ex)
+}
+
+func (lp *loopState) dialFailed(up *upConn, err error) {
+	ex := up.ex
+	up.ex, up.gone = nil, true
+	if ex != nil && ex.up == up {
+		lp.failed(ex, err, false)
+	}
+}
+
+// answer reads an instance's response and, once it has all of it, writes
+// it to the client.
+func (lp *loopState) answer(up *upConn) gnet.Action {
+	ex := up.ex
+	if ex == nil {
+		up.gone = true
+		return gnet.Close // an idle connection does not speak
+	}
+	up.got = true
+	ex.sent = now()
+	for {
+		buf, _ := up.c.Peek(-1)
+		end := bytes.Index(buf, headerEnd)
+		if end < 0 {
+			if len(buf) >= bufferSize {
+				return lp.broken(up, ex, errors.New("gateway: response header too large"))
+			}
+			return gnet.None
+		}
+		h := &lp.respH
+		h.SetNoDefaultContentType(true) // as the instance sent it
+		lp.rd.Reset(buf[:end+4])
+		lp.br.Reset(&lp.rd)
+		if err := h.Read(lp.br); err != nil {
+			return lp.broken(up, ex, err)
+		}
+		status := h.StatusCode()
+		if status >= 100 && status < 200 && status != fasthttp.StatusSwitchingProtocols {
+			up.c.Discard(end + 4) // informational: the response follows
+			continue
+		}
+		if status == fasthttp.StatusSwitchingProtocols {
+			return lp.broken(up, ex, errors.New("gateway: 101 to a request without Upgrade"))
+		}
+		n := h.ContentLength()
+		if ex.head || status == fasthttp.StatusNoContent || status == fasthttp.StatusNotModified {
+			n = 0
+		} else if n < 0 || n > smallBody {
+			return lp.stream(up, ex)
+		}
+		if len(buf) < end+4+n {
+			return gnet.None // the rest of the body is on its way
+		}
+		return lp.respond(up, ex, h, buf[end+4:end+4+n], end+4+n)
+	}
+}
+
+// respond writes a whole response to the client, and hands the instance's
+// connection back to the pool (or closes it when the instance said so).
+func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeader, body []byte, size int) gnet.Action {
+	upClose := h.ConnectionClose()
+	date := len(h.Peek(fasthttp.HeaderDate)) == 0
+	stripResponse(h, false)
+	cc := ex.cc
+	if cc.closing || lp.l.stopping.Load() {
+		cc.closing = true
+		h.SetConnectionClose()
+	}
+	lp.out = append(appendResponse(lp.out[:0], h, date), body...)
+	up.c.Discard(size)
+	lp.l.g.bal.ReportSuccess(ex.inst)
+	up.ex, ex.up = nil, nil
+	action := gnet.None
+	if upClose {
+		up.gone = true
+		action = gnet.Close
+	} else {
+		up.reused = true
+		lp.putIdle(up)
+	}
+	lp.finish(ex)
+	cc.c.Write(lp.out)
+	lp.next(cc)
+	return action
+}
+
+// appendResponse appends h's status line and fields as they are, the
+// instance's Date among them (fasthttp's own writer would put its clock's
+// in its place), and a Date when the instance sent none (RFC 9110 section
+// 6.6.1).
+func appendResponse(dst []byte, h *fasthttp.ResponseHeader, date bool) []byte {
+	status := h.StatusCode()
+	dst = append(dst, "HTTP/1.1 "...)
+	dst = strconv.AppendInt(dst, int64(status), 10)
+	dst = append(dst, ' ')
+	if m := h.StatusMessage(); len(m) > 0 {
+		dst = append(dst, m...)
+	} else {
+		dst = append(dst, fasthttp.StatusMessage(status)...)
+	}
+	dst = append(dst, "\r\n"...)
+	for k, v := range h.All() {
+		dst = append(append(append(append(dst, k...), ": "...), v...), "\r\n"...)
+	}
+	if date {
+		dst = append(dst, "Date: "...)
+		dst = append(fasthttp.AppendHTTPDate(dst, time.Now()), "\r\n"...)
+	}
+	return append(dst, "\r\n"...)
+}
+
+// next closes the client's connection after a response when it asked,
+// or goes on with a request it sent meanwhile.
+func (lp *loopState) next(cc *clientConn) {
+	if cc.gone {
+		return
+	}
+	if cc.closing {
+		lp.close(cc)
+		return
+	}
+	if cc.c.InboundBuffered() > 0 {
+		if lp.serve(cc) == gnet.Close {
+			lp.close(cc)
+		}
+	}
+}
+
+// broken closes an instance's connection whose response cannot be used,
+// and fails the request.
+func (lp *loopState) broken(up *upConn, ex *exchange, err error) gnet.Action {
+	up.ex, up.gone = nil, true
+	lp.failed(ex, err, false)
+	return gnet.Close
+}
+
+// failed handles a request whose instance failed it: the request goes
+// again on a fresh connection when a kept-alive one turned out closed, to
+// another instance as the fasthttp path would retry it, or the client
+// gets 502 (504 after a timeout).
+func (lp *loopState) failed(ex *exchange, err error, stale bool) {
+	ex.up = nil
+	if ex.end != nil {
+		ex.end()
+		ex.end = nil
+	}
+	cc := ex.cc
+	if cc == nil || cc.gone || cc.ex != ex {
+		lp.recycle(ex)
+		return
+	}
+	g := lp.l.g
+	if stale && !ex.resent && ex.idempotent && !timedOut(err) {
+		ex.resent = true
+		if g.countInFlight {
+			ex.end = g.bal.Begin(ex.inst)
+		}
+		lp.sendTo(ex, keyOf(ex.app, ex.inst))
+		return
+	}
+	g.bal.ReportFailure(ex.inst)
+	g.cfg.Logger.Info("instance failed", zap.String("app", ex.app), zap.String("instance", ex.inst.ID()),
+		zap.String("addr", balancer.Address(ex.inst, false)), zap.Int("attempt", ex.attempt+1), zap.Error(err))
+	var dial *dialError
+	if (errors.As(err, &dial) || ex.idempotent) && ex.attempt < g.cfg.Retries {
+		if list := g.cfg.Instances.Instances(ex.app); len(list) > 0 {
+			ex.attempt++
+			ex.resent = false
+			lp.send(ex, list)
+			return
+		}
+	}
+	if timedOut(err) {
+		lp.reply(ex, fasthttp.StatusGatewayTimeout, fmt.Sprintf("application %q: the instance did not answer in time\n", ex.app))
+	} else {
+		lp.reply(ex, fasthttp.StatusBadGateway, fmt.Sprintf("application %q: the instance failed to answer\n", ex.app))
+	}
+}
+
+// reply answers the exchange's client with a short plain-text message, as
+// plain does on the fasthttp path.
+func (lp *loopState) reply(ex *exchange, status int, msg string) {
+	cc := ex.cc
+	var h fasthttp.ResponseHeader
+	h.SetStatusCode(status)
+	h.SetContentType("text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.SetContentLength(len(msg))
+	if cc.closing || lp.l.stopping.Load() {
+		cc.closing = true
+		h.SetConnectionClose()
+	}
+	lp.out = append(h.AppendBytes(lp.out[:0]), msg...)
+	lp.finish(ex)
+	cc.c.Write(lp.out)
+	lp.next(cc)
+}
+
+// finish ends the client's exchange.
+func (lp *loopState) finish(ex *exchange) {
+	if ex.end != nil {
+		ex.end()
+		ex.end = nil
+	}
+	ex.cc.ex = nil
+	lp.recycle(ex)
+}
+
+func (lp *loopState) exchange() *exchange {
+	if n := len(lp.free); n > 0 {
+		ex := lp.free[n-1]
+		lp.free = lp.free[:n-1]
+		return ex
+	}
+	return new(exchange)
+}
+
+func (lp *loopState) recycle(ex *exchange) {
+	if ex.end != nil {
+		ex.end()
+	}
+	ex.h.Reset()
+	ex.cc, ex.app, ex.inst, ex.up, ex.end = nil, "", nil, nil, nil
+	ex.tried, ex.attempt, ex.sent = [8]*eureka.InstanceInfo{}, 0, 0
+	ex.idempotent, ex.head, ex.resent = false, false, false
+	if len(lp.free) < 1024 {
+		lp.free = append(lp.free, ex)
+	}
+}
+
+// takeIdle returns the most recently used idle connection to key.
+func (lp *loopState) takeIdle(key instKey) *upConn {
+	list := lp.idle[key]
+	for n := len(list); n > 0; n = len(list) {
+		up := list[n-1]
+		list[n-1] = nil
+		list = list[:n-1]
+		lp.idle[key] = list
+		if !up.gone {
+			return up
+		}
+	}
+	return nil
+}
+
+func (lp *loopState) putIdle(up *upConn) {
+	if up.gone {
+		return
+	}
+	if lp.l.stopping.Load() {
+		up.gone = true
+		lp.el.Close(up.c)
+		return
+	}
+	up.since = now()
+	lp.idle[up.key] = append(lp.idle[up.key], up)
+}
+
+func (lp *loopState) dropIdle(up *upConn) {
+	list := lp.idle[up.key]
+	for i, u := range list {
+		if u == up {
+			lp.idle[up.key] = append(list[:i], list[i+1:]...)
+			return
+		}
+	}
+}
+
+// close closes a client's connection from outside its own events.
+func (lp *loopState) close(cc *clientConn) {
+	if !cc.gone {
+		lp.el.Close(cc.c) // OnClose forgets it
+	}
+}
+
+func (lp *loopState) forget(cc *clientConn) {
+	cc.gone = true
+	delete(lp.clients, cc)
+	lp.l.clients.Add(-1)
+}

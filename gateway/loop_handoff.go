@@ -1,0 +1,270 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http/httputil"
+	"os"
+	"sync"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+)
+
+// handoff gives a client's connection, with the bytes read of it, to
+// fasthttp, which serves it from then on. It returns gnet.Close for the
+// loop's copy of the connection; while a response is still being flushed
+// to the client it waits (the tick tries again).
+func (lp *loopState) handoff(cc *clientConn) gnet.Action {
+	if cc.c.OutboundBuffered() > 0 {
+		cc.handoff = true
+		return gnet.None
+	}
+	buf, _ := cc.c.Peek(-1)
+	prefix := append([]byte(nil), buf...)
+	nc, err := fileConn(cc.c)
+	lp.forget(cc)
+	if err != nil {
+		lp.l.g.cfg.Logger.Warn("gateway: handing a connection to fasthttp", zap.Error(err))
+		return gnet.Close
+	}
+	lp.l.handoff.push(&prefixConn{Conn: nc, prefix: prefix})
+	return gnet.Close
+}
+
+// stream hands a response that is long, chunked or of unknown length to
+// a goroutine that streams it to the client; the client's connection then
+// goes on in fasthttp, and the instance's is closed.
+func (lp *loopState) stream(up *upConn, ex *exchange) gnet.Action {
+	cc := ex.cc
+	if cc.c.OutboundBuffered() > 0 {
+		// An earlier pipelined response is still being flushed: the
+		// stream would overtake it. Rare enough to refuse.
+		lp.close(cc)
+		return gnet.Close
+	}
+	upBuf, _ := up.c.Peek(-1)
+	upPrefix := append([]byte(nil), upBuf...)
+	clBuf, _ := cc.c.Peek(-1)
+	clPrefix := append([]byte(nil), clBuf...)
+	upNC, err := fileConn(up.c)
+	var clNC net.Conn
+	if err == nil {
+		clNC, err = fileConn(cc.c)
+		if err != nil {
+			upNC.Close()
+		}
+	}
+	up.ex, up.gone = nil, true
+	ex.up = nil
+	closing := cc.closing || lp.l.stopping.Load()
+	end := ex.end
+	ex.end = nil
+	inst, app := ex.inst, ex.app
+	key, addr := up.key, up.addr
+	cc.ex = nil
+	lp.recycle(ex)
+	lp.forget(cc)
+	lp.el.Close(cc.c)
+	if err != nil {
+		lp.l.g.cfg.Logger.Warn("gateway: streaming a response", zap.Error(err))
+		if end != nil {
+			end()
+		}
+		return gnet.Close
+	}
+	l := lp.l
+	l.work.Add(1)
+	go func() {
+		defer l.work.Done()
+		reusable, err := l.streamResponse(&prefixConn{Conn: upNC, prefix: upPrefix}, clNC, closing)
+		if end != nil {
+			end()
+		}
+		// Both connections go back to the loop when they can: the
+		// instance's to its pool, the client's to be served there.
+		if !reusable || !lp.enroll(&upConn{lp: lp, key: key, addr: addr, reused: true}, upNC) {
+			upNC.Close()
+		}
+		if err != nil {
+			l.g.cfg.Logger.Info("gateway: streaming a response", zap.String("app", app), zap.String("instance", inst.ID()), zap.Error(err))
+			clNC.Close()
+			return
+		}
+		l.g.bal.ReportSuccess(inst)
+		switch {
+		case closing || l.stopping.Load():
+			clNC.Close()
+		case len(clPrefix) == 0:
+			if !lp.enroll(nil, clNC) {
+				clNC.Close()
+			}
+		default: // it sent more meanwhile: fasthttp reads it
+			l.handoff.push(&prefixConn{Conn: clNC, prefix: clPrefix})
+		}
+	}()
+	return gnet.Close
+}
+
+// enroll adds a connection to the loop: an instance's (up) to its pool, or
+// a client's (up nil). The loop takes its own copy of the socket and c is
+// closed.
+func (lp *loopState) enroll(up *upConn, c net.Conn) bool {
+	var v any
+	if up != nil {
+		v = up
+	}
+	_, err := lp.el.Enroll(gnet.NewContext(context.Background(), v), c)
+	return err == nil
+}
+
+// streamResponse reads a response from an instance's connection and
+// writes it to the client as the fasthttp path does. It reports whether
+// the instance's connection may carry another request.
+func (l *loops) streamResponse(upstream, client net.Conn, closing bool) (reusable bool, err error) {
+	up := &idleConn{Conn: upstream, read: l.g.cfg.ResponseTimeout, write: l.g.cfg.ResponseTimeout}
+	br := bufio.NewReaderSize(up, bufferSize)
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(resp)
+	if err := readHeader(br, &resp.Header); err != nil {
+		return false, err
+	}
+	n := resp.Header.ContentLength()
+	b := &upstreamBody{br: br, header: &resp.Header, left: n, reuse: n != -2 && !resp.Header.ConnectionClose()}
+	if n == -1 {
+		b.chunked = httputil.NewChunkedReader(br)
+	}
+	b.release = func(reuse bool) { reusable = reuse }
+	size := n
+	if n < 0 {
+		size = -1
+	}
+	resp.SetBodyStream(b, size)
+	stripResponse(&resp.Header, false)
+	if closing {
+		resp.SetConnectionClose()
+	}
+	cw := &idleConn{Conn: client, write: l.cfg.WriteTimeout}
+	bw := bufio.NewWriterSize(cw, bufferSize)
+	if err := resp.Write(bw); err != nil {
+		return false, err
+	}
+	if err := bw.Flush(); err != nil {
+		return false, err
+	}
+	return reusable && br.Buffered() == 0, nil
+}
+
+// fileConn returns a net.Conn on a duplicate of c's socket, which stays
+// open when the loop closes c.
+func fileConn(c gnet.Conn) (net.Conn, error) {
+	fd, err := c.Dup()
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "")
+	defer f.Close()
+	return net.FileConn(f)
+}
+
+// prefixConn reads prefix before what the connection brings.
+type prefixConn struct {
+	net.Conn
+	prefix []byte
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	if len(c.prefix) > 0 {
+		n := copy(p, c.prefix)
+		c.prefix = c.prefix[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// CloseWrite half-closes the connection (tunnels use it).
+func (c *prefixConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// handoffListener is the listener fasthttp serves: it accepts the
+// connections the loops hand over. push never blocks a loop.
+type handoffListener struct {
+	addr   net.Addr
+	mu     sync.Mutex
+	queue  []net.Conn
+	closed bool
+	ready  chan struct{} // a value when the queue may have a connection
+	done   chan struct{}
+}
+
+func newHandoffListener() *handoffListener {
+	return &handoffListener{ready: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+func (l *handoffListener) push(c net.Conn) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		c.Close()
+		return
+	}
+	l.queue = append(l.queue, c)
+	l.mu.Unlock()
+	select {
+	case l.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (l *handoffListener) Accept() (net.Conn, error) {
+	for {
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			return nil, net.ErrClosed
+		}
+		if len(l.queue) > 0 {
+			c := l.queue[0]
+			l.queue[0] = nil
+			l.queue = l.queue[1:]
+			more := len(l.queue) > 0
+			l.mu.Unlock()
+			if more {
+				select {
+				case l.ready <- struct{}{}:
+				default:
+				}
+			}
+			return c, nil
+		}
+		l.mu.Unlock()
+		select {
+		case <-l.ready:
+		case <-l.done:
+		}
+	}
+}
+
+// Close stops Accept and closes the connections not yet accepted.
+func (l *handoffListener) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	close(l.done)
+	for _, c := range l.queue {
+		c.Close()
+	}
+	l.queue = nil
+	return nil
+}
+
+func (l *handoffListener) Addr() net.Addr { return l.addr }

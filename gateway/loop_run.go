@@ -1,0 +1,201 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"go.uber.org/zap"
+)
+
+// newLoops returns the event-loop front for g, serving n loops and
+// handing connections to h.
+func newLoops(g *Gateway, cfg ServerConfig, h *handoffListener, n int) *loops {
+	l := &loops{g: g, cfg: cfg, handoff: h, n: n,
+		accepted: make(chan struct{}), tickStop: make(chan struct{}), ticked: make(chan struct{})}
+	// The timeouts are checked at a tick: an eighth of the shortest, so
+	// none runs over by more than that, within [10ms, 1s].
+	l.interval = min(cfg.ReadTimeout, cfg.WriteTimeout, g.cfg.ResponseTimeout, g.cfg.IdleConnTimeout, g.cfg.SweepInterval) / 8
+	l.interval = max(10*time.Millisecond, min(l.interval, time.Second))
+	return l
+}
+
+// start runs the loops and takes the connections ln accepts.
+func (l *loops) start(ln net.Listener) error {
+	cli, err := gnet.NewClient(l,
+		gnet.WithMulticore(true),
+		gnet.WithNumEventLoop(l.n),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithReadBufferCap(64<<10),
+		gnet.WithLogger(l.g.cfg.Logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)).Sugar()),
+	)
+	if err == nil {
+		err = cli.Start()
+	}
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("gateway: starting the event loops: %w", err)
+	}
+	l.cli, l.ln, l.addr = cli, ln, ln.Addr()
+	go func() {
+		defer close(l.accepted)
+		l.accept()
+	}()
+	go func() {
+		defer close(l.ticked)
+		t := time.NewTicker(l.interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.tickStop:
+				return
+			case <-t.C:
+				l.tickAll()
+			}
+		}
+	}()
+	return nil
+}
+
+// accept takes connections until the listener closes, and enrolls each
+// on a loop (the one with the fewest).
+func (l *loops) accept() {
+	var delay time.Duration
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors, say: wait as net/http does.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			l.g.cfg.Logger.Warn("gateway: accept", zap.Error(err), zap.Duration("retry_in", delay))
+			select {
+			case <-time.After(delay):
+			case <-l.tickStop:
+				return
+			}
+			continue
+		}
+		delay = 0
+		if _, err := l.cli.Enroll(c); err != nil {
+			c.Close()
+		}
+	}
+}
+
+// tickAll runs tick on every loop.
+func (l *loops) tickAll() {
+	l.states.Range(func(_, v any) bool {
+		lp := v.(*loopState)
+		lp.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			lp.tick()
+			return nil
+		}))
+		return true
+	})
+}
+
+// tick enforces the timeouts, closes what a stop or a departed instance
+// leaves idle, and hands over the connections that waited for their
+// responses to be flushed.
+func (lp *loopState) tick() {
+	t := now()
+	l := lp.l
+	stopping := l.stopping.Load()
+	read, write := int64(l.cfg.ReadTimeout), int64(l.cfg.WriteTimeout)
+	respond := int64(l.g.cfg.ResponseTimeout)
+	for cc := range lp.clients {
+		flushing := cc.c.OutboundBuffered() > 0
+		switch {
+		case flushing:
+			// A client that takes none of a response of at most 64 KiB
+			// for this long has stopped reading.
+			if t-cc.last > write {
+				lp.close(cc)
+			}
+		case cc.handoff:
+			if lp.handoff(cc) == gnet.Close {
+				lp.el.Close(cc.c)
+			}
+		case cc.ex == nil:
+			if stopping || t-cc.last > read {
+				lp.close(cc)
+			}
+		case cc.ex.up != nil && cc.ex.up.c != nil && t-cc.ex.sent > respond:
+			ex := cc.ex
+			up := ex.up
+			up.ex, up.gone = nil, true
+			lp.el.Close(up.c)
+			lp.failed(ex, errTimeout, false)
+		}
+	}
+	idle := int64(l.g.cfg.IdleConnTimeout)
+	for key, list := range lp.idle {
+		listed := !stopping && l.g.listed(key)
+		kept := list[:0]
+		for _, up := range list {
+			switch {
+			case up.gone:
+			case !listed || t-up.since > idle:
+				up.gone = true
+				lp.el.Close(up.c)
+			default:
+				kept = append(kept, up)
+			}
+		}
+		clear(list[len(kept):])
+		if len(kept) == 0 {
+			delete(lp.idle, key)
+		} else {
+			lp.idle[key] = kept
+		}
+	}
+}
+
+// errTimeout is an instance that did not answer within ResponseTimeout.
+var errTimeout = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "gateway: the instance did not answer in time" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+// stop stops taking connections, closes the idle ones, lets the requests
+// in flight finish (until ctx is done), then stops the loops and waits
+// for the goroutines they started.
+func (l *loops) stop(ctx context.Context) error {
+	l.stopping.Store(true)
+	l.ln.Close()
+	<-l.accepted
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	var err error
+	for l.clients.Load() > 0 && err == nil {
+		l.tickAll()
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-t.C:
+		}
+	}
+	close(l.tickStop)
+	<-l.ticked
+	// Closes the connections left, to clients and to instances.
+	err = errors.Join(err, l.cli.Stop())
+	done := make(chan struct{})
+	go func() {
+		l.work.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = errors.Join(err, ctx.Err())
+	}
+	return err
+}

@@ -1,0 +1,152 @@
+package gateway
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// rawClient is one kept-alive connection to the gateway, written and read
+// by hand.
+type rawClient struct {
+	t    *testing.T
+	conn net.Conn
+	br   *bufio.Reader
+}
+
+func dialRaw(t *testing.T, base string) *rawClient {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	return &rawClient{t: t, conn: conn, br: bufio.NewReader(conn)}
+}
+
+func (c *rawClient) send(raw string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.conn, raw); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// read reads one response and its body.
+func (c *rawClient) read(method string) (*http.Response, string) {
+	c.t.Helper()
+	resp, err := http.ReadResponse(c.br, &http.Request{Method: method})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+// One connection may mix what the loops serve with what fasthttp does: a
+// body goes to fasthttp with the connection, a long response streams and
+// the connection comes back; each answer arrives in order.
+func TestLoopsHandOverAndTakeBack(t *testing.T) {
+	store := registry.New(registry.Config{})
+	big := strings.Repeat("b", 200<<10)
+	serve(t, store, "orders", "a", func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big":
+			io.WriteString(w, big)
+		case "/echo":
+			b, _ := io.ReadAll(r.Body)
+			w.Write(b)
+		default:
+			io.WriteString(w, "small "+r.URL.Path)
+		}
+	})
+	base, _, _ := start(t, Config{}, store)
+
+	c := dialRaw(t, base)
+	for i, step := range []struct{ req, method, want string }{
+		{"GET /orders/one HTTP/1.1\r\nHost: gw\r\n\r\n", "GET", "small /one"},
+		{"GET /orders/big HTTP/1.1\r\nHost: gw\r\n\r\n", "GET", big},
+		{"GET /orders/two HTTP/1.1\r\nHost: gw\r\n\r\n", "GET", "small /two"},
+		{"POST /orders/echo HTTP/1.1\r\nHost: gw\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello", "POST", "hello"},
+		{"GET /orders/three HTTP/1.1\r\nHost: gw\r\n\r\n", "GET", "small /three"},
+	} {
+		c.send(step.req)
+		resp, body := c.read(step.method)
+		if resp.StatusCode != 200 || body != step.want {
+			t.Fatalf("step %d: %d, %d bytes %.40q", i, resp.StatusCode, len(body), body)
+		}
+	}
+}
+
+// A client's Connection: close, and HTTP/1.0 without keep-alive, close
+// the connection after the response, which says so.
+func TestLoopsCloseWhenAsked(t *testing.T) {
+	store := registry.New(registry.Config{})
+	serve(t, store, "orders", "a", named("a"))
+	base, _, _ := start(t, Config{}, store)
+	for _, req := range []string{
+		"GET /orders/x HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n",
+		"GET /orders/x HTTP/1.0\r\nHost: gw\r\n\r\n",
+	} {
+		c := dialRaw(t, base)
+		c.send(req)
+		resp, body := c.read("GET")
+		if resp.StatusCode != 200 || body != "a" || !resp.Close {
+			t.Errorf("%q: %d %q, close %v", req, resp.StatusCode, body, resp.Close)
+		}
+		if n, err := c.br.ReadByte(); err != io.EOF {
+			t.Errorf("%q: connection still open (%v %v)", req, n, err)
+		}
+	}
+}
+
+// An instance that closes a kept-alive connection while it is idle costs
+// the client nothing: the request goes again on a fresh connection.
+func TestLoopsResendOnStaleConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int32
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer ln.Close()
+	wg.Add(1)
+	go func() { // answers one request per connection, then closes it unannounced
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := accepted.Add(1)
+			if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n%d", n)
+			}
+			c.Close()
+		}
+	}()
+	store := registry.New(registry.Config{})
+	register(t, store, "orders", "a", ln.Addr().(*net.TCPAddr).Port)
+	base, _, _ := startServer(t, Config{}, ServerConfig{Loops: 1}, store)
+	c := dialRaw(t, base)
+	for i := 1; i <= 3; i++ {
+		c.send("GET /orders/x HTTP/1.1\r\nHost: gw\r\n\r\n")
+		resp, body := c.read("GET")
+		if resp.StatusCode != 200 || body != fmt.Sprint(i) {
+			t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
+		}
+	}
+}
