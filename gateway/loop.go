@@ -56,6 +56,9 @@ type loops struct {
 
 var headerEnd = []byte("\r\n\r\n")
 
+// maxUnread bounds what a loop queues for a client that does not read.
+const maxUnread = 256 << 10
+
 // now is the monotonic time in nanoseconds since epoch.
 func now() int64 { return int64(time.Since(epoch)) }
 
@@ -75,7 +78,9 @@ type loopState struct {
 // clientConn is a client connection served on a loop.
 type clientConn struct {
 	c       gnet.Conn
+	lp      *loopState
 	remote  net.Addr
+	ip      []byte // remote's IP, as X-Forwarded-For gives it
 	ex      *exchange // the request in flight
 	last    int64     // when the client last sent something
 	closing bool      // close once the response in flight is written
@@ -99,6 +104,8 @@ type upConn struct {
 // exchange is a request on its way through a loop.
 type exchange struct {
 	h          fasthttp.RequestHeader
+	fwd        []byte // the X-Forwarded-* lines to add, when the client sent none
+	list       []*eureka.InstanceInfo
 	cc         *clientConn
 	app        string
 	inst       *eureka.InstanceInfo
@@ -134,7 +141,8 @@ func (l *loops) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.Close
 	}
 	lp := l.state(c.EventLoop())
-	cc := &clientConn{c: c, remote: c.RemoteAddr(), last: now()}
+	cc := &clientConn{c: c, lp: lp, remote: c.RemoteAddr(), last: now()}
+	cc.ip = appendClientIP(nil, cc.remote)
 	c.SetContext(cc)
 	lp.clients[cc] = struct{}{}
 	l.clients.Add(1)
@@ -147,7 +155,7 @@ func (l *loops) OnTraffic(c gnet.Conn) gnet.Action {
 	switch v := c.Context().(type) {
 	case *clientConn:
 		v.last = now()
-		return l.state(c.EventLoop()).serve(v)
+		return v.lp.serve(v)
 	case *upConn:
 		return v.lp.answer(v)
 	}
@@ -161,7 +169,7 @@ func (l *loops) OnClose(c gnet.Conn, err error) gnet.Action {
 		if v.gone {
 			return gnet.None
 		}
-		lp := l.state(c.EventLoop())
+		lp := v.lp
 		lp.forget(v)
 		if ex := v.ex; ex != nil {
 			v.ex = nil
@@ -194,7 +202,9 @@ func (l *loops) OnClose(c gnet.Conn, err error) gnet.Action {
 
 // serve reads the client's requests, one at a time, and starts each.
 func (lp *loopState) serve(cc *clientConn) gnet.Action {
-	for cc.ex == nil && !cc.gone && !cc.handoff {
+	// A client that sends requests without reading the responses waits
+	// (the tick goes on) once maxUnread of them are queued for it.
+	for cc.ex == nil && !cc.gone && !cc.handoff && cc.c.OutboundBuffered() < maxUnread {
 		buf, _ := cc.c.Peek(-1)
 		if len(buf) == 0 {
 			return gnet.None
@@ -210,7 +220,7 @@ func (lp *loopState) serve(cc *clientConn) gnet.Action {
 			return lp.handoff(cc)
 		}
 		cc.c.Discard(end + 4)
-		lp.send(cc.ex, nil)
+		lp.send(cc.ex, cc.ex.list)
 	}
 	return gnet.None
 }
@@ -241,7 +251,8 @@ func (lp *loopState) start(cc *clientConn, header []byte) bool {
 	}
 	g := lp.l.g
 	app, cached := g.names.upper(name)
-	if len(g.cfg.Instances.Instances(app)) == 0 {
+	list := g.cfg.Instances.Instances(app)
+	if len(list) == 0 {
 		lp.recycle(ex) // fasthttp answers 503 with the reason
 		return false
 	}
@@ -254,7 +265,16 @@ func (lp *loopState) start(cc *clientConn, header []byte) bool {
 		lp.recycle(ex)
 		return false
 	}
-	g.setForwarded(h, cc.remote, false, name, has)
+	if has == 0 {
+		// What setForwarded would add, written straight after the
+		// header: the common case, without four header edits.
+		f := append(ex.fwd[:0], "X-Forwarded-For: "...)
+		f = append(append(f, cc.ip...), "\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: "...)
+		f = append(append(f, h.Host()...), "\r\nX-Forwarded-Prefix: /"...)
+		ex.fwd = append(append(f, name...), "\r\n"...)
+	} else {
+		g.setForwarded(h, cc.remote, false, name, has)
+	}
 	var buf [512]byte
 	target := buf[:0]
 	if len(rest) == 0 || rest[0] != '/' {
@@ -263,7 +283,7 @@ func (lp *loopState) start(cc *clientConn, header []byte) bool {
 	target = append(target, rest...)
 	h.SetRequestURIBytes(target)
 
-	ex.cc, ex.app = cc, app
+	ex.cc, ex.app, ex.list = cc, app, list
 	ex.idempotent, ex.head = isIdempotent(h), h.IsHead()
 	cc.ex = ex
 	cc.closing = cc.closing || closing
@@ -318,6 +338,9 @@ func (lp *loopState) write(up *upConn, ex *exchange) {
 	ex.sent = now()
 	lp.setHost(ex, up)
 	lp.out = ex.h.AppendBytes(lp.out[:0])
+	if len(ex.fwd) > 0 { // before the blank line that ends the header
+		lp.out = append(append(lp.out[:len(lp.out)-2], ex.fwd...), "\r\n"...)
+	}
 	up.c.Write(lp.out) // a failure closes up: OnClose fails the request
 }
 
@@ -431,7 +454,7 @@ func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeade
 	lp.l.g.bal.ReportSuccess(ex.inst)
 	up.ex, ex.up = nil, nil
 	action := gnet.None
-	if upClose {
+	if upClose || up.c.InboundBuffered() > 0 { // said so, or sent more than its length
 		up.gone = true
 		action = gnet.Close
 	} else {
@@ -580,6 +603,7 @@ func (lp *loopState) recycle(ex *exchange) {
 		ex.end()
 	}
 	ex.h.Reset()
+	ex.fwd, ex.list = ex.fwd[:0], nil
 	ex.cc, ex.app, ex.inst, ex.up, ex.end = nil, "", nil, nil, nil
 	ex.tried, ex.attempt, ex.sent = [8]*eureka.InstanceInfo{}, 0, 0
 	ex.idempotent, ex.head, ex.resent = false, false, false

@@ -122,8 +122,14 @@ func (lp *loopState) tick() {
 				lp.el.Close(cc.c)
 			}
 		case cc.ex == nil:
-			if stopping || t-cc.last > read {
+			switch {
+			case stopping || t-cc.last > read:
 				lp.close(cc)
+			case cc.c.InboundBuffered() > 0:
+				// Requests that waited for the client to read (maxUnread).
+				if lp.serve(cc) == gnet.Close {
+					lp.close(cc)
+				}
 			}
 		case cc.ex.up != nil && cc.ex.up.c != nil && t-cc.ex.sent > respond:
 			ex := cc.ex
