@@ -80,7 +80,7 @@ type clientConn struct {
 	c       gnet.Conn
 	lp      *loopState
 	remote  net.Addr
-	ip      []byte // remote's IP, as X-Forwarded-For gives it
+	ip      []byte    // remote's IP, as X-Forwarded-For gives it
 	ex      *exchange // the request in flight
 	last    int64     // when the client last sent something
 	closing bool      // close once the response in flight is written

@@ -45,7 +45,8 @@ type ServerConfig struct {
 	// nginx's throughput. A connection that sends any other request goes
 	// on in fasthttp from then on; a longer or chunked response streams
 	// from a goroutine. Default GOMAXPROCS; negative for none, so that
-	// fasthttp serves every connection.
+	// fasthttp serves every connection (always so on Windows, where a
+	// connection cannot pass from a loop to fasthttp).
 	Loops int
 }
 
@@ -79,6 +80,9 @@ func NewServer(g *Gateway, cfg ServerConfig) *Server {
 	}
 	if cfg.Loops == 0 {
 		cfg.Loops = runtime.GOMAXPROCS(0)
+	}
+	if !loopsSupported {
+		cfg.Loops = -1
 	}
 	s := &Server{g: g, cfg: cfg}
 	s.srv = &fasthttp.Server{
