@@ -150,3 +150,58 @@ func TestLoopsResendOnStaleConnection(t *testing.T) {
 		}
 	}
 }
+
+// A client that sends many requests before reading any gets every answer,
+// in order: the loop stops queueing responses for it at maxUnread and goes
+// on as it reads.
+func TestLoopsPipelinedRequestsAnsweredInOrder(t *testing.T) {
+	store := registry.New(registry.Config{})
+	pad := strings.Repeat("p", 60<<10)
+	serve(t, store, "orders", "a", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.URL.Path+pad)
+	})
+	base, _, _ := startServer(t, Config{}, ServerConfig{Loops: 1}, store)
+	c := dialRaw(t, base)
+	const n = 64 // 3.8 MB of answers
+	var reqs strings.Builder
+	for i := range n {
+		fmt.Fprintf(&reqs, "GET /orders/%d HTTP/1.1\r\nHost: gw\r\n\r\n", i)
+	}
+	wrote := make(chan error, 1)
+	go func() { // the gateway may not take it all before we read
+		_, err := io.WriteString(c.conn, reqs.String())
+		wrote <- err
+	}()
+	defer func() {
+		if err := <-wrote; err != nil {
+			t.Error(err)
+		}
+	}()
+	for i := range n {
+		resp, body := c.read("GET")
+		if want := fmt.Sprintf("/%d", i) + pad; resp.StatusCode != 200 || body != want {
+			t.Fatalf("answer %d: %d %.10q", i, resp.StatusCode, body)
+		}
+	}
+}
+
+// ReadTimeout closes a connection whose request header stops coming, and
+// one left idle after its response.
+func TestLoopsReadTimeout(t *testing.T) {
+	store := registry.New(registry.Config{})
+	serve(t, store, "orders", "a", named("a"))
+	base, _, _ := startServer(t, Config{}, ServerConfig{ReadTimeout: 300 * time.Millisecond}, store)
+	half := dialRaw(t, base)
+	half.send("GET /orders/x HTTP/1.1\r\nHo")
+	idle := dialRaw(t, base)
+	idle.send("GET /orders/x HTTP/1.1\r\nHost: gw\r\n\r\n")
+	if resp, body := idle.read("GET"); resp.StatusCode != 200 || body != "a" {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	for name, c := range map[string]*rawClient{"half a header": half, "idle": idle} {
+		c.conn.SetDeadline(time.Now().Add(5 * time.Second))
+		if b, err := io.ReadAll(c.br); err != nil || len(b) != 0 {
+			t.Errorf("%s: %q %v, want the connection closed", name, b, err)
+		}
+	}
+}
