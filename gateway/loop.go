@@ -48,16 +48,38 @@ type loops struct {
 	states   sync.Map     // gnet.EventLoop -> *loopState
 	clients  atomic.Int64 // client connections on the loops
 	stopping atomic.Bool
+	closing  atomic.Bool    // the loops are being stopped: no retries
 	work     sync.WaitGroup // dials and streamed responses
 	tickStop chan struct{}
 	ticked   chan struct{} // closed when the ticker has stopped
 	interval time.Duration
 }
 
-var headerEnd = []byte("\r\n\r\n")
+// headerLen returns the length of the header at the start of buf, through
+// the empty line that ends it, or -1 if it has not all come. Lines may end
+// in CRLF or, as fasthttp accepts, a bare LF.
+func headerLen(buf []byte) int {
+	for i := 0; ; {
+		j := bytes.IndexByte(buf[i:], '\n')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1
+		switch {
+		case i < len(buf) && buf[i] == '\n':
+			return i + 1
+		case i+1 < len(buf) && buf[i] == '\r' && buf[i+1] == '\n':
+			return i + 2
+		}
+	}
+}
 
-// maxUnread bounds what a loop queues for a client that does not read.
-const maxUnread = 256 << 10
+// maxUnread bounds what a loop queues for a client that does not read;
+// maxInbound, what it holds of what a client sent ahead.
+const (
+	maxUnread  = 256 << 10
+	maxInbound = 1 << 20
+)
 
 // now is the monotonic time in nanoseconds since epoch.
 func now() int64 { return int64(time.Since(epoch)) }
@@ -85,6 +107,9 @@ type clientConn struct {
 	last    int64     // when the client last sent something
 	closing bool      // close once the response in flight is written
 	handoff bool      // hand to fasthttp once the responses written are flushed
+	drain   bool      // close once the responses written are flushed
+	pending int       // what was queued for it at the last tick
+	stalled int64     // since when nothing queued for it was taken; 0 when nothing is queued
 	gone    bool      // closed, or handed to fasthttp
 }
 
@@ -155,7 +180,15 @@ func (l *loops) OnTraffic(c gnet.Conn) gnet.Action {
 	switch v := c.Context().(type) {
 	case *clientConn:
 		v.last = now()
-		return v.lp.serve(v)
+		if a := v.lp.serve(v); a != gnet.None {
+			return a
+		}
+		// gnet reads all a client sends: one that sends far ahead of
+		// its answers is cut off rather than buffered without end.
+		if v.c.InboundBuffered() > maxInbound {
+			return gnet.Close
+		}
+		return gnet.None
 	case *upConn:
 		return v.lp.answer(v)
 	}
@@ -209,17 +242,17 @@ func (lp *loopState) serve(cc *clientConn) gnet.Action {
 		if len(buf) == 0 {
 			return gnet.None
 		}
-		end := bytes.Index(buf, headerEnd)
-		if end < 0 {
+		n := headerLen(buf)
+		if n < 0 {
 			if len(buf) >= bufferSize {
 				return lp.handoff(cc) // fasthttp answers 431
 			}
 			return gnet.None
 		}
-		if !lp.start(cc, buf[:end+4]) {
+		if !lp.start(cc, buf[:n]) {
 			return lp.handoff(cc)
 		}
-		cc.c.Discard(end + 4)
+		cc.c.Discard(n)
 		lp.send(cc.ex, cc.ex.list)
 	}
 	return gnet.None
@@ -235,7 +268,8 @@ func (lp *loopState) start(cc *clientConn, header []byte) bool {
 	lp.br.Reset(&lp.rd)
 	// -2: no Content-Length and not chunked, which for a request means
 	// no body (RFC 9112 section 6.3).
-	if err := h.Read(lp.br); err != nil || (h.ContentLength() != 0 && h.ContentLength() != -2) || h.IsConnect() {
+	if err := h.Read(lp.br); err != nil || lp.rd.Len()+lp.br.Buffered() != 0 ||
+		(h.ContentLength() != 0 && h.ContentLength() != -2) || h.IsConnect() {
 		lp.recycle(ex)
 		return false
 	}
@@ -261,7 +295,7 @@ func (lp *loopState) start(cc *clientConn, header []byte) bool {
 	}
 	closing := h.ConnectionClose() // stripRequest forgets it
 	upgrade, has := stripRequest(h)
-	if upgrade || len(h.Peek(fasthttp.HeaderExpect)) > 0 {
+	if upgrade {
 		lp.recycle(ex)
 		return false
 	}
@@ -358,8 +392,15 @@ func (lp *loopState) dial(up *upConn) {
 			var ch <-chan gnet.RegisteredResult
 			if ch, err = lp.el.Enroll(gnet.NewContext(context.Background(), up), nc); err != nil {
 				nc.Close()
-			} else if r := <-ch; r.Err != nil {
-				err = r.Err
+			} else {
+				select {
+				case r := <-ch:
+					err = r.Err
+				case <-time.After(l.g.cfg.DialTimeout):
+					// The loop did not take it (stopping): the tick
+					// fails the request.
+					return
+				}
 			}
 		}
 		if err != nil {
@@ -403,8 +444,8 @@ func (lp *loopState) answer(up *upConn) gnet.Action {
 	ex.sent = now()
 	for {
 		buf, _ := up.c.Peek(-1)
-		end := bytes.Index(buf, headerEnd)
-		if end < 0 {
+		hl := headerLen(buf)
+		if hl < 0 {
 			if len(buf) >= bufferSize {
 				return lp.broken(up, ex, errors.New("gateway: response header too large"))
 			}
@@ -412,14 +453,17 @@ func (lp *loopState) answer(up *upConn) gnet.Action {
 		}
 		h := &lp.respH
 		h.SetNoDefaultContentType(true) // as the instance sent it
-		lp.rd.Reset(buf[:end+4])
+		lp.rd.Reset(buf[:hl])
 		lp.br.Reset(&lp.rd)
 		if err := h.Read(lp.br); err != nil {
 			return lp.broken(up, ex, err)
 		}
+		if lp.rd.Len()+lp.br.Buffered() != 0 {
+			return lp.broken(up, ex, errors.New("gateway: malformed response header"))
+		}
 		status := h.StatusCode()
 		if status >= 100 && status < 200 && status != fasthttp.StatusSwitchingProtocols {
-			up.c.Discard(end + 4) // informational: the response follows
+			up.c.Discard(hl) // informational: the response follows
 			continue
 		}
 		if status == fasthttp.StatusSwitchingProtocols {
@@ -431,10 +475,10 @@ func (lp *loopState) answer(up *upConn) gnet.Action {
 		} else if n < 0 || n > smallBody {
 			return lp.stream(up, ex)
 		}
-		if len(buf) < end+4+n {
+		if len(buf) < hl+n {
 			return gnet.None // the rest of the body is on its way
 		}
-		return lp.respond(up, ex, h, buf[end+4:end+4+n], end+4+n)
+		return lp.respond(up, ex, h, buf[hl:hl+n], hl+n)
 	}
 }
 
@@ -442,14 +486,13 @@ func (lp *loopState) answer(up *upConn) gnet.Action {
 // connection back to the pool (or closes it when the instance said so).
 func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeader, body []byte, size int) gnet.Action {
 	upClose := h.ConnectionClose()
-	date := len(h.Peek(fasthttp.HeaderDate)) == 0
-	stripResponse(h, false)
+	stripResponse(h, false) // adds a Date when the instance sent none
 	cc := ex.cc
 	if cc.closing || lp.l.stopping.Load() {
 		cc.closing = true
 		h.SetConnectionClose()
 	}
-	lp.out = append(appendResponse(lp.out[:0], h, date), body...)
+	lp.out = append(appendResponse(lp.out[:0], h), body...)
 	up.c.Discard(size)
 	lp.l.g.bal.ReportSuccess(ex.inst)
 	up.ex, ex.up = nil, nil
@@ -468,10 +511,9 @@ func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeade
 }
 
 // appendResponse appends h's status line and fields as they are, the
-// instance's Date among them (fasthttp's own writer would put its clock's
-// in its place), and a Date when the instance sent none (RFC 9110 section
-// 6.6.1).
-func appendResponse(dst []byte, h *fasthttp.ResponseHeader, date bool) []byte {
+// instance's Date among them: fasthttp's own writer would put its clock's
+// in its place.
+func appendResponse(dst []byte, h *fasthttp.ResponseHeader) []byte {
 	status := h.StatusCode()
 	dst = append(dst, "HTTP/1.1 "...)
 	dst = strconv.AppendInt(dst, int64(status), 10)
@@ -485,10 +527,6 @@ func appendResponse(dst []byte, h *fasthttp.ResponseHeader, date bool) []byte {
 	for k, v := range h.All() {
 		dst = append(append(append(append(dst, k...), ": "...), v...), "\r\n"...)
 	}
-	if date {
-		dst = append(dst, "Date: "...)
-		dst = append(fasthttp.AppendHTTPDate(dst, time.Now()), "\r\n"...)
-	}
 	return append(dst, "\r\n"...)
 }
 
@@ -499,13 +537,24 @@ func (lp *loopState) next(cc *clientConn) {
 		return
 	}
 	if cc.closing {
+		if cc.c.OutboundBuffered() > 0 {
+			cc.drain = true // the tick closes it once flushed
+			return
+		}
 		lp.close(cc)
 		return
 	}
 	if cc.c.InboundBuffered() > 0 {
-		if lp.serve(cc) == gnet.Close {
-			lp.close(cc)
-		}
+		lp.serveLater(cc)
+	}
+}
+
+// serveLater serves what a client sent while its previous request was in
+// flight, outside the client's own events: when serve hands the
+// connection over (or gives up on it), the loop's copy is closed here.
+func (lp *loopState) serveLater(cc *clientConn) {
+	if lp.serve(cc) == gnet.Close {
+		lp.el.Close(cc.c)
 	}
 }
 
@@ -533,7 +582,8 @@ func (lp *loopState) failed(ex *exchange, err error, stale bool) {
 		return
 	}
 	g := lp.l.g
-	if stale && !ex.resent && ex.idempotent && !timedOut(err) {
+	closing := lp.l.closing.Load()
+	if stale && !ex.resent && ex.idempotent && !timedOut(err) && !closing {
 		ex.resent = true
 		if g.countInFlight {
 			ex.end = g.bal.Begin(ex.inst)
@@ -545,7 +595,7 @@ func (lp *loopState) failed(ex *exchange, err error, stale bool) {
 	g.cfg.Logger.Info("instance failed", zap.String("app", ex.app), zap.String("instance", ex.inst.ID()),
 		zap.String("addr", balancer.Address(ex.inst, false)), zap.Int("attempt", ex.attempt+1), zap.Error(err))
 	var dial *dialError
-	if (errors.As(err, &dial) || ex.idempotent) && ex.attempt < g.cfg.Retries {
+	if (errors.As(err, &dial) || ex.idempotent) && ex.attempt < g.cfg.Retries && !closing {
 		if list := g.cfg.Instances.Instances(ex.app); len(list) > 0 {
 			ex.attempt++
 			ex.resent = false
@@ -573,7 +623,10 @@ func (lp *loopState) reply(ex *exchange, status int, msg string) {
 		cc.closing = true
 		h.SetConnectionClose()
 	}
-	lp.out = append(h.AppendBytes(lp.out[:0]), msg...)
+	lp.out = h.AppendBytes(lp.out[:0])
+	if !ex.head {
+		lp.out = append(lp.out, msg...)
+	}
 	lp.finish(ex)
 	cc.c.Write(lp.out)
 	lp.next(cc)

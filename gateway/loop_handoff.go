@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http/httputil"
 	"os"
@@ -121,40 +122,54 @@ func (lp *loopState) enroll(up *upConn, c net.Conn) bool {
 }
 
 // streamResponse reads a response from an instance's connection and
-// writes it to the client as the fasthttp path does. It reports whether
-// the instance's connection may carry another request.
+// writes it to the client: the header as the instance sent it (its Date,
+// no Content-Type added, hop-by-hop fields removed), then the body, framed
+// by its length or else in chunks (trailer fields after the last). It
+// reports whether the instance's connection may carry another request.
 func (l *loops) streamResponse(upstream, client net.Conn, closing bool) (reusable bool, err error) {
 	up := &idleConn{Conn: upstream, read: l.g.cfg.ResponseTimeout, write: l.g.cfg.ResponseTimeout}
 	br := bufio.NewReaderSize(up, bufferSize)
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseResponse(resp)
-	if err := readHeader(br, &resp.Header); err != nil {
+	var h, trailer fasthttp.ResponseHeader
+	h.SetNoDefaultContentType(true)
+	trailer.SetNoDefaultContentType(true)
+	if err := readHeader(br, &h); err != nil {
 		return false, err
 	}
-	n := resp.Header.ContentLength()
-	b := &upstreamBody{br: br, header: &resp.Header, left: n, reuse: n != -2 && !resp.Header.ConnectionClose()}
+	n := h.ContentLength()
+	body := &upstreamBody{br: br, header: &trailer, left: n, reuse: n != -2 && !h.ConnectionClose()}
 	if n == -1 {
-		b.chunked = httputil.NewChunkedReader(br)
+		body.chunked = httputil.NewChunkedReader(br)
 	}
-	b.release = func(reuse bool) { reusable = reuse }
-	size := n
+	stripResponse(&h, false)
 	if n < 0 {
-		size = -1
+		h.SetContentLength(-1)
 	}
-	resp.SetBodyStream(b, size)
-	stripResponse(&resp.Header, false)
 	if closing {
-		resp.SetConnectionClose()
+		h.SetConnectionClose()
 	}
-	cw := &idleConn{Conn: client, write: l.cfg.WriteTimeout}
-	bw := bufio.NewWriterSize(cw, bufferSize)
-	if err := resp.Write(bw); err != nil {
+	bw := bufio.NewWriterSize(&idleConn{Conn: client, write: l.cfg.WriteTimeout}, bufferSize)
+	bw.Write(appendResponse(nil, &h))
+	if n >= 0 {
+		_, err = io.Copy(bw, body)
+	} else {
+		cw := httputil.NewChunkedWriter(bw)
+		if _, err = io.Copy(cw, body); err == nil {
+			err = cw.Close() // the last chunk
+		}
+		if err == nil {
+			for k, v := range trailer.All() {
+				bw.Write(append(append(append(append([]byte(nil), k...), ": "...), v...), "\r\n"...))
+			}
+			bw.WriteString("\r\n")
+		}
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
 		return false, err
 	}
-	if err := bw.Flush(); err != nil {
-		return false, err
-	}
-	return reusable && br.Buffered() == 0, nil
+	return body.done && body.reuse && br.Buffered() == 0, nil
 }
 
 // fileConn returns a net.Conn on a duplicate of c's socket, which stays

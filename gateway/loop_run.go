@@ -108,35 +108,53 @@ func (lp *loopState) tick() {
 	stopping := l.stopping.Load()
 	read, write := int64(l.cfg.ReadTimeout), int64(l.cfg.WriteTimeout)
 	respond := int64(l.g.cfg.ResponseTimeout)
+	dial := int64(l.g.cfg.DialTimeout + time.Second)
 	for cc := range lp.clients {
-		flushing := cc.c.OutboundBuffered() > 0
-		switch {
-		case flushing:
-			// A client that takes none of a response of at most 64 KiB
-			// for this long has stopped reading.
-			if t-cc.last > write {
+		// A client that takes nothing of what is queued for it for
+		// WriteTimeout has stopped reading.
+		if queued := cc.c.OutboundBuffered(); queued > 0 {
+			if queued != cc.pending || cc.stalled == 0 {
+				cc.pending, cc.stalled = queued, t
+			} else if t-cc.stalled > write {
 				lp.close(cc)
+				continue
 			}
-		case cc.handoff:
-			if lp.handoff(cc) == gnet.Close {
-				lp.el.Close(cc.c)
-			}
-		case cc.ex == nil:
+		} else {
+			cc.pending, cc.stalled = 0, 0
 			switch {
-			case stopping || t-cc.last > read:
+			case cc.drain:
 				lp.close(cc)
-			case cc.c.InboundBuffered() > 0:
-				// Requests that waited for the client to read (maxUnread).
-				if lp.serve(cc) == gnet.Close {
-					lp.close(cc)
+				continue
+			case cc.handoff:
+				if lp.handoff(cc) == gnet.Close {
+					lp.el.Close(cc.c)
 				}
+				continue
 			}
-		case cc.ex.up != nil && cc.ex.up.c != nil && t-cc.ex.sent > respond:
-			ex := cc.ex
-			up := ex.up
-			up.ex, up.gone = nil, true
-			lp.el.Close(up.c)
-			lp.failed(ex, errTimeout, false)
+		}
+		if ex := cc.ex; ex != nil {
+			switch up := ex.up; {
+			case up == nil:
+			case up.c != nil && t-ex.sent > respond:
+				up.ex, up.gone = nil, true
+				lp.el.Close(up.c)
+				lp.failed(ex, errTimeout, false)
+			case up.c == nil && t-ex.sent > dial:
+				// The dial never reported (the loop stopping, say).
+				up.ex = nil
+				lp.failed(ex, &dialError{errTimeout}, false)
+			}
+			continue
+		}
+		if cc.stalled != 0 || cc.drain || cc.handoff {
+			continue
+		}
+		switch {
+		case stopping || t-cc.last > read:
+			lp.close(cc)
+		case cc.c.InboundBuffered() > 0:
+			// Requests that waited for the client to read (maxUnread).
+			lp.serveLater(cc)
 		}
 	}
 	idle := int64(l.g.cfg.IdleConnTimeout)
@@ -191,6 +209,7 @@ func (l *loops) stop(ctx context.Context) error {
 	}
 	close(l.tickStop)
 	<-l.ticked
+	l.closing.Store(true) // no more retries or dials
 	// Closes the connections left, to clients and to instances.
 	err = errors.Join(err, l.cli.Stop())
 	done := make(chan struct{})

@@ -205,3 +205,62 @@ func TestLoopsReadTimeout(t *testing.T) {
 		}
 	}
 }
+
+// Cases a review found, each on one kept-alive connection, in both modes:
+// a request with a body pipelined behind one the loop serves; an error
+// answer to HEAD (no body); header lines ending in a bare LF; an instance
+// that sends no Date (one is added, once) and a long response without a
+// Content-Type (none is added).
+func TestLoopsPipelinesAndHeaders(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			store := registry.New(registry.Config{})
+			long := strings.Repeat("l", 100<<10)
+			serve(t, store, "orders", "a", func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/nodate":
+					w.Header()["Date"] = nil
+					io.WriteString(w, "nodate")
+				case "/long":
+					w.Header()["Content-Type"] = nil
+					w.Header().Set("Content-Length", fmt.Sprint(len(long)))
+					io.WriteString(w, long)
+				case "/echo":
+					b, _ := io.ReadAll(r.Body)
+					w.Write(b)
+				default:
+					io.WriteString(w, r.URL.Path)
+				}
+			})
+			register(t, store, "dead", "d", deadPort(t))
+			base, _, _ := startServer(t, Config{}, ServerConfig{Loops: oneLoop(m.loops)}, store)
+			c := dialRaw(t, base)
+			c.send("GET /orders/a HTTP/1.1\r\nHost: gw\r\n\r\n" +
+				"POST /orders/echo HTTP/1.1\r\nHost: gw\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello")
+			for _, want := range []string{"/a", "hello"} {
+				if resp, body := c.read("GET"); resp.StatusCode != 200 || body != want {
+					t.Fatalf("pipelined: %d %q, want %q", resp.StatusCode, body, want)
+				}
+			}
+			c = dialRaw(t, base) // the body took the first to fasthttp
+			c.send("HEAD /dead/x HTTP/1.1\r\nHost: gw\r\n\r\n")
+			if resp, body := c.read("HEAD"); resp.StatusCode != 502 || body != "" {
+				t.Fatalf("HEAD to a dead instance: %d %q", resp.StatusCode, body)
+			}
+			c.send("GET /orders/b HTTP/1.1\nHost: gw\n\nGET /orders/c HTTP/1.1\r\nHost: gw\r\n\r\n")
+			for _, want := range []string{"/b", "/c"} {
+				if resp, body := c.read("GET"); resp.StatusCode != 200 || body != want {
+					t.Fatalf("bare LF: %d %q, want %q", resp.StatusCode, body, want)
+				}
+			}
+			c.send("GET /orders/nodate HTTP/1.1\r\nHost: gw\r\n\r\n")
+			if resp, body := c.read("GET"); body != "nodate" || len(resp.Header.Values("Date")) != 1 {
+				t.Fatalf("no Date: %q, Date %q", body, resp.Header.Values("Date"))
+			}
+			c.send("GET /orders/long HTTP/1.1\r\nHost: gw\r\n\r\n")
+			if resp, body := c.read("GET"); body != long || resp.Header.Get("Content-Type") != "" {
+				t.Fatalf("long: %d bytes, Content-Type %q", len(body), resp.Header.Get("Content-Type"))
+			}
+		})
+	}
+}
