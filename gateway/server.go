@@ -47,6 +47,13 @@ type ServerConfig struct {
 	// from a goroutine. Default GOMAXPROCS; negative for none, so that
 	// fasthttp serves every connection (always so on Windows, where a
 	// connection cannot pass from a loop to fasthttp).
+	//
+	// Where the loops differ: a client that half-closes its connection
+	// after a request gets no answer (the loop closes on end of input); a
+	// client that sends more than 1 MiB ahead of its answers is cut off;
+	// Config.MaxConnsPerInstance does not apply; an HTTP/1.0 client asking
+	// for keep-alive is not told "Connection: keep-alive" (it is kept
+	// alive all the same).
 	Loops int
 }
 
