@@ -70,11 +70,10 @@ type Config struct {
 	// is a policy, not a memory bound. Default 128 MiB; negative for no
 	// limit.
 	MaxRequestBodySize int64
-	// MaxConnsPerInstance caps the connections to one instance that the
-	// fasthttp path opens; a request that finds them all busy waits up to
-	// DialTimeout for one. Default 1024. Server's event loops do not
-	// apply it: like nginx without max_conns, each loop opens as many
-	// connections to an instance as it has requests in flight to it.
+	// MaxConnsPerInstance caps the connections to one instance; a request
+	// that finds them all busy waits up to DialTimeout for one, then gets
+	// 503. Default 1024. Server's event loops share it out: each loop may
+	// open its part (at least one).
 	MaxConnsPerInstance int
 	// IdleConnTimeout closes a pooled connection to an instance that has
 	// been idle this long. Keep it below the instances' own keep-alive

@@ -86,15 +86,18 @@ func now() int64 { return int64(time.Since(epoch)) }
 
 // loopState is one event loop's: touched only on that loop.
 type loopState struct {
-	l       *loops
-	el      gnet.EventLoop
-	clients map[*clientConn]struct{}
-	idle    map[instKey][]*upConn
-	free    []*exchange
-	respH   fasthttp.ResponseHeader
-	rd      bytes.Reader
-	br      *bufio.Reader
-	out     []byte
+	l        *loops
+	el       gnet.EventLoop
+	clients  map[*clientConn]struct{}
+	idle     map[instKey][]*upConn
+	conns    map[instKey]int         // connections to each instance, open or being dialled
+	waiting  map[instKey][]*exchange // requests waiting for a connection (maxConns)
+	maxConns int                     // per instance: this loop's share of MaxConnsPerInstance
+	free     []*exchange
+	respH    fasthttp.ResponseHeader
+	rd       bytes.Reader
+	br       *bufio.Reader
+	out      []byte
 }
 
 // clientConn is a client connection served on a loop.
@@ -115,15 +118,16 @@ type clientConn struct {
 
 // upConn is a connection to an instance, kept by one loop.
 type upConn struct {
-	c      gnet.Conn // nil while it is being dialled
-	lp     *loopState
-	key    instKey
-	addr   string
-	ex     *exchange // the request it carries
-	since  int64     // idle since
-	reused bool      // it carried a request before this one
-	got    bool      // the current response has begun to arrive
-	gone   bool
+	c       gnet.Conn // nil while it is being dialled
+	lp      *loopState
+	key     instKey
+	addr    string
+	ex      *exchange // the request it carries
+	since   int64     // idle since
+	reused  bool      // it carried a request before this one
+	got     bool      // the current response has begun to arrive
+	gone    bool
+	counted bool // in lp.conns
 }
 
 // exchange is a request on its way through a loop.
@@ -142,13 +146,17 @@ type exchange struct {
 	idempotent bool
 	head       bool
 	resent     bool // sent again after a kept-alive connection broke
+	queued     bool // in lp.waiting[key]
+	key        instKey
 }
 
 func (l *loops) state(el gnet.EventLoop) *loopState {
 	if s, ok := l.states.Load(el); ok {
 		return s.(*loopState)
 	}
-	lp := &loopState{l: l, el: el, clients: map[*clientConn]struct{}{}, idle: map[instKey][]*upConn{}}
+	lp := &loopState{l: l, el: el, clients: map[*clientConn]struct{}{}, idle: map[instKey][]*upConn{},
+		conns: map[instKey]int{}, waiting: map[instKey][]*exchange{},
+		maxConns: max(1, l.g.cfg.MaxConnsPerInstance/max(1, l.n))}
 	lp.br = bufio.NewReaderSize(&lp.rd, bufferSize)
 	s, _ := l.states.LoadOrStore(el, lp)
 	return s.(*loopState)
@@ -159,6 +167,10 @@ func (l *loops) state(el gnet.EventLoop) *loopState {
 func (l *loops) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if up, ok := c.Context().(*upConn); ok {
 		up.c = c
+		if !up.counted {
+			up.counted = true
+			up.lp.conns[up.key]++
+		}
 		up.lp.opened(up)
 		return nil, gnet.None
 	}
@@ -216,6 +228,7 @@ func (l *loops) OnClose(c gnet.Conn, err error) gnet.Action {
 			lp.recycle(ex)
 		}
 	case *upConn:
+		v.lp.uncount(v)
 		if v.gone && v.ex == nil {
 			return gnet.None
 		}
@@ -352,7 +365,15 @@ func (lp *loopState) sendTo(ex *exchange, key instKey) {
 		lp.write(up, ex)
 		return
 	}
-	up := &upConn{lp: lp, key: key, addr: balancer.Address(ex.inst, false), ex: ex}
+	if lp.conns[key] >= lp.maxConns {
+		// Wait for one to come free (putIdle) or close (uncount), as
+		// fasthttp's pool waits; the tick answers 503 after DialTimeout.
+		ex.up, ex.queued, ex.key, ex.sent = nil, true, key, now()
+		lp.waiting[key] = append(lp.waiting[key], ex)
+		return
+	}
+	up := &upConn{lp: lp, key: key, addr: balancer.Address(ex.inst, false), ex: ex, counted: true}
+	lp.conns[key]++
 	ex.up = up
 	ex.sent = now()
 	lp.setHost(ex, up)
@@ -425,6 +446,7 @@ func (lp *loopState) opened(up *upConn) {
 }
 
 func (lp *loopState) dialFailed(up *upConn, err error) {
+	lp.uncount(up)
 	ex := up.ex
 	up.ex, up.gone = nil, true
 	if ex != nil && ex.up == up {
@@ -496,6 +518,8 @@ func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeade
 	up.c.Discard(size)
 	lp.l.g.bal.ReportSuccess(ex.inst)
 	up.ex, ex.up = nil, nil
+	lp.finish(ex)
+	cc.c.Write(lp.out) // before putIdle, which may send a waiting request (lp.out)
 	action := gnet.None
 	if upClose || up.c.InboundBuffered() > 0 { // said so, or sent more than its length
 		up.gone = true
@@ -504,8 +528,6 @@ func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeade
 		up.reused = true
 		lp.putIdle(up)
 	}
-	lp.finish(ex)
-	cc.c.Write(lp.out)
 	lp.next(cc)
 	return action
 }
@@ -659,7 +681,7 @@ func (lp *loopState) recycle(ex *exchange) {
 	ex.fwd, ex.list = ex.fwd[:0], nil
 	ex.cc, ex.app, ex.inst, ex.up, ex.end = nil, "", nil, nil, nil
 	ex.tried, ex.attempt, ex.sent = [8]*eureka.InstanceInfo{}, 0, 0
-	ex.idempotent, ex.head, ex.resent = false, false, false
+	ex.idempotent, ex.head, ex.resent, ex.queued, ex.key = false, false, false, false, instKey{}
 	if len(lp.free) < 1024 {
 		lp.free = append(lp.free, ex)
 	}
@@ -689,8 +711,46 @@ func (lp *loopState) putIdle(up *upConn) {
 		lp.el.Close(up.c)
 		return
 	}
+	if ex := lp.dequeue(up.key); ex != nil {
+		lp.write(up, ex)
+		return
+	}
 	up.since = now()
 	lp.idle[up.key] = append(lp.idle[up.key], up)
+}
+
+// dequeue returns the first request still waiting for a connection to
+// key, if any.
+func (lp *loopState) dequeue(key instKey) *exchange {
+	list := lp.waiting[key]
+	for len(list) > 0 {
+		ex := list[0]
+		list[0] = nil
+		list = list[1:]
+		if ex.queued && ex.key == key && ex.cc != nil && !ex.cc.gone && ex.cc.ex == ex {
+			ex.queued = false
+			lp.waiting[key] = list
+			return ex
+		}
+	}
+	delete(lp.waiting, key)
+	return nil
+}
+
+// uncount forgets a connection that closed (or never opened) and lets a
+// request waiting for one dial its own.
+func (lp *loopState) uncount(up *upConn) {
+	if !up.counted {
+		return
+	}
+	up.counted = false
+	lp.conns[up.key]--
+	if lp.conns[up.key] <= 0 {
+		delete(lp.conns, up.key)
+	}
+	if ex := lp.dequeue(up.key); ex != nil {
+		lp.sendTo(ex, up.key)
+	}
 }
 
 func (lp *loopState) dropIdle(up *upConn) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 )
 
@@ -142,6 +143,7 @@ func (lp *loopState) tick() {
 			case up.c == nil && t-ex.sent > dial:
 				// The dial never reported (the loop stopping, say).
 				up.ex = nil
+				lp.uncount(up)
 				lp.failed(ex, &dialError{errTimeout}, false)
 			}
 			continue
@@ -156,6 +158,33 @@ func (lp *loopState) tick() {
 			// Requests that waited for the client to read (maxUnread).
 			lp.serveLater(cc)
 		}
+	}
+	// Requests that waited DialTimeout for a connection, all busy.
+	wait := int64(l.g.cfg.DialTimeout)
+	var expired []*exchange
+	for key := range lp.waiting {
+		var kept []*exchange
+		for _, ex := range lp.waiting[key] {
+			switch {
+			case !ex.queued || ex.key != key || ex.cc == nil || ex.cc.gone || ex.cc.ex != ex:
+				// answered, or its client left
+			case t-ex.sent > wait:
+				ex.queued = false
+				expired = append(expired, ex)
+			default:
+				kept = append(kept, ex)
+			}
+		}
+		if len(kept) == 0 {
+			delete(lp.waiting, key)
+		} else {
+			lp.waiting[key] = kept
+		}
+	}
+	// Answered after the lists are rewritten: an answer may start the
+	// client's next request, which may queue.
+	for _, ex := range expired {
+		lp.reply(ex, fasthttp.StatusServiceUnavailable, fmt.Sprintf("application %q: every connection to the instance is busy\n", ex.app))
 	}
 	idle := int64(l.g.cfg.IdleConnTimeout)
 	for key, list := range lp.idle {

@@ -6,12 +6,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -263,4 +265,73 @@ func TestLoopsPipelinesAndHeaders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// MaxConnsPerInstance binds the loops too: requests beyond it wait for a
+// connection to come free, and get 503 after DialTimeout.
+func TestLoopsMaxConnsPerInstance(t *testing.T) {
+	store := registry.New(registry.Config{})
+	var open, most, held atomic.Int32
+	release := make(chan struct{})
+	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			held.Add(1)
+			<-release
+		} else {
+			time.Sleep(50 * time.Millisecond)
+		}
+		io.WriteString(w, "ok")
+	}))
+	backend.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			n := open.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	backend.Start()
+	defer backend.Close()
+	register(t, store, "orders", "a", backend.Listener.Addr().(*net.TCPAddr).Port)
+	base, _, _ := startServer(t, Config{MaxConnsPerInstance: 2, DialTimeout: 500 * time.Millisecond}, ServerConfig{Loops: 1}, store)
+
+	get := func(path string) (int, string) {
+		resp, err := client.Get(base + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if status, body := get("/orders/x"); status != 200 {
+				t.Errorf("%d %q", status, body)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := most.Load(); n > 2 {
+		t.Errorf("%d connections to the instance at once, want at most 2", n)
+	}
+
+	for range 2 { // both connections held
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			get("/orders/hold")
+		}()
+	}
+	testkit.Eventually(t, 5*time.Second, "both connections held", func() bool { return held.Load() == 2 })
+	if status, body := get("/orders/x"); status != 503 || !strings.Contains(body, "busy") {
+		t.Errorf("a request beyond the limit: %d %q", status, body)
+	}
+	close(release)
+	wg.Wait()
 }
