@@ -514,7 +514,13 @@ func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeade
 		cc.closing = true
 		h.SetConnectionClose()
 	}
-	lp.out = append(appendResponse(lp.out[:0], h), body...)
+	lp.out = appendResponse(lp.out[:0], h)
+	if !cc.closing && !ex.h.IsHTTP11() {
+		// An HTTP/1.0 client that asked to keep the connection is told
+		// it is kept, as fasthttp tells it.
+		lp.out = append(lp.out[:len(lp.out)-2], "Connection: keep-alive\r\n\r\n"...)
+	}
+	lp.out = append(lp.out, body...)
 	up.c.Discard(size)
 	lp.l.g.bal.ReportSuccess(ex.inst)
 	up.ex, ex.up = nil, nil

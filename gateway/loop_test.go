@@ -114,6 +114,26 @@ func TestLoopsCloseWhenAsked(t *testing.T) {
 	}
 }
 
+// An HTTP/1.0 client that asks for keep-alive is told so, and its
+// connection serves the next request.
+func TestLoopsHTTP10KeepAlive(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			store := registry.New(registry.Config{})
+			serve(t, store, "orders", "a", named("a"))
+			base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops}, store)
+			c := dialRaw(t, base)
+			for i := range 2 {
+				c.send("GET /orders/x HTTP/1.0\r\nHost: gw\r\nConnection: keep-alive\r\n\r\n")
+				resp, body := c.read("GET")
+				if resp.StatusCode != 200 || body != "a" || resp.Close || !strings.EqualFold(resp.Header.Get("Connection"), "keep-alive") {
+					t.Fatalf("request %d: %d %q, close %v, Connection %q", i, resp.StatusCode, body, resp.Close, resp.Header.Get("Connection"))
+				}
+			}
+		})
+	}
+}
+
 // An instance that closes a kept-alive connection while it is idle costs
 // the client nothing: the request goes again on a fresh connection.
 func TestLoopsResendOnStaleConnection(t *testing.T) {

@@ -51,9 +51,7 @@ type ServerConfig struct {
 	// Where the loops differ: a client that half-closes its connection
 	// after a request gets no answer (the loop closes on end of input); a
 	// client that sends more than 1 MiB ahead of its answers is cut off;
-	// Config.MaxConnsPerInstance is shared out among the loops; an HTTP/1.0
-	// client asking for keep-alive is not told "Connection: keep-alive"
-	// (it is kept alive all the same).
+	// Config.MaxConnsPerInstance is shared out among the loops.
 	Loops int
 }
 
