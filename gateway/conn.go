@@ -107,8 +107,12 @@ func (c *idleConn) SetDeadline(t time.Time) error {
 }
 
 // CloseWrite half-closes the connection, when the underlying one can.
-func (c *idleConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+func (c *idleConn) CloseWrite() error { return closeWrite(c.Conn) }
+
+// closeWrite half-closes c (a tunnel's direction that ended) when it
+// can, through the wrappers of this package.
+func closeWrite(c net.Conn) error {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return nil

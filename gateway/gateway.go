@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
-	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
@@ -188,9 +187,7 @@ func (g *Gateway) unavailable(ctx *fasthttp.RequestCtx, name []byte, app string)
 // plain answers with a short plain-text message.
 func plain(ctx *fasthttp.RequestCtx, status int, msg string) {
 	ctx.Response.Reset()
-	ctx.SetStatusCode(status)
-	ctx.SetContentType("text/plain; charset=utf-8")
-	ctx.Response.Header.Set("Cache-Control", "no-store")
+	setPlain(&ctx.Response.Header, status)
 	ctx.SetBodyString(msg)
 }
 
@@ -311,24 +308,17 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.I
 			plain(ctx, fasthttp.StatusBadRequest, "incomplete request body\n")
 			return
 		case errors.Is(err, fasthttp.ErrNoFreeConns):
-			plain(ctx, fasthttp.StatusServiceUnavailable, fmt.Sprintf("application %q: every connection to the instance is busy\n", app))
+			plain(ctx, fasthttp.StatusServiceUnavailable, busyReason(app))
 			return
 		}
-		g.bal.ReportFailure(inst)
-		g.cfg.Logger.Info("instance failed", zap.String("app", app), zap.String("instance", inst.ID()),
-			zap.String("addr", u.addr), zap.Int("attempt", attempt+1), zap.Error(err))
-		var dial *dialError
-		retry := errors.As(err, &dial) || (body.replayable && idempotent)
-		if retry && attempt < g.cfg.Retries {
+		g.noteFailure(app, inst, u.addr, attempt, err)
+		if g.mayRetry(err, body.replayable && idempotent, attempt) {
 			if list = g.cfg.Instances.Instances(app); len(list) > 0 {
 				continue
 			}
 		}
-		if timedOut(err) {
-			plain(ctx, fasthttp.StatusGatewayTimeout, fmt.Sprintf("application %q: the instance did not answer in time\n", app))
-		} else {
-			plain(ctx, fasthttp.StatusBadGateway, fmt.Sprintf("application %q: the instance failed to answer\n", app))
-		}
+		status, reason := failedAnswer(app, err)
+		plain(ctx, status, reason)
 		return
 	}
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/valyala/fasthttp"
-	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
@@ -262,20 +261,21 @@ func (lp *loopState) serve(cc *clientConn) gnet.Action {
 			}
 			return gnet.None
 		}
-		if !lp.start(cc, buf[:n]) {
+		ex := lp.exchange()
+		if !lp.start(cc, ex, buf[:n]) {
+			lp.recycle(ex)
 			return lp.handoff(cc)
 		}
 		cc.c.Discard(n)
-		lp.send(cc.ex, cc.ex.list)
+		lp.send(ex, ex.list)
 	}
 	return gnet.None
 }
 
-// start parses a request header and, when the request is one the loop
-// serves, prepares it for an instance as the fasthttp path does and
-// makes it the client's exchange.
-func (lp *loopState) start(cc *clientConn, header []byte) bool {
-	ex := lp.exchange()
+// start parses a request header into ex and, when the request is one the
+// loop serves, prepares it for an instance as the fasthttp path does and
+// makes it the client's exchange. When it is not, the caller recycles ex.
+func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 	h := &ex.h
 	lp.rd.Reset(header)
 	lp.br.Reset(&lp.rd)
@@ -283,25 +283,21 @@ func (lp *loopState) start(cc *clientConn, header []byte) bool {
 	// no body (RFC 9112 section 6.3).
 	if err := h.Read(lp.br); err != nil || lp.rd.Len()+lp.br.Buffered() != 0 ||
 		(h.ContentLength() != 0 && h.ContentLength() != -2) || h.IsConnect() {
-		lp.recycle(ex)
 		return false
 	}
 	uri := h.RequestURI()
 	if len(uri) == 0 || uri[0] != '/' {
-		lp.recycle(ex)
 		return false
 	}
 	name, rest, ok := splitApp(uri)
 	if !ok {
-		lp.recycle(ex)
 		return false
 	}
 	g := lp.l.g
 	app, cached := g.names.upper(name)
 	list := g.cfg.Instances.Instances(app)
 	if len(list) == 0 {
-		lp.recycle(ex) // fasthttp answers 503 with the reason
-		return false
+		return false // fasthttp answers 503 with the reason
 	}
 	if !cached {
 		g.names.remember(name, app)
@@ -309,7 +305,6 @@ func (lp *loopState) start(cc *clientConn, header []byte) bool {
 	closing := h.ConnectionClose() // stripRequest forgets it
 	upgrade, has := stripRequest(h)
 	if upgrade {
-		lp.recycle(ex)
 		return false
 	}
 	if has == 0 {
@@ -619,11 +614,9 @@ func (lp *loopState) failed(ex *exchange, err error, stale bool) {
 		lp.sendTo(ex, keyOf(ex.app, ex.inst))
 		return
 	}
-	g.bal.ReportFailure(ex.inst)
-	g.cfg.Logger.Info("instance failed", zap.String("app", ex.app), zap.String("instance", ex.inst.ID()),
-		zap.String("addr", balancer.Address(ex.inst, false)), zap.Int("attempt", ex.attempt+1), zap.Error(err))
-	var dial *dialError
-	if (errors.As(err, &dial) || ex.idempotent) && ex.attempt < g.cfg.Retries && !closing {
+	g.noteFailure(ex.app, ex.inst, balancer.Address(ex.inst, false), ex.attempt, err)
+	// The loops carry no request body: an idempotent request is replayable.
+	if g.mayRetry(err, ex.idempotent, ex.attempt) && !closing {
 		if list := g.cfg.Instances.Instances(ex.app); len(list) > 0 {
 			ex.attempt++
 			ex.resent = false
@@ -631,11 +624,8 @@ func (lp *loopState) failed(ex *exchange, err error, stale bool) {
 			return
 		}
 	}
-	if timedOut(err) {
-		lp.reply(ex, fasthttp.StatusGatewayTimeout, fmt.Sprintf("application %q: the instance did not answer in time\n", ex.app))
-	} else {
-		lp.reply(ex, fasthttp.StatusBadGateway, fmt.Sprintf("application %q: the instance failed to answer\n", ex.app))
-	}
+	status, reason := failedAnswer(ex.app, err)
+	lp.reply(ex, status, reason)
 }
 
 // reply answers the exchange's client with a short plain-text message, as
@@ -643,9 +633,7 @@ func (lp *loopState) failed(ex *exchange, err error, stale bool) {
 func (lp *loopState) reply(ex *exchange, status int, msg string) {
 	cc := ex.cc
 	var h fasthttp.ResponseHeader
-	h.SetStatusCode(status)
-	h.SetContentType("text/plain; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
+	setPlain(&h, status)
 	h.SetContentLength(len(msg))
 	if cc.closing || lp.l.stopping.Load() {
 		cc.closing = true
@@ -733,7 +721,7 @@ func (lp *loopState) dequeue(key instKey) *exchange {
 		ex := list[0]
 		list[0] = nil
 		list = list[1:]
-		if ex.queued && ex.key == key && ex.cc != nil && !ex.cc.gone && ex.cc.ex == ex {
+		if ex.waitsFor(key) {
 			ex.queued = false
 			lp.waiting[key] = list
 			return ex
@@ -741,6 +729,12 @@ func (lp *loopState) dequeue(key instKey) *exchange {
 	}
 	delete(lp.waiting, key)
 	return nil
+}
+
+// waitsFor reports whether ex is a live request queued for a connection
+// to key: list entries outlive an answer or a client's departure.
+func (ex *exchange) waitsFor(key instKey) bool {
+	return ex.queued && ex.key == key && ex.cc != nil && !ex.cc.gone && ex.cc.ex == ex
 }
 
 // uncount forgets a connection that closed (or never opened) and lets a

@@ -200,12 +200,7 @@ func (c *prefixConn) Read(p []byte) (int, error) {
 }
 
 // CloseWrite half-closes the connection (tunnels use it).
-func (c *prefixConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
-}
+func (c *prefixConn) CloseWrite() error { return closeWrite(c.Conn) }
 
 // handoffListener is the listener fasthttp serves: it accepts the
 // connections the loops hand over. push never blocks a loop.

@@ -166,7 +166,7 @@ func (lp *loopState) tick() {
 		var kept []*exchange
 		for _, ex := range lp.waiting[key] {
 			switch {
-			case !ex.queued || ex.key != key || ex.cc == nil || ex.cc.gone || ex.cc.ex != ex:
+			case !ex.waitsFor(key):
 				// answered, or its client left
 			case t-ex.sent > wait:
 				ex.queued = false
@@ -184,7 +184,7 @@ func (lp *loopState) tick() {
 	// Answered after the lists are rewritten: an answer may start the
 	// client's next request, which may queue.
 	for _, ex := range expired {
-		lp.reply(ex, fasthttp.StatusServiceUnavailable, fmt.Sprintf("application %q: every connection to the instance is busy\n", ex.app))
+		lp.reply(ex, fasthttp.StatusServiceUnavailable, busyReason(ex.app))
 	}
 	idle := int64(l.g.cfg.IdleConnTimeout)
 	for key, list := range lp.idle {

@@ -2,14 +2,12 @@ package gateway
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"net"
 	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
-	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
@@ -29,7 +27,8 @@ func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, app string, list []*eureka.In
 	var tried [8]*eureka.InstanceInfo
 	var conn net.Conn
 	var inst *eureka.InstanceInfo
-	for attempt := 0; ; attempt++ {
+	var attempt int
+	for ; ; attempt++ {
 		inst = g.pick(app, list, tried[:min(attempt, len(tried))])
 		if attempt < len(tried) {
 			tried[attempt] = inst
@@ -42,15 +41,14 @@ func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, app string, list []*eureka.In
 			}
 			break
 		}
-		g.bal.ReportFailure(inst)
-		g.cfg.Logger.Info("instance failed", zap.String("app", app), zap.String("instance", inst.ID()),
-			zap.String("addr", addr), zap.Int("attempt", attempt+1), zap.Error(err))
-		if attempt < g.cfg.Retries {
+		g.noteFailure(app, inst, addr, attempt, err)
+		if g.mayRetry(err, false, attempt) {
 			if list = g.cfg.Instances.Instances(app); len(list) > 0 {
 				continue
 			}
 		}
-		plain(ctx, fasthttp.StatusBadGateway, fmt.Sprintf("application %q: the instance failed to answer\n", app))
+		status, reason := failedAnswer(app, err)
+		plain(ctx, status, reason)
 		return
 	}
 
@@ -59,13 +57,9 @@ func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, app string, list []*eureka.In
 	br, err := g.upgradeRequest(ctx, conn, resp)
 	if err != nil {
 		conn.Close()
-		g.bal.ReportFailure(inst)
-		g.cfg.Logger.Info("instance failed", zap.String("app", app), zap.String("instance", inst.ID()), zap.Error(err))
-		if timedOut(err) {
-			plain(ctx, fasthttp.StatusGatewayTimeout, fmt.Sprintf("application %q: the instance did not answer in time\n", app))
-		} else {
-			plain(ctx, fasthttp.StatusBadGateway, fmt.Sprintf("application %q: the instance failed to answer\n", app))
-		}
+		g.noteFailure(app, inst, balancer.Address(inst, false), attempt, err)
+		status, reason := failedAnswer(app, err)
+		plain(ctx, status, reason)
 		return
 	}
 	g.bal.ReportSuccess(inst)

@@ -309,6 +309,20 @@ func cpuSeconds(pids func() []int) float64 {
 	return ticks / 100 // USER_HZ
 }
 
+// stopProcess signals cmd to stop and waits for it, killing it after
+// grace.
+func stopProcess(cmd *exec.Cmd, sig os.Signal, grace time.Duration) {
+	cmd.Process.Signal(sig)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
 // childrenOf returns the processes whose parent is pid (nginx's workers).
 func childrenOf(pid int) []int {
 	entries, _ := os.ReadDir("/proc")
@@ -347,17 +361,7 @@ func (c gatewayBenchConfig) startChild(role, listen, backend string) (stop func(
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
 	}
-	stop = func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}
+	stop = func() { stopProcess(cmd, os.Interrupt, 10*time.Second) }
 	ready := make(chan error, 1)
 	go func() {
 		line, err := bufio.NewReader(stdout).ReadString('\n')
@@ -553,15 +557,7 @@ http {
 		return nil, 0, err
 	}
 	stop = func() {
-		cmd.Process.Signal(syscall.SIGQUIT) // nginx's graceful stop
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
+		stopProcess(cmd, syscall.SIGQUIT, 10*time.Second) // nginx's graceful stop
 		os.RemoveAll(dir)
 	}
 	deadline := time.Now().Add(10 * time.Second)

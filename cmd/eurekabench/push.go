@@ -372,17 +372,7 @@ func startChild(c pushConfig) (*child, error) {
 	return &child{cmd: cmd, addr: strings.TrimSpace(line)}, nil
 }
 
-func (c *child) stop() {
-	c.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		c.cmd.Process.Kill()
-		<-done
-	}
-}
+func (c *child) stop() { stopProcess(c.cmd, os.Interrupt, 5*time.Second) }
 
 // cpu is the child's user and system CPU time, from /proc.
 func (c *child) cpu() time.Duration {
