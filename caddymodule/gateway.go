@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 func init() {
@@ -176,11 +179,21 @@ func (g *Gateway) proxyConfig(secure bool) ([]byte, error) {
 
 // ServeHTTP proxies /<app>/<rest> to an instance of <app>.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	name, rest, ok := splitApp(r.URL.Path)
+	if reason := routing.CheckHost(r.Host); reason != "" {
+		// Go lets more through than a host[:port] ("[::1", "a:1:2").
+		return plainAnswer(w, http.StatusBadRequest, reason+"\n")
+	}
+	// The app is read from the escaped path, its dot segments resolved,
+	// as the fasthttp gateway reads it (package routing).
+	target := r.URL.EscapedPath()
+	if routing.HasDotSegment(target) {
+		target = string(routing.RemoveDotSegments(nil, target))
+	}
+	name, rest, ok := routing.SplitApp(target)
 	if !ok {
 		return next.ServeHTTP(w, r)
 	}
-	app := strings.ToUpper(name)
+	app := routing.AppName(name)
 	up := g.app.Instances(app)
 	routable := up
 	if len(up) > 0 {
@@ -200,28 +213,60 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		case len(g.app.allInstances(app)) > 0:
 			reason = fmt.Sprintf("application %q has no UP instance\n", name)
 		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, err := w.Write([]byte(reason))
-		return err
+		return plainAnswer(w, http.StatusServiceUnavailable, reason)
+	}
+	if rest == "" {
+		rest = "/"
+	}
+	path, err := url.PathUnescape(rest)
+	if err != nil {
+		return plainAnswer(w, http.StatusBadRequest, "the request target has a malformed percent escape\n")
 	}
 	caddyhttp.SetVar(r.Context(), serviceVar, app)
-	r.Header.Set("X-Forwarded-Prefix", forwardedPrefix(r))
-	r.URL.Path = rest
-	if r.URL.RawPath != "" {
-		if _, rawRest, ok := splitApp(r.URL.RawPath); ok {
-			r.URL.RawPath = rawRest
-		}
+	dropClaims(r)
+	r.Header.Set("X-Forwarded-Prefix", forwardedPrefix(r, name))
+	r.URL.Path, r.URL.RawPath = path, ""
+	if r.URL.EscapedPath() != rest {
+		r.URL.RawPath = rest
 	}
 	return proxy.ServeHTTP(w, r, next)
+}
+
+// plainAnswer answers with a short plain-text message, as the fasthttp
+// gateway does.
+func plainAnswer(w http.ResponseWriter, status int, msg string) error {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, err := w.Write([]byte(msg))
+	return err
+}
+
+// dropClaims removes the headers a client may not set (as the fasthttp
+// gateway does): those of routing.ClientClaims unless the client is a
+// trusted proxy (reverse_proxy itself replaces X-Forwarded-For, -Proto
+// and -Host), and any whose name has an underscore (routing.HasUnderscore).
+func dropClaims(r *http.Request) {
+	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); !trusted {
+		for _, h := range routing.ClientClaims {
+			r.Header.Del(h)
+		}
+	}
+	for k := range r.Header {
+		if routing.HasUnderscore(k) {
+			delete(r.Header, k)
+		}
+	}
+	// No trailer fields either: they come after the headers were decided
+	// on (the fasthttp gateway, like nginx, forwards none).
+	r.Trailer = nil
+	r.Header.Del("Trailer")
 }
 
 // forwardedPrefix is the X-Forwarded-Prefix for r: "/<app>" as the client
 // wrote it, after the prefix a trusted proxy in front sent (one from an
 // untrusted client is replaced).
-func forwardedPrefix(r *http.Request) string {
-	app, _, _ := splitApp(r.URL.EscapedPath())
+func forwardedPrefix(r *http.Request, app string) string {
 	prefix := "/" + app
 	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); trusted {
 		if before := strings.TrimRight(r.Header.Get("X-Forwarded-Prefix"), "/"); before != "" {
@@ -229,16 +274,6 @@ func forwardedPrefix(r *http.Request) string {
 		}
 	}
 	return prefix
-}
-
-// splitApp splits "/orders/items/7" into "orders" and "/items/7".
-func splitApp(path string) (app, rest string, ok bool) {
-	trimmed := strings.TrimLeft(path, "/")
-	app, rest, _ = strings.Cut(trimmed, "/")
-	if app == "" {
-		return "", "", false
-	}
-	return app, "/" + rest, true
 }
 
 // Interface guards

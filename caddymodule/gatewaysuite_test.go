@@ -22,5 +22,5 @@ func TestGatewaySuiteThroughCaddy(t *testing.T) {
 			t.Fatalf("registry %s not running", name)
 		}
 		return gatewayURL, v.store
-	})
+	}, gatewaysuite.Caddy)
 }

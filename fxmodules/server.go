@@ -43,6 +43,9 @@ func NewServer(p ServerParams) *httpapi.Server {
 		log = zap.NewNop()
 	}
 	cfg := p.Config
+	if cfg.Log == nil {
+		cfg.Log = log
+	}
 	if len(p.Pages) > 0 {
 		mux := http.NewServeMux()
 		for _, page := range p.Pages {

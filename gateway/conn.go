@@ -41,6 +41,8 @@ type idleConn struct {
 	net.Conn
 	read, write           time.Duration
 	readArmed, writeArmed atomic.Int64 // when the deadline was last moved, since epoch; 0 for never
+	header                headerClock  // a client's: read on fasthttp's goroutine only
+	used                  bool         // an instance's: it carried a response and went back to its pool
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
@@ -53,12 +55,22 @@ func (c *idleConn) Read(p []byte) (int, error) {
 	// nginx (which reads only what epoll says is there). When nothing else
 	// is runnable, Gosched returns at once.
 	runtime.Gosched()
-	if c.read > 0 {
+	if end := c.header.deadline(); end != 0 {
+		// Within a header: the sooner of the idle limit and the header's.
+		if c.read > 0 {
+			end = min(end, int64(time.Since(epoch)+c.read))
+		}
+		c.readArmed.Store(0)
+		if err := c.Conn.SetReadDeadline(epoch.Add(time.Duration(end))); err != nil {
+			return 0, err
+		}
+	} else if c.read > 0 {
 		if err := rearm(&c.readArmed, c.read, c.Conn.SetReadDeadline); err != nil {
 			return 0, err
 		}
 	}
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	return c.header.saw(p, n), err
 }
 
 func (c *idleConn) Write(p []byte) (int, error) {
@@ -123,6 +135,7 @@ func closeWrite(c net.Conn) error {
 type idleListener struct {
 	net.Listener
 	read, write time.Duration
+	header      time.Duration // the limit on a request header as a whole
 }
 
 func (l idleListener) Accept() (net.Conn, error) {
@@ -130,7 +143,7 @@ func (l idleListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &idleConn{Conn: c, read: l.read, write: l.write}, nil
+	return &idleConn{Conn: c, read: l.read, write: l.write, header: headerClock{limit: l.header}}, nil
 }
 
 // unboundReads lifts the read limit of a client connection that fasthttp
@@ -141,6 +154,7 @@ func unboundReads(c net.Conn) {
 	}
 	if ic, ok := c.(*idleConn); ok {
 		ic.read = 0
+		ic.header.limit = 0
 		ic.Conn.SetReadDeadline(time.Time{})
 	}
 }

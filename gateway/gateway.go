@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 const (
@@ -93,11 +93,18 @@ func (g *Gateway) Close() error {
 // instance of <app>; a request that names no application goes to
 // Config.Other.
 func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
+	if status, reason := checkRequest(&ctx.Request.Header); status != 0 {
+		plain(ctx, status, reason+"\n")
+		ctx.SetConnectionClose()
+		return
+	}
 	uri := ctx.Request.Header.RequestURI()
 	if len(uri) > 0 && uri[0] != '/' {
 		uri = originForm(ctx) // absolute form: http://host/app/rest
 	}
-	name, rest, ok := splitApp(uri)
+	var clean [512]byte
+	uri = routeTarget(clean[:0], uri)
+	name, rest, ok := routing.SplitApp(uri)
 	if !ok {
 		g.other(ctx)
 		return
@@ -112,8 +119,8 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		g.names.remember(name, app)
 	}
 
-	upgrade, has := stripRequest(&ctx.Request.Header)
-	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, has)
+	req := stripRequest(&ctx.Request.Header)
+	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, req.has)
 	// name and rest point into the request URI: done with name, copy
 	// rest before replacing it.
 	var buf [512]byte
@@ -124,7 +131,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	target = append(target, rest...)
 	ctx.Request.SetRequestURIBytes(target)
 
-	if upgrade {
+	if req.upgrade {
 		g.tunnel(ctx, app, list)
 		return
 	}
@@ -145,22 +152,6 @@ func originForm(ctx *fasthttp.RequestCtx) []byte {
 		out = append(append(out, '?'), q...)
 	}
 	return out
-}
-
-// splitApp splits "/orders/items/7?x=1" into "orders" and "/items/7?x=1".
-func splitApp(uri []byte) (name, rest []byte, ok bool) {
-	i := 0
-	for i < len(uri) && uri[i] == '/' {
-		i++
-	}
-	j := i
-	for j < len(uri) && uri[j] != '/' && uri[j] != '?' {
-		j++
-	}
-	if j == i || i == 0 {
-		return nil, nil, false
-	}
-	return uri[i:j], uri[j:], true
 }
 
 // other serves a request that names no application.
@@ -205,6 +196,7 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 		return body, false
 	}
 	if !req.IsBodyStream() {
+		dropTrailers(&req.Header)
 		body.replayable = true
 		return body, true
 	}
@@ -218,6 +210,7 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 			plain(ctx, fasthttp.StatusBadRequest, "incomplete request body\n")
 			return body, false
 		}
+		dropTrailers(&req.Header)
 		req.SetBodyRaw(buf.Bytes())
 		body.replayable, body.buf = true, buf
 		return body, true
@@ -225,7 +218,7 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 	if limit <= 0 || n >= 0 {
 		limit = -1 // nothing to check as it streams
 	}
-	body.stream = &streamedBody{r: req.BodyStream(), left: limit, want: n}
+	body.stream = &streamedBody{r: req.BodyStream(), left: limit, want: n, h: &req.Header}
 	req.SetBodyStream(body.stream, n)
 	return body, true
 }
@@ -248,13 +241,16 @@ type streamedBody struct {
 	left int64 // bytes allowed yet; negative for no limit
 	want int   // Content-Length, or -1
 	read int
-	err  error // the client's read error, or io.ErrUnexpectedEOF for a short body
+	err  error                   // the client's read error, or io.ErrUnexpectedEOF for a short body
+	h    *fasthttp.RequestHeader // whose trailer fields go when the body ends
 }
 
 func (b *streamedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.read += n
 	switch {
+	case err == io.EOF && b.want < 0:
+		dropTrailers(b.h) // fasthttp writes them after the last chunk
 	case err == io.EOF && b.want >= 0 && b.read < b.want:
 		b.err = io.ErrUnexpectedEOF
 	case err != nil && err != io.EOF:
@@ -378,7 +374,7 @@ func (c *nameCache) upper(raw []byte) (string, bool) {
 			return s, true
 		}
 	}
-	return strings.ToUpper(string(raw)), false
+	return routing.AppName(raw), false
 }
 
 func (c *nameCache) remember(raw []byte, app string) {

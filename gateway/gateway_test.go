@@ -61,7 +61,7 @@ func TestGatewaySuite(t *testing.T) {
 				store := registry.New(registry.Config{})
 				base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops}, store)
 				return base, store
-			})
+			}, gatewaysuite.FastHTTP)
 		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // The hop-by-hop headers (RFC 9110 section 7.6.1, and those Go's
@@ -50,17 +52,21 @@ var (
 
 // hopSet records which hop-by-hop headers a message has, and the names
 // its Connection header lists, so they can be removed after the scan; and
-// which of the headers the gateway sets are there already.
+// which of the headers the gateway sets or drops are there already.
 type hopSet struct {
-	found   uint
-	named   [8][]byte // names listed in Connection (copies)
-	nNamed  int
-	upgrade bool // Connection lists "upgrade" and Upgrade is present
-	has     uint // of ownHeaders
+	found      uint
+	named      [8][]byte // names listed in Connection (copies)
+	nNamed     int
+	upgrade    bool // Connection lists "upgrade" and Upgrade is present
+	has        uint // of ownHeaders
+	underscore bool // a field name has an underscore
 }
 
-// The headers the gateway sets, by bit in hopSet.has.
-var ownHeaders = [...][]byte{headerXForwardedFor, headerXForwardedProto, headerXForwardedHost, headerXForwardedPrefix, []byte("Date")}
+// The headers the gateway sets, by bit in hopSet.has, then
+// routing.ClientClaims, which are removed from the requests of any client
+// but a trusted proxy.
+var ownHeaders = [...][]byte{headerXForwardedFor, headerXForwardedProto, headerXForwardedHost, headerXForwardedPrefix, []byte("Date"),
+	[]byte(routing.ClientClaims[0]), []byte(routing.ClientClaims[1]), []byte(routing.ClientClaims[2]), []byte(routing.ClientClaims[3]), []byte(routing.ClientClaims[4])}
 
 const (
 	hasXForwardedFor = 1 << iota
@@ -68,6 +74,14 @@ const (
 	hasXForwardedHost
 	hasXForwardedPrefix
 	hasDate
+	hasForwarded
+	hasXRealIP
+	hasXForwardedPort
+	hasXForwardedSsl
+	hasTrueClientIP
+
+	// hasClientClaims are the headers only a trusted proxy's pass.
+	hasClientClaims = hasForwarded | hasXRealIP | hasXForwardedPort | hasXForwardedSsl | hasTrueClientIP
 )
 
 // scan looks at one header.
@@ -75,13 +89,18 @@ func (s *hopSet) scan(k, v []byte) {
 	if len(k) < 2 {
 		return
 	}
-	if k[0]|0x20 == 'x' || k[0]|0x20 == 'd' {
+	switch k[0] | 0x20 {
+	case 'x', 'd', 'f', 't':
 		for i, h := range ownHeaders {
 			if len(k) == len(h) && bytes.EqualFold(k, h) {
 				s.has |= 1 << i
 				return
 			}
 		}
+	}
+	if bytes.IndexByte(k, '_') >= 0 {
+		s.underscore = true
+		return
 	}
 	for i, h := range hopHeaders {
 		if len(k) == len(h) && bytes.EqualFold(k, h) {
@@ -94,6 +113,11 @@ func (s *hopSet) scan(k, v []byte) {
 	}
 }
 
+// framingHeaders are the headers a Connection header may not remove: the
+// gateway frames and routes the message by them (RFC 9110 section 7.6.1
+// forbids a sender to list them; nginx ignores such a listing).
+var framingHeaders = [...][]byte{[]byte("Content-Length"), []byte("Transfer-Encoding"), []byte("Host")}
+
 // connectionTokens records the header names a Connection value lists.
 func (s *hopSet) connectionTokens(v []byte) {
 	for len(v) > 0 {
@@ -105,7 +129,7 @@ func (s *hopSet) connectionTokens(v []byte) {
 		}
 		tok = bytes.TrimSpace(tok)
 		switch {
-		case len(tok) == 0, bytes.EqualFold(tok, tokenClose), bytes.EqualFold(tok, tokenKeepAlive):
+		case len(tok) == 0, bytes.EqualFold(tok, tokenClose), bytes.EqualFold(tok, tokenKeepAlive), isFraming(tok):
 		case bytes.EqualFold(tok, tokenUpgrade):
 			s.upgrade = true
 		case s.nNamed < len(s.named):
@@ -115,18 +139,43 @@ func (s *hopSet) connectionTokens(v []byte) {
 	}
 }
 
-// stripRequest removes the hop-by-hop headers of a request. It reports
-// whether the request asks for an upgrade, and if so keeps its Upgrade
-// header (the tunnel sends it on with Connection: Upgrade); and which
-// X-Forwarded-* headers it has (hasXForwardedFor and so on).
-func stripRequest(h *fasthttp.RequestHeader) (upgrade bool, has uint) {
+func isFraming(name []byte) bool {
+	for _, h := range framingHeaders {
+		if bytes.EqualFold(name, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// request is what stripRequest found in a request's header.
+type request struct {
+	upgrade bool // it asks for an upgrade
+	expect  bool // it had an Expect header
+	has     uint // which of ownHeaders it has (hasXForwardedFor and so on)
+}
+
+// stripRequest removes the hop-by-hop headers of a request, the headers
+// whose names have an underscore, and the Trailer announcement. It reports whether the request
+// asks for an upgrade, and if so keeps its Upgrade header (the tunnel
+// sends it on with Connection: Upgrade); and which of ownHeaders it has.
+func stripRequest(h *fasthttp.RequestHeader) request {
 	var s hopSet
 	for k, v := range h.All() {
 		s.scan(k, v)
 	}
 	s.upgrade = s.upgrade && s.found&hopUpgrade != 0
+	r := request{upgrade: s.upgrade, expect: s.found&hopExpect != 0, has: s.has}
+	if s.underscore {
+		dropUnderscored(h)
+	}
+	if len(h.PeekTrailerKeys()) > 0 {
+		// No trailer reaches the instance (dropTrailers), so none is
+		// announced to it.
+		h.DelBytes(headerTrailer)
+	}
 	if s.found == 0 && !h.ConnectionClose() {
-		return false, s.has
+		return r
 	}
 	for i, name := range hopHeaders {
 		if s.found&(1<<i) != 0 && !(s.upgrade && 1<<i == hopUpgrade) {
@@ -139,7 +188,48 @@ func stripRequest(h *fasthttp.RequestHeader) (upgrade bool, has uint) {
 	// The client's Connection: close is for its own connection, which
 	// fasthttp noted before the handler ran; the instance's is kept alive.
 	h.ResetConnectionClose()
-	return s.upgrade, s.has
+	return r
+}
+
+// dropTrailers removes the trailer fields of a chunked request body that
+// fasthttp read, so that none reaches the instance, as nginx forwards
+// none: a trailer is a header that comes after the gateway decided on
+// the headers (a Forwarded that would pass its rules, say). Cheap when
+// there are none, as nearly always.
+func dropTrailers(h *fasthttp.RequestHeader) {
+	t := h.TrailerHeader()
+	if len(t) <= 2 { // "\r\n": none
+		if len(h.PeekTrailerKeys()) > 0 {
+			h.DelBytes(headerTrailer) // announced, and none came
+		}
+		return
+	}
+	var names [][]byte
+	for line := range bytes.SplitSeq(t, []byte("\r\n")) {
+		if k, _, ok := bytes.Cut(line, []byte(":")); ok {
+			names = append(names, append([]byte(nil), k...))
+		}
+	}
+	for _, k := range names {
+		h.DelBytes(k)
+	}
+	h.DelBytes(headerTrailer)
+}
+
+var headerTrailer = []byte("Trailer")
+
+// dropUnderscored removes the headers whose names have an underscore
+// (see routing.HasUnderscore). Rare: it may allocate.
+func dropUnderscored(h *fasthttp.RequestHeader) {
+	var names [][]byte
+	for k := range h.All() {
+		if routing.HasUnderscore(k) {
+			names = append(names, append([]byte(nil), k...))
+		}
+	}
+	for _, k := range names {
+		h.DelBytes(k)
+	}
 }
 
 // stripResponse removes the hop-by-hop headers of an instance's response,
@@ -181,39 +271,66 @@ func addDate(h *fasthttp.ResponseHeader) {
 }
 
 // setForwarded sets the X-Forwarded-* headers of a request for app (as
-// the client wrote it), from a client at remote. has says which of them
-// the request has already.
+// the client wrote it), from a client at remote. has says which of
+// ownHeaders the request has already. Every copy a client sent of a header
+// the gateway sets is replaced by the gateway's one (Go's and Caddy's
+// proxies do the same); a trusted proxy's X-Forwarded-For values are kept,
+// in order, before the client's address, and its first -Proto, -Host and
+// -Prefix stand. The headers of hasClientClaims pass from a trusted proxy
+// only.
 func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls bool, app []byte, has uint) {
-	// set replaces a header the request has, and adds one it has not,
-	// which spares a search.
+	// set replaces every copy of a header the request has, and adds one
+	// it has not, which spares a search.
 	set := func(bit uint, k, v []byte) {
 		if has&bit != 0 {
-			h.SetCanonical(k, v)
-		} else {
-			h.AddBytesKV(k, v)
+			h.DelBytes(k)
 		}
+		h.AddBytesKV(k, v)
 	}
 	var ipBuf [64]byte
 	ip := appendClientIP(ipBuf[:0], remote)
 	trusted := has != 0 && g.trusted(remote)
-	if prior := h.PeekBytes(headerXForwardedFor); trusted && len(prior) > 0 {
-		var buf [256]byte
-		v := append(append(append(buf[:0], prior...), ", "...), ip...)
-		set(hasXForwardedFor, headerXForwardedFor, v)
+	if !trusted && has&hasClientClaims != 0 {
+		for i, name := range ownHeaders {
+			if has&(1<<i)&hasClientClaims != 0 {
+				h.DelBytes(name)
+			}
+		}
+	}
+	var buf [256]byte
+	if trusted && has&hasXForwardedFor != 0 {
+		v := buf[:0]
+		for _, prior := range h.PeekAll(string(headerXForwardedFor)) {
+			if prior = bytes.TrimSpace(prior); len(prior) > 0 {
+				v = append(append(v, prior...), ", "...)
+			}
+		}
+		set(hasXForwardedFor, headerXForwardedFor, append(v, ip...))
 	} else {
 		set(hasXForwardedFor, headerXForwardedFor, ip)
 	}
-	if !trusted || len(h.PeekBytes(headerXForwardedProto)) == 0 {
-		if tls {
-			set(hasXForwardedProto, headerXForwardedProto, schemeHTTPS)
-		} else {
-			set(hasXForwardedProto, headerXForwardedProto, schemeHTTP)
+	// The trusted proxy's own value, copied: set deletes what it points into.
+	kept := func(k []byte) []byte {
+		if !trusted {
+			return nil
 		}
+		if v := h.PeekBytes(k); len(v) > 0 {
+			return append([]byte(nil), v...)
+		}
+		return nil
 	}
-	if !trusted || len(h.PeekBytes(headerXForwardedHost)) == 0 {
+	if v := kept(headerXForwardedProto); v != nil {
+		set(hasXForwardedProto, headerXForwardedProto, v)
+	} else if tls {
+		set(hasXForwardedProto, headerXForwardedProto, schemeHTTPS)
+	} else {
+		set(hasXForwardedProto, headerXForwardedProto, schemeHTTP)
+	}
+	if v := kept(headerXForwardedHost); v != nil {
+		set(hasXForwardedHost, headerXForwardedHost, v)
+	} else {
 		set(hasXForwardedHost, headerXForwardedHost, h.Host())
 	}
-	var buf [256]byte
 	prefix := buf[:0]
 	if trusted {
 		prefix = append(prefix, bytes.TrimRight(h.PeekBytes(headerXForwardedPrefix), "/")...)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // loops is the event-loop front of a Server, on gnet: its loops accept
@@ -101,18 +102,21 @@ type loopState struct {
 
 // clientConn is a client connection served on a loop.
 type clientConn struct {
-	c       gnet.Conn
-	lp      *loopState
-	remote  net.Addr
-	ip      []byte    // remote's IP, as X-Forwarded-For gives it
-	ex      *exchange // the request in flight
-	last    int64     // when the client last sent something
-	closing bool      // close once the response in flight is written
-	handoff bool      // hand to fasthttp once the responses written are flushed
-	drain   bool      // close once the responses written are flushed
-	pending int       // what was queued for it at the last tick
-	stalled int64     // since when nothing queued for it was taken; 0 when nothing is queued
-	gone    bool      // closed, or handed to fasthttp
+	c      gnet.Conn
+	lp     *loopState
+	remote net.Addr
+	ip     []byte    // remote's IP, as X-Forwarded-For gives it
+	ex     *exchange // the request in flight
+	last   int64     // when the client last sent something
+	// headerStart is when the part of a request header that has come
+	// was first seen; 0 when none is waiting.
+	headerStart int64
+	closing     bool  // close once the response in flight is written
+	handoff     bool  // hand to fasthttp once the responses written are flushed
+	drain       bool  // close once the responses written are flushed
+	pending     int   // what was queued for it at the last tick
+	stalled     int64 // since when nothing queued for it was taken; 0 when nothing is queued
+	gone        bool  // closed, or handed to fasthttp
 }
 
 // upConn is a connection to an instance, kept by one loop.
@@ -256,11 +260,15 @@ func (lp *loopState) serve(cc *clientConn) gnet.Action {
 		}
 		n := headerLen(buf)
 		if n < 0 {
+			if cc.headerStart == 0 {
+				cc.headerStart = now() // the tick cuts it at HeaderTimeout
+			}
 			if len(buf) >= bufferSize {
 				return lp.handoff(cc) // fasthttp answers 431
 			}
 			return gnet.None
 		}
+		cc.headerStart = 0
 		ex := lp.exchange()
 		if !lp.start(cc, ex, buf[:n]) {
 			lp.recycle(ex)
@@ -285,11 +293,16 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		(h.ContentLength() != 0 && h.ContentLength() != -2) || h.IsConnect() {
 		return false
 	}
+	if status, _ := checkRequest(h); status != 0 {
+		return false // fasthttp answers it
+	}
 	uri := h.RequestURI()
 	if len(uri) == 0 || uri[0] != '/' {
 		return false
 	}
-	name, rest, ok := splitApp(uri)
+	var clean [512]byte
+	uri = routeTarget(clean[:0], uri)
+	name, rest, ok := routing.SplitApp(uri)
 	if !ok {
 		return false
 	}
@@ -303,11 +316,12 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		g.names.remember(name, app)
 	}
 	closing := h.ConnectionClose() // stripRequest forgets it
-	upgrade, has := stripRequest(h)
-	if upgrade {
+	req := stripRequest(h)
+	if req.upgrade || req.expect {
+		// fasthttp answers Expect: 100-continue, and tunnels upgrades.
 		return false
 	}
-	if has == 0 {
+	if has := req.has; has == 0 {
 		// What setForwarded would add, written straight after the
 		// header: the common case, without four header edits.
 		f := append(ex.fwd[:0], "X-Forwarded-For: "...)

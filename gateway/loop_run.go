@@ -10,6 +10,8 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/internal/fastserve"
 )
 
 // newLoops returns the event-loop front for g, serving n loops and
@@ -19,7 +21,7 @@ func newLoops(g *Gateway, cfg ServerConfig, h *handoffListener, n int) *loops {
 		accepted: make(chan struct{}), tickStop: make(chan struct{}), ticked: make(chan struct{})}
 	// The timeouts are checked at a tick: an eighth of the shortest, so
 	// none runs over by more than that, within [10ms, 1s].
-	l.interval = min(cfg.ReadTimeout, cfg.WriteTimeout, g.cfg.ResponseTimeout, g.cfg.IdleConnTimeout, g.cfg.SweepInterval) / 8
+	l.interval = min(cfg.ReadTimeout, cfg.HeaderTimeout, cfg.WriteTimeout, g.cfg.ResponseTimeout, g.cfg.IdleConnTimeout, g.cfg.SweepInterval) / 8
 	l.interval = max(10*time.Millisecond, min(l.interval, time.Second))
 	return l
 }
@@ -64,16 +66,19 @@ func (l *loops) start(ln net.Listener) error {
 // accept takes connections until the listener closes, and enrolls each
 // on a loop (the one with the fewest).
 func (l *loops) accept() {
-	var delay time.Duration
+	failed := 0
 	for {
 		c, err := l.ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
-			// Out of file descriptors, say: wait as net/http does.
-			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			l.g.cfg.Logger.Warn("gateway: accept", zap.Error(err), zap.Duration("retry_in", delay))
+			// Out of file descriptors, say: wait as fastserve does.
+			failed++
+			delay := fastserve.Backoff(failed)
+			fastserve.CountAcceptError("gateway")
+			l.g.cfg.Logger.Warn("accepting a connection failed; trying again", zap.String("server", "gateway"),
+				zap.Error(err), zap.Duration("retry_in", delay))
 			select {
 			case <-time.After(delay):
 			case <-l.tickStop:
@@ -81,7 +86,7 @@ func (l *loops) accept() {
 			}
 			continue
 		}
-		delay = 0
+		failed = 0
 		if _, err := l.cli.Enroll(c); err != nil {
 			c.Close()
 		}
@@ -107,7 +112,7 @@ func (lp *loopState) tick() {
 	t := now()
 	l := lp.l
 	stopping := l.stopping.Load()
-	read, write := int64(l.cfg.ReadTimeout), int64(l.cfg.WriteTimeout)
+	read, write, header := int64(l.cfg.ReadTimeout), int64(l.cfg.WriteTimeout), int64(l.cfg.HeaderTimeout)
 	respond := int64(l.g.cfg.ResponseTimeout)
 	dial := int64(l.g.cfg.DialTimeout + time.Second)
 	for cc := range lp.clients {
@@ -154,6 +159,8 @@ func (lp *loopState) tick() {
 		switch {
 		case stopping || t-cc.last > read:
 			lp.close(cc)
+		case cc.headerStart != 0 && t-cc.headerStart > header:
+			lp.headerTimedOut(cc)
 		case cc.c.InboundBuffered() > 0:
 			// Requests that waited for the client to read (maxUnread).
 			lp.serveLater(cc)
@@ -207,6 +214,22 @@ func (lp *loopState) tick() {
 			lp.idle[key] = kept
 		}
 	}
+}
+
+// headerTimedOut answers 408 to a client whose request header took longer
+// than HeaderTimeout, as fasthttp answers it on the other path, and closes
+// its connection once the answer is flushed.
+func (lp *loopState) headerTimedOut(cc *clientConn) {
+	const msg = "Request timeout"
+	var h fasthttp.ResponseHeader
+	h.SetStatusCode(fasthttp.StatusRequestTimeout)
+	h.SetContentType("text/plain; charset=utf-8")
+	h.SetContentLength(len(msg))
+	h.SetConnectionClose()
+	lp.out = append(h.AppendBytes(lp.out[:0]), msg...)
+	cc.c.Write(lp.out)
+	cc.headerStart = 0
+	cc.drain = true // the next tick closes it once flushed
 }
 
 // errTimeout is an instance that did not answer within ResponseTimeout.

@@ -14,9 +14,10 @@ import (
 
 // Defaults of ServerConfig.
 const (
-	DefaultAddr         = ":8080"
-	DefaultReadTimeout  = 60 * time.Second
-	DefaultWriteTimeout = 60 * time.Second
+	DefaultAddr          = ":8080"
+	DefaultReadTimeout   = 60 * time.Second
+	DefaultWriteTimeout  = 60 * time.Second
+	DefaultHeaderTimeout = 60 * time.Second
 )
 
 // ServerConfig configures a Server. Its zero value is the defaults.
@@ -27,9 +28,14 @@ type ServerConfig struct {
 	// this long: a kept-alive connection between requests, or one whose
 	// request header or body stops coming, however long the body (as
 	// nginx's keepalive_timeout and client_body_timeout). It bounds each
-	// wait, not a whole header. Upgraded connections (WebSockets) are
-	// exempt. Default 60s.
+	// wait; HeaderTimeout bounds a header as a whole. Upgraded
+	// connections (WebSockets) are exempt. Default 60s.
 	ReadTimeout time.Duration
+	// HeaderTimeout closes a client connection whose request header has
+	// not all come this long after its first byte, however steadily it
+	// trickles in, as nginx's client_header_timeout (whose default it
+	// shares). Default 60s.
+	HeaderTimeout time.Duration
 	// WriteTimeout is how long a client may take no data while the
 	// gateway writes a response to it, however long the response, as
 	// nginx's send_timeout. Default 60s.
@@ -80,6 +86,9 @@ func NewServer(g *Gateway, cfg ServerConfig) *Server {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = DefaultHeaderTimeout
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = discardLogger{}
 	}
@@ -89,10 +98,13 @@ func NewServer(g *Gateway, cfg ServerConfig) *Server {
 	if !loopsSupported {
 		cfg.Loops = -1
 	}
-	s := &Server{g: g, cfg: cfg}
+	s := &Server{g: g, cfg: cfg, run: fastserve.Runner{Name: "gateway", Log: g.cfg.Logger}}
 	s.srv = &fasthttp.Server{
-		Handler: g.Handler,
-		Logger:  cfg.Logger,
+		Handler: func(ctx *fasthttp.RequestCtx) {
+			g.Handler(ctx)
+			headerNext(ctx)
+		},
+		Logger: cfg.Logger,
 		// The connections bound each read and write themselves (see
 		// Start), which costs no deadline change per request.
 		ReadBufferSize:  bufferSize,
@@ -109,6 +121,7 @@ func NewServer(g *Gateway, cfg ServerConfig) *Server {
 
 		// Clients of a stopping server are told to reconnect elsewhere.
 		CloseOnShutdown: true,
+		ErrorHandler:    requestError,
 	}
 	return s
 }
@@ -121,7 +134,7 @@ func (s *Server) Start() error {
 		if err != nil {
 			return err
 		}
-		s.run.Start(s.srv, idleListener{Listener: ln, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout})
+		s.run.Start(s.srv, idleListener{Listener: ln, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout, header: s.cfg.HeaderTimeout})
 		return nil
 	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
@@ -135,8 +148,24 @@ func (s *Server) Start() error {
 	}
 	h.addr = l.addr
 	s.loops = l
-	s.run.Start(s.srv, idleListener{Listener: h, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout})
+	s.run.Start(s.srv, idleListener{Listener: h, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout, header: s.cfg.HeaderTimeout})
 	return nil
+}
+
+// requestError answers a request fasthttp could not read, as its own
+// handler does but that a header cut by HeaderTimeout is a 408 (fasthttp
+// finds the timeout only unwrapped), as the loops answer it.
+func requestError(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	var ne net.Error
+	switch {
+	case errors.As(err, &small):
+		ctx.Error("Too big request header", fasthttp.StatusRequestHeaderFieldsTooLarge)
+	case errors.As(err, &ne) && ne.Timeout():
+		ctx.Error("Request timeout", fasthttp.StatusRequestTimeout)
+	default:
+		ctx.Error("Error when parsing request", fasthttp.StatusBadRequest)
+	}
 }
 
 // Addr returns the address the server listens on, after Start.

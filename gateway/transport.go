@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"net/http/httputil"
 
 	"github.com/valyala/fasthttp"
@@ -46,6 +47,14 @@ func (u *upstream) roundTrip(req *fasthttp.Request, resp *fasthttp.Response, rep
 // may be sent again: the connection broke before an answer.
 func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Response) (retry bool, err error) {
 	cc, err := hc.AcquireConn(0, false)
+	// A pooled connection on which the instance sent something while it
+	// was idle (a body after a HEAD answer, a second response, its
+	// closing) is closed instead: what it sent would be read as this
+	// client's response.
+	for err == nil && stale(cc.Conn()) {
+		hc.CloseConn(cc)
+		cc, err = hc.AcquireConn(0, false)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -84,6 +93,7 @@ func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Re
 			b.chunked = httputil.NewChunkedReader(br)
 		}
 		b.release = func(reuse bool) {
+			reuse = reusable(conn, br, reuse)
 			hc.ReleaseReader(br)
 			if reuse {
 				hc.ReleaseConn(cc)
@@ -98,6 +108,7 @@ func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Re
 		resp.SetBodyStream(b, size)
 		return false, nil
 	}
+	reuse = reusable(conn, br, reuse)
 	hc.ReleaseReader(br)
 	if reuse {
 		hc.ReleaseConn(cc)
@@ -105,6 +116,26 @@ func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Re
 		hc.CloseConn(cc)
 	}
 	return false, nil
+}
+
+// stale reports whether a connection from the pool must not carry a
+// request (see unsolicited).
+func stale(c net.Conn) bool {
+	ic, ok := c.(*idleConn)
+	return ok && ic.used && unsolicited(ic.Conn)
+}
+
+// reusable reports whether a connection may go back to the pool after a
+// response: the instance did not say to close it, and nothing it sent is
+// left unread in br (more than the response's length).
+func reusable(c net.Conn, br *bufio.Reader, reuse bool) bool {
+	if !reuse || br.Buffered() > 0 {
+		return false
+	}
+	if ic, ok := c.(*idleConn); ok {
+		ic.used = true
+	}
+	return true
 }
 
 // readHeader reads a response header, skipping informational answers but

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var packages = []string{".", "eureka", "registry", "registry/httpapi", "registry/replication", "registry/metrics", "discovery", "balancer", "gateway", "fxmodules", "caddymodule", "dashboard", "internal/eurekahttp", "internal/fastserve", "internal/tlsfiles", "internal/version"}
+var packages = []string{".", "eureka", "registry", "registry/httpapi", "registry/replication", "registry/metrics", "discovery", "balancer", "gateway", "routing", "fxmodules", "caddymodule", "dashboard", "internal/eurekahttp", "internal/fastserve", "internal/tlsfiles", "internal/version"}
 
 func TestExportedIdentifiersAreDocumented(t *testing.T) {
 	for _, dir := range packages {

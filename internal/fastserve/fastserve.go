@@ -10,11 +10,19 @@ import (
 	"sync"
 
 	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
 )
 
 // Runner serves one fasthttp.Server on one listener. The zero value is
 // ready for Start.
 type Runner struct {
+	// Name names the server in the log and in AcceptErrors. Default
+	// "server".
+	Name string
+	// Log receives the failures to accept a connection, which the Runner
+	// outlives (see Start). Default: none.
+	Log *zap.Logger
+
 	ln   net.Listener
 	srv  *fasthttp.Server
 	done chan struct{}
@@ -25,8 +33,18 @@ type Runner struct {
 }
 
 // Start serves srv on ln in a goroutine that Stop waits for. It does not
-// block.
+// block. A failed Accept (out of file descriptors, say) does not end the
+// serving: it is logged, counted (AcceptErrors) and tried again after a
+// backoff.
 func (r *Runner) Start(srv *fasthttp.Server, ln net.Listener) {
+	name, log := r.Name, r.Log
+	if name == "" {
+		name = "server"
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	ln = &keepAccepting{Listener: ln, name: name, log: log, closed: make(chan struct{})}
 	r.srv, r.ln, r.done = srv, ln, make(chan struct{})
 	go func() {
 		defer close(r.done)

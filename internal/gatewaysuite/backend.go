@@ -24,12 +24,14 @@ import (
 
 // seen is what a backend saw of a request, as it answers it.
 type seen struct {
-	Name   string      `json:"name"`
-	Method string      `json:"method"`
-	Path   string      `json:"path"`
-	Query  string      `json:"query"`
-	Host   string      `json:"host"`
-	Header http.Header `json:"header"`
+	Name    string      `json:"name"`
+	Method  string      `json:"method"`
+	Path    string      `json:"path"`
+	Query   string      `json:"query"`
+	Host    string      `json:"host"`
+	Header  http.Header `json:"header"`
+	Body    string      `json:"body,omitempty"`
+	Trailer http.Header `json:"trailer,omitempty"`
 }
 
 // backend is an instance: an HTTP server on loopback.
@@ -55,8 +57,10 @@ func newBackend(t *testing.T, name string, handler http.Handler) *backend {
 
 func echoHandler(name string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<10)) // the trailer comes after it
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(seen{Name: name, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Host: r.Host, Header: r.Header})
+		json.NewEncoder(w).Encode(seen{Name: name, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Host: r.Host, Header: r.Header,
+			Body: string(body), Trailer: r.Trailer})
 	})
 }
 

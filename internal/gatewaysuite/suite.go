@@ -25,8 +25,19 @@ import (
 // The gateway stops when the test ends.
 type Starter func(t *testing.T) (string, *registry.Store)
 
+// Gateway says which gateway the suite runs against, for the few cases
+// that belong to one.
+type Gateway int
+
+const (
+	// FastHTTP is the fasthttp gateway (package gateway), either path.
+	FastHTTP Gateway = iota
+	// Caddy is Caddy's eureka_gateway.
+	Caddy
+)
+
 // Run runs the suite against the gateway start makes.
-func Run(t *testing.T, start Starter) {
+func Run(t *testing.T, start Starter, gw Gateway) {
 	for _, c := range []struct {
 		name string
 		test func(*testing.T, Starter)
@@ -39,6 +50,8 @@ func Run(t *testing.T, start Starter) {
 		{"WebSocketEcho", webSocketEcho},
 		{"RetryAfterRefusedConnection", retryAfterRefused},
 		{"HungInstanceBlocksNoOther", hungInstance},
+		{"RawRequests", func(t *testing.T, s Starter) { rawRequests(t, s, gw) }},
+		{"NoStrayBytes", func(t *testing.T, s Starter) { noStrayBytes(t, s, gw) }},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, start) })
 	}

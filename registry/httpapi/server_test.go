@@ -277,3 +277,46 @@ func TestMalformedEscapeIs400(t *testing.T) {
 		t.Errorf("a valid escape: %d", got)
 	}
 }
+
+// ReadTimeout bounds a request header as a whole: one that trickles in a
+// byte at a time, each well within the limit, is cut at the limit (408)
+// as nginx's client_header_timeout cuts it.
+func TestTrickledHeaderIsCut(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	srv, s := startServer(t, ServerConfig{ReadTimeout: limit})
+	conn, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req := "PUT /eureka/apps/A/x HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("p", 500)
+		for i := 0; i < len(req); i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := conn.Write([]byte{req[i]}); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	began := time.Now()
+	conn.SetReadDeadline(began.Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	resp.Body.Close()
+	if took := time.Since(began); resp.StatusCode != http.StatusRequestTimeout || took > limit+2*time.Second {
+		t.Errorf("status %d after %v, want 408 after about %v", resp.StatusCode, took, limit)
+	}
+	if s.Len() != 1 {
+		t.Error("a timed-out request changed the registry")
+	}
+}

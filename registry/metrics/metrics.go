@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/fastserve"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
@@ -17,7 +18,8 @@ import (
 // Collector exports a Store's state as Prometheus metrics, read from the
 // Store at scrape time: instances by app and status, the registration,
 // renewal, cancel and eviction totals, the self-preservation numbers, fetch
-// totals, payload sizes and, with peers, the replication counters.
+// totals, payload sizes, the failed accepts of this process's fasthttp
+// servers and, with peers, the replication counters.
 //
 // Register it with any prometheus.Registerer. The standalone server serves
 // it on /metrics; in Caddy it joins Caddy's metrics.
@@ -28,6 +30,7 @@ type Collector struct {
 	instances, selfPreservation, renewsLastMinute, threshold, expected *prometheus.Desc
 	registrations, renewals, cancels, evictions, fetches, payloadBytes *prometheus.Desc
 	peerQueue, peerBatches, peerFailures, peerDropped, peerLastSuccess *prometheus.Desc
+	acceptErrors                                                       *prometheus.Desc
 }
 
 // Peers reports each peer's replication state; *replication.Peers
@@ -61,6 +64,7 @@ func New(store *registry.Store, peers Peers, namespace string) *Collector {
 		peerFailures:     d("peer_failures_total", "Replication batches that failed.", "peer"),
 		peerDropped:      d("peer_dropped_total", "Replication tasks dropped (queue full, stale, refused).", "peer"),
 		peerLastSuccess:  d("peer_last_success_timestamp_seconds", "When a peer last accepted a batch.", "peer"),
+		acceptErrors:     d("accept_errors_total", "Failures to accept a connection (out of file descriptors, say) of this process's fasthttp servers, which wait and accept again.", "server"),
 	}
 }
 
@@ -68,7 +72,7 @@ func New(store *registry.Store, peers Peers, namespace string) *Collector {
 func (m *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.instances, m.selfPreservation, m.renewsLastMinute, m.threshold, m.expected,
 		m.registrations, m.renewals, m.cancels, m.evictions, m.fetches, m.payloadBytes,
-		m.peerQueue, m.peerBatches, m.peerFailures, m.peerDropped, m.peerLastSuccess} {
+		m.peerQueue, m.peerBatches, m.peerFailures, m.peerDropped, m.peerLastSuccess, m.acceptErrors} {
 		ch <- d
 	}
 }
@@ -112,6 +116,9 @@ func (m *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for format, n := range delta {
 		gauge(m.payloadBytes, float64(n), "delta", format)
+	}
+	for _, a := range fastserve.AcceptErrors() {
+		counter(m.acceptErrors, a.Count, a.Name)
 	}
 	if m.peers == nil {
 		return

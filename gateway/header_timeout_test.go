@@ -1,0 +1,93 @@
+package gateway
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// trickle writes s to conn a byte every interval until it is written,
+// conn fails, or stop closes; done closes when it returns.
+func trickle(conn net.Conn, s string, interval time.Duration, stop <-chan struct{}) (done <-chan struct{}) {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for i := 0; i < len(s); i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(interval):
+			}
+			if _, err := conn.Write([]byte{s[i]}); err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// A request header trickled a byte at a time, each byte well within the
+// read timeout, is cut HeaderTimeout after its first byte, in both modes;
+// a body may take longer, and the gateway goes on serving.
+func TestHeaderTimeoutCutsATrickledHeader(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			store := registry.New(registry.Config{})
+			serve(t, store, "orders", "a", func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				w.Write(b)
+			})
+			base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops, HeaderTimeout: limit}, store)
+
+			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			stop := make(chan struct{})
+			done := trickle(conn, "GET /orders/x HTTP/1.1\r\nHost: a\r\nX-Pad: "+strings.Repeat("p", 2000), 10*time.Millisecond, stop)
+			defer func() { close(stop); <-done }()
+			began := time.Now()
+			conn.SetReadDeadline(began.Add(10 * time.Second))
+			// 408, as fasthttp answers, then the connection closes.
+			got, err := io.ReadAll(conn)
+			if err != nil || !strings.HasPrefix(string(got), "HTTP/1.1 408 ") {
+				t.Fatalf("the trickled header was not cut: %q, %v", got, err)
+			}
+			if took := time.Since(began); took < limit || took > limit+2*time.Second {
+				t.Errorf("cut after %v, want about %v", took, limit)
+			}
+
+			// A body that trickles past the header's limit is not cut.
+			body := strings.Repeat("b", 40)
+			slow, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer slow.Close()
+			io.WriteString(slow, "POST /orders/x HTTP/1.1\r\nHost: a\r\nContent-Length: 40\r\n\r\n")
+			bodyDone := trickle(slow, body, 20*time.Millisecond, stop)
+			slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(slow), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			<-bodyDone
+			if resp.StatusCode != 200 || string(got) != body {
+				t.Errorf("slow body: %d %q", resp.StatusCode, got)
+			}
+		})
+	}
+	if got := NewServer(&Gateway{}, ServerConfig{}).cfg.HeaderTimeout; got != 60*time.Second {
+		t.Errorf("default HeaderTimeout %v, want 60s as nginx", got)
+	}
+}
