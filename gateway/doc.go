@@ -18,10 +18,18 @@
 //     it names, Keep-Alive, Proxy-Connection, Proxy-Authenticate,
 //     Proxy-Authorization, TE, Trailer, Transfer-Encoding, Upgrade) are
 //     removed from requests and responses; fasthttp frames each body anew.
-//   - X-Forwarded-For, X-Forwarded-Proto and X-Forwarded-Host are set (the
-//     client's values are replaced, unless it is one of
+//   - X-Forwarded-For, X-Forwarded-Proto and X-Forwarded-Host are set
+//     (every copy the client sent is replaced by one, unless it is one of
 //     Config.TrustedProxies, whose values are kept and whose
 //     X-Forwarded-For is appended to), and X-Forwarded-Prefix is /<app>.
+//     Forwarded, X-Real-IP, X-Forwarded-Port, X-Forwarded-Ssl and
+//     True-Client-IP pass from trusted proxies only; headers whose names
+//     have an underscore, and request trailers, never pass.
+//   - A request is read as nginx reads it (package routing): the app is
+//     the first path segment once dot segments are resolved, matched
+//     ASCII-case-insensitively; a malformed Host, target or header line
+//     gets 400, a protocol other than HTTP/1.x 505; a Connection header
+//     cannot remove Content-Length, Transfer-Encoding or Host.
 //   - Host is passed through as the client sent it, as Caddy does (the
 //     client's name for the service reaches it); Config.RewriteHost sends
 //     the instance's host:port instead, as nginx does. The other headers of
@@ -31,9 +39,10 @@
 //     buffers, not its size. Request bodies are limited to
 //     Config.MaxRequestBodySize (413 beyond it).
 //   - Upstream dials and responses have timeouts (Config.DialTimeout,
-//     Config.ResponseTimeout). After a failed dial, a request is retried on
-//     another instance; after a timeout or a broken connection, an
-//     idempotent request whose body is in memory is too.
+//     Config.ResponseTimeout), and so does a client's request header as a
+//     whole (ServerConfig.HeaderTimeout). After a failed dial, a request
+//     is retried on another instance; after a timeout or a broken
+//     connection, an idempotent request whose body is in memory is too.
 //   - WebSocket and other Upgrade requests are tunnelled.
 //   - Connections to each instance are pooled and kept alive; the pool of
 //     an instance that leaves the registry (or stops being UP) is closed.
