@@ -1,0 +1,376 @@
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
+
+// requireJava skips the test, saying what is missing, on a machine
+// without a JDK or Maven; under CI (CI=true) it fails instead.
+func requireJava(t *testing.T) {
+	t.Helper()
+	var missing []string
+	for _, tool := range []string{"java", "mvn"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("interop: %s not found; install OpenJDK 17 and Maven, then: go test -count=1 -v ./interop/", strings.Join(missing, " and "))
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+var (
+	buildMu sync.Mutex
+	built   = map[string]string{} // project -> jar, or "" after a failed build
+	goBins  = map[string]string{} // command -> binary
+	binDir  string
+)
+
+// jar builds the Maven project java/<project> once per test run and
+// returns its executable jar.
+func jar(t *testing.T, project string) string {
+	t.Helper()
+	requireJava(t)
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if j, ok := built[project]; ok {
+		if j == "" {
+			t.Fatalf("the %s project did not build (see the first test that built it)", project)
+		}
+		return j
+	}
+	dir := filepath.Join("java", project)
+	cmd := exec.Command("mvn", "-B", "-ntp", "-q", "package", "-DskipTests")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		built[project] = ""
+		t.Fatalf("mvn package in %s: %v\n%s", dir, err, out)
+	}
+	j, _ := filepath.Abs(filepath.Join(dir, "target", "interop-"+project+".jar"))
+	built[project] = j
+	return j
+}
+
+// goBinary builds one of the module's commands (./cmd/eureka) once per
+// test run.
+func goBinary(t *testing.T, pkg string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if b, ok := goBins[pkg]; ok {
+		return b
+	}
+	if binDir == "" {
+		d, err := os.MkdirTemp("", "interop-bin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		binDir = d
+	}
+	bin := filepath.Join(binDir, filepath.Base(pkg))
+	if out, err := exec.Command("go", "build", "-o", bin, "../"+pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	goBins[pkg] = bin
+	return bin
+}
+
+// proc is a child process whose output is kept and can be waited on.
+type proc struct {
+	t    *testing.T
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+
+	mu    sync.Mutex
+	out   bytes.Buffer
+	lines []string
+	grew  chan struct{}
+}
+
+// start runs name's command until the test ends (or stop), showing its
+// output if the test fails.
+func start(t *testing.T, name string, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, name: name, cmd: exec.Command(bin, args...), done: make(chan struct{}), grew: make(chan struct{})}
+	r, w := io.Pipe()
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.lines = append(p.lines, sc.Text())
+			close(p.grew)
+			p.grew = make(chan struct{})
+			p.mu.Unlock()
+		}
+		io.Copy(io.Discard, r)
+	}()
+	go func() {
+		p.err = p.cmd.Wait()
+		w.Close()
+		<-read
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("---- output of %s ----\n%s", name, p.output())
+		}
+	})
+	return p
+}
+
+// stop ends the process gracefully (SIGTERM; a Spring app deregisters),
+// killing it after 20 s, and waits for it.
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// kill ends the process at once, as a crash would: it sends nothing.
+func (p *proc) kill() {
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// count is how many lines of the output match re so far.
+func (p *proc) count(re string) int {
+	rx := regexp.MustCompile(re)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, l := range p.lines {
+		if rx.MatchString(l) {
+			n++
+		}
+	}
+	return n
+}
+
+// await waits up to d for a line matching re and returns its submatches.
+func (p *proc) await(re string, d time.Duration) []string {
+	p.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.After(d)
+	for i := 0; ; {
+		p.mu.Lock()
+		lines, grew := p.lines, p.grew
+		p.mu.Unlock()
+		for ; i < len(lines); i++ {
+			if m := rx.FindStringSubmatch(lines[i]); m != nil {
+				return m
+			}
+		}
+		select {
+		case <-grew:
+		case <-p.done:
+			p.t.Fatalf("%s exited (%v) before logging %q", p.name, p.err, re)
+		case <-deadline:
+			p.t.Fatalf("%s did not log %q within %v", p.name, re, d)
+		}
+	}
+}
+
+// freePort returns a port free on ip a moment ago.
+func freePort(t *testing.T, ip string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// javaArgs are the JVM settings of every Java peer: a small heap and the
+// C1 compiler only, which starts a Spring app fastest on two cores.
+var javaArgs = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k", "-Xmx256m"}
+
+// quiet are the Spring settings every peer gets: no banner, and the
+// output the tests read.
+var quiet = []string{"--spring.main.banner-mode=off", "--logging.level.root=WARN",
+	"--logging.level.demo=INFO", // "Started ClientApp in ..." is the main class's
+	"--logging.level.org.springframework.boot.web.embedded=INFO"}
+
+// startJava runs a Java peer's jar with args and waits until Spring says
+// it has started.
+func startJava(t *testing.T, name, project string, args ...string) *proc {
+	t.Helper()
+	all := append(append(append([]string(nil), javaArgs...), "-jar", jar(t, project)), quiet...)
+	p := start(t, name, "java", append(all, args...)...)
+	p.await(`Started \w+ in [0-9.]+ seconds`, 90*time.Second)
+	return p
+}
+
+// springClient is a Spring Boot service with the Eureka client.
+type springClient struct {
+	*proc
+	app, id string
+	port    int
+}
+
+// startSpringClient runs the client project as app (instance id id)
+// against serviceURL, with every interval shortened to a second:
+// heartbeats (lease-renewal-interval), fetches (registry-fetch-interval),
+// the on-demand replication limit (instance-info-replication-interval)
+// and the LoadBalancer's cache (cache.ttl), so that a change shows in
+// seconds rather than the 30 s + 35 s of the defaults. It waits for the
+// registration.
+func startSpringClient(t *testing.T, app, id, serviceURL string, extra ...string) *springClient {
+	t.Helper()
+	port := freePort(t, "127.0.0.1")
+	args := []string{
+		fmt.Sprintf("--server.port=%d", port),
+		"--server.address=127.0.0.1",
+		"--spring.application.name=" + app,
+		"--eureka.instance.instance-id=" + id,
+		"--eureka.instance.hostname=127.0.0.1",
+		"--eureka.instance.ip-address=127.0.0.1",
+		"--eureka.client.service-url.defaultZone=" + serviceURL,
+		"--eureka.instance.lease-renewal-interval-in-seconds=1",
+		"--eureka.instance.lease-expiration-duration-in-seconds=10",
+		"--eureka.client.registry-fetch-interval-seconds=1",
+		"--eureka.client.instance-info-replication-interval-seconds=1",
+		"--eureka.client.initial-instance-info-replication-interval-seconds=1",
+		"--spring.cloud.loadbalancer.cache.ttl=1s",
+		"--management.endpoints.web.exposure.include=health,serviceregistry",
+		// The fetches and their outcome (delta, full, a hash mismatch)
+		// are logged at DEBUG only.
+		"--logging.level.com.netflix.discovery.DiscoveryClient=DEBUG",
+	}
+	p := startJava(t, "spring client "+id, "client", append(args, extra...)...)
+	p.await(`registration status: 204`, 30*time.Second)
+	return &springClient{proc: p, app: app, id: id, port: port}
+}
+
+func (c *springClient) url(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", c.port, path)
+}
+
+// httpc is the tests' HTTP client: bounded, no kept-alive connections
+// left behind.
+var httpc = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// call makes a request and returns its status and body.
+func call(t *testing.T, method, url string, body io.Reader, header ...string) (int, string) {
+	t.Helper()
+	status, b, err := tryCall(method, url, body, header...)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return status, b
+}
+
+func tryCall(method, url string, body io.Reader, header ...string) (int, string, error) {
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		return 0, "", err
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := httpc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// eventually retries cond every 100 ms until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		ok, got := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v; last: %s", what, d, got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// ourServer is our standalone server (cmd/eureka) as a process.
+type ourServer struct {
+	*proc
+	addr, gateway string // host:port; gateway "" when not served
+}
+
+// serviceURL is the server's Eureka service URL.
+func (s *ourServer) serviceURL() string { return "http://" + s.addr + "/eureka/" }
+
+// startOurServer runs cmd/eureka on ip with args (a gateway beside it when
+// withGateway), evicting every second, and waits until it serves.
+func startOurServer(t *testing.T, name, ip string, withGateway bool, args ...string) *ourServer {
+	t.Helper()
+	s := &ourServer{addr: fmt.Sprintf("%s:%d", ip, freePort(t, ip))}
+	all := []string{"-addr", s.addr, "-eviction-interval", "1s", "-dashboard-path", "off"}
+	if withGateway {
+		s.gateway = fmt.Sprintf("%s:%d", ip, freePort(t, ip))
+		all = append(all, "-gateway", s.gateway)
+	}
+	s.proc = start(t, name, goBinary(t, "cmd/eureka"), append(all, args...)...)
+	s.await(`"registry listening"`, 30*time.Second)
+	return s
+}
+
+// withCancel is a context for one test, bounded.
+func withCancel(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
