@@ -71,7 +71,7 @@ type registryHost struct {
 	gatewayURL string // http://host:port
 }
 
-func hosts(t *testing.T) []func(t *testing.T) registryHost {
+func hosts() []func(t *testing.T) registryHost {
 	return []func(t *testing.T) registryHost{
 		func(t *testing.T) registryHost {
 			s := startOurServer(t, "our server", "127.0.0.1", true)
@@ -90,7 +90,7 @@ func hosts(t *testing.T) []func(t *testing.T) registryHost {
 // graceful shutdown cancels the registration. On the standalone server
 // with its fasthttp gateway, and on Caddy's registry with eureka_gateway.
 func TestSpringClientStatusThroughOurGateways(t *testing.T) {
-	for i, start := range hosts(t) {
+	for i, start := range hosts() {
 		t.Run([]string{"standalone", "caddy"}[i], func(t *testing.T) {
 			h := start(t)
 			c := startSpringClient(t, "orders", "orders-1", h.serviceURL)
