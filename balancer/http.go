@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // HTTPClient sends requests to an application by name: the request URL's
@@ -82,7 +82,7 @@ func (c *HTTPClient) Do(req *http.Request) (*http.Response, error) {
 		headerTimeout = 5 * time.Second
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-	app := strings.ToUpper(req.URL.Hostname())
+	app := routing.AppName(req.URL.Hostname())
 	tried := map[string]bool{}
 	var lastErr error
 	for attempt := 0; attempt <= retries; attempt++ {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/replication"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 func init() {
@@ -319,7 +319,7 @@ func (a *App) Balancer() *balancer.Balancer { return a.entry.balancer }
 // from the hosted registry or the remote client's cache. It takes no lock
 // and does no I/O.
 func (a *App) Instances(app string) []*eureka.InstanceInfo {
-	return a.entry.instances.Instances(strings.ToUpper(app))
+	return a.entry.instances.Instances(routing.AppName(app))
 }
 
 // API returns a REST API over the hosted registry, also served under
@@ -359,7 +359,7 @@ func (a *App) allInstances(app string) []*eureka.InstanceInfo {
 	if all, ok := a.entry.instances.(interface {
 		AllInstances(string) []*eureka.InstanceInfo
 	}); ok {
-		return all.AllInstances(strings.ToUpper(app))
+		return all.AllInstances(routing.AppName(app))
 	}
 	return nil
 }

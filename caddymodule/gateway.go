@@ -185,7 +185,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	// The app is read from the escaped path, its dot segments resolved,
 	// as the fasthttp gateway reads it (package routing).
-	target := r.URL.EscapedPath()
+	// The path as the client wrote it: RawPath when it differs from
+	// Path's default escaping (EscapedPath would give the escaping of the
+	// decoded path instead, were RawPath to hold a character such as "{").
+	target := r.URL.RawPath
+	if target == "" {
+		target = r.URL.EscapedPath()
+	}
 	if routing.HasDotSegment(target) {
 		target = string(routing.RemoveDotSegments(nil, target))
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 func init() {
@@ -78,7 +78,7 @@ func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, err
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		service = repl.ReplaceAll(service, "")
 	}
-	service = strings.ToUpper(service)
+	service = routing.AppName(service) // ASCII only, as the gateways match names
 	caddyhttp.SetVar(r.Context(), serviceVar, service)
 	list := u.app.Instances(service)
 	if len(list) > 0 {

@@ -41,8 +41,12 @@ type idleConn struct {
 	net.Conn
 	read, write           time.Duration
 	readArmed, writeArmed atomic.Int64 // when the deadline was last moved, since epoch; 0 for never
-	header                headerClock  // a client's: read on fasthttp's goroutine only
-	used                  bool         // an instance's: it carried a response and went back to its pool
+	// until is a deadline someone set (fasthttp, for a request header)
+	// that each read keeps when it is sooner than the idle limit, since
+	// epoch; 0 for none. Reads and the deadline's setting both happen on
+	// the connection's serving goroutine.
+	until int64
+	used  bool // an instance's: it carried a response and went back to its pool
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
@@ -55,22 +59,21 @@ func (c *idleConn) Read(p []byte) (int, error) {
 	// nginx (which reads only what epoll says is there). When nothing else
 	// is runnable, Gosched returns at once.
 	runtime.Gosched()
-	if end := c.header.deadline(); end != 0 {
-		// Within a header: the sooner of the idle limit and the header's.
-		if c.read > 0 {
-			end = min(end, int64(time.Since(epoch)+c.read))
-		}
-		c.readArmed.Store(0)
-		if err := c.Conn.SetReadDeadline(epoch.Add(time.Duration(end))); err != nil {
-			return 0, err
-		}
-	} else if c.read > 0 {
-		if err := rearm(&c.readArmed, c.read, c.Conn.SetReadDeadline); err != nil {
+	if c.read > 0 {
+		if c.until != 0 && c.until < int64(time.Since(epoch)+c.read) {
+			// A deadline set from outside comes first (fasthttp's for the
+			// request header: ServerConfig.HeaderTimeout).
+			if c.readArmed.Load() != -1 {
+				c.readArmed.Store(-1)
+				if err := c.Conn.SetReadDeadline(epoch.Add(time.Duration(c.until))); err != nil {
+					return 0, err
+				}
+			}
+		} else if err := rearm(&c.readArmed, c.read, c.Conn.SetReadDeadline); err != nil {
 			return 0, err
 		}
 	}
-	n, err := c.Conn.Read(p)
-	return c.header.saw(p, n), err
+	return c.Conn.Read(p)
 }
 
 func (c *idleConn) Write(p []byte) (int, error) {
@@ -90,17 +93,25 @@ var epoch = time.Now()
 // has passed since armed.
 func rearm(armed *atomic.Int64, limit time.Duration, set func(time.Time) error) error {
 	now := time.Since(epoch)
-	if last := armed.Load(); last != 0 && int64(now)-last <= int64(limit/8) {
+	if last := armed.Load(); last > 0 && int64(now)-last <= int64(limit/8) {
 		return nil
 	}
 	armed.Store(int64(now))
 	return set(epoch.Add(now + limit))
 }
 
-// SetReadDeadline sets a deadline that holds until the next Read moves it
-// (at once when reads are bounded).
+// SetReadDeadline sets a deadline for the reads to come. When reads are
+// bounded, each keeps it while it is sooner than the idle limit: fasthttp
+// sets one when a request's first byte arrives (ServerConfig.HeaderTimeout,
+// as its ReadTimeout) and a far one once the header is read
+// (HeaderReceived), so that the header as a whole is bounded and the body
+// only by the idle limit.
 func (c *idleConn) SetReadDeadline(t time.Time) error {
 	c.readArmed.Store(0)
+	c.until = 0
+	if !t.IsZero() {
+		c.until = max(1, int64(t.Sub(epoch)))
+	}
 	return c.Conn.SetReadDeadline(t)
 }
 
@@ -113,9 +124,9 @@ func (c *idleConn) SetWriteDeadline(t time.Time) error {
 
 // SetDeadline sets both deadlines.
 func (c *idleConn) SetDeadline(t time.Time) error {
-	c.readArmed.Store(0)
 	c.writeArmed.Store(0)
-	return c.Conn.SetDeadline(t)
+	c.Conn.SetWriteDeadline(t)
+	return c.SetReadDeadline(t)
 }
 
 // CloseWrite half-closes the connection, when the underlying one can.
@@ -135,7 +146,6 @@ func closeWrite(c net.Conn) error {
 type idleListener struct {
 	net.Listener
 	read, write time.Duration
-	header      time.Duration // the limit on a request header as a whole
 }
 
 func (l idleListener) Accept() (net.Conn, error) {
@@ -143,7 +153,7 @@ func (l idleListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &idleConn{Conn: c, read: l.read, write: l.write, header: headerClock{limit: l.header}}, nil
+	return &idleConn{Conn: c, read: l.read, write: l.write}, nil
 }
 
 // unboundReads lifts the read limit of a client connection that fasthttp
@@ -154,7 +164,6 @@ func unboundReads(c net.Conn) {
 	}
 	if ic, ok := c.(*idleConn); ok {
 		ic.read = 0
-		ic.header.limit = 0
-		ic.Conn.SetReadDeadline(time.Time{})
+		ic.SetReadDeadline(time.Time{})
 	}
 }

@@ -120,7 +120,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	}
 
 	req := stripRequest(&ctx.Request.Header)
-	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, req.has)
+	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, req)
 	// name and rest point into the request URI: done with name, copy
 	// rest before replacing it.
 	var buf [512]byte

@@ -59,6 +59,7 @@ type hopSet struct {
 	nNamed     int
 	upgrade    bool // Connection lists "upgrade" and Upgrade is present
 	has        uint // of ownHeaders
+	dup        uint // of ownHeaders, those that came more than once
 	underscore bool // a field name has an underscore
 }
 
@@ -93,6 +94,7 @@ func (s *hopSet) scan(k, v []byte) {
 	case 'x', 'd', 'f', 't':
 		for i, h := range ownHeaders {
 			if len(k) == len(h) && bytes.EqualFold(k, h) {
+				s.dup |= s.has & (1 << i)
 				s.has |= 1 << i
 				return
 			}
@@ -150,45 +152,53 @@ func isFraming(name []byte) bool {
 
 // request is what stripRequest found in a request's header.
 type request struct {
-	upgrade bool // it asks for an upgrade
-	expect  bool // it had an Expect header
-	has     uint // which of ownHeaders it has (hasXForwardedFor and so on)
+	upgrade    bool // it asks for an upgrade
+	expect     bool // it had an Expect header
+	has        uint // which of ownHeaders it has (hasXForwardedFor and so on)
+	dup        uint // which of ownHeaders it has more than once
+	underscore bool // a name with an underscore was there
 }
 
 // stripRequest removes the hop-by-hop headers of a request, the headers
-// whose names have an underscore, and the Trailer announcement. It reports whether the request
-// asks for an upgrade, and if so keeps its Upgrade header (the tunnel
-// sends it on with Connection: Upgrade); and which of ownHeaders it has.
+// whose names have an underscore, and the Trailer announcement, keeping
+// the order of the others. It reports whether the request asks for an
+// upgrade, and if so keeps its Upgrade header (the tunnel sends it on
+// with Connection: Upgrade); and which of ownHeaders it has.
 func stripRequest(h *fasthttp.RequestHeader) request {
 	var s hopSet
 	for k, v := range h.All() {
 		s.scan(k, v)
 	}
 	s.upgrade = s.upgrade && s.found&hopUpgrade != 0
-	r := request{upgrade: s.upgrade, expect: s.found&hopExpect != 0, has: s.has}
-	if s.underscore {
-		dropUnderscored(h)
-	}
+	r := request{upgrade: s.upgrade, expect: s.found&hopExpect != 0, has: s.has, dup: s.dup, underscore: s.underscore}
 	if len(h.PeekTrailerKeys()) > 0 {
 		// No trailer reaches the instance (dropTrailers), so none is
 		// announced to it.
 		h.DelBytes(headerTrailer)
 	}
-	if s.found == 0 && !h.ConnectionClose() {
-		return r
+	if s.found&^hopConnection != 0 || s.nNamed > 0 || s.underscore {
+		removeFields(h, requestSpecial[:], func(k []byte) bool { return s.hopByHop(k) || routing.HasUnderscore(k) })
 	}
+	if s.found&hopConnection != 0 || h.ConnectionClose() {
+		h.DelBytes(hopHeaders[0])
+		// The client's Connection: close is for its own connection, which
+		// fasthttp noted before the handler ran; the instance's is kept
+		// alive.
+		h.ResetConnectionClose()
+	}
+	return r
+}
+
+// hopByHop reports whether the scanned message's field k is one to
+// remove: a hop-by-hop header or one its Connection names (but Upgrade
+// when the message asks for an upgrade).
+func (s *hopSet) hopByHop(k []byte) bool {
 	for i, name := range hopHeaders {
-		if s.found&(1<<i) != 0 && !(s.upgrade && 1<<i == hopUpgrade) {
-			h.DelBytes(name)
+		if s.found&(1<<i) != 0 && len(k) == len(name) && bytes.EqualFold(k, name) {
+			return !(s.upgrade && 1<<i == hopUpgrade)
 		}
 	}
-	for _, name := range s.named[:s.nNamed] {
-		h.DelBytes(name)
-	}
-	// The client's Connection: close is for its own connection, which
-	// fasthttp noted before the handler ran; the instance's is kept alive.
-	h.ResetConnectionClose()
-	return r
+	return isAny(k, s.named[:s.nNamed])
 }
 
 // dropTrailers removes the trailer fields of a chunked request body that
@@ -218,20 +228,6 @@ func dropTrailers(h *fasthttp.RequestHeader) {
 
 var headerTrailer = []byte("Trailer")
 
-// dropUnderscored removes the headers whose names have an underscore
-// (see routing.HasUnderscore). Rare: it may allocate.
-func dropUnderscored(h *fasthttp.RequestHeader) {
-	var names [][]byte
-	for k := range h.All() {
-		if routing.HasUnderscore(k) {
-			names = append(names, append([]byte(nil), k...))
-		}
-	}
-	for _, k := range names {
-		h.DelBytes(k)
-	}
-}
-
 // stripResponse removes the hop-by-hop headers of an instance's response,
 // and gives it a Date if it has none (RFC 9110 section 6.6.1). keepUpgrade
 // keeps Upgrade, for a 101 answer.
@@ -240,15 +236,12 @@ func stripResponse(h *fasthttp.ResponseHeader, keepUpgrade bool) {
 	for k, v := range h.All() {
 		s.scan(k, v)
 	}
-	if s.found != 0 {
-		for i, name := range hopHeaders {
-			if s.found&(1<<i) != 0 && !(keepUpgrade && 1<<i == hopUpgrade) {
-				h.DelBytes(name)
-			}
-		}
-		for _, name := range s.named[:s.nNamed] {
-			h.DelBytes(name)
-		}
+	s.upgrade = keepUpgrade
+	if s.found&^hopConnection != 0 || s.nNamed > 0 {
+		removeFields(h, responseSpecial[:], s.hopByHop)
+	}
+	if s.found&hopConnection != 0 {
+		h.DelBytes(hopHeaders[0])
 	}
 	// The instance's Connection: close is about its connection; whether
 	// the client's stays open is the gateway's business.
@@ -271,72 +264,83 @@ func addDate(h *fasthttp.ResponseHeader) {
 }
 
 // setForwarded sets the X-Forwarded-* headers of a request for app (as
-// the client wrote it), from a client at remote. has says which of
-// ownHeaders the request has already. Every copy a client sent of a header
-// the gateway sets is replaced by the gateway's one (Go's and Caddy's
-// proxies do the same); a trusted proxy's X-Forwarded-For values are kept,
-// in order, before the client's address, and its first -Proto, -Host and
-// -Prefix stand. The headers of hasClientClaims pass from a trusted proxy
-// only.
-func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls bool, app []byte, has uint) {
-	// set replaces every copy of a header the request has, and adds one
-	// it has not, which spares a search.
-	set := func(bit uint, k, v []byte) {
-		if has&bit != 0 {
-			h.DelBytes(k)
-		}
-		h.AddBytesKV(k, v)
-	}
+// the client wrote it), from a client at remote; req is what
+// stripRequest found. Every copy a client sent of a header the gateway
+// sets is replaced by the gateway's one (Go's and Caddy's proxies do the
+// same); a trusted proxy's X-Forwarded-For values are kept, in order,
+// before the client's address, and its first -Proto, -Host and -Prefix
+// stand. The headers of hasClientClaims pass from a trusted proxy only.
+// The other headers keep their order.
+func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls bool, app []byte, req request) {
+	has := req.has
 	var ipBuf [64]byte
 	ip := appendClientIP(ipBuf[:0], remote)
 	trusted := has != 0 && g.trusted(remote)
-	if !trusted && has&hasClientClaims != 0 {
-		for i, name := range ownHeaders {
-			if has&(1<<i)&hasClientClaims != 0 {
-				h.DelBytes(name)
-			}
-		}
-	}
-	var buf [256]byte
+
+	// The values, read before any header is removed.
+	var forBuf, prefixBuf [256]byte
+	xff := ip
 	if trusted && has&hasXForwardedFor != 0 {
-		v := buf[:0]
+		v := forBuf[:0]
 		for _, prior := range h.PeekAll(string(headerXForwardedFor)) {
 			if prior = bytes.TrimSpace(prior); len(prior) > 0 {
 				v = append(append(v, prior...), ", "...)
 			}
 		}
-		set(hasXForwardedFor, headerXForwardedFor, append(v, ip...))
-	} else {
-		set(hasXForwardedFor, headerXForwardedFor, ip)
+		xff = append(v, ip...)
 	}
-	// The trusted proxy's own value, copied: set deletes what it points into.
-	kept := func(k []byte) []byte {
-		if !trusted {
-			return nil
+	proto := schemeHTTP
+	if tls {
+		proto = schemeHTTPS
+	}
+	host := h.Host()
+	if trusted {
+		if v := h.PeekBytes(headerXForwardedProto); len(v) > 0 {
+			proto = append([]byte(nil), v...)
 		}
-		if v := h.PeekBytes(k); len(v) > 0 {
-			return append([]byte(nil), v...)
+		if v := h.PeekBytes(headerXForwardedHost); len(v) > 0 {
+			host = append([]byte(nil), v...)
 		}
-		return nil
 	}
-	if v := kept(headerXForwardedProto); v != nil {
-		set(hasXForwardedProto, headerXForwardedProto, v)
-	} else if tls {
-		set(hasXForwardedProto, headerXForwardedProto, schemeHTTPS)
-	} else {
-		set(hasXForwardedProto, headerXForwardedProto, schemeHTTP)
-	}
-	if v := kept(headerXForwardedHost); v != nil {
-		set(hasXForwardedHost, headerXForwardedHost, v)
-	} else {
-		set(hasXForwardedHost, headerXForwardedHost, h.Host())
-	}
-	prefix := buf[:0]
+	prefix := prefixBuf[:0]
 	if trusted {
 		prefix = append(prefix, bytes.TrimRight(h.PeekBytes(headerXForwardedPrefix), "/")...)
 	}
 	prefix = append(append(prefix, '/'), app...)
-	set(hasXForwardedPrefix, headerXForwardedPrefix, prefix)
+
+	const forwarded = hasXForwardedFor | hasXForwardedProto | hasXForwardedHost | hasXForwardedPrefix
+	claims := !trusted && has&hasClientClaims != 0
+	if req.dup&forwarded == 0 && !claims {
+		// At most one copy of each: replaced in place, or added.
+		set := func(bit uint, k, v []byte) {
+			if has&bit != 0 {
+				h.SetCanonical(k, v)
+			} else {
+				h.AddBytesKV(k, v)
+			}
+		}
+		set(hasXForwardedFor, headerXForwardedFor, xff)
+		set(hasXForwardedProto, headerXForwardedProto, proto)
+		set(hasXForwardedHost, headerXForwardedHost, host)
+		set(hasXForwardedPrefix, headerXForwardedPrefix, prefix)
+		return
+	}
+	if has&forwarded != 0 {
+		// host may point into the header being rebuilt.
+		host = append([]byte(nil), host...)
+	}
+	removeFields(h, requestSpecial[:], func(k []byte) bool {
+		for i, name := range ownHeaders {
+			if len(k) == len(name) && bytes.EqualFold(k, name) {
+				return 1<<i&forwarded != 0 || (claims && 1<<i&hasClientClaims != 0)
+			}
+		}
+		return false
+	})
+	h.AddBytesKV(headerXForwardedFor, xff)
+	h.AddBytesKV(headerXForwardedProto, proto)
+	h.AddBytesKV(headerXForwardedHost, host)
+	h.AddBytesKV(headerXForwardedPrefix, prefix)
 }
 
 // appendClientIP appends the IP address of addr.

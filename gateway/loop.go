@@ -74,6 +74,8 @@ func headerLen(buf []byte) int {
 	}
 }
 
+var crlf2 = []byte("\r\n\r\n")
+
 // maxUnread bounds what a loop queues for a client that does not read;
 // maxInbound, what it holds of what a client sent ahead.
 const (
@@ -95,6 +97,7 @@ type loopState struct {
 	maxConns int                     // per instance: this loop's share of MaxConnsPerInstance
 	free     []*exchange
 	respH    fasthttp.ResponseHeader
+	head     []byte // a request header ended anew with CRLF CRLF
 	rd       bytes.Reader
 	br       *bufio.Reader
 	out      []byte
@@ -111,12 +114,13 @@ type clientConn struct {
 	// headerStart is when the part of a request header that has come
 	// was first seen; 0 when none is waiting.
 	headerStart int64
-	closing     bool  // close once the response in flight is written
-	handoff     bool  // hand to fasthttp once the responses written are flushed
-	drain       bool  // close once the responses written are flushed
-	pending     int   // what was queued for it at the last tick
-	stalled     int64 // since when nothing queued for it was taken; 0 when nothing is queued
-	gone        bool  // closed, or handed to fasthttp
+	prefix      []byte // what handoff gives fasthttp before the bytes left to read
+	closing     bool   // close once the response in flight is written
+	handoff     bool   // hand to fasthttp once the responses written are flushed
+	drain       bool   // close once the responses written are flushed
+	pending     int    // what was queued for it at the last tick
+	stalled     int64  // since when nothing queued for it was taken; 0 when nothing is queued
+	gone        bool   // closed, or handed to fasthttp
 }
 
 // upConn is a connection to an instance, kept by one loop.
@@ -253,7 +257,7 @@ func (l *loops) OnClose(c gnet.Conn, err error) gnet.Action {
 func (lp *loopState) serve(cc *clientConn) gnet.Action {
 	// A client that sends requests without reading the responses waits
 	// (the tick goes on) once maxUnread of them are queued for it.
-	for cc.ex == nil && !cc.gone && !cc.handoff && cc.c.OutboundBuffered() < maxUnread {
+	for cc.ex == nil && !cc.gone && !cc.handoff && !cc.drain && cc.c.OutboundBuffered() < maxUnread {
 		buf, _ := cc.c.Peek(-1)
 		if len(buf) == 0 {
 			return gnet.None
@@ -269,9 +273,22 @@ func (lp *loopState) serve(cc *clientConn) gnet.Action {
 			return gnet.None
 		}
 		cc.headerStart = 0
+		header := buf[:n]
+		if !bytes.HasSuffix(header, crlf2) {
+			// It ends in a bare LF, which RFC 9112 section 2.2 lets a
+			// server read, as nginx does; fasthttp holds out for a CRLF
+			// CRLF. Both read the copy ended with one.
+			lp.head = append(append(lp.head[:0], bytes.TrimRight(header, "\r\n")...), crlf2...)
+			header = lp.head
+		}
 		ex := lp.exchange()
-		if !lp.start(cc, ex, buf[:n]) {
+		if !lp.start(cc, ex, header) {
 			lp.recycle(ex)
+			if len(header) != n { // the copy, then what came after the header
+				cc.c.Discard(n)
+				cc.prefix = append([]byte(nil), header...)
+				return lp.handoff(cc)
+			}
 			return lp.handoff(cc)
 		}
 		cc.c.Discard(n)
@@ -329,7 +346,7 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		f = append(append(f, h.Host()...), "\r\nX-Forwarded-Prefix: /"...)
 		ex.fwd = append(append(f, name...), "\r\n"...)
 	} else {
-		g.setForwarded(h, cc.remote, false, name, has)
+		g.setForwarded(h, cc.remote, false, name, req)
 	}
 	var buf [512]byte
 	target := buf[:0]

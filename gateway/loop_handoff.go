@@ -24,7 +24,8 @@ func (lp *loopState) handoff(cc *clientConn) gnet.Action {
 		return gnet.None
 	}
 	buf, _ := cc.c.Peek(-1)
-	prefix := append([]byte(nil), buf...)
+	prefix := append(cc.prefix, buf...)
+	cc.prefix = nil
 	nc, err := fileConn(cc.c)
 	lp.forget(cc)
 	if err != nil {

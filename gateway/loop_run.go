@@ -70,7 +70,11 @@ func (l *loops) accept() {
 	for {
 		c, err := l.ln.Accept()
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			var temp interface{ Temporary() bool }
+			if errors.Is(err, net.ErrClosed) || !errors.As(err, &temp) || !temp.Temporary() {
+				if !errors.Is(err, net.ErrClosed) {
+					l.g.cfg.Logger.Error("accepting connections failed for good", zap.String("server", "gateway"), zap.Error(err))
+				}
 				return
 			}
 			// Out of file descriptors, say: wait as fastserve does.
@@ -160,7 +164,7 @@ func (lp *loopState) tick() {
 		case stopping || t-cc.last > read:
 			lp.close(cc)
 		case cc.headerStart != 0 && t-cc.headerStart > header:
-			lp.headerTimedOut(cc)
+			lp.refuse(cc, fasthttp.StatusRequestTimeout, "Request timeout")
 		case cc.c.InboundBuffered() > 0:
 			// Requests that waited for the client to read (maxUnread).
 			lp.serveLater(cc)
@@ -216,20 +220,21 @@ func (lp *loopState) tick() {
 	}
 }
 
-// headerTimedOut answers 408 to a client whose request header took longer
-// than HeaderTimeout, as fasthttp answers it on the other path, and closes
-// its connection once the answer is flushed.
-func (lp *loopState) headerTimedOut(cc *clientConn) {
-	const msg = "Request timeout"
+// refuse answers a client with a short plain-text message and closes its
+// connection once the answer is flushed, reading nothing more of it: a
+// header that took longer than HeaderTimeout (408, as fasthttp answers it
+// on the other path), one that fasthttp could not read (400).
+func (lp *loopState) refuse(cc *clientConn, status int, msg string) {
 	var h fasthttp.ResponseHeader
-	h.SetStatusCode(fasthttp.StatusRequestTimeout)
+	h.SetStatusCode(status)
 	h.SetContentType("text/plain; charset=utf-8")
 	h.SetContentLength(len(msg))
 	h.SetConnectionClose()
 	lp.out = append(h.AppendBytes(lp.out[:0]), msg...)
+	cc.c.Discard(-1)
 	cc.c.Write(lp.out)
 	cc.headerStart = 0
-	cc.drain = true // the next tick closes it once flushed
+	cc.drain = true // the next tick closes it once flushed; serve reads no more
 }
 
 // errTimeout is an instance that did not answer within ResponseTimeout.

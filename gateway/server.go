@@ -100,13 +100,17 @@ func NewServer(g *Gateway, cfg ServerConfig) *Server {
 	}
 	s := &Server{g: g, cfg: cfg, run: fastserve.Runner{Name: "gateway", Log: g.cfg.Logger}}
 	s.srv = &fasthttp.Server{
-		Handler: func(ctx *fasthttp.RequestCtx) {
-			g.Handler(ctx)
-			headerNext(ctx)
-		},
-		Logger: cfg.Logger,
+		Handler: g.Handler,
+		Logger:  cfg.Logger,
 		// The connections bound each read and write themselves (see
-		// Start), which costs no deadline change per request.
+		// Start), which costs no deadline change per request; but for
+		// the header: fasthttp's ReadTimeout starts at a request's first
+		// byte (on a new connection, at its opening) and the connection
+		// keeps it while it is sooner than its idle limit, until
+		// HeaderReceived sets a far one for the body.
+		ReadTimeout:     cfg.HeaderTimeout,
+		IdleTimeout:     cfg.ReadTimeout,
+		HeaderReceived:  func(*fasthttp.RequestHeader) fasthttp.RequestConfig { return bodyReads },
 		ReadBufferSize:  bufferSize,
 		WriteBufferSize: bufferSize,
 		LazyRequestTime: true,
@@ -134,7 +138,7 @@ func (s *Server) Start() error {
 		if err != nil {
 			return err
 		}
-		s.run.Start(s.srv, idleListener{Listener: ln, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout, header: s.cfg.HeaderTimeout})
+		s.run.Start(s.srv, idleListener{Listener: ln, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout})
 		return nil
 	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
@@ -148,9 +152,13 @@ func (s *Server) Start() error {
 	}
 	h.addr = l.addr
 	s.loops = l
-	s.run.Start(s.srv, idleListener{Listener: h, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout, header: s.cfg.HeaderTimeout})
+	s.run.Start(s.srv, idleListener{Listener: h, read: s.cfg.ReadTimeout, write: s.cfg.WriteTimeout})
 	return nil
 }
+
+// bodyReads lifts the header's deadline once the header is read: a
+// hundred years, which the connection's idle limit always beats.
+var bodyReads = fasthttp.RequestConfig{ReadTimeout: 100 * 365 * 24 * time.Hour}
 
 // requestError answers a request fasthttp could not read, as its own
 // handler does but that a header cut by HeaderTimeout is a 408 (fasthttp

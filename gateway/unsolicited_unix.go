@@ -21,11 +21,18 @@ func unsolicited(c net.Conn) bool {
 		return false
 	}
 	var b [1]byte
-	n := -1
 	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
-		n, _, rerr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true // done, whatever it found: never wait
+	// Control, not Read: Read would refuse at once on a read deadline
+	// that has passed (the idle limit of the last response), and peek
+	// nothing.
+	err = rc.Control(func(fd uintptr) {
+		_, _, rerr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	})
-	return err == nil && rerr == nil && n >= 0
+	if err != nil {
+		return true
+	}
+	if rerr == syscall.EAGAIN || rerr == syscall.EINTR {
+		return false // nothing waiting: the connection is as it was left
+	}
+	return true // bytes waiting (n > 0), closed (n == 0), or broken
 }

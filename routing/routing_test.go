@@ -69,7 +69,7 @@ func TestChecks(t *testing.T) {
 	}
 	for host, bad := range map[string]bool{
 		"": false, "example.com": false, "example.com:8080": false, "127.0.0.1:80": false, "[::1]:8080": false, "[::1]": false,
-		"xn--bcher-kva.example": false, "a_b.local": false,
+		"xn--bcher-kva.example": false, "a_b.local": false, "a%41": true,
 		"evil.com/path": true, "a b": true, "<script>x</script>": true, "[::1": true, "a:1:2": true, "a:": false, "a:x": true, "a@b": true,
 	} {
 		if got := CheckHost(host) != ""; got != bad {

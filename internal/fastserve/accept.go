@@ -54,11 +54,11 @@ func Backoff(n int) time.Duration {
 	return min(d, most)
 }
 
-// keepAccepting is a listener whose Accept outlives a failure: fasthttp's
-// Serve returns on any error but a timeout, so that a moment without file
-// descriptors (EMFILE, ENFILE) would stop the server for good. It logs
-// and counts each failure, waits (Backoff) and tries again, until the
-// listener is closed.
+// keepAccepting is a listener whose Accept outlives a temporary failure:
+// fasthttp's Serve returns on any error but a timeout, so that a moment
+// without file descriptors (EMFILE, ENFILE) would stop the server for
+// good. It logs and counts each such failure, waits (Backoff) and tries
+// again, until the listener is closed; another error ends Accept.
 type keepAccepting struct {
 	net.Listener
 	name   string
@@ -79,7 +79,7 @@ func (l *keepAccepting) Accept() (net.Conn, error) {
 			return nil, err
 		default:
 		}
-		if errors.Is(err, net.ErrClosed) {
+		if errors.Is(err, net.ErrClosed) || !temporary(err) {
 			return nil, err
 		}
 		failed++
@@ -95,6 +95,14 @@ func (l *keepAccepting) Accept() (net.Conn, error) {
 			return nil, net.ErrClosed
 		}
 	}
+}
+
+// temporary reports whether a failed Accept may succeed if tried again:
+// out of file descriptors or memory, a connection aborted before it was
+// taken (the errors net/http retries on).
+func temporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
 }
 
 func (l *keepAccepting) Close() error {
