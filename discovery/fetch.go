@@ -75,8 +75,11 @@ func (c *Client) refresh() error {
 	if c.cfg.DisableDelta || len(c.cache.local) == 0 || last.version == -1 {
 		return c.fullFetch(nil)
 	}
-	if c.watch.interest() != nil {
-		return c.fullFetch(nil) // only our servers take an interest, and they watch
+	if c.watch.interest() != nil && c.watch.offered {
+		// Our servers take an interest (and watch): a filtered full fetch.
+		// A server without the watch (Java) sends the whole registry
+		// whatever the interest, so its deltas apply as for any client.
+		return c.fullFetch(nil)
 	}
 	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: "apps/delta", FailOver: eurekahttp.FailOverDelta})
 	if err != nil {
