@@ -36,8 +36,8 @@ type Config struct {
 	// Default 30s (Eureka's renewal interval and maxTimeForReplication).
 	TaskTTL time.Duration
 	// CancelTTL is how long a cancel may wait: as long as the Store
-	// remembers cancels (DeltaRetention), so a peer that comes back within
-	// it still hears of them. Default 3m.
+	// remembers cancels, so a peer that comes back within it still hears
+	// of them. Default: the Store's DeltaRetention (3m by default).
 	CancelTTL time.Duration
 	// CongestionRetry is the wait before resending a batch that got 503 or
 	// timed out. Default 1s. NetworkRetry is the wait after other network

@@ -37,6 +37,9 @@ type Peers struct {
 // starts queueing the Store's client writes for them. Call SyncFrom, then
 // Start; Stop ends it.
 func New(store *registry.Store, cfg Config) (*Peers, error) {
+	if cfg.CancelTTL <= 0 {
+		cfg.CancelTTL = store.Config().DeltaRetention
+	}
 	cfg = cfg.withDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = store.Config().Logger
@@ -82,6 +85,14 @@ func isSelfAddr(host string, addrs []string) bool {
 // replicates for it.
 func (p *Peers) changed(c registry.Change) {
 	if c.Replicated {
+		if c.Kind == registry.Registered {
+			// A peer's registration that the Store took over a cancel is
+			// newer than it: a cancel still waiting for a peer (one that
+			// was cut off, say) would remove that peer's live instance.
+			for _, pe := range p.peers {
+				pe.withdrawCancel(c.App, c.ID)
+			}
+		}
 		return
 	}
 	it := Item{AppName: c.App, ID: c.ID, LastDirtyTimestamp: c.Instance.LastDirtyTimestamp, Status: c.Instance.Status.String()}

@@ -40,6 +40,9 @@ type peer struct {
 	order []string // keys, oldest first; may hold keys already taken
 	tasks map[string]*task
 	wake  chan struct{}
+	// withdrawn are cancels taken back (withdrawCancel) while they may be
+	// in a batch in flight: if that batch fails, requeue drops them.
+	withdrawn map[string]bool
 
 	// identified is set once an answer told who the peer is; self if it
 	// is this node, which is then skipped.
@@ -67,6 +70,7 @@ func (pe *peer) enqueue(it Item, now time.Time, cfg Config) {
 	case t != nil:
 		t.item, t.expires = it, now.Add(ttl)
 	case it.Action == ActionCancel:
+		delete(pe.withdrawn, key)
 		for _, action := range []string{ActionRegister, ActionHeartbeat, ActionStatusUpdate, ActionDeleteStatusOverride} {
 			delete(pe.tasks, taskKey(Item{Action: action, AppName: it.AppName, ID: it.ID}))
 		}
@@ -109,6 +113,10 @@ func (pe *peer) requeue(batch []*task, maxQueue int) {
 	defer pe.mu.Unlock()
 	front := make([]string, 0, len(batch))
 	for _, t := range batch {
+		if pe.withdrawn[t.key] {
+			delete(pe.withdrawn, t.key)
+			continue
+		}
 		if pe.tasks[t.key] == nil {
 			pe.tasks[t.key] = t
 			front = append(front, t.key)
@@ -119,6 +127,19 @@ func (pe *peer) requeue(batch []*task, maxQueue int) {
 		pe.popOldestLocked()
 		pe.dropped.Add(1)
 	}
+}
+
+// withdrawCancel takes back the cancel of app's instance id waiting for
+// this peer, if any, and one that may be in a batch in flight.
+func (pe *peer) withdrawCancel(app, id string) {
+	key := taskKey(Item{Action: ActionCancel, AppName: app, ID: id})
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	delete(pe.tasks, key) // its place in order is skipped once gone
+	if pe.withdrawn == nil || len(pe.withdrawn) > 10000 {
+		pe.withdrawn = map[string]bool{} // bounded: flags of batches that went through
+	}
+	pe.withdrawn[key] = true
 }
 
 func (pe *peer) length() int {

@@ -73,3 +73,33 @@ func TestCancelGoesFirst(t *testing.T) {
 	want(t, "queue after a cancel", got, []string{"Cancel:b"})
 	want(t, "expired heartbeats", expired, 2)
 }
+
+// A cancel taken back (a peer's newer registration of the instance came
+// in) is not sent: neither while it waits nor when the batch it was taken
+// into failed and is queued again.
+func TestWithdrawnCancelIsNotSent(t *testing.T) {
+	pe := &peer{tasks: map[string]*task{}, wake: make(chan struct{}, 1)}
+	cfg := Config{}.withDefaults()
+	now := testkit.NewFakeClock().Now()
+	pe.enqueue(Item{Action: ActionCancel, AppName: "A", ID: "a"}, now, cfg)
+	pe.enqueue(Item{Action: ActionHeartbeat, AppName: "A", ID: "b"}, now, cfg)
+	pe.withdrawCancel("A", "a")
+	batch, _ := pe.take(10, now)
+	want(t, "waiting", len(batch), 1)
+
+	pe.enqueue(Item{Action: ActionCancel, AppName: "A", ID: "c"}, now, cfg)
+	inFlight, _ := pe.take(10, now)
+	pe.withdrawCancel("A", "c")
+	pe.requeue(inFlight, cfg.MaxQueue)
+	if again, _ := pe.take(10, now); len(again) != 0 {
+		t.Errorf("a withdrawn cancel came back after its batch failed: %v", again[0].item)
+	}
+
+	// A new cancel after the withdrawal is sent.
+	pe.enqueue(Item{Action: ActionCancel, AppName: "A", ID: "c"}, now, cfg)
+	batch, _ = pe.take(10, now)
+	pe.requeue(batch, cfg.MaxQueue)
+	if again, _ := pe.take(10, now); len(again) != 1 {
+		t.Errorf("a new cancel was lost: %d tasks", len(again))
+	}
+}
