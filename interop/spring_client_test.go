@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -141,11 +140,21 @@ func sameFields(prefix string, sent, got map[string]any) []string {
 	return diffs
 }
 
-// The Spring client registers with our standalone server with every
-// field it sends kept as it sent it, and heartbeats keep the lease.
+// The Spring client registers with our standalone server, and with
+// Caddy's eureka_server, with every field it sends kept as it sent it, and
+// heartbeats keep the lease.
 func TestSpringClientRegistersWithOurServer(t *testing.T) {
-	srv := startOurServer(t, "our server", "127.0.0.1", false)
-	rec := newRecorder(t, "http://"+srv.addr)
+	for i, start := range hosts() {
+		t.Run([]string{"standalone", "caddy"}[i], func(t *testing.T) {
+			h := start(t)
+			testRegistration(t, strings.TrimSuffix(h.serviceURL, "/eureka/"))
+		})
+	}
+}
+
+func testRegistration(t *testing.T, base string) {
+	serviceURL := base + "/eureka/"
+	rec := newRecorder(t, base)
 	c := startSpringClient(t, "orders", "orders-1", rec.serviceURL())
 
 	regs := rec.requests("POST", "/eureka/apps/ORDERS")
@@ -158,7 +167,7 @@ func TestSpringClientRegistersWithOurServer(t *testing.T) {
 	if err := decodeNumbers(regs[0].body, &sent); err != nil {
 		t.Fatalf("the registration body: %v: %s", err, regs[0].body)
 	}
-	got, status := instanceJSON(t, srv.serviceURL(), "ORDERS", "orders-1")
+	got, status := instanceJSON(t, serviceURL, "ORDERS", "orders-1")
 	if status != 200 {
 		t.Fatalf("GET the instance: %d", status)
 	}
@@ -178,7 +187,7 @@ func TestSpringClientRegistersWithOurServer(t *testing.T) {
 		return ok >= 3, fmt.Sprint(ok)
 	})
 	eventually(t, 5*time.Second, "the lease renewed", func() (bool, string) {
-		got, _ := instanceJSON(t, srv.serviceURL(), "ORDERS", "orders-1")
+		got, _ := instanceJSON(t, serviceURL, "ORDERS", "orders-1")
 		last := got["leaseInfo"].(map[string]any)["lastRenewalTimestamp"]
 		return fmt.Sprint(last) != fmt.Sprint(first), fmt.Sprint(last)
 	})
@@ -186,6 +195,3 @@ func TestSpringClientRegistersWithOurServer(t *testing.T) {
 		t.Errorf("the client logged %d failed heartbeats", n)
 	}
 }
-
-// keep the net import for helpers that follow.
-var _ = net.JoinHostPort
