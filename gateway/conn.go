@@ -46,7 +46,13 @@ type idleConn struct {
 	// epoch; 0 for none. Reads and the deadline's setting both happen on
 	// the connection's serving goroutine.
 	until int64
-	used  bool // an instance's: it carried a response and went back to its pool
+	// fresh is a client connection that has sent nothing yet: fasthttp
+	// sets the header's deadline when it opens, not at its first byte
+	// as on later requests, so the deadline waits (pending, its length)
+	// for that byte, and the idle limit bounds the wait for it.
+	fresh   bool
+	pending time.Duration
+	used    bool // an instance's: it carried a response and went back to its pool
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
@@ -73,7 +79,16 @@ func (c *idleConn) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.fresh {
+		c.fresh = false
+		if c.pending > 0 {
+			c.until = int64(time.Since(epoch) + c.pending)
+			c.readArmed.Store(0)
+			c.pending = 0
+		}
+	}
+	return n, err
 }
 
 func (c *idleConn) Write(p []byte) (int, error) {
@@ -109,6 +124,10 @@ func rearm(armed *atomic.Int64, limit time.Duration, set func(time.Time) error) 
 func (c *idleConn) SetReadDeadline(t time.Time) error {
 	c.readArmed.Store(0)
 	c.until = 0
+	if c.fresh && c.read > 0 && !t.IsZero() {
+		c.pending = time.Until(t) // from the first byte; see fresh
+		return nil
+	}
 	if !t.IsZero() {
 		c.until = max(1, int64(t.Sub(epoch)))
 	}
@@ -153,7 +172,7 @@ func (l idleListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &idleConn{Conn: c, read: l.read, write: l.write}, nil
+	return &idleConn{Conn: c, read: l.read, write: l.write, fresh: true}, nil
 }
 
 // unboundReads lifts the read limit of a client connection that fasthttp
@@ -164,6 +183,7 @@ func unboundReads(c net.Conn) {
 	}
 	if ic, ok := c.(*idleConn); ok {
 		ic.read = 0
+		ic.fresh, ic.pending = false, 0
 		ic.SetReadDeadline(time.Time{})
 	}
 }

@@ -173,3 +173,52 @@ func TestTrustedProxyFieldOrder(t *testing.T) {
 		})
 	}
 }
+
+// With a Connection header in the request or the response, repeated
+// fields keep their order both ways; a response's Keep-Alive goes and its
+// Date stays; the special headers Connection names go too.
+func TestConnectionHeadersKeepTheOrder(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			store := registry.New(registry.Config{})
+			serve(t, store, "echo", "a", func(w http.ResponseWriter, r *http.Request) {
+				h := w.Header()
+				h["Connection"] = []string{"keep-alive"}
+				h["Keep-Alive"] = []string{"timeout=5"}
+				h["Vary"] = []string{"A", "B"}
+				fmt.Fprintf(w, "%q %q %q", r.Header.Values("Via"), r.Header.Values("Cookie"), r.Header.Values("X-Hop"))
+			})
+			base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops}, store)
+			c := dialRaw(t, base)
+			c.send("GET /echo/x HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Cookie, X-Hop\r\nVia: 1 a\r\nCookie: s=1\r\nX-Hop: 1\r\nVia: 1 b\r\nX-Z: 1\r\n\r\n")
+			resp, body := c.read("GET")
+			if want := `["1 a" "1 b"] [] []`; body != want {
+				t.Errorf("the instance saw %s, want %s", body, want)
+			}
+			if v := resp.Header.Values("Vary"); len(v) != 2 || v[0] != "A" || v[1] != "B" {
+				t.Errorf("Vary = %q", v)
+			}
+			if resp.Header.Get("Keep-Alive") != "" || len(resp.Header.Values("Date")) != 1 {
+				t.Errorf("Keep-Alive %q, Date %q", resp.Header.Get("Keep-Alive"), resp.Header.Values("Date"))
+			}
+		})
+	}
+}
+
+// HeaderTimeout counts from a request's first byte on a new connection
+// too: a client may wait up to ReadTimeout before it sends anything.
+func TestHeaderTimeoutFromTheFirstByte(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			store := registry.New(registry.Config{})
+			serve(t, store, "echo", "a", echoBody)
+			base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops, HeaderTimeout: 300 * time.Millisecond, ReadTimeout: 5 * time.Second}, store)
+			c := dialRaw(t, base)
+			time.Sleep(800 * time.Millisecond) // idle, within ReadTimeout
+			c.send("GET /echo/x HTTP/1.1\r\nHost: a\r\n\r\n")
+			if resp, body := c.read("GET"); resp.StatusCode != 200 {
+				t.Fatalf("%d %q", resp.StatusCode, body)
+			}
+		})
+	}
+}

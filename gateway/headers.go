@@ -176,17 +176,28 @@ func stripRequest(h *fasthttp.RequestHeader) request {
 		// announced to it.
 		h.DelBytes(headerTrailer)
 	}
-	if s.found&^hopConnection != 0 || s.nNamed > 0 || s.underscore {
+	if s.found != 0 || s.nNamed > 0 || s.underscore {
 		removeFields(h, requestSpecial[:], func(k []byte) bool { return s.hopByHop(k) || routing.HasUnderscore(k) })
+		s.dropNamedSpecial(h, requestSpecial[:])
 	}
 	if s.found&hopConnection != 0 || h.ConnectionClose() {
-		h.DelBytes(hopHeaders[0])
 		// The client's Connection: close is for its own connection, which
 		// fasthttp noted before the handler ran; the instance's is kept
 		// alive.
 		h.ResetConnectionClose()
 	}
 	return r
+}
+
+// dropNamedSpecial removes the headers the Connection header names that
+// fasthttp keeps apart (removeFields leaves them), but those the gateway
+// frames and routes by.
+func (s *hopSet) dropNamedSpecial(h headerFields, special [][]byte) {
+	for _, name := range s.named[:s.nNamed] {
+		if isAny(name, special) && !isFraming(name) {
+			h.DelBytes(name)
+		}
+	}
 }
 
 // hopByHop reports whether the scanned message's field k is one to
@@ -237,11 +248,9 @@ func stripResponse(h *fasthttp.ResponseHeader, keepUpgrade bool) {
 		s.scan(k, v)
 	}
 	s.upgrade = keepUpgrade
-	if s.found&^hopConnection != 0 || s.nNamed > 0 {
+	if s.found != 0 || s.nNamed > 0 {
 		removeFields(h, responseSpecial[:], s.hopByHop)
-	}
-	if s.found&hopConnection != 0 {
-		h.DelBytes(hopHeaders[0])
+		s.dropNamedSpecial(h, responseSpecial[:])
 	}
 	// The instance's Connection: close is about its connection; whether
 	// the client's stays open is the gateway's business.
