@@ -4,17 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -112,52 +107,18 @@ func TestJavaServer(t *testing.T) {
 	t.Run("Gateways", func(t *testing.T) { t.Parallel(); jsrvGateways(t, java) })
 }
 
-// jsrvTap is a reverse proxy in front of the Java server that keeps each
-// exchange a client made through it: what it asked (full fetch, delta,
-// watch) and what the server answered, the watch header included.
-type jsrvTap struct {
-	srv *httptest.Server
-	mu  sync.Mutex
-	log []jsrvExchange
-}
+// jsrvTap is the recording proxy (recorder) in front of the Java server:
+// what a client asked (full fetch, delta, watch) and what the server
+// answered, the watch header included.
+type jsrvTap = recorder
 
-type jsrvExchange struct {
-	at                  time.Time // when the request arrived
-	method, path, query string
-	body                []byte
-	status              int
-	watch               string // the answer's Eurekagate-Watch header
-}
+type jsrvExchange = recorded
 
-func jsrvNewTap(t *testing.T, target string) *jsrvTap {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = ""
-	tap := &jsrvTap{}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.Transport = &http.Transport{DisableKeepAlives: true}
-	tap.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		at := time.Now()
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(strings.NewReader(string(body)))
-		sw := &statusWriter{ResponseWriter: w, status: 200}
-		proxy.ServeHTTP(sw, r)
-		tap.mu.Lock()
-		tap.log = append(tap.log, jsrvExchange{at, r.Method, r.URL.Path, r.URL.RawQuery, body, sw.status, w.Header().Get("Eurekagate-Watch")})
-		tap.mu.Unlock()
-	}))
-	t.Cleanup(tap.srv.Close)
-	return tap
-}
-
-func (tap *jsrvTap) serviceURL() string { return tap.srv.URL + "/eureka/" }
+func jsrvNewTap(t *testing.T, target string) *jsrvTap { return newRecorder(t, target) }
 
 // exchanges returns those with method and path (any method if ""), in
 // the order the requests arrived.
-func (tap *jsrvTap) exchanges(method, path string) []jsrvExchange {
+func (tap *recorder) exchanges(method, path string) []jsrvExchange {
 	tap.mu.Lock()
 	defer tap.mu.Unlock()
 	var out []jsrvExchange

@@ -24,9 +24,11 @@ type recorder struct {
 }
 
 type recorded struct {
-	method, path string
-	status       int
-	body         []byte
+	at                  time.Time // when the request arrived
+	method, path, query string
+	body                []byte
+	status              int
+	watch               string // the answer's Eurekagate-Watch header
 }
 
 func newRecorder(t *testing.T, target string) *recorder {
@@ -35,16 +37,18 @@ func newRecorder(t *testing.T, target string) *recorder {
 	if err != nil {
 		t.Fatal(err)
 	}
+	u.Path = "" // a service URL may be given: the clients send whole paths
 	r := &recorder{}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	proxy.Transport = &http.Transport{DisableKeepAlives: true}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		at := time.Now()
 		body, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(strings.NewReader(string(body)))
 		sw := &statusWriter{ResponseWriter: w, status: 200}
 		proxy.ServeHTTP(sw, req)
 		r.mu.Lock()
-		r.log = append(r.log, recorded{req.Method, req.URL.Path, sw.status, body})
+		r.log = append(r.log, recorded{at, req.Method, req.URL.Path, req.URL.RawQuery, body, sw.status, w.Header().Get("Eurekagate-Watch")})
 		r.mu.Unlock()
 	}))
 	t.Cleanup(r.srv.Close)
