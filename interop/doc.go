@@ -13,7 +13,10 @@
 // The Java projects are pinned to Spring Boot 3.5.7 with Spring Cloud
 // 2025.0.0 (Netflix 4.3.0, Eureka 2.0.4, Gateway 4.3.0): the Boot 3 line
 // is what most Spring services run today, and the pair resolves whole
-// from Maven Central.
+// from Maven Central. The client service is also built on Spring Boot
+// 4.0.7 with Spring Cloud 2025.1.4 (java/client/pom-boot4.xml), whose
+// Eureka client talks through RestClient instead of RestTemplate, and the
+// tests of the Spring client against our server run on both.
 //
 // Every interval that would make a test take minutes is shortened through
 // the properties Spring documents (see the start functions in the tests):

@@ -106,15 +106,20 @@ func jar(t *testing.T, project string) string {
 		}
 		return j
 	}
-	dir := filepath.Join("java", project)
-	cmd := exec.Command("mvn", "-B", "-ntp", "-q", "package", "-DskipTests")
+	// "client-boot4" is the client project built by its pom-boot4.xml:
+	// the same code on Spring Boot 4.0.7 and Spring Cloud 2025.1.4.
+	dir, pom, target := filepath.Join("java", project), "pom.xml", "target"
+	if base, ok := strings.CutSuffix(project, "-boot4"); ok {
+		dir, pom, target = filepath.Join("java", base), "pom-boot4.xml", "target-boot4"
+	}
+	cmd := exec.Command("mvn", "-B", "-ntp", "-q", "-f", pom, "package", "-DskipTests")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		built[project] = ""
 		t.Fatalf("mvn package in %s: %v\n%s", dir, err, out)
 	}
-	j, _ := filepath.Abs(filepath.Join(dir, "target", "interop-"+project+".jar"))
+	j, _ := filepath.Abs(filepath.Join(dir, target, "interop-"+project+".jar"))
 	built[project] = j
 	return j
 }
@@ -311,6 +316,19 @@ type springClient struct {
 // registration.
 func startSpringClient(t *testing.T, app, id, serviceURL string, extra ...string) *springClient {
 	t.Helper()
+	return startSpringClientOf(t, "client", app, id, serviceURL, extra...)
+}
+
+// springLines are the Spring lines the client tests run on: Boot 3.5.7
+// with Spring Cloud 2025.0.0 (the java/ projects), and Boot 4.0.7 with
+// 2025.1.4 (java/client/pom-boot4.xml), whose Eureka client talks through
+// RestClient rather than RestTemplate.
+var springLines = []struct{ name, project string }{{"boot3", "client"}, {"boot4", "client-boot4"}}
+
+// startSpringClientOf is startSpringClient with the client project of one
+// of springLines.
+func startSpringClientOf(t *testing.T, project, app, id, serviceURL string, extra ...string) *springClient {
+	t.Helper()
 	port := freePort(t, "127.0.0.1")
 	args := []string{
 		fmt.Sprintf("--server.port=%d", port),
@@ -331,7 +349,7 @@ func startSpringClient(t *testing.T, app, id, serviceURL string, extra ...string
 		// are logged at DEBUG only.
 		"--logging.level.com.netflix.discovery.DiscoveryClient=DEBUG",
 	}
-	p := startJava(t, "spring client "+id, "client", append(args, extra...)...)
+	p := startJava(t, "spring client "+id, project, append(args, extra...)...)
 	p.await(`registration status: 204`, 30*time.Second)
 	return &springClient{proc: p, app: app, id: id, port: port}
 }

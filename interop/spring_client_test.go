@@ -148,18 +148,20 @@ func sameFields(prefix string, sent, got map[string]any) []string {
 // Caddy's eureka_server, with every field it sends kept as it sent it, and
 // heartbeats keep the lease.
 func TestSpringClientRegistersWithOurServer(t *testing.T) {
-	for i, start := range hosts() {
-		t.Run([]string{"standalone", "caddy"}[i], func(t *testing.T) {
-			h := start(t)
-			testRegistration(t, strings.TrimSuffix(h.serviceURL, "/eureka/"))
-		})
+	for _, line := range springLines {
+		for i, start := range hosts() {
+			t.Run(line.name+"/"+[]string{"standalone", "caddy"}[i], func(t *testing.T) {
+				h := start(t)
+				testRegistration(t, line.project, strings.TrimSuffix(h.serviceURL, "/eureka/"))
+			})
+		}
 	}
 }
 
-func testRegistration(t *testing.T, base string) {
+func testRegistration(t *testing.T, project, base string) {
 	serviceURL := base + "/eureka/"
 	rec := newRecorder(t, base)
-	c := startSpringClient(t, "orders", "orders-1", rec.serviceURL())
+	c := startSpringClientOf(t, project, "orders", "orders-1", rec.serviceURL())
 
 	regs := rec.requests("POST", "/eureka/apps/ORDERS")
 	if len(regs) == 0 || regs[0].status != 204 {

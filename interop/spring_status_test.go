@@ -90,10 +90,19 @@ func hosts() []func(t *testing.T) registryHost {
 // graceful shutdown cancels the registration. On the standalone server
 // with its fasthttp gateway, and on Caddy's registry with eureka_gateway.
 func TestSpringClientStatusThroughOurGateways(t *testing.T) {
-	for i, start := range hosts() {
-		t.Run([]string{"standalone", "caddy"}[i], func(t *testing.T) {
-			h := start(t)
-			c := startSpringClient(t, "orders", "orders-1", h.serviceURL)
+	for _, line := range springLines {
+		for i, start := range hosts() {
+			t.Run(line.name+"/"+[]string{"standalone", "caddy"}[i], func(t *testing.T) {
+				testStatusThroughGateway(t, line.project, start(t))
+			})
+		}
+	}
+}
+
+func testStatusThroughGateway(t *testing.T, project string, h registryHost) {
+	{
+		{
+			c := startSpringClientOf(t, project, "orders", "orders-1", h.serviceURL)
 			routed := func(want int) func() (bool, string) {
 				return func() (bool, string) {
 					status, body, err := tryCall("GET", h.gatewayURL+"/orders/hello", nil)
@@ -133,7 +142,7 @@ func TestSpringClientStatusThroughOurGateways(t *testing.T) {
 				t.Errorf("after a graceful shutdown the instance answers %d, want 404", code)
 			}
 			eventually(t, 10*time.Second, "no route after the cancel", routed(503))
-		})
+		}
 	}
 }
 
@@ -168,9 +177,15 @@ func goService(t *testing.T, serviceURL, app, id string) *discovery.Client {
 // client, by its DiscoveryClient (by VIP) and by lb:// calls through
 // Spring Cloud LoadBalancer.
 func TestSpringClientCallsGoServiceByName(t *testing.T) {
+	for _, line := range springLines {
+		t.Run(line.name, func(t *testing.T) { testCallByName(t, line.project) })
+	}
+}
+
+func testCallByName(t *testing.T, project string) {
 	srv := startOurServer(t, "our server", "127.0.0.1", false)
 	goService(t, srv.serviceURL(), "inventory", "inventory-go-1")
-	c := startSpringClient(t, "orders", "orders-1", srv.serviceURL())
+	c := startSpringClientOf(t, project, "orders", "orders-1", srv.serviceURL())
 	eventually(t, 15*time.Second, "lb://inventory answered by the Go instance", func() (bool, string) {
 		status, body, err := tryCall("GET", c.url("/call/inventory"), nil)
 		return err == nil && status == 200 && body == "inventory-go-1", fmt.Sprint(status, " ", body, " ", err)
@@ -188,8 +203,14 @@ func TestSpringClientCallsGoServiceByName(t *testing.T) {
 // logs a reconcile hash mismatch (logged at DEBUG, which the client runs
 // at) and never falls back to a full fetch after its first.
 func TestSpringClientDeltasMatchOurHash(t *testing.T) {
+	for _, line := range springLines {
+		t.Run(line.name, func(t *testing.T) { testDeltas(t, line.project) })
+	}
+}
+
+func testDeltas(t *testing.T, project string) {
 	srv := startOurServer(t, "our server", "127.0.0.1", false)
-	c := startSpringClient(t, "orders", "orders-1", srv.serviceURL())
+	c := startSpringClientOf(t, project, "orders", "orders-1", srv.serviceURL())
 	c.await(`Got delta update with apps hashcode`, 15*time.Second)
 
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))

@@ -6,6 +6,7 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
@@ -29,12 +30,23 @@ public class ClientApp {
         this.lb = builder.build();
     }
 
-    /** The load-balanced builder, apart from the controller that uses it. */
+    /**
+     * The load-balanced builder, apart from the controller that uses it,
+     * and a plain one beside it as the primary: Spring Cloud 2025.1's
+     * Eureka client builds its own RestClient from the RestClient.Builder
+     * bean, and a load-balanced one would send it to look itself up.
+     */
     @Configuration
     static class LoadBalancing {
         @Bean
         @LoadBalanced
         RestClient.Builder loadBalanced() {
+            return RestClient.builder();
+        }
+
+        @Bean
+        @Primary
+        RestClient.Builder plain() {
             return RestClient.builder();
         }
     }
