@@ -196,7 +196,8 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 		return body, false
 	}
 	if !req.IsBodyStream() {
-		dropTrailers(&req.Header)
+		// No body, or none chunked (fasthttp streams every chunked
+		// one): no trailer to drop.
 		body.replayable = true
 		return body, true
 	}

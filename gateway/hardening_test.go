@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -72,7 +73,7 @@ func TestHeaderTimeoutEachRequest(t *testing.T) {
 			c.send("POST /nosuch/x HTTP/1.1\r\nHost: a\r\nContent-Length: 70000\r\n\r\n" + strings.Repeat("x", 69994) + "ab\n\nYZ")
 			c.read("POST")
 			stop := make(chan struct{})
-			done := trickle(c.conn, "GET /echo/3 HTTP/1.1\r\nHost: a\r\nX-Pad: "+strings.Repeat("p", 200), 10*time.Millisecond, stop)
+			done := testkit.Trickle(c.conn, "GET /echo/3 HTTP/1.1\r\nHost: a\r\nX-Pad: "+strings.Repeat("p", 200), 10*time.Millisecond, stop)
 			defer func() { close(stop); <-done }()
 			began := time.Now()
 			resp, _ := c.read("GET")

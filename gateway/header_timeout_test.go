@@ -9,28 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
-
-// trickle writes s to conn a byte every interval until it is written,
-// conn fails, or stop closes; done closes when it returns.
-func trickle(conn net.Conn, s string, interval time.Duration, stop <-chan struct{}) (done <-chan struct{}) {
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		for i := 0; i < len(s); i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(interval):
-			}
-			if _, err := conn.Write([]byte{s[i]}); err != nil {
-				return
-			}
-		}
-	}()
-	return ch
-}
 
 // A request header trickled a byte at a time, each byte well within the
 // read timeout, is cut HeaderTimeout after its first byte, in both modes;
@@ -52,7 +33,7 @@ func TestHeaderTimeoutCutsATrickledHeader(t *testing.T) {
 			}
 			defer conn.Close()
 			stop := make(chan struct{})
-			done := trickle(conn, "GET /orders/x HTTP/1.1\r\nHost: a\r\nX-Pad: "+strings.Repeat("p", 2000), 10*time.Millisecond, stop)
+			done := testkit.Trickle(conn, "GET /orders/x HTTP/1.1\r\nHost: a\r\nX-Pad: "+strings.Repeat("p", 2000), 10*time.Millisecond, stop)
 			defer func() { close(stop); <-done }()
 			began := time.Now()
 			conn.SetReadDeadline(began.Add(10 * time.Second))
@@ -74,7 +55,7 @@ func TestHeaderTimeoutCutsATrickledHeader(t *testing.T) {
 			}
 			defer slow.Close()
 			io.WriteString(slow, "POST /orders/x HTTP/1.1\r\nHost: a\r\nContent-Length: 40\r\n\r\n")
-			bodyDone := trickle(slow, body, 20*time.Millisecond, stop)
+			bodyDone := testkit.Trickle(slow, body, 20*time.Millisecond, stop)
 			slow.SetReadDeadline(time.Now().Add(10 * time.Second))
 			resp, err := http.ReadResponse(bufio.NewReader(slow), nil)
 			if err != nil {

@@ -66,8 +66,13 @@ type hopSet struct {
 // The headers the gateway sets, by bit in hopSet.has, then
 // routing.ClientClaims, which are removed from the requests of any client
 // but a trusted proxy.
-var ownHeaders = [...][]byte{headerXForwardedFor, headerXForwardedProto, headerXForwardedHost, headerXForwardedPrefix, []byte("Date"),
-	[]byte(routing.ClientClaims[0]), []byte(routing.ClientClaims[1]), []byte(routing.ClientClaims[2]), []byte(routing.ClientClaims[3]), []byte(routing.ClientClaims[4])}
+var ownHeaders = func() (own [5 + len(routing.ClientClaims)][]byte) {
+	copy(own[:], [][]byte{headerXForwardedFor, headerXForwardedProto, headerXForwardedHost, headerXForwardedPrefix, []byte("Date")})
+	for i, name := range routing.ClientClaims {
+		own[5+i] = []byte(name)
+	}
+	return own
+}()
 
 const (
 	hasXForwardedFor = 1 << iota

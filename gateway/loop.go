@@ -663,20 +663,28 @@ func (lp *loopState) failed(ex *exchange, err error, stale bool) {
 // plain does on the fasthttp path.
 func (lp *loopState) reply(ex *exchange, status int, msg string) {
 	cc := ex.cc
-	var h fasthttp.ResponseHeader
-	setPlain(&h, status)
-	h.SetContentLength(len(msg))
-	if cc.closing || lp.l.stopping.Load() {
+	if lp.l.stopping.Load() {
 		cc.closing = true
-		h.SetConnectionClose()
 	}
-	lp.out = h.AppendBytes(lp.out[:0])
+	lp.out = appendPlain(lp.out[:0], status, len(msg), cc.closing)
 	if !ex.head {
 		lp.out = append(lp.out, msg...)
 	}
 	lp.finish(ex)
 	cc.c.Write(lp.out)
 	lp.next(cc)
+}
+
+// appendPlain appends the header of a short plain-text answer of n bytes
+// with status, saying Connection: close when closing.
+func appendPlain(dst []byte, status, n int, closing bool) []byte {
+	var h fasthttp.ResponseHeader
+	setPlain(&h, status)
+	h.SetContentLength(n)
+	if closing {
+		h.SetConnectionClose()
+	}
+	return h.AppendBytes(dst)
 }
 
 // finish ends the client's exchange.

@@ -42,7 +42,7 @@ func (l *loops) start(ln net.Listener) error {
 		ln.Close()
 		return fmt.Errorf("gateway: starting the event loops: %w", err)
 	}
-	l.cli, l.ln, l.addr = cli, ln, ln.Addr()
+	l.cli, l.ln, l.addr = cli, fastserve.KeepAccepting(ln, "gateway", l.g.cfg.Logger), ln.Addr()
 	go func() {
 		defer close(l.accepted)
 		l.accept()
@@ -64,33 +64,17 @@ func (l *loops) start(ln net.Listener) error {
 }
 
 // accept takes connections until the listener closes, and enrolls each
-// on a loop (the one with the fewest).
+// on a loop (the one with the fewest). The listener outlives temporary
+// failures (fastserve.KeepAccepting).
 func (l *loops) accept() {
-	failed := 0
 	for {
 		c, err := l.ln.Accept()
 		if err != nil {
-			var temp interface{ Temporary() bool }
-			if errors.Is(err, net.ErrClosed) || !errors.As(err, &temp) || !temp.Temporary() {
-				if !errors.Is(err, net.ErrClosed) {
-					l.g.cfg.Logger.Error("accepting connections failed for good", zap.String("server", "gateway"), zap.Error(err))
-				}
-				return
+			if !errors.Is(err, net.ErrClosed) {
+				l.g.cfg.Logger.Error("accepting connections failed for good", zap.String("server", "gateway"), zap.Error(err))
 			}
-			// Out of file descriptors, say: wait as fastserve does.
-			failed++
-			delay := fastserve.Backoff(failed)
-			fastserve.CountAcceptError("gateway")
-			l.g.cfg.Logger.Warn("accepting a connection failed; trying again", zap.String("server", "gateway"),
-				zap.Error(err), zap.Duration("retry_in", delay))
-			select {
-			case <-time.After(delay):
-			case <-l.tickStop:
-				return
-			}
-			continue
+			return
 		}
-		failed = 0
 		if _, err := l.cli.Enroll(c); err != nil {
 			c.Close()
 		}
@@ -225,12 +209,7 @@ func (lp *loopState) tick() {
 // header that took longer than HeaderTimeout (408, as fasthttp answers it
 // on the other path), one that fasthttp could not read (400).
 func (lp *loopState) refuse(cc *clientConn, status int, msg string) {
-	var h fasthttp.ResponseHeader
-	h.SetStatusCode(status)
-	h.SetContentType("text/plain; charset=utf-8")
-	h.SetContentLength(len(msg))
-	h.SetConnectionClose()
-	lp.out = append(h.AppendBytes(lp.out[:0]), msg...)
+	lp.out = append(appendPlain(lp.out[:0], status, len(msg), true), msg...)
 	cc.c.Discard(-1)
 	cc.c.Write(lp.out)
 	cc.headerStart = 0

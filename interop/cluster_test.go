@@ -104,12 +104,10 @@ func startJavaNode(t *testing.T, name, ip string, port int, peers []string, extr
 func startOurNode(t *testing.T, name, addr string, peers []string, extra ...string) *mnode {
 	t.Helper()
 	self := "http://" + addr + "/eureka/"
-	args := []string{"-addr", addr, "-eviction-interval", "1s", "-dashboard-path", "off",
-		"-peers", strings.Join(peers, ","), "-self-url", self, "-self-preservation=false"}
-	p := start(t, name, goBinary(t, "cmd/eureka"), append(args, extra...)...)
-	p.await(`"registry listening"`, 30*time.Second)
-	p.await(`"start-up sync( done|: no peer has instances|: deadline)`, 40*time.Second)
-	return &mnode{name: name, url: self, p: p}
+	args := []string{"-peers", strings.Join(peers, ","), "-self-url", self, "-self-preservation=false"}
+	s := startOurServerAt(t, name, addr, append(args, extra...)...)
+	s.await(`"start-up sync( done|: no peer has instances|: deadline)`, 40*time.Second)
+	return &mnode{name: name, url: self, p: s.proc}
 }
 
 // instanceDoc is a registration body as a Java client sends it (the legacy

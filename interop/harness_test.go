@@ -3,7 +3,6 @@ package interop
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -219,12 +218,6 @@ func (p *proc) stop() {
 	}
 }
 
-// kill ends the process at once, as a crash would: it sends nothing.
-func (p *proc) kill() {
-	p.cmd.Process.Kill()
-	<-p.done
-}
-
 func (p *proc) output() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -418,20 +411,23 @@ func (s *ourServer) serviceURL() string { return "http://" + s.addr + "/eureka/"
 // withGateway), evicting every second, and waits until it serves.
 func startOurServer(t *testing.T, name, ip string, withGateway bool, args ...string) *ourServer {
 	t.Helper()
-	s := &ourServer{addr: fmt.Sprintf("%s:%d", ip, freePort(t, ip))}
-	all := []string{"-addr", s.addr, "-eviction-interval", "1s", "-dashboard-path", "off"}
 	if withGateway {
-		s.gateway = fmt.Sprintf("%s:%d", ip, freePort(t, ip))
-		all = append(all, "-gateway", s.gateway)
+		gw := fmt.Sprintf("%s:%d", ip, freePort(t, ip))
+		s := startOurServerAt(t, name, fmt.Sprintf("%s:%d", ip, freePort(t, ip)), append([]string{"-gateway", gw}, args...)...)
+		s.gateway = gw
+		return s
 	}
+	return startOurServerAt(t, name, fmt.Sprintf("%s:%d", ip, freePort(t, ip)), args...)
+}
+
+// startOurServerAt is startOurServer on addr (for nodes that must know
+// each other's URLs before they start), without a gateway unless args
+// ask for one.
+func startOurServerAt(t *testing.T, name, addr string, args ...string) *ourServer {
+	t.Helper()
+	s := &ourServer{addr: addr}
+	all := []string{"-addr", s.addr, "-eviction-interval", "1s", "-dashboard-path", "off"}
 	s.proc = start(t, name, goBinary(t, "cmd/eureka"), append(all, args...)...)
 	s.await(`"registry listening"`, 30*time.Second)
 	return s
-}
-
-// withCancel is a context for one test, bounded.
-func withCancel(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }

@@ -32,7 +32,8 @@ func SplitApp[T text](target T) (name, rest T, ok bool) {
 func AppName[T text](name T) string {
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c >= 'a' && c <= 'z' {
-			b := []byte(string(name))
+			b := make([]byte, len(name))
+			copy(b, name)
 			for j := i; j < len(b); j++ {
 				if c := b[j]; c >= 'a' && c <= 'z' {
 					b[j] = c - ('a' - 'A')

@@ -105,6 +105,17 @@ func temporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
+// KeepAccepting returns ln with an Accept that outlives temporary
+// failures, each logged to log and counted as name's (see AcceptErrors);
+// Close wakes an Accept waiting between tries. Runner wraps its listener
+// with it; the gateway's event loops, which accept for themselves, do too.
+func KeepAccepting(ln net.Listener, name string, log *zap.Logger) net.Listener {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &keepAccepting{Listener: ln, name: name, log: log, closed: make(chan struct{})}
+}
+
 func (l *keepAccepting) Close() error {
 	l.once.Do(func() { close(l.closed) })
 	return l.Listener.Close()

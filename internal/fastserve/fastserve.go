@@ -37,14 +37,11 @@ type Runner struct {
 // serving: it is logged, counted (AcceptErrors) and tried again after a
 // backoff.
 func (r *Runner) Start(srv *fasthttp.Server, ln net.Listener) {
-	name, log := r.Name, r.Log
+	name := r.Name
 	if name == "" {
 		name = "server"
 	}
-	if log == nil {
-		log = zap.NewNop()
-	}
-	ln = &keepAccepting{Listener: ln, name: name, log: log, closed: make(chan struct{})}
+	ln = KeepAccepting(ln, name, r.Log)
 	r.srv, r.ln, r.done = srv, ln, make(chan struct{})
 	go func() {
 		defer close(r.done)

@@ -1,7 +1,8 @@
 // Package testkit holds what the test suites share: the goleak settings,
 // a poll for conditions reached over the network, free loopback ports, a
-// fake clock, a hung backend and a small load generator for failover
-// tests, and registrations to test and benchmark with (Inst, and
+// fake clock, a hung backend, a slowloris writer (Trickle) and a small
+// load generator for failover tests, and registrations to test and
+// benchmark with (Inst, and
 // SampleInstance, which the load command cmd/eurekabench uses too).
 package testkit
 

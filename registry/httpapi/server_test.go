@@ -290,21 +290,7 @@ func TestTrickledHeaderIsCut(t *testing.T) {
 	}
 	defer conn.Close()
 	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		req := "PUT /eureka/apps/A/x HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("p", 500)
-		for i := 0; i < len(req); i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			if _, err := conn.Write([]byte{req[i]}); err != nil {
-				return
-			}
-		}
-	}()
+	done := testkit.Trickle(conn, "PUT /eureka/apps/A/x HTTP/1.1\r\nHost: x\r\nX-Pad: "+strings.Repeat("p", 500), 20*time.Millisecond, stop)
 	defer func() { close(stop); <-done }()
 	began := time.Now()
 	conn.SetReadDeadline(began.Add(10 * time.Second))

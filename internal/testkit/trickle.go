@@ -1,0 +1,27 @@
+package testkit
+
+import (
+	"net"
+	"time"
+)
+
+// Trickle writes s to conn a byte every interval, as a slowloris client
+// does, until it is written, a write fails, or stop closes; the channel it
+// returns closes when it has stopped.
+func Trickle(conn net.Conn, s string, interval time.Duration, stop <-chan struct{}) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < len(s); i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(interval):
+			}
+			if _, err := conn.Write([]byte{s[i]}); err != nil {
+				return
+			}
+		}
+	}()
+	return done
+}
