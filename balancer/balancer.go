@@ -305,3 +305,6 @@ func (b *Balancer) ReportSuccess(inst *eureka.InstanceInfo) {
 		h.ejectedUntil.Store(0)
 	}
 }
+
+// Checker returns the balancer's Checker (Config.Checker), or nil.
+func (b *Balancer) Checker() *Checker { return b.cfg.Checker }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/routing"
 )
 
 // HTTPClient sends requests to an application by name: the request URL's
@@ -82,48 +81,37 @@ func (c *HTTPClient) Do(req *http.Request) (*http.Response, error) {
 		headerTimeout = 5 * time.Second
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-	app := routing.AppName(req.URL.Hostname())
-	tried := map[string]bool{}
-	var lastErr error
-	for attempt := 0; attempt <= retries; attempt++ {
-		inst, err := c.pick(app, tried)
-		if err != nil {
-			if lastErr != nil {
-				return nil, lastErr
-			}
-			return nil, fmt.Errorf("balancer: %s: %w", app, err)
-		}
-		tried[inst.ID()] = true
-		out, err := instanceRequest(req, inst, attempt)
+	app := eureka.AppName(req.URL.Hostname())
+	list := c.Balancer.src.Instances(app)
+	if len(list) == 0 {
+		return nil, fmt.Errorf("balancer: %s: %w", app, ErrNoInstances)
+	}
+	try := c.Balancer.Retry(app, list, retries, replayable && Idempotent(req.Method))
+	for {
+		inst := try.Next()
+		out, err := instanceRequest(req, inst, try.Attempt()-1)
 		if err != nil {
 			return nil, err
 		}
 		end := c.Balancer.Begin(inst)
 		resp, err := sendWithin(client, out, headerTimeout)
 		if err == nil {
-			c.Balancer.ReportSuccess(inst)
+			try.Succeeded()
 			resp.Body = endOnClose(resp.Body, end)
 			return resp, nil
 		}
 		end()
-		lastErr = err
 		if req.Context().Err() != nil {
 			return nil, err // the caller gave up: not the instance's fault
 		}
 		kind := failure(err)
-		switch kind {
-		case failedTimeout:
-			c.Balancer.ReportTimeout(inst)
-		case failedDial, failedReset:
-			c.Balancer.ReportFailure(inst)
-		default:
+		if kind == 0 {
 			return nil, err
 		}
-		if !replayable || (kind != failedDial && !idempotent(req)) {
+		if (kind == Refused && !replayable) || !try.Failed(kind) {
 			return nil, err
 		}
 	}
-	return nil, lastErr
 }
 
 // client returns the Client, or the default one.
@@ -188,55 +176,21 @@ func (e *timeoutError) Timeout() bool   { return true }
 func (e *timeoutError) Temporary() bool { return true }
 func (e *timeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
 
-// A failure kind says how a request failed at an instance.
-type failureKind int
-
-const (
-	notInstanceFailure failureKind = iota
-	failedDial                     // no connection: the instance got nothing
-	failedTimeout                  // no response headers in time
-	failedReset                    // the connection broke before the response
-)
-
 // failure classifies err, an error from sending a request whose caller
-// had not given up.
-func failure(err error) failureKind {
+// had not given up: 0 when it is not the instance's failure.
+func failure(err error) Failure {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
-		return failedDial
+		return Refused
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return failedTimeout
+		return TimedOut
 	}
 	if errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
-		return failedReset
+		return Broken
 	}
-	return notInstanceFailure
-}
-
-// idempotent reports whether req may be sent again after an instance may
-// have acted on it (RFC 9110, 9.2.2).
-func idempotent(req *http.Request) bool {
-	switch req.Method {
-	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
-		return true
-	}
-	return false
-}
-
-// pick returns an instance not tried yet, or any instance if all were.
-func (c *HTTPClient) pick(app string, tried map[string]bool) (*eureka.InstanceInfo, error) {
-	first, err := c.Balancer.Pick(app)
-	if err != nil || !tried[first.ID()] {
-		return first, err
-	}
-	for range len(c.Balancer.src.Instances(app)) {
-		if i, err := c.Balancer.Pick(app); err == nil && !tried[i.ID()] {
-			return i, nil
-		}
-	}
-	return first, nil
+	return 0
 }
 
 // endOnClose returns body, calling end when it is closed. A body that can
