@@ -19,7 +19,6 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/replication"
-	"github.com/eurekagate/eurekagate/routing"
 )
 
 func init() {
@@ -319,7 +318,7 @@ func (a *App) Balancer() *balancer.Balancer { return a.entry.balancer }
 // from the hosted registry or the remote client's cache. It takes no lock
 // and does no I/O.
 func (a *App) Instances(app string) []*eureka.InstanceInfo {
-	return a.entry.instances.Instances(routing.AppName(app))
+	return a.entry.instances.Instances(eureka.AppName(app))
 }
 
 // API returns a REST API over the hosted registry, also served under
@@ -352,14 +351,4 @@ func (a *App) routable(app string, up []*eureka.InstanceInfo) []*eureka.Instance
 		return up
 	}
 	return a.checker.Filter(app, up)
-}
-
-// allInstances returns every instance of app, whatever its status.
-func (a *App) allInstances(app string) []*eureka.InstanceInfo {
-	if all, ok := a.entry.instances.(interface {
-		AllInstances(string) []*eureka.InstanceInfo
-	}); ok {
-		return all.AllInstances(routing.AppName(app))
-	}
-	return nil
 }

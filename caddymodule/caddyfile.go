@@ -306,6 +306,7 @@ func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 //		lb_retries <n>
 //		dial_timeout <duration>
 //		response_header_timeout <duration>|off
+//		read_timeout <duration>
 //		fail_duration <duration>
 //		max_fails <n>
 //		tls_trusted_ca_certs <pem_files...>
@@ -339,6 +340,8 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					}
 				}
 			}
+		case "read_timeout":
+			err = durationArg(d, &g.ReadTimeout)
 		case "fail_duration":
 			err = durationArg(d, &g.FailDuration)
 		case "max_fails":

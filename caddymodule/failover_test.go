@@ -17,53 +17,53 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
-// The gateway's reverse_proxy gets its timeouts, retries and passive
-// health by default.
+// The gateway's router gets package routing's defaults, and its
+// reverse_proxy the router's timeouts with neither retries nor passive
+// health of its own: one attempt to the instance routing picked.
 func TestGatewayDefaults(t *testing.T) {
-	raw, err := new(Gateway).proxyConfig(false)
+	cfg, err := new(Gateway).routerConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg struct {
-		Transport     map[string]any `json:"transport"`
-		LoadBalancing struct {
-			Retries    int                   `json:"retries"`
-			RetryMatch []map[string][]string `json:"retry_match"`
-		} `json:"load_balancing"`
-		HealthChecks struct {
-			Passive map[string]any `json:"passive"`
-		} `json:"health_checks"`
+	if cfg.Retries != routing.DefaultRetries || cfg.MaxFails != routing.DefaultMaxFails || cfg.FailDuration != routing.DefaultFailDuration {
+		t.Errorf("router config %+v", cfg)
 	}
-	if err := json.Unmarshal(raw, &cfg); err != nil {
+	raw, err := new(Gateway).proxyConfig(cfg, false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"protocol": "http", "dial_timeout": 3e9, "response_header_timeout": 5e9}
-	if !reflect.DeepEqual(cfg.Transport, want) {
-		t.Errorf("transport %v, want %v", cfg.Transport, want)
+	var proxy map[string]any
+	if err := json.Unmarshal(raw, &proxy); err != nil {
+		t.Fatal(err)
 	}
-	if lb := cfg.LoadBalancing; lb.Retries != 1 || len(lb.RetryMatch) != 1 ||
-		!reflect.DeepEqual(lb.RetryMatch[0]["method"], []string{"GET", "HEAD", "OPTIONS", "TRACE"}) {
-		t.Errorf("load balancing %+v", lb)
+	want := map[string]any{"protocol": "http", "dial_timeout": 3e9, "response_header_timeout": 5e9, "read_timeout": 60e9}
+	if !reflect.DeepEqual(proxy["transport"], want) {
+		t.Errorf("transport %v, want %v", proxy["transport"], want)
 	}
-	if p := cfg.HealthChecks.Passive; p["max_fails"] != 1.0 || p["fail_duration"] != 30e9 {
-		t.Errorf("passive health %v", p)
+	if proxy["load_balancing"] != nil || proxy["health_checks"] != nil {
+		t.Errorf("reverse_proxy retries or keeps health itself: %s", raw)
 	}
 
 	off := adaptCaddyfile(t, "http://:1 {\n\teureka_gateway {\n\t\tlb_retries 0\n\t\tresponse_header_timeout off\n\t}\n}\n")
 	if !strings.Contains(off, `"lb_retries": 0`) || !strings.Contains(off, `"response_header_timeout": -1`) {
 		t.Errorf("lb_retries 0 and response_header_timeout off: %s", off)
 	}
+	zero := 0
+	if cfg, _ := (&Gateway{Retries: &zero}).routerConfig(); cfg.Retries >= 0 {
+		t.Errorf("lb_retries 0: %d retries", cfg.Retries)
+	}
 	neg := -1
-	if _, err := (&Gateway{Retries: &neg}).proxyConfig(false); err == nil {
+	if _, err := (&Gateway{Retries: &neg}).routerConfig(); err == nil {
 		t.Error("negative lb_retries accepted")
 	}
 	if err := (&App{HealthTimeout: caddy.Duration(time.Second)}).Validate(); err == nil {
 		t.Error("health_timeout without health_interval accepted")
 	}
-	g := &Gateway{ResponseHeaderTimeout: -1}
-	if raw, _ := g.proxyConfig(false); strings.Contains(string(raw), "response_header_timeout") {
+	cfg, _ = (&Gateway{ResponseHeaderTimeout: -1}).routerConfig()
+	if raw, _ := new(Gateway).proxyConfig(cfg, false); strings.Contains(string(raw), "response_header_timeout") {
 		t.Errorf("response_header_timeout off: %s", raw)
 	}
 }

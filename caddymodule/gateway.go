@@ -1,17 +1,20 @@
 package caddymodule
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"go.uber.org/zap"
 
+	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -29,23 +32,31 @@ func init() {
 // none passing its health check), is answered 503 with a short plain-text
 // reason naming it. A request for / goes to the next handler.
 //
+// Where a request goes is decided by package routing, which the fasthttp
+// gateway (cmd/eureka -gateway) shares, so both answer alike; Caddy's
+// reverse_proxy carries each attempt to the instance routing picks.
+//
 // Instances are reached on their plain port. An application none of whose
 // instances enables it, but that enables the secure port, is reached over
 // HTTPS on the secure port, its certificates verified against the system's
 // roots or TLSTrustedCACerts.
 //
-// It is reverse_proxy with the eureka upstream source and the
-// eureka_round_robin policy, with timeouts and passive health checks on:
-// a connection refused or not made within DialTimeout, response headers
-// not received within ResponseHeaderTimeout, and a connection reset count
-// as failures, and with MaxFails 1 an instance is skipped from its first
-// failure for FailDuration. A hung instance thus gets no new request after
-// its first timeout. The failed request is retried on another instance
-// (Retries): always after a failed connection, which sent nothing, and for
-// GET, HEAD, OPTIONS and TRACE requests after a timeout or reset. A client
-// that gives up before a timeout is not a failure of the instance. With
-// the eureka app's health_interval, instances failing their active health
-// check are skipped too.
+// Failures have the instance skipped (passive health): a connection
+// refused or not made within DialTimeout, response headers not received
+// within ResponseHeaderTimeout, and a connection reset count as failures,
+// and with MaxFails 1 an instance is skipped from its first failure for
+// FailDuration (a timeout has it skipped at once, whatever MaxFails). A
+// hung instance thus gets no new request after its first timeout. The
+// failed request goes to another instance (Retries): always after a
+// failed connection, which sent nothing, and after a timeout or a reset
+// when its method is idempotent (GET, HEAD, OPTIONS, TRACE, PUT, DELETE,
+// RFC 9110 section 9.2.2, as nginx retries them) and its body is none or
+// at most 64 KiB, which the gateway holds to send again; a POST or PATCH
+// the instance may have acted on is not sent twice. A request failed for
+// good is answered 502 (504 after a timeout) with a plain-text reason. A
+// client that gives up before a timeout is not a failure of the
+// instance. With the eureka app's health_interval, instances failing
+// their active health check are skipped too.
 type Gateway struct {
 	// Retries is how many other instances a failed request is retried on
 	// (reverse_proxy's lb_retries); 0 turns retries off. Default: 1.
@@ -61,6 +72,10 @@ type Gateway struct {
 	// (then a hung instance is never detected by passive health).
 	// Default: 5s.
 	ResponseHeaderTimeout caddy.Duration `json:"response_header_timeout,omitempty"`
+	// ReadTimeout is the longest an instance may stay silent while its
+	// response body streams (transport http read_timeout), as nginx's
+	// proxy_read_timeout. Default: 60s.
+	ReadTimeout caddy.Duration `json:"read_timeout,omitempty"`
 	// FailDuration is how long a failed instance is remembered as failed
 	// (passive health). Default: 30s.
 	FailDuration caddy.Duration `json:"fail_duration,omitempty"`
@@ -72,38 +87,40 @@ type Gateway struct {
 	// Default: the system's roots.
 	TLSTrustedCACerts []string `json:"tls_trusted_ca_certs,omitempty"`
 
-	app    *App
+	router *routing.Router
+	log    *zap.Logger
 	proxy  *reverseproxy.Handler // to the plain ports
 	secure *reverseproxy.Handler // to the secure ports, over TLS
 }
 
-// The gateway's defaults.
-const (
-	defaultGatewayRetries        = 1
-	defaultDialTimeout           = caddy.Duration(3 * time.Second)
-	defaultResponseHeaderTimeout = caddy.Duration(5 * time.Second)
-	defaultFailDuration          = caddy.Duration(30 * time.Second)
-)
-
-// retryMethods are the methods retried after a timeout or a reset, when
-// the instance may have received the request: those without a body by
-// convention, which Caddy can send again.
-var retryMethods = []string{http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace}
+// dialVar is the request variable that holds the address of the instance
+// routing picked for an attempt, which the embedded reverse_proxy dials.
+const dialVar = "eureka.dial"
 
 // CaddyModule returns the Caddy module information.
 func (*Gateway) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{ID: "http.handlers.eureka_gateway", New: func() caddy.Module { return new(Gateway) }}
 }
 
-// Provision fills in defaults and sets up the embedded reverse_proxy.
+// Provision fills in defaults, makes the router and sets up the embedded
+// reverse_proxy.
 func (g *Gateway) Provision(ctx caddy.Context) error {
-	v, err := ctx.App("eureka")
+	app, err := eurekaApp(ctx)
 	if err != nil {
-		return fmt.Errorf("loading eureka app: %v", err)
+		return err
 	}
-	g.app = v.(*App)
+	g.log = ctx.Logger()
+	cfg, err := g.routerConfig()
+	if err != nil {
+		return err
+	}
+	cfg.Instances, cfg.Health = app.entry.instances, app.checker
+	cfg.Balancer = app.entry.gatewayBalancer(cfg.MaxFails, cfg.FailDuration)
+	if g.router, err = routing.New(cfg); err != nil {
+		return err
+	}
 	for _, secure := range []bool{false, true} {
-		raw, err := g.proxyConfig(secure)
+		raw, err := g.proxyConfig(g.router.Config(), secure)
 		if err != nil {
 			return err
 		}
@@ -121,40 +138,55 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// proxyConfig fills in defaults and returns the JSON config of the
-// embedded reverse_proxy to the plain ports, or to the secure ones.
-func (g *Gateway) proxyConfig(secure bool) ([]byte, error) {
-	if g.Retries == nil {
-		n := defaultGatewayRetries
-		g.Retries = &n
+// routerConfig checks the settings and returns them as the router's,
+// defaults filled in but the registry's parts.
+func (g *Gateway) routerConfig() (routing.Config, error) {
+	if err := g.check(); err != nil {
+		return routing.Config{}, err
 	}
-	if *g.Retries < 0 {
-		return nil, fmt.Errorf("lb_retries %d must not be negative; 0 turns retries off", *g.Retries)
+	retries := routing.DefaultRetries
+	if g.Retries != nil {
+		if retries = *g.Retries; retries == 0 {
+			retries = -1 // off
+		}
 	}
-	if g.DialTimeout < 0 {
-		return nil, checkDuration("dial_timeout", time.Duration(g.DialTimeout), false)
+	cfg := routing.Config{
+		Retries:               retries,
+		DialTimeout:           time.Duration(g.DialTimeout),
+		ResponseHeaderTimeout: time.Duration(g.ResponseHeaderTimeout),
+		ReadTimeout:           time.Duration(g.ReadTimeout),
+		FailDuration:          time.Duration(g.FailDuration),
+		MaxFails:              g.MaxFails,
 	}
-	if g.FailDuration < 0 {
-		return nil, checkDuration("fail_duration", time.Duration(g.FailDuration), false)
+	return cfg.WithDefaults(), nil
+}
+
+// check refuses settings out of range, saying how to fix them.
+func (g *Gateway) check() error {
+	switch {
+	case g.Retries != nil && *g.Retries < 0:
+		return fmt.Errorf("lb_retries %d must not be negative; 0 turns retries off", *g.Retries)
+	case g.DialTimeout < 0:
+		return checkDuration("dial_timeout", time.Duration(g.DialTimeout), false)
+	case g.ReadTimeout < 0:
+		return checkDuration("read_timeout", time.Duration(g.ReadTimeout), false)
+	case g.FailDuration < 0:
+		return checkDuration("fail_duration", time.Duration(g.FailDuration), false)
+	case g.MaxFails < 0:
+		return fmt.Errorf("max_fails %d must be at least 1 (the default)", g.MaxFails)
 	}
-	if g.MaxFails < 0 {
-		return nil, fmt.Errorf("max_fails %d must be at least 1 (the default)", g.MaxFails)
-	}
-	if g.DialTimeout == 0 {
-		g.DialTimeout = defaultDialTimeout
-	}
-	if g.ResponseHeaderTimeout == 0 {
-		g.ResponseHeaderTimeout = defaultResponseHeaderTimeout
-	}
-	if g.FailDuration == 0 {
-		g.FailDuration = defaultFailDuration
-	}
-	if g.MaxFails == 0 {
-		g.MaxFails = 1
-	}
-	transport := map[string]any{"protocol": "http", "dial_timeout": g.DialTimeout}
-	if g.ResponseHeaderTimeout > 0 {
-		transport["response_header_timeout"] = g.ResponseHeaderTimeout
+	return nil
+}
+
+// proxyConfig returns the JSON config of the embedded reverse_proxy to the
+// plain ports, or to the secure ones: one attempt to the address routing
+// picked, with the router's timeouts, and neither retries nor passive
+// health of its own (routing keeps both).
+func (g *Gateway) proxyConfig(cfg routing.Config, secure bool) ([]byte, error) {
+	transport := map[string]any{"protocol": "http", "dial_timeout": caddy.Duration(cfg.DialTimeout),
+		"read_timeout": caddy.Duration(cfg.ReadTimeout)}
+	if cfg.ResponseHeaderTimeout > 0 {
+		transport["response_header_timeout"] = caddy.Duration(cfg.ResponseHeaderTimeout)
 	}
 	if secure {
 		tls := map[string]any{}
@@ -164,27 +196,18 @@ func (g *Gateway) proxyConfig(secure bool) ([]byte, error) {
 		transport["tls"] = tls
 	}
 	return json.Marshal(map[string]any{
-		"dynamic_upstreams": map[string]any{"source": "eureka", "service": "{http.vars." + serviceVar + "}", "secure": secure},
-		"transport":         transport,
-		"load_balancing": map[string]any{
-			"selection_policy": map[string]any{"policy": "eureka_round_robin"},
-			"retries":          *g.Retries,
-			"retry_match":      []map[string]any{{"method": retryMethods}},
-		},
-		"health_checks": map[string]any{"passive": map[string]any{
-			"fail_duration": g.FailDuration, "max_fails": g.MaxFails,
-		}},
+		"upstreams": []map[string]any{{"dial": "{http.vars." + dialVar + "}"}},
+		"transport": transport,
 	})
 }
 
-// ServeHTTP proxies /<app>/<rest> to an instance of <app>.
+// ServeHTTP proxies /<app>/<rest> to an instance of <app>, as routing
+// decides.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if reason := routing.CheckHost(r.Host); reason != "" {
 		// Go lets more through than a host[:port] ("[::1", "a:1:2").
-		return plainAnswer(w, http.StatusBadRequest, reason+"\n")
+		return plainAnswer(w, routing.Answer{Status: http.StatusBadRequest, Reason: reason + "\n"})
 	}
-	// The app is read from the escaped path, its dot segments resolved,
-	// as the fasthttp gateway reads it (package routing).
 	// The path as the client wrote it: RawPath when it differs from
 	// Path's default escaping (EscapedPath would give the escaping of the
 	// decoded path instead, were RawPath to hold a character such as "{").
@@ -192,94 +215,59 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if target == "" {
 		target = r.URL.EscapedPath()
 	}
-	if routing.HasDotSegment(target) {
-		target = string(routing.RemoveDotSegments(nil, target))
-	}
-	name, rest, ok := routing.SplitApp(target)
-	if !ok {
+	var targetBuf, buf [512]byte
+	rt, appName, appPath := g.router.Route(buf[:0], append(targetBuf[:0], target...))
+	switch {
+	case rt.Other:
 		return next.ServeHTTP(w, r)
+	case rt.Answer.Status != 0:
+		return plainAnswer(w, rt.Answer)
 	}
-	app := routing.AppName(name)
-	up := g.app.Instances(app)
-	routable := up
-	if len(up) > 0 {
-		routable = g.app.routable(app, up)
-	}
-	proxy := g.proxy
-	if len(withPort(routable, false)) == 0 && len(withPort(routable, true)) > 0 {
-		proxy = g.secure // only secure ports are enabled
-	}
-	if len(routable) == 0 || (proxy == g.proxy && len(withPort(routable, false)) == 0) {
-		reason := fmt.Sprintf("no application %q is registered\n", name)
-		switch {
-		case len(routable) > 0:
-			reason = fmt.Sprintf("application %q has no instance with an enabled port\n", name)
-		case len(up) > 0:
-			reason = fmt.Sprintf("application %q has no instance passing its health check\n", name)
-		case len(g.app.allInstances(app)) > 0:
-			reason = fmt.Sprintf("application %q has no UP instance\n", name)
-		}
-		return plainAnswer(w, http.StatusServiceUnavailable, reason)
-	}
-	if rest == "" {
-		rest = "/"
-	}
+	rest := string(appPath)
 	path, err := url.PathUnescape(rest)
 	if err != nil {
-		return plainAnswer(w, http.StatusBadRequest, "the request target has a malformed percent escape\n")
+		return plainAnswer(w, routing.Answer{Status: http.StatusBadRequest, Reason: "the request target has a malformed percent escape\n"})
 	}
-	caddyhttp.SetVar(r.Context(), serviceVar, app)
-	dropClaims(r)
-	r.Header.Set("X-Forwarded-Prefix", forwardedPrefix(r, name))
+	name := string(appName)
+	caddyhttp.SetVar(r.Context(), serviceVar, rt.App)
+	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
+	dropClaims(r, trusted)
+	r.Header.Set("X-Forwarded-Prefix", string(routing.AppendPrefix(nil, r.Header.Get("X-Forwarded-Prefix"), trusted, name)))
 	r.URL.Path, r.URL.RawPath = path, ""
 	if r.URL.EscapedPath() != rest {
 		r.URL.RawPath = rest
 	}
-	return proxy.ServeHTTP(w, r, next)
-}
-
-// plainAnswer answers with a short plain-text message, as the fasthttp
-// gateway does.
-func plainAnswer(w http.ResponseWriter, status int, msg string) error {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, err := w.Write([]byte(msg))
-	return err
-}
-
-// dropClaims removes the headers a client may not set (as the fasthttp
-// gateway does): those of routing.ClientClaims unless the client is a
-// trusted proxy (reverse_proxy itself replaces X-Forwarded-For, -Proto
-// and -Host), and any whose name has an underscore (routing.HasUnderscore).
-func dropClaims(r *http.Request) {
-	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); !trusted {
-		for _, h := range routing.ClientClaims {
-			r.Header.Del(h)
+	body, resend, err := replayBody(r)
+	if err != nil {
+		return plainAnswer(w, routing.Incomplete())
+	}
+	proxy := g.proxy
+	if rt.Secure {
+		proxy = g.secure
+	}
+	try := g.router.Retry(&rt, resend)
+	for {
+		inst := try.Next()
+		caddyhttp.SetVar(r.Context(), dialVar, balancer.Address(inst, rt.Secure))
+		if body != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		aw := &attemptWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+		err := proxy.ServeHTTP(aw, r, next)
+		if err == nil || aw.wrote {
+			try.Succeeded() // the instance answered
+			return err
+		}
+		f, ok := failureOf(err)
+		if !ok || r.Context().Err() != nil {
+			return err // not the instance's failure
+		}
+		g.log.Info("instance failed", zap.String("app", rt.App), zap.String("instance", inst.ID()),
+			zap.Int("attempt", try.Attempt()), zap.Error(err))
+		if !try.Failed(f) {
+			return plainAnswer(w, routing.Failed(name, f))
 		}
 	}
-	for k := range r.Header {
-		if routing.HasUnderscore(k) {
-			delete(r.Header, k)
-		}
-	}
-	// No trailer fields either: they come after the headers were decided
-	// on (the fasthttp gateway, like nginx, forwards none).
-	r.Trailer = nil
-	r.Header.Del("Trailer")
-}
-
-// forwardedPrefix is the X-Forwarded-Prefix for r: "/<app>" as the client
-// wrote it, after the prefix a trusted proxy in front sent (one from an
-// untrusted client is replaced).
-func forwardedPrefix(r *http.Request, app string) string {
-	prefix := "/" + app
-	if trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool); trusted {
-		if before := strings.TrimRight(r.Header.Get("X-Forwarded-Prefix"), "/"); before != "" {
-			prefix = before + prefix
-		}
-	}
-	return prefix
 }
 
 // Interface guards

@@ -16,7 +16,11 @@ func TestGatewaySuiteThroughCaddy(t *testing.T) {
 	gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store) {
 		n++
 		name := fmt.Sprintf("gwsuite-%d", n)
-		caddytest.NewTester(t).InitServer(gatewayConfig("registry "+name, ""), "caddyfile")
+		// The suite's settings (see gatewaysuite.Starter).
+		gw := fmt.Sprintf("response_header_timeout %s\n\t\ttls_trusted_ca_certs %s",
+			gatewaysuite.ResponseHeaderTimeout, gatewaysuite.TrustedCA(t))
+		app := fmt.Sprintf("registry %s\n\t\thealth_interval %s", name, gatewaysuite.HealthInterval)
+		caddytest.NewTester(t).InitServer(gatewayConfig(app, gw), "caddyfile")
 		v, ok := lookupEntry(name)
 		if !ok {
 			t.Fatalf("registry %s not running", name)

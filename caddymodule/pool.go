@@ -61,6 +61,12 @@ type entry struct {
 	metricsOnce sync.Once
 	collector   *metrics.Collector
 
+	// The eureka_gateway balancers, by passive-health settings: kept with
+	// the registry so that what they know of failed instances survives
+	// reloads. They rotate with roundRobin.
+	gatewaysMu sync.Mutex
+	gateways   map[passiveHealth]*balancer.Balancer
+
 	mu      sync.Mutex
 	running int // configs that have started it and not stopped
 	started bool
@@ -138,6 +144,29 @@ func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
 		return nil, fmt.Errorf("setting up registry %q: %v", name, dig.RootCause(err))
 	}
 	return e, nil
+}
+
+// passiveHealth is a gateway's passive-health settings.
+type passiveHealth struct {
+	maxFails int
+	cooldown time.Duration
+}
+
+// gatewayBalancer returns the balancer of the gateways that skip an
+// instance for cooldown after maxFails failures, made once per settings.
+func (e *entry) gatewayBalancer(maxFails int, cooldown time.Duration) *balancer.Balancer {
+	e.gatewaysMu.Lock()
+	defer e.gatewaysMu.Unlock()
+	k := passiveHealth{maxFails, cooldown}
+	if b := e.gateways[k]; b != nil {
+		return b
+	}
+	if e.gateways == nil {
+		e.gateways = map[passiveHealth]*balancer.Balancer{}
+	}
+	b := balancer.New(e.instances, balancer.Config{Policy: e.roundRobin, MaxFails: maxFails, Cooldown: cooldown})
+	e.gateways[k] = b
+	return b
 }
 
 // metrics returns the registry's collector, made once so that every

@@ -6,6 +6,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // The eureka app's options that apply to one mode only: a hosted
@@ -35,9 +37,10 @@ var durationDefaults = map[string]string{
 	"delta_retention":                   "3m",
 	"override_idle_expiry":              "1h",
 	"health_timeout":                    "5s",
-	"dial_timeout":                      "3s",
-	"response_header_timeout":           "5s",
-	"fail_duration":                     "30s",
+	"dial_timeout":                      formatDuration(routing.DefaultDialTimeout),
+	"response_header_timeout":           formatDuration(routing.DefaultResponseHeaderTimeout),
+	"read_timeout":                      formatDuration(routing.DefaultReadTimeout),
+	"fail_duration":                     formatDuration(routing.DefaultFailDuration),
 }
 
 // checkDuration refuses a duration that is not positive (or, with

@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -78,11 +77,11 @@ func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, err
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		service = repl.ReplaceAll(service, "")
 	}
-	service = routing.AppName(service) // ASCII only, as the gateways match names
+	service = eureka.AppName(service) // ASCII only, as the gateways match names
 	caddyhttp.SetVar(r.Context(), serviceVar, service)
 	list := u.app.Instances(service)
 	if len(list) > 0 {
-		list = withPort(u.app.routable(service, list), u.Secure)
+		list = routing.Enabled(u.app.routable(service, list), u.Secure)
 	}
 	caddyhttp.SetVar(r.Context(), instancesVar, list)
 	out := make([]*reverseproxy.Upstream, len(list))
@@ -90,28 +89,6 @@ func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, err
 		out[n] = &reverseproxy.Upstream{Dial: balancer.Address(inst, u.Secure)}
 	}
 	return out, nil
-}
-
-// withPort returns the instances of list that enable their secure port
-// (secure) or their plain one; list itself when all of them do, which is
-// the usual case and allocates nothing.
-func withPort(list []*eureka.InstanceInfo, secure bool) []*eureka.InstanceInfo {
-	enabled := func(i *eureka.InstanceInfo) bool {
-		if secure {
-			return i.SecurePort.Enabled
-		}
-		return i.Port.Enabled
-	}
-	if !slices.ContainsFunc(list, func(i *eureka.InstanceInfo) bool { return !enabled(i) }) {
-		return list
-	}
-	var out []*eureka.InstanceInfo
-	for _, i := range list {
-		if enabled(i) {
-			out = append(out, i)
-		}
-	}
-	return out
 }
 
 // Interface guards

@@ -18,9 +18,12 @@ import (
 // registry. It provides the *gateway.Gateway and its *gateway.Server,
 // which listens when the application starts (a bind error fails the
 // start) and, when it stops, lets in-flight requests finish before the
-// gateway closes its connections. Supply a gateway.Config to change the
-// routing (its Instances is filled in) and a gateway.ServerConfig to
-// change the address (default ":8080").
+// gateway closes its connections. It routes with the application's
+// *balancer.Balancer when there is one (the Balancer module: supply a
+// *balancer.CheckConfig there, and an application whose instances all
+// fail their health check is answered 503). Supply a gateway.Config to
+// change the routing (its Routing.Instances is filled in) and a
+// gateway.ServerConfig to change the address (default ":8080").
 var Gateway = fx.Module("eureka.gateway",
 	namedLogger("eureka.gateway"),
 	fx.Provide(NewGateway),
@@ -33,6 +36,7 @@ type GatewayParams struct {
 
 	Lifecycle    fx.Lifecycle
 	Instances    balancer.Instancer
+	Balancer     *balancer.Balancer   `optional:"true"`
 	Config       gateway.Config       `optional:"true"`
 	ServerConfig gateway.ServerConfig `optional:"true"`
 	Logger       *zap.Logger          `optional:"true"`
@@ -43,7 +47,10 @@ type GatewayParams struct {
 // names another.
 func NewGateway(p GatewayParams) (*gateway.Gateway, *gateway.Server, error) {
 	cfg := p.Config
-	cfg.Instances = p.Instances
+	cfg.Routing.Instances = p.Instances
+	if cfg.Routing.Balancer == nil {
+		cfg.Routing.Balancer = p.Balancer
+	}
 	log := p.Logger
 	if log == nil {
 		log = zap.NewNop()

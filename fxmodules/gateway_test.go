@@ -11,12 +11,14 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 
+	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 func gatewayGet(t *testing.T, url string) (int, string) {
@@ -75,7 +77,7 @@ func TestGatewayWithRemoteRegistry(t *testing.T) {
 			ServiceURLs:           []string{"http://" + regSrv.Addr().String() + "/eureka/"},
 			RegistryFetchInterval: 50 * time.Millisecond,
 		}),
-		fx.Supply(gateway.Config{Retries: 2}, gateway.ServerConfig{Addr: "127.0.0.1:0"}),
+		fx.Supply(gateway.Config{Routing: routing.Config{Retries: 2}}, gateway.ServerConfig{Addr: "127.0.0.1:0"}),
 		fx.Populate(&srv))
 	gw.RequireStart()
 	defer gw.RequireStop()
@@ -87,6 +89,30 @@ func TestGatewayWithRemoteRegistry(t *testing.T) {
 	if status, body := gatewayGet(t, base+"/orders/items/7"); status != 200 || body != "backend /items/7" {
 		t.Fatalf("%d %q", status, body)
 	}
+}
+
+// With the Balancer module and its health checks, the gateway routes by
+// them: an application whose instances all fail theirs is answered 503.
+func TestGatewayUsesTheBalancersHealthChecks(t *testing.T) {
+	var store *registry.Store
+	var srv *gateway.Server
+	app := fxtest.New(t, Registry, LocalInstances, Balancer, Gateway,
+		fx.Supply(&balancer.CheckConfig{Interval: 50 * time.Millisecond}),
+		fx.Supply(gateway.ServerConfig{Addr: "127.0.0.1:0"}), fx.Populate(&store, &srv))
+	app.RequireStart()
+	defer app.RequireStop()
+	sick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	defer sick.Close()
+	inst := backendInstance(t, "SICK")
+	inst.HealthCheckURL = sick.URL + "/health"
+	if err := store.Register(inst, false); err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + srv.Addr().String() + "/sick/x"
+	testkit.Eventually(t, 5*time.Second, "the failing health check to take the instance out", func() bool {
+		status, body := gatewayGet(t, url)
+		return status == 503 && body == "application \"sick\" has no instance passing its health check\n"
+	})
 }
 
 // A gateway whose address is taken fails the application's start.

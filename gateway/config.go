@@ -1,77 +1,49 @@
 package gateway
 
 import (
-	"net/netip"
+	"crypto/tls"
+	"fmt"
 	"time"
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
-	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
-// Defaults of Config.
+// Defaults of Config. Those of routing, retries and passive health are
+// package routing's (routing.DefaultRetries, routing.DefaultDialTimeout,
+// ...), which Caddy's eureka_gateway shares.
 const (
-	DefaultRetries             = 1
-	DefaultDialTimeout         = 3 * time.Second
-	DefaultResponseTimeout     = 60 * time.Second
 	DefaultMaxRequestBodySize  = 128 << 20
 	DefaultMaxConnsPerInstance = 1024
 	DefaultIdleConnTimeout     = 10 * time.Second
 	DefaultSweepInterval       = 5 * time.Second
-	DefaultFailDuration        = 30 * time.Second
-	DefaultMaxFails            = 1
 )
 
-// Config configures a Gateway. Only Instances is required; the zero value
-// of every other field is its default.
+// Config configures a Gateway. Only Routing.Instances is required; the
+// zero value of every other field is its default.
 type Config struct {
-	// Instances returns each application's UP instances: a
-	// *registry.Store (in-process) or a *discovery.Client (a remote
-	// registry). Required.
-	Instances balancer.Instancer
-
-	// Balancer chooses the instance for each request and keeps the passive
-	// health of the instances. Default: a balancer over Instances with
-	// per-app round-robin that skips an instance for FailDuration after
-	// MaxFails consecutive failures, as eureka_gateway does.
-	Balancer *balancer.Balancer
-	// Policy chooses among the instances, when the gateway makes its own
-	// Balancer. Default: per-app round-robin. With a
-	// *balancer.LeastRequests the gateway counts each request as in
+	// Routing is where requests go and what happens when an instance
+	// fails one: the instances (a *registry.Store in-process, or a
+	// *discovery.Client over a remote registry; required), the balancer
+	// and its passive health, active health checks, retries, the dial and
+	// response timeouts and the trusted proxies, with the defaults Caddy's
+	// eureka_gateway has too (package routing). The gateway waits
+	// Routing.ResponseHeaderTimeout for an instance's response header once
+	// the request is sent, and Routing.ReadTimeout for each read of its
+	// body and each write of the request to it. With a
+	// *balancer.LeastRequests policy the gateway counts each request as in
 	// flight from its start to its response header (Balancer.Begin).
-	Policy balancer.Policy
-	// FailDuration is how long a failed instance is skipped, when the
-	// gateway makes its own Balancer. Default 30s.
-	FailDuration time.Duration
-	// MaxFails is the number of consecutive failures after which an
-	// instance is skipped, when the gateway makes its own Balancer.
-	// Default 1.
-	MaxFails int
+	Routing routing.Config
 
-	// Retries is how many other instances a failed request is tried on.
-	// A request whose dial failed is retried whatever its method (it
-	// never reached the instance); after a timeout or a broken connection
-	// only an idempotent request (GET, HEAD, OPTIONS, TRACE, PUT, DELETE)
-	// whose body is in memory (none, or at most 64 KiB) is. Default 1;
-	// negative for none.
-	Retries int
-	// DialTimeout bounds the connection to an instance. Default 3s.
-	DialTimeout time.Duration
-	// ResponseTimeout is how long an instance may stay silent while the
-	// gateway sends it a request or waits for its response: before the
-	// response header and between two reads of its body, as nginx's
-	// proxy_read_timeout. A request that times out before its response
-	// started counts as a failure of the instance (504 if not retried).
-	// Default 60s.
-	ResponseTimeout time.Duration
 	// MaxRequestBodySize is the largest request body forwarded; a larger
 	// one is answered 413. Bodies are streamed whatever their size: this
 	// is a policy, not a memory bound. Default 128 MiB; negative for no
 	// limit.
 	MaxRequestBodySize int64
 	// MaxConnsPerInstance caps the connections to one instance; a request
-	// that finds them all busy waits up to DialTimeout for one, then gets
+	// that finds them all busy waits up to Routing.DialTimeout for one, then gets
 	// 503. Default 1024. Server's event loops share it out: each loop may
 	// open its part (at least one).
 	MaxConnsPerInstance int
@@ -84,10 +56,13 @@ type Config struct {
 	// registry.Store's Subscribe or a discovery.Client's). Default 5s.
 	SweepInterval time.Duration
 
-	// TrustedProxies are the clients (proxies in front of the gateway)
-	// whose X-Forwarded-For, -Proto, -Host and -Prefix are kept and added
-	// to. Default: none, so every client's are replaced.
-	TrustedProxies []netip.Prefix
+	// TLS is the configuration of the connections to instances that
+	// enable only their secure port, which are reached over TLS on it:
+	// set RootCAs to the authority that signs their certificates (as
+	// Caddy's tls_trusted_ca_certs; cmd/eureka's -gateway-trusted-ca).
+	// The server name is the instance's host unless set. Default: the
+	// system's roots.
+	TLS *tls.Config
 	// RewriteHost sends the instance's host:port as the Host header
 	// instead of the client's. Default false: Host passes through.
 	RewriteHost bool
@@ -99,26 +74,14 @@ type Config struct {
 	Logger *zap.Logger
 }
 
-// withDefaults returns cfg with its defaults filled in.
-func (cfg Config) withDefaults() Config {
-	if cfg.FailDuration <= 0 {
-		cfg.FailDuration = DefaultFailDuration
+// withDefaults returns cfg with its defaults filled in, and the router
+// that decides where its requests go.
+func (cfg Config) withDefaults() (Config, *routing.Router, error) {
+	r, err := routing.New(cfg.Routing)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("gateway: %v", err)
 	}
-	if cfg.MaxFails <= 0 {
-		cfg.MaxFails = DefaultMaxFails
-	}
-	switch {
-	case cfg.Retries == 0:
-		cfg.Retries = DefaultRetries
-	case cfg.Retries < 0:
-		cfg.Retries = 0
-	}
-	if cfg.DialTimeout <= 0 {
-		cfg.DialTimeout = DefaultDialTimeout
-	}
-	if cfg.ResponseTimeout <= 0 {
-		cfg.ResponseTimeout = DefaultResponseTimeout
-	}
+	cfg.Routing = r.Config()
 	if cfg.MaxRequestBodySize == 0 {
 		cfg.MaxRequestBodySize = DefaultMaxRequestBodySize
 	}
@@ -134,8 +97,5 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	if cfg.Balancer == nil && cfg.Instances != nil {
-		cfg.Balancer = balancer.New(cfg.Instances, balancer.Config{Policy: cfg.Policy, MaxFails: cfg.MaxFails, Cooldown: cfg.FailDuration})
-	}
-	return cfg
+	return cfg, r, nil
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"crypto/tls"
 	"net"
 	"runtime"
 	"sync/atomic"
@@ -20,6 +21,34 @@ func (e *dialError) Unwrap() error { return e.err }
 type dialer struct {
 	net     net.Dialer
 	timeout time.Duration // idle limit of each read and write
+	tls     *tls.Config   // for secure ports (Config.TLS)
+}
+
+// dialTLS connects to an instance's secure port at addr and completes the
+// TLS handshake within the dial timeout, as fasthttp's pool does for its
+// own connections (a tunnel's connection is not pooled).
+func (d *dialer) dialTLS(addr string) (net.Conn, error) {
+	c, err := d.dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	cfg := d.tls.Clone()
+	if cfg == nil {
+		cfg = new(tls.Config)
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(c, cfg)
+	if d.net.Timeout > 0 {
+		tc.SetDeadline(time.Now().Add(d.net.Timeout))
+	}
+	if err := tc.Handshake(); err != nil {
+		tc.Close()
+		return nil, &dialError{err}
+	}
+	tc.SetDeadline(time.Time{})
+	return tc, nil
 }
 
 func (d *dialer) dial(addr string) (net.Conn, error) {

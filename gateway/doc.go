@@ -1,16 +1,21 @@
 // Package gateway is a gateway that routes requests by application name,
-// served by fasthttp: the same routing as Caddy's eureka_gateway, for
-// deployments that want nginx's throughput more than Caddy's feature set
-// (TLS, HTTP/2 and 3, matchers, middleware).
+// served by fasthttp: a transport around the routing core that Caddy's
+// eureka_gateway shares (package routing), for deployments that want
+// nginx's throughput more than Caddy's feature set (HTTP/2 and 3,
+// matchers, middleware).
 //
 // A request for /<app>/<rest> is proxied to /<rest> on an UP instance of
 // <app>, the name matched case-insensitively, the instances taken in turn
 // (per-app round-robin through a balancer.Balancer, with passive health: an
 // instance whose requests fail is skipped for a while). A request for an
-// unknown application, or one with no UP instance, is answered 503 with a
-// short plain-text reason naming it. The instances are read per request,
-// without a lock or I/O, from any balancer.Instancer: a registry.Store in
-// the same process, or a discovery.Client's copy of a remote registry.
+// unknown application, one with no UP instance, or one whose instances all
+// fail their active health check (a Balancer with a Checker) is answered
+// 503 with a short plain-text reason naming it. An application whose
+// instances enable only their secure port is reached over TLS on it
+// (Config.TLS for its certificate authority). The instances are read per
+// request, without a lock or I/O, from any balancer.Instancer: a
+// registry.Store in the same process, or a discovery.Client's copy of a
+// remote registry.
 //
 // It is a proxy in full:
 //
@@ -39,9 +44,10 @@
 //     buffers, not its size. Request bodies are limited to
 //     Config.MaxRequestBodySize (413 beyond it).
 //   - Upstream dials and responses have timeouts (Config.DialTimeout,
-//     Config.ResponseTimeout), and so does a client's request header as a
-//     whole (ServerConfig.HeaderTimeout). After a failed dial, a request
-//     is retried on another instance; after a timeout or a broken
+//     Config.ResponseHeaderTimeout, Config.ResponseReadTimeout, with
+//     package routing's defaults), and so does a client's request header
+//     as a whole (ServerConfig.HeaderTimeout). After a failed dial, a
+//     request is retried on another instance; after a timeout or a broken
 //     connection, an idempotent request whose body is in memory is too.
 //   - WebSocket and other Upgrade requests are tunnelled.
 //   - Connections to each instance are pooled and kept alive; the pool of
@@ -50,8 +56,8 @@
 //     finish.
 //
 // Server serves the requests a gateway sees most (no body, no Upgrade,
-// for a registered application, answered with a body of known length up
-// to 64 KiB) on event loops, gnet's, one per core: a loop reads a socket
+// for a registered application at its plain port, answered with a body of
+// known length up to 64 KiB) on event loops, gnet's, one per core: a loop reads a socket
 // only when epoll says it has data and keeps its own connections to the
 // instances, with no goroutine per connection, which is what brings the
 // gateway to nginx's throughput. A connection that sends any other request

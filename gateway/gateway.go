@@ -3,17 +3,12 @@ package gateway
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
-	"net"
-	"os"
 	"sync"
-	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/balancer"
-	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -24,7 +19,7 @@ const (
 	// prefetchSize is how much of a request body fasthttp reads before
 	// the handler runs. A body that fits is held in memory, so a request
 	// carrying it can be retried; a larger one streams.
-	prefetchSize = 64 << 10
+	prefetchSize = routing.MaxReplayBody
 )
 
 // errBodyTooLarge is a request body over MaxRequestBodySize, found while
@@ -35,11 +30,11 @@ var errBodyTooLarge = errors.New("gateway: request body too large")
 // application. Its Handler serves them; Close releases what it holds.
 type Gateway struct {
 	cfg           Config
+	router        *routing.Router // decides where each request goes
 	bal           *balancer.Balancer
 	countInFlight bool
 	dialer        dialer
 	pools         pools
-	names         nameCache
 	tunnels       tunnels
 
 	stop      chan struct{}
@@ -47,23 +42,25 @@ type Gateway struct {
 	closeOnce sync.Once
 }
 
-// New returns a Gateway over cfg.Instances. It starts nothing: the
+// New returns a Gateway over cfg.Routing.Instances. It starts nothing: the
 // goroutine that closes the connection pools of instances that leave the
 // registry starts with the first pool, and Close stops it.
 func New(cfg Config) (*Gateway, error) {
-	if cfg.Instances == nil {
-		return nil, errors.New("gateway: Config.Instances is required")
+	cfg, router, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	g := &Gateway{
-		cfg:   cfg,
-		bal:   cfg.Balancer,
-		stop:  make(chan struct{}),
-		swept: make(chan struct{}),
+		cfg:    cfg,
+		router: router,
+		bal:    cfg.Routing.Balancer,
+		stop:   make(chan struct{}),
+		swept:  make(chan struct{}),
 	}
-	_, g.countInFlight = cfg.Policy.(*balancer.LeastRequests)
-	g.dialer.net.Timeout = cfg.DialTimeout
-	g.dialer.timeout = cfg.ResponseTimeout
+	_, g.countInFlight = cfg.Routing.Policy.(*balancer.LeastRequests)
+	g.dialer.net.Timeout = cfg.Routing.DialTimeout
+	g.dialer.timeout = cfg.Routing.ReadTimeout
+	g.dialer.tls = cfg.TLS
 	return g, nil
 }
 
@@ -91,7 +88,8 @@ func (g *Gateway) Close() error {
 
 // Handler serves a request: /<app>/<rest> is proxied to /<rest> on an UP
 // instance of <app>; a request that names no application goes to
-// Config.Other.
+// Config.Other. Where it goes is the router's decision (package
+// routing); the handler carries the bytes.
 func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	if status, reason := checkRequest(&ctx.Request.Header); status != 0 {
 		plain(ctx, status, reason+"\n")
@@ -102,37 +100,29 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	if len(uri) > 0 && uri[0] != '/' {
 		uri = originForm(ctx) // absolute form: http://host/app/rest
 	}
-	var clean [512]byte
-	uri = routeTarget(clean[:0], uri)
-	name, rest, ok := routing.SplitApp(uri)
-	if !ok {
+	var buf [512]byte
+	rt, name, path := g.router.Route(buf[:0], uri)
+	switch {
+	case rt.Other:
 		g.other(ctx)
 		return
-	}
-	app, cached := g.names.upper(name)
-	list := g.cfg.Instances.Instances(app)
-	if len(list) == 0 {
-		g.unavailable(ctx, name, app)
+	case rt.Answer.Status != 0:
+		answer(ctx, rt.Answer)
 		return
 	}
-	if !cached {
-		g.names.remember(name, app)
-	}
+	// name and path point into the request URI (or buf): copy them
+	// before the URI is replaced.
+	var nameBuf [64]byte
+	var pathBuf [512]byte
+	name = append(nameBuf[:0], name...)
+	path = append(pathBuf[:0], path...)
 
+	// The header's edits may rebuild it: the target goes in last.
 	req := stripRequest(&ctx.Request.Header)
 	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, req)
-	// name and rest point into the request URI: done with name, copy
-	// rest before replacing it.
-	var buf [512]byte
-	target := buf[:0]
-	if len(rest) == 0 || rest[0] != '/' {
-		target = append(target, '/')
-	}
-	target = append(target, rest...)
-	ctx.Request.SetRequestURIBytes(target)
-
+	ctx.Request.SetRequestURIBytes(path)
 	if req.upgrade {
-		g.tunnel(ctx, app, list)
+		g.tunnel(ctx, &rt, name)
 		return
 	}
 	body, ok := g.prepareBody(ctx)
@@ -140,7 +130,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		defer bodyPool.Put(body.buf)
 	}
 	if ok {
-		g.forward(ctx, app, list, body)
+		g.forward(ctx, &rt, name, body)
 	}
 }
 
@@ -163,17 +153,8 @@ func (g *Gateway) other(ctx *fasthttp.RequestCtx) {
 	plain(ctx, fasthttp.StatusNotFound, "not found\n")
 }
 
-// unavailable answers 503 for an app with no UP instance, saying whether
-// it is registered at all.
-func (g *Gateway) unavailable(ctx *fasthttp.RequestCtx, name []byte, app string) {
-	reason := fmt.Sprintf("no application %q is registered\n", name)
-	if all, ok := g.cfg.Instances.(interface {
-		AllInstances(string) []*eureka.InstanceInfo
-	}); ok && len(all.AllInstances(app)) > 0 {
-		reason = fmt.Sprintf("application %q has no UP instance\n", name)
-	}
-	plain(ctx, fasthttp.StatusServiceUnavailable, reason)
-}
+// answer answers in place of an instance, as the router says.
+func answer(ctx *fasthttp.RequestCtx, a routing.Answer) { plain(ctx, a.Status, a.Reason) }
 
 // plain answers with a short plain-text message.
 func plain(ctx *fasthttp.RequestCtx, status int, msg string) {
@@ -191,7 +172,7 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 	n := req.Header.ContentLength()
 	limit := g.cfg.MaxRequestBodySize
 	if limit > 0 && int64(n) > limit {
-		plain(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes\n", limit))
+		answer(ctx, routing.TooLarge(limit))
 		ctx.SetConnectionClose()
 		return body, false
 	}
@@ -208,7 +189,7 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 		if _, err := buf.ReadFrom(req.BodyStream()); err != nil {
 			bodyPool.Put(buf)
 			ctx.SetConnectionClose()
-			plain(ctx, fasthttp.StatusBadRequest, "incomplete request body\n")
+			answer(ctx, routing.Incomplete())
 			return body, false
 		}
 		dropTrailers(&req.Header)
@@ -266,17 +247,15 @@ func (b *streamedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// forward sends the request to an instance of app, and to others after a
-// failure the request may be retried after.
-func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.InstanceInfo, body requestBody) {
-	var tried [8]*eureka.InstanceInfo
-	idempotent := isIdempotent(&ctx.Request.Header)
-	for attempt := 0; ; attempt++ {
-		inst := g.pick(app, list, tried[:min(attempt, len(tried))])
-		if attempt < len(tried) {
-			tried[attempt] = inst
-		}
-		u := g.upstream(app, inst)
+// forward sends the request for the app the client spelled name to the
+// route's instances, as the router's Retry picks them and decides, after
+// a failure, whether another gets it.
+func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byte, body requestBody) {
+	resend := body.replayable && balancer.Idempotent(ctx.Method())
+	try := g.router.Retry(rt, resend)
+	for {
+		inst := try.Next()
+		u := g.upstream(rt.App, inst, rt.Secure)
 		if g.cfg.RewriteHost || len(ctx.Request.Header.Host()) == 0 {
 			ctx.Request.Header.SetHost(u.addr)
 		}
@@ -284,12 +263,12 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.I
 		if g.countInFlight {
 			end = g.bal.Begin(inst)
 		}
-		err := u.roundTrip(&ctx.Request, &ctx.Response, body.replayable)
+		err := u.roundTrip(&ctx.Request, &ctx.Response, resend, g.cfg.Routing.ResponseHeaderTimeout)
 		if end != nil {
 			end()
 		}
 		if err == nil {
-			g.bal.ReportSuccess(inst)
+			try.Succeeded()
 			stripResponse(&ctx.Response.Header, false)
 			return
 		}
@@ -297,101 +276,22 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, app string, list []*eureka.I
 		switch {
 		case errors.Is(err, errBodyTooLarge):
 			ctx.SetConnectionClose()
-			plain(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes\n", g.cfg.MaxRequestBodySize))
+			answer(ctx, routing.TooLarge(g.cfg.MaxRequestBodySize))
 			return
 		case body.stream != nil && body.stream.err != nil:
 			// The client stopped sending its body.
 			ctx.SetConnectionClose()
-			plain(ctx, fasthttp.StatusBadRequest, "incomplete request body\n")
+			answer(ctx, routing.Incomplete())
 			return
 		case errors.Is(err, fasthttp.ErrNoFreeConns):
-			plain(ctx, fasthttp.StatusServiceUnavailable, busyReason(app))
+			answer(ctx, routing.Busy(name))
 			return
 		}
-		g.noteFailure(app, inst, u.addr, attempt, err)
-		if g.mayRetry(err, body.replayable && idempotent, attempt) {
-			if list = g.cfg.Instances.Instances(app); len(list) > 0 {
-				continue
-			}
-		}
-		status, reason := failedAnswer(app, err)
-		plain(ctx, status, reason)
-		return
-	}
-}
-
-// pick returns an instance of app not tried yet, or any if all were.
-func (g *Gateway) pick(app string, list []*eureka.InstanceInfo, tried []*eureka.InstanceInfo) *eureka.InstanceInfo {
-	first := g.bal.Choose(app, list)
-	if len(tried) == 0 || !wasTried(first, tried) {
-		return first
-	}
-	for range list {
-		if i := g.bal.Choose(app, list); !wasTried(i, tried) {
-			return i
+		f := failureOf(err)
+		g.logFailure(rt.App, inst, u.addr, try.Attempt(), err)
+		if !try.Failed(f) {
+			answer(ctx, routing.Failed(name, f))
+			return
 		}
 	}
-	return first
-}
-
-func wasTried(inst *eureka.InstanceInfo, tried []*eureka.InstanceInfo) bool {
-	for _, t := range tried {
-		if t == inst || t.ID() == inst.ID() {
-			return true
-		}
-	}
-	return false
-}
-
-// isIdempotent reports whether a request may be sent twice (RFC 9110
-// section 9.2.2).
-func isIdempotent(h *fasthttp.RequestHeader) bool {
-	return h.IsGet() || h.IsHead() || h.IsOptions() || h.IsTrace() || h.IsPut() || h.IsDelete()
-}
-
-// timedOut reports whether err is a timeout.
-func timedOut(err error) bool {
-	if errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// nameCache maps the application names requests spell to the upper-case
-// names Eureka stores, without an allocation per request. It only holds
-// names of registered applications, and at most maxNames of them.
-type nameCache struct {
-	m  atomic.Pointer[map[string]string]
-	mu sync.Mutex
-}
-
-const maxNames = 4096
-
-// upper returns the upper-case name, and whether it came from the cache.
-func (c *nameCache) upper(raw []byte) (string, bool) {
-	if m := c.m.Load(); m != nil {
-		if s, ok := (*m)[string(raw)]; ok {
-			return s, true
-		}
-	}
-	return routing.AppName(raw), false
-}
-
-func (c *nameCache) remember(raw []byte, app string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.m.Load()
-	n := 0
-	if old != nil {
-		n = len(*old)
-	}
-	next := make(map[string]string, n+1)
-	if old != nil && n < maxNames {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	next[string(raw)] = app
-	c.m.Store(&next)
 }

@@ -2,12 +2,17 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/internal/gatewaysuite"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
@@ -29,8 +34,8 @@ var modes = []struct {
 // startServer is start with scfg (its Addr is a free loopback port).
 func startServer(t *testing.T, cfg Config, scfg ServerConfig, store *registry.Store) (string, *Gateway, *Server) {
 	t.Helper()
-	if cfg.Instances == nil {
-		cfg.Instances = store
+	if cfg.Routing.Instances == nil {
+		cfg.Routing.Instances = store
 	}
 	g, err := New(cfg)
 	if err != nil {
@@ -59,9 +64,33 @@ func TestGatewaySuite(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store) {
 				store := registry.New(registry.Config{})
-				base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops}, store)
+				base, _, _ := startServer(t, suiteConfig(t, store), ServerConfig{Loops: m.loops}, store)
 				return base, store
 			}, gatewaysuite.FastHTTP)
 		})
+	}
+}
+
+// suiteConfig is the gateway configuration the shared suite asks for
+// (see gatewaysuite.Starter): its response header timeout, active health
+// checks every HealthInterval, and its certificate authority trusted for
+// secure ports.
+func suiteConfig(t *testing.T, store *registry.Store) Config {
+	t.Helper()
+	pem, err := os.ReadFile(gatewaysuite.TrustedCA(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	checker := balancer.NewChecker(store, balancer.CheckConfig{Interval: gatewaysuite.HealthInterval})
+	checker.Start()
+	t.Cleanup(checker.Stop)
+	return Config{
+		Routing: routing.Config{
+			Balancer:              balancer.New(store, balancer.Config{Checker: checker, MaxFails: routing.DefaultMaxFails, Cooldown: routing.DefaultFailDuration}),
+			ResponseHeaderTimeout: gatewaysuite.ResponseHeaderTimeout,
+		},
+		TLS: &tls.Config{RootCAs: roots},
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // echoBody answers with the method, path and body it got.
@@ -106,7 +107,7 @@ func TestLoopsForwardNothingAfter408(t *testing.T) {
 }
 
 // A pooled connection on which the instance sent bytes while idle is not
-// reused, even after its read deadline passed (ResponseTimeout shorter
+// reused, even after its read deadline passed (ResponseReadTimeout shorter
 // than IdleConnTimeout).
 func TestStaleConnectionAfterItsDeadline(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -142,7 +143,7 @@ func TestStaleConnectionAfterItsDeadline(t *testing.T) {
 	}()
 	store := registry.New(registry.Config{})
 	register(t, store, "faulty", "f", ln.Addr().(*net.TCPAddr).Port)
-	base, _, _ := startServer(t, Config{ResponseTimeout: 300 * time.Millisecond}, ServerConfig{Loops: -1}, store)
+	base, _, _ := startServer(t, Config{Routing: routing.Config{ReadTimeout: 300 * time.Millisecond}}, ServerConfig{Loops: -1}, store)
 	if _, _, body := do(t, "GET", base+"/faulty/late", nil); body != "answer to /late" {
 		t.Fatalf("late: %q", body)
 	}
@@ -162,7 +163,7 @@ func TestTrustedProxyFieldOrder(t *testing.T) {
 			serve(t, store, "echo", "a", func(w http.ResponseWriter, r *http.Request) {
 				fmt.Fprintf(w, "%q %q %q", r.Header.Values("Forwarded"), r.Header.Values("X-Forwarded-Prefix"), r.Header.Values("X-Forwarded-For"))
 			})
-			base, _, _ := startServer(t, Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, ServerConfig{Loops: m.loops}, store)
+			base, _, _ := startServer(t, Config{Routing: routing.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}, ServerConfig{Loops: m.loops}, store)
 			c := dialRaw(t, base)
 			c.send("GET /echo/x HTTP/1.1\r\nHost: a\r\nForwarded: for=9.9.9.9\r\nForwarded: for=8.8.8.8\r\n" +
 				"X-Forwarded-Prefix: /p/\r\nX-Forwarded-Prefix: /q\r\nX-Forwarded-For: 1.1.1.1\r\nX-Forwarded-For: 2.2.2.2\r\n\r\n")

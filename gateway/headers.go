@@ -289,7 +289,7 @@ func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls b
 	has := req.has
 	var ipBuf [64]byte
 	ip := appendClientIP(ipBuf[:0], remote)
-	trusted := has != 0 && g.trusted(remote)
+	trusted := has != 0 && g.router.Trusted(remote)
 
 	// The values, read before any header is removed.
 	var forBuf, prefixBuf [256]byte
@@ -316,11 +316,11 @@ func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls b
 			host = append([]byte(nil), v...)
 		}
 	}
-	prefix := prefixBuf[:0]
+	var prior []byte
 	if trusted {
-		prefix = append(prefix, bytes.TrimRight(h.PeekBytes(headerXForwardedPrefix), "/")...)
+		prior = h.PeekBytes(headerXForwardedPrefix)
 	}
-	prefix = append(append(prefix, '/'), app...)
+	prefix := routing.AppendPrefix(prefixBuf[:0], prior, trusted, app)
 
 	const forwarded = hasXForwardedFor | hasXForwardedProto | hasXForwardedHost | hasXForwardedPrefix
 	claims := !trusted && has&hasClientClaims != 0
@@ -365,26 +365,4 @@ func appendClientIP(dst []byte, addr net.Addr) []byte {
 		}
 	}
 	return append(dst, addr.String()...)
-}
-
-// trusted reports whether the client at addr is one of TrustedProxies.
-func (g *Gateway) trusted(addr net.Addr) bool {
-	if len(g.cfg.TrustedProxies) == 0 {
-		return false
-	}
-	a, ok := addr.(*net.TCPAddr)
-	if !ok {
-		return false
-	}
-	ip, ok := netip.AddrFromSlice(a.IP)
-	if !ok {
-		return false
-	}
-	ip = ip.Unmap()
-	for _, p := range g.cfg.TrustedProxies {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
 }

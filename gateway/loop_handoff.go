@@ -128,7 +128,7 @@ func (lp *loopState) enroll(up *upConn, c net.Conn) bool {
 // by its length or else in chunks (trailer fields after the last). It
 // reports whether the instance's connection may carry another request.
 func (l *loops) streamResponse(upstream, client net.Conn, closing bool) (reusable bool, err error) {
-	up := &idleConn{Conn: upstream, read: l.g.cfg.ResponseTimeout, write: l.g.cfg.ResponseTimeout}
+	up := &idleConn{Conn: upstream, read: l.g.cfg.Routing.ReadTimeout, write: l.g.cfg.Routing.ReadTimeout}
 	br := bufio.NewReaderSize(up, bufferSize)
 	var h, trailer fasthttp.ResponseHeader
 	h.SetNoDefaultContentType(true)

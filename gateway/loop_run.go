@@ -9,7 +9,10 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/valyala/fasthttp"
+
 	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/routing"
 
 	"github.com/eurekagate/eurekagate/internal/fastserve"
 )
@@ -21,7 +24,7 @@ func newLoops(g *Gateway, cfg ServerConfig, h *handoffListener, n int) *loops {
 		accepted: make(chan struct{}), tickStop: make(chan struct{}), ticked: make(chan struct{})}
 	// The timeouts are checked at a tick: an eighth of the shortest, so
 	// none runs over by more than that, within [10ms, 1s].
-	l.interval = min(cfg.ReadTimeout, cfg.HeaderTimeout, cfg.WriteTimeout, g.cfg.ResponseTimeout, g.cfg.IdleConnTimeout, g.cfg.SweepInterval) / 8
+	l.interval = min(cfg.ReadTimeout, cfg.HeaderTimeout, cfg.WriteTimeout, g.cfg.Routing.ReadTimeout, max(g.cfg.Routing.ResponseHeaderTimeout, time.Millisecond), g.cfg.IdleConnTimeout, g.cfg.SweepInterval) / 8
 	l.interval = max(10*time.Millisecond, min(l.interval, time.Second))
 	return l
 }
@@ -100,9 +103,9 @@ func (lp *loopState) tick() {
 	t := now()
 	l := lp.l
 	stopping := l.stopping.Load()
-	read, write, header := int64(l.cfg.ReadTimeout), int64(l.cfg.WriteTimeout), int64(l.cfg.HeaderTimeout)
-	respond := int64(l.g.cfg.ResponseTimeout)
-	dial := int64(l.g.cfg.DialTimeout + time.Second)
+	clientRead, write, clientHeader := int64(l.cfg.ReadTimeout), int64(l.cfg.WriteTimeout), int64(l.cfg.HeaderTimeout)
+	header, read := int64(l.g.cfg.Routing.ResponseHeaderTimeout), int64(l.g.cfg.Routing.ReadTimeout)
+	dial := int64(l.g.cfg.Routing.DialTimeout + time.Second)
 	for cc := range lp.clients {
 		// A client that takes nothing of what is queued for it for
 		// WriteTimeout has stopped reading.
@@ -129,7 +132,7 @@ func (lp *loopState) tick() {
 		if ex := cc.ex; ex != nil {
 			switch up := ex.up; {
 			case up == nil:
-			case up.c != nil && t-ex.sent > respond:
+			case up.c != nil && ((!up.got && header > 0 && t-ex.sent > header) || t-ex.sent > read):
 				up.ex, up.gone = nil, true
 				lp.el.Close(up.c)
 				lp.failed(ex, errTimeout, false)
@@ -145,9 +148,9 @@ func (lp *loopState) tick() {
 			continue
 		}
 		switch {
-		case stopping || t-cc.last > read:
+		case stopping || t-cc.last > clientRead:
 			lp.close(cc)
-		case cc.headerStart != 0 && t-cc.headerStart > header:
+		case cc.headerStart != 0 && t-cc.headerStart > clientHeader:
 			lp.refuse(cc, fasthttp.StatusRequestTimeout, "Request timeout")
 		case cc.c.InboundBuffered() > 0:
 			// Requests that waited for the client to read (maxUnread).
@@ -155,7 +158,7 @@ func (lp *loopState) tick() {
 		}
 	}
 	// Requests that waited DialTimeout for a connection, all busy.
-	wait := int64(l.g.cfg.DialTimeout)
+	wait := int64(l.g.cfg.Routing.DialTimeout)
 	var expired []*exchange
 	for key := range lp.waiting {
 		var kept []*exchange
@@ -179,7 +182,7 @@ func (lp *loopState) tick() {
 	// Answered after the lists are rewritten: an answer may start the
 	// client's next request, which may queue.
 	for _, ex := range expired {
-		lp.reply(ex, fasthttp.StatusServiceUnavailable, busyReason(ex.app))
+		lp.reply(ex, routing.Busy(ex.name))
 	}
 	idle := int64(l.g.cfg.IdleConnTimeout)
 	for key, list := range lp.idle {
@@ -216,7 +219,8 @@ func (lp *loopState) refuse(cc *clientConn, status int, msg string) {
 	cc.drain = true // the next tick closes it once flushed; serve reads no more
 }
 
-// errTimeout is an instance that did not answer within ResponseTimeout.
+// errTimeout is an instance that did not answer within
+// ResponseHeaderTimeout, or went silent for ResponseReadTimeout.
 var errTimeout = timeoutError{}
 
 type timeoutError struct{}

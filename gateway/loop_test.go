@@ -15,6 +15,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // rawClient is one kept-alive connection to the gateway, written and read
@@ -315,7 +316,7 @@ func TestLoopsMaxConnsPerInstance(t *testing.T) {
 	backend.Start()
 	defer backend.Close()
 	register(t, store, "orders", "a", backend.Listener.Addr().(*net.TCPAddr).Port)
-	base, _, _ := startServer(t, Config{MaxConnsPerInstance: 2, DialTimeout: 500 * time.Millisecond}, ServerConfig{Loops: 1}, store)
+	base, _, _ := startServer(t, Config{MaxConnsPerInstance: 2, Routing: routing.Config{DialTimeout: 500 * time.Millisecond}}, ServerConfig{Loops: 1}, store)
 
 	get := func(path string) (int, string) {
 		resp, err := client.Get(base + path)

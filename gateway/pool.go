@@ -12,20 +12,26 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 )
 
-// instKey identifies an instance's address: its registered host and port.
-// Instances of one app at the same address share a pool.
+// instKey identifies an instance's address: its registered host and its
+// plain port, or its secure one. Instances of one app at the same address
+// share a pool.
 type instKey struct {
-	app  string // upper case
-	host string
-	port int
+	app    string // upper case
+	host   string
+	port   int
+	secure bool
 }
 
-func keyOf(app string, inst *eureka.InstanceInfo) instKey {
+func keyOf(app string, inst *eureka.InstanceInfo, secure bool) instKey {
 	host := inst.HostName
 	if host == "" {
 		host = inst.IPAddr
 	}
-	return instKey{app: app, host: host, port: inst.Port.Number}
+	port := inst.Port.Number
+	if secure {
+		port = inst.SecurePort.Number
+	}
+	return instKey{app: app, host: host, port: port, secure: secure}
 }
 
 // upstream is the connection pool to one instance. The gateway uses its
@@ -50,9 +56,10 @@ type pools struct {
 	sweeping bool // the sweeper runs
 }
 
-// upstream returns the pool for inst, making it if needed.
-func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo) *upstream {
-	k := keyOf(app, inst)
+// upstream returns the pool for inst at its plain port, or its secure
+// one, making it if needed.
+func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo, secure bool) *upstream {
+	k := keyOf(app, inst, secure)
 	if m := g.pools.m.Load(); m != nil {
 		if u := (*m)[k]; u != nil {
 			return u
@@ -65,12 +72,12 @@ func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo) *upstream {
 	if old != nil && (*old)[k] != nil {
 		return (*old)[k]
 	}
-	u := &upstream{key: k, addr: balancer.Address(inst, false)}
+	u := &upstream{key: k, addr: balancer.Address(inst, secure)}
 	u.hc = &fasthttp.HostClient{
 		Addr:                          u.addr,
 		Dial:                          g.dialer.dial,
 		MaxConns:                      g.cfg.MaxConnsPerInstance,
-		MaxConnWaitTimeout:            g.cfg.DialTimeout,
+		MaxConnWaitTimeout:            g.cfg.Routing.DialTimeout,
 		MaxIdleConnDuration:           g.cfg.IdleConnTimeout,
 		ReadBufferSize:                bufferSize,
 		WriteBufferSize:               bufferSize,
@@ -80,6 +87,8 @@ func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo) *upstream {
 		// The most recently used connection first: the others go idle
 		// and are closed, and the pool stays as small as the load.
 		ConnPoolStrategy: fasthttp.LIFO,
+		IsTLS:            secure,
+		TLSConfig:        g.cfg.TLS,
 	}
 	if p.closed {
 		return u // the gateway is closing: serve, pool nothing
@@ -142,8 +151,8 @@ func (g *Gateway) sweep() {
 
 // listed reports whether k is the address of an UP instance of its app.
 func (g *Gateway) listed(k instKey) bool {
-	for _, inst := range g.cfg.Instances.Instances(k.app) {
-		if keyOf(k.app, inst) == k {
+	for _, inst := range g.cfg.Routing.Instances.Instances(k.app) {
+		if keyOf(k.app, inst, k.secure) == k {
 			return true
 		}
 	}
@@ -171,7 +180,7 @@ func (g *Gateway) closePools() {
 // sweeper runs sweep every SweepInterval and after each change the
 // registry announces, until stop is closed.
 func (g *Gateway) sweeper(stop <-chan struct{}) {
-	changed, unsubscribe := subscribe(g.cfg.Instances)
+	changed, unsubscribe := subscribe(g.cfg.Routing.Instances)
 	defer unsubscribe()
 	t := time.NewTicker(g.cfg.SweepInterval)
 	defer t.Stop()

@@ -24,12 +24,3 @@ func checkRequest(h *fasthttp.RequestHeader) (int, string) {
 	}
 	return 0, ""
 }
-
-// routeTarget returns the origin-form target uri with its dot segments
-// resolved: uri itself when it has none, else a copy in buf.
-func routeTarget(buf []byte, uri []byte) []byte {
-	if routing.HasDotSegment(uri) {
-		return routing.RemoveDotSegments(buf[:0], uri)
-	}
-	return uri
-}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http/httputil"
+	"time"
 
 	"github.com/valyala/fasthttp"
 )
@@ -23,16 +24,17 @@ const maxInterim = 8
 
 // roundTrip sends req to the instance and reads its response into resp.
 // When a kept-alive connection turns out to be closed (the instance let it
-// go while it was idle), an idempotent request with its body in memory is
-// sent again on a fresh connection; a timeout or a failed dial is left to
+// go while it was idle), a request that may be sent twice (resend: an
+// idempotent one with its body in memory) is sent again on a fresh
+// connection; a timeout or a failed dial is left to
 // the caller, which tries another instance.
-func (u *upstream) roundTrip(req *fasthttp.Request, resp *fasthttp.Response, replayable bool) error {
+func (u *upstream) roundTrip(req *fasthttp.Request, resp *fasthttp.Response, resend bool, headerTimeout time.Duration) error {
 	u.active.Add(1)
 	defer u.active.Add(-1)
-	retry, err := roundTrip(u.hc, req, resp)
-	if err != nil && retry && replayable && isIdempotent(&req.Header) && !timedOut(err) {
+	retry, err := roundTrip(u.hc, req, resp, headerTimeout)
+	if err != nil && retry && resend && !timedOut(err) {
 		resp.Reset()
-		_, err = roundTrip(u.hc, req, resp)
+		_, err = roundTrip(u.hc, req, resp, headerTimeout)
 	}
 	return err
 }
@@ -45,7 +47,7 @@ func (u *upstream) roundTrip(req *fasthttp.Request, resp *fasthttp.Response, rep
 // default User-Agent, resetting the response, which would lose the
 // server's settings), plus that choice. retry reports whether the request
 // may be sent again: the connection broke before an answer.
-func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Response) (retry bool, err error) {
+func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Response, headerTimeout time.Duration) (retry bool, err error) {
 	cc, err := hc.AcquireConn(0, false)
 	// A pooled connection on which the instance sent something while it
 	// was idle (a body after a HEAD answer, a second response, its
@@ -70,11 +72,19 @@ func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Re
 		return true, err
 	}
 
+	if headerTimeout > 0 {
+		// The header's deadline, kept by the connection's idle limit
+		// (idleConn) until lifted.
+		conn.SetReadDeadline(time.Now().Add(headerTimeout))
+	}
 	br := hc.AcquireReader(conn)
 	if err := readHeader(br, &resp.Header); err != nil {
 		hc.ReleaseReader(br)
 		hc.CloseConn(cc)
 		return true, err
+	}
+	if headerTimeout > 0 {
+		conn.SetReadDeadline(time.Time{})
 	}
 	reuse := !resp.ConnectionClose()
 	n := resp.Header.ContentLength()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // maxUpgradeRefusal bounds the body of an instance's answer to an upgrade
@@ -22,34 +23,35 @@ const maxUpgradeRefusal = 1 << 20
 // instance switches protocols, relays the bytes both ways until either
 // side closes. Tunnels have no idle timeout, as a WebSocket may be quiet
 // for long; Close ends them.
-func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, app string, list []*eureka.InstanceInfo) {
+func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byte) {
 	ctx.Request.Header.Set(fasthttp.HeaderConnection, "Upgrade")
-	var tried [8]*eureka.InstanceInfo
+	// Only a connection not made is retried: once sent, the upgrade
+	// request may have been acted on, and its body streams.
+	try := g.router.Retry(rt, false)
 	var conn net.Conn
 	var inst *eureka.InstanceInfo
-	var attempt int
-	for ; ; attempt++ {
-		inst = g.pick(app, list, tried[:min(attempt, len(tried))])
-		if attempt < len(tried) {
-			tried[attempt] = inst
-		}
-		addr := balancer.Address(inst, false)
+	var addr string
+	for {
+		inst = try.Next()
+		addr = balancer.Address(inst, rt.Secure)
 		var err error
-		if conn, err = g.dialer.net.Dial("tcp", addr); err == nil {
-			if g.cfg.RewriteHost {
-				ctx.Request.Header.SetHost(addr)
-			}
+		if rt.Secure {
+			conn, err = g.dialer.dialTLS(addr)
+		} else {
+			conn, err = g.dialer.dial(addr)
+		}
+		if err == nil {
 			break
 		}
-		g.noteFailure(app, inst, addr, attempt, err)
-		if g.mayRetry(err, false, attempt) {
-			if list = g.cfg.Instances.Instances(app); len(list) > 0 {
-				continue
-			}
+		f := failureOf(err)
+		g.logFailure(rt.App, inst, addr, try.Attempt(), err)
+		if !try.Failed(f) {
+			answer(ctx, routing.Failed(name, f))
+			return
 		}
-		status, reason := failedAnswer(app, err)
-		plain(ctx, status, reason)
-		return
+	}
+	if g.cfg.RewriteHost || len(ctx.Request.Header.Host()) == 0 {
+		ctx.Request.Header.SetHost(addr)
 	}
 
 	resp := fasthttp.AcquireResponse()
@@ -57,12 +59,13 @@ func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, app string, list []*eureka.In
 	br, err := g.upgradeRequest(ctx, conn, resp)
 	if err != nil {
 		conn.Close()
-		g.noteFailure(app, inst, balancer.Address(inst, false), attempt, err)
-		status, reason := failedAnswer(app, err)
-		plain(ctx, status, reason)
+		f := failureOf(err)
+		g.logFailure(rt.App, inst, addr, try.Attempt(), err)
+		try.Failed(f)
+		answer(ctx, routing.Failed(name, f))
 		return
 	}
-	g.bal.ReportSuccess(inst)
+	try.Succeeded()
 	if resp.StatusCode() != fasthttp.StatusSwitchingProtocols {
 		conn.Close()
 		resp.CopyTo(&ctx.Response)
@@ -78,9 +81,14 @@ func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, app string, list []*eureka.In
 }
 
 // upgradeRequest sends the request on conn and reads the answer's header
-// (and body, when it is not 101), within ResponseTimeout.
+// (and body, when it is not 101), within ResponseHeaderTimeout (or, with
+// none, ResponseReadTimeout).
 func (g *Gateway) upgradeRequest(ctx *fasthttp.RequestCtx, conn net.Conn, resp *fasthttp.Response) (*bufio.Reader, error) {
-	if err := conn.SetDeadline(time.Now().Add(g.cfg.ResponseTimeout)); err != nil {
+	timeout := g.cfg.Routing.ResponseHeaderTimeout
+	if timeout <= 0 {
+		timeout = g.cfg.Routing.ReadTimeout
+	}
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return nil, err
 	}
 	bw := bufio.NewWriterSize(conn, bufferSize)

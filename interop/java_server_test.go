@@ -27,6 +27,7 @@ import (
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // This file runs our clients against Spring Cloud Netflix's Eureka Server
@@ -877,7 +878,7 @@ func jsrvGateways(t *testing.T, java *jsrvServer) {
 	c := startSpringClient(t, "orders", "orders-1", java.base)
 
 	dc, logs := jsrvClient(t, discovery.Config{ServiceURLs: []string{java.base}, RegistryFetchInterval: time.Second})
-	g, err := gateway.New(gateway.Config{Instances: dc})
+	g, err := gateway.New(gateway.Config{Routing: routing.Config{Instances: dc}})
 	if err != nil {
 		t.Fatal(err)
 	}

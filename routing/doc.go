@@ -1,10 +1,25 @@
-// Package routing holds what every gateway of this module decides alike
-// about a request before it picks an instance: which application the
-// request names and the path it goes on with, and whether the request is
-// well-formed enough to be forwarded at all.
+// Package routing is the routing core of this module's gateways: every
+// decision about a request, taken once for Caddy's eureka_gateway, the
+// fasthttp gateway and its event loops, which are transports around it
+// (they carry the bytes and report the outcomes).
 //
-// Caddy's eureka_gateway and the fasthttp gateway (its fasthttp path and
-// its event loops) call the same functions here, so that a front proxy or
+// A Router answers, for a request's target: which application it names,
+// the path the instance gets, the instances that may take it (UP, passing
+// their active health check, at their plain port or, when none enables
+// that, their secure port over TLS) or the 503 answer and its reason, in
+// the client's spelling of the application. Router.Retry gives the
+// request's attempts (balancer.Retry): an instance not tried yet each
+// time, and after a failure whether another instance gets the request:
+// always after a refused connection, which never reached the instance;
+// after a timeout or a broken connection only when the request may be
+// sent twice (an idempotent method, RFC 9110 section 9.2.2, with its body
+// none or in memory, MaxReplayBody), since the instance may have acted on
+// it. Failed is the 502 or 504 answer after that. The trusted-proxy rule
+// and X-Forwarded-Prefix are here too (AppendPrefix), and one default per
+// setting (DefaultDialTimeout, DefaultResponseHeaderTimeout, ...), the
+// same in Caddy, cmd/eureka and the Go API.
+//
+// A request is read the same way on every path, so that a front proxy or
 // a WAF that reads a request the way nginx does sees it go where they do:
 //
 //   - The application is the first segment of the request's path, after
@@ -21,5 +36,7 @@
 //     field name that is not a token is refused (400, or 505 for the
 //     protocol), as nginx refuses it.
 //
-// The package has no I/O and no HTTP library import: it reads bytes.
+// The package has no I/O and no HTTP library import: it reads bytes, and
+// instances through balancer.Instancer. Route and the attempts allocate
+// nothing on the way to an instance.
 package routing

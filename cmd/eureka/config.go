@@ -15,6 +15,7 @@ import (
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // options are the server's settings, from flags or EUREKA_* environment
@@ -68,9 +69,10 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 
 	fs.StringVar(&o.gatewayServer.Addr, "gateway", "", "also serve the gateway on this address: /<app>/<rest> goes to /<rest> on an UP instance of <app>")
-	fs.IntVar(&o.gateway.Retries, "gateway-retries", gateway.DefaultRetries, "how many other instances a failed request is tried on (negative for none)")
-	fs.DurationVar(&o.gateway.DialTimeout, "gateway-dial-timeout", gateway.DefaultDialTimeout, "limit on connecting to an instance")
-	fs.DurationVar(&o.gateway.ResponseTimeout, "gateway-response-timeout", gateway.DefaultResponseTimeout, "how long an instance may stay silent while a response is due")
+	fs.IntVar(&o.gateway.Routing.Retries, "gateway-retries", routing.DefaultRetries, "how many other instances a failed request is tried on (negative for none)")
+	fs.DurationVar(&o.gateway.Routing.DialTimeout, "gateway-dial-timeout", routing.DefaultDialTimeout, "limit on connecting to an instance")
+	fs.DurationVar(&o.gateway.Routing.ResponseHeaderTimeout, "gateway-response-header-timeout", routing.DefaultResponseHeaderTimeout, "limit on waiting for an instance's response header once the request is sent; a timeout takes the instance out of rotation (negative for none)")
+	fs.DurationVar(&o.gateway.Routing.ReadTimeout, "gateway-read-timeout", routing.DefaultReadTimeout, "how long an instance may stay silent while its response body streams or the request is sent to it (as nginx's proxy_read_timeout)")
 	fs.Int64Var(&o.gateway.MaxRequestBodySize, "gateway-max-body-bytes", gateway.DefaultMaxRequestBodySize, "largest request body the gateway forwards (larger get 413; negative for no limit)")
 	proxies := fs.String("gateway-trusted-proxies", "", "comma-separated CIDRs of proxies in front of the gateway whose X-Forwarded-* headers are kept")
 	fs.BoolVar(&o.gateway.RewriteHost, "gateway-rewrite-host", false, "send the instance's host:port as Host instead of the client's")
@@ -135,7 +137,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 			}
 			prefix = netip.PrefixFrom(addr, addr.BitLen())
 		}
-		o.gateway.TrustedProxies = append(o.gateway.TrustedProxies, prefix)
+		o.gateway.Routing.TrustedProxies = append(o.gateway.Routing.TrustedProxies, prefix)
 	}
 	o.registry.Peers.Peers = splitList(*peers)
 	for _, u := range o.registry.Peers.Peers {

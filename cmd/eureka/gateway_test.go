@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,24 +19,26 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 func TestGatewayOptions(t *testing.T) {
 	o, err := parseOptions([]string{"-gateway", "127.0.0.1:8080", "-gateway-retries", "2", "-gateway-trusted-proxies", "10.0.0.0/8, 192.0.2.1",
 		"-gateway-rewrite-host"}, func(k string) string {
-		if k == "EUREKA_GATEWAY_RESPONSE_TIMEOUT" {
-			return "5s"
+		if k == "EUREKA_GATEWAY_RESPONSE_HEADER_TIMEOUT" {
+			return "7s"
 		}
 		return ""
 	}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := o.gateway
-	if o.gatewayServer.Addr != "127.0.0.1:8080" || g.Retries != 2 || g.ResponseTimeout != 5*time.Second || !g.RewriteHost ||
-		g.DialTimeout != gateway.DefaultDialTimeout || g.MaxRequestBodySize != gateway.DefaultMaxRequestBodySize ||
-		len(g.TrustedProxies) != 2 || g.TrustedProxies[1] != netip.MustParsePrefix("192.0.2.1/32") {
+	g, r := o.gateway, o.gateway.Routing
+	if o.gatewayServer.Addr != "127.0.0.1:8080" || r.Retries != 2 || r.ResponseHeaderTimeout != 7*time.Second || r.ReadTimeout != routing.DefaultReadTimeout || !g.RewriteHost ||
+		r.DialTimeout != routing.DefaultDialTimeout || g.MaxRequestBodySize != gateway.DefaultMaxRequestBodySize ||
+		len(r.TrustedProxies) != 2 || r.TrustedProxies[1] != netip.MustParsePrefix("192.0.2.1/32") {
 		t.Errorf("gateway options: %+v %+v", o.gatewayServer, g)
 	}
 	if d, _ := parseOptions(nil, func(string) string { return "" }, io.Discard); d.gatewayServer.Addr != "" {
@@ -44,9 +49,12 @@ func TestGatewayOptions(t *testing.T) {
 	}
 }
 
-// With -gateway the process serves the registry and routes by it.
+// With -gateway the process serves the registry and routes by it, to an
+// instance's plain port, and over TLS to the secure port of one that
+// enables only that, its certificate checked against -gateway-trusted-ca.
 func TestAppWithGateway(t *testing.T) {
-	o, err := parseOptions([]string{"-addr", "127.0.0.1:0", "-gateway", "127.0.0.1:0"}, func(string) string { return "" }, io.Discard)
+	ca := testkit.NewCA(t, t.TempDir(), "instances")
+	o, err := parseOptions([]string{"-addr", "127.0.0.1:0", "-gateway", "127.0.0.1:0", "-gateway-trusted-ca", ca.File}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,27 +71,49 @@ func TestAppWithGateway(t *testing.T) {
 			t.Fatal(err)
 		}
 	}()
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "backend "+r.URL.Path) }))
-	defer backend.Close()
-	inst := &eureka.InstanceInfo{InstanceID: "b", HasInstanceID: true, HostName: "127.0.0.1", App: "ORDERS", IPAddr: "127.0.0.1",
-		Status: eureka.StatusUp, Port: eureka.Port{Number: backend.Listener.Addr().(*net.TCPAddr).Port, Enabled: true},
-		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}}
+	answer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "backend %s tls=%t", r.URL.Path, r.TLS != nil)
+	})
+	plain := httptest.NewServer(answer)
+	defer plain.Close()
+	secure := httptest.NewUnstartedServer(answer)
+	secure.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Cert(t, "secure")}}
+	secure.StartTLS()
+	defer secure.Close()
+	port := func(s *httptest.Server) int { return s.Listener.Addr().(*net.TCPAddr).Port }
+
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Post("http://"+reg.Addr().String()+"/eureka/apps/ORDERS", "application/json", strings.NewReader(string(eureka.AppendInstanceJSON(nil, inst))))
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		app  string
+		port eureka.Port
+		sec  eureka.Port
+		want string
+	}{
+		{"ORDERS", eureka.Port{Number: port(plain), Enabled: true}, eureka.Port{}, "backend /items/7 tls=false"},
+		{"VAULT", eureka.Port{Number: 1}, eureka.Port{Number: port(secure), Enabled: true}, "backend /items/7 tls=true"},
+	} {
+		inst := &eureka.InstanceInfo{InstanceID: "b-" + tc.app, HasInstanceID: true, HostName: "127.0.0.1", App: tc.app, IPAddr: "127.0.0.1",
+			Status: eureka.StatusUp, Port: tc.port, SecurePort: tc.sec,
+			DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}}
+		resp, err := c.Post("http://"+reg.Addr().String()+"/eureka/apps/"+tc.app, "application/json", strings.NewReader(string(eureka.AppendInstanceJSON(nil, inst))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 204 {
+			t.Fatalf("register %s: %d", tc.app, resp.StatusCode)
+		}
+		resp, err = c.Get("http://" + gw.Addr().String() + "/" + strings.ToLower(tc.app) + "/items/7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != tc.want {
+			t.Errorf("%s through the gateway: %d %q, want %q", tc.app, resp.StatusCode, body, tc.want)
+		}
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 204 {
-		t.Fatalf("register: %d", resp.StatusCode)
-	}
-	resp, err = c.Get("http://" + gw.Addr().String() + "/orders/items/7")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != "backend /items/7" {
-		t.Fatalf("through the gateway: %d %q", resp.StatusCode, body)
+	if _, err := parseOptions([]string{"-gateway-trusted-ca", filepath.Join(t.TempDir(), "missing.pem")}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("a missing -gateway-trusted-ca accepted")
 	}
 }

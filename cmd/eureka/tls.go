@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -11,6 +12,7 @@ import (
 // what the node trusts and presents when it connects to its peers.
 type tlsFlags struct {
 	cert, key, clientCA, ca, peerCertNames string
+	gatewayCA                              string
 }
 
 func (t *tlsFlags) register(fs *flag.FlagSet) {
@@ -18,6 +20,7 @@ func (t *tlsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.key, "tls-key", "", "PEM private key of -tls-cert")
 	fs.StringVar(&t.clientCA, "tls-client-ca", "", "PEM CA certificates: every client must present a certificate they signed (mutual TLS)")
 	fs.StringVar(&t.ca, "tls-ca", "", "PEM CA certificates that https:// peers' certificates must chain to (default: the system's roots)")
+	fs.StringVar(&t.gatewayCA, "gateway-trusted-ca", "", "PEM CA certificates that the certificates of instances reached on their secure port (those that enable only it) must chain to (default: the system's roots). Reloaded when the file changes")
 	fs.StringVar(&t.peerCertNames, "peer-cert-names", "", "comma-separated common or DNS names of the peers' client certificates (with -tls-client-ca): such a certificate authenticates a peer like -peer-auth")
 }
 
@@ -48,6 +51,13 @@ func (t *tlsFlags) apply(o *options) error {
 			return err
 		}
 		o.registry.Peers.TLS = cfg
+	}
+	if t.gatewayCA != "" {
+		cfg, err := httpapi.ClientTLSFiles(t.gatewayCA, "", "")
+		if err != nil {
+			return fmt.Errorf("-gateway-trusted-ca: %v", err)
+		}
+		o.gateway.TLS = cfg
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // The gateway study: requests per second to one tiny backend, directly,
@@ -405,7 +406,7 @@ func serveRole(role, listen, backend, profile string) error {
 		if err := store.Register(benchInstance(backend), false); err != nil {
 			return err
 		}
-		g, err := gateway.New(gateway.Config{Instances: store})
+		g, err := gateway.New(gateway.Config{Routing: routing.Config{Instances: store}})
 		if err != nil {
 			return err
 		}

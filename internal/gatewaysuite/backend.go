@@ -32,6 +32,8 @@ type seen struct {
 	Header  http.Header `json:"header"`
 	Body    string      `json:"body,omitempty"`
 	Trailer http.Header `json:"trailer,omitempty"`
+	// TLS is whether the request came over TLS.
+	TLS bool `json:"tls"`
 }
 
 // backend is an instance: an HTTP server on loopback.
@@ -60,7 +62,7 @@ func echoHandler(name string) http.Handler {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<10)) // the trailer comes after it
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(seen{Name: name, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Host: r.Host, Header: r.Header,
-			Body: string(body), Trailer: r.Trailer})
+			Body: string(body), Trailer: r.Trailer, TLS: r.TLS != nil})
 	})
 }
 

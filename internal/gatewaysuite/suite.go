@@ -23,6 +23,12 @@ import (
 // Starter starts a gateway routing by a fresh, empty registry and returns
 // the gateway's base URL (http://127.0.0.1:port) and the registry's Store.
 // The gateway stops when the test ends.
+//
+// Every Starter gives its gateway the suite's settings: it waits
+// ResponseHeaderTimeout for an instance's response header, runs active
+// health checks of the instances' healthCheckUrl every HealthInterval,
+// and trusts the certificate authority in the file TrustedCA(t) returns
+// for instances reached on their secure port.
 type Starter func(t *testing.T) (string, *registry.Store)
 
 // Gateway says which gateway the suite runs against, for the few cases
@@ -52,6 +58,12 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"HungInstanceBlocksNoOther", hungInstance},
 		{"RawRequests", func(t *testing.T, s Starter) { rawRequests(t, s, gw) }},
 		{"NoStrayBytes", func(t *testing.T, s Starter) { noStrayBytes(t, s, gw) }},
+		{"UnknownApp", unknownApp},
+		{"NoUPInstance", noUPInstance},
+		{"FailingHealthChecks", failingHealthChecks},
+		{"SecurePortOnly", securePortOnly},
+		{"RetryAfterTimeoutByMethod", retryAfterTimeoutByMethod},
+		{"RetryAfterRefusedPOST", retryAfterRefusedPOST},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, start) })
 	}

@@ -1,0 +1,114 @@
+package caddymodule
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/routing"
+)
+
+// What eureka_gateway needs around each attempt that reverse_proxy
+// carries: whether the response began, how the attempt failed, and a body
+// that can be sent again.
+
+// attemptWriter notes whether an attempt wrote anything of its response:
+// once it has, the request is answered and cannot go elsewhere.
+type attemptWriter struct {
+	*caddyhttp.ResponseWriterWrapper
+	wrote bool
+}
+
+func (w *attemptWriter) WriteHeader(status int) {
+	w.wrote = true
+	w.ResponseWriterWrapper.WriteHeader(status)
+}
+
+func (w *attemptWriter) Write(p []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriterWrapper.Write(p)
+}
+
+func (w *attemptWriter) ReadFrom(r io.Reader) (int64, error) {
+	w.wrote = true
+	return w.ResponseWriterWrapper.ReadFrom(r)
+}
+
+// failureOf classifies the error of an attempt that wrote nothing: a
+// failed dial never reached the instance, a 504 is a timeout, the other
+// errors of reverse_proxy (502) a broken connection. ok is false for a
+// client that gave up (499) and for errors that are not the instance's.
+func failureOf(err error) (balancer.Failure, bool) {
+	var dial reverseproxy.DialError
+	if errors.As(err, &dial) {
+		return balancer.Refused, true
+	}
+	var he caddyhttp.HandlerError
+	if !errors.As(err, &he) {
+		return 0, false
+	}
+	switch he.StatusCode {
+	case http.StatusGatewayTimeout:
+		return balancer.TimedOut, true
+	case http.StatusBadGateway:
+		return balancer.Broken, true
+	}
+	return 0, false
+}
+
+// replayBody reads a request body of at most routing.MaxReplayBody bytes
+// into memory, so that an idempotent request can be sent to another
+// instance after a failure; a larger or chunked body streams, and its
+// request is retried only when its instance never got it. resend says the
+// request may be sent twice.
+func replayBody(r *http.Request) (body []byte, resend bool, err error) {
+	if !balancer.Idempotent(r.Method) {
+		return nil, false, nil
+	}
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return nil, true, nil
+	}
+	if r.ContentLength < 0 || r.ContentLength > routing.MaxReplayBody {
+		return nil, false, nil
+	}
+	body = make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		return nil, false, err
+	}
+	return body, true, nil
+}
+
+// plainAnswer answers with a short plain-text message, as the fasthttp
+// gateway does.
+func plainAnswer(w http.ResponseWriter, a routing.Answer) error {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(a.Status)
+	_, err := w.Write([]byte(a.Reason))
+	return err
+}
+
+// dropClaims removes the headers a client may not set (as the fasthttp
+// gateway does): those of routing.ClientClaims unless the client is a
+// trusted proxy (reverse_proxy itself replaces X-Forwarded-For, -Proto
+// and -Host), and any whose name has an underscore (routing.HasUnderscore).
+func dropClaims(r *http.Request, trusted bool) {
+	if !trusted {
+		for _, h := range routing.ClientClaims {
+			r.Header.Del(h)
+		}
+	}
+	for k := range r.Header {
+		if routing.HasUnderscore(k) {
+			delete(r.Header, k)
+		}
+	}
+	// No trailer fields either: they come after the headers were decided
+	// on (the fasthttp gateway, like nginx, forwards none).
+	r.Trailer = nil
+	r.Header.Del("Trailer")
+}

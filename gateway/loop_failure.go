@@ -1,0 +1,80 @@
+package gateway
+
+import (
+	"github.com/panjf2000/gnet/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/routing"
+)
+
+// broken closes an instance's connection whose response cannot be used,
+// and fails the request.
+func (lp *loopState) broken(up *upConn, ex *exchange, err error) gnet.Action {
+	up.ex, up.gone = nil, true
+	lp.failed(ex, err, false)
+	return gnet.Close
+}
+
+// failed handles a request whose instance failed it: the request goes
+// again on a fresh connection when a kept-alive one turned out closed, to
+// another instance as the fasthttp path would retry it, or the client
+// gets 502 (504 after a timeout).
+func (lp *loopState) failed(ex *exchange, err error, stale bool) {
+	ex.up = nil
+	if ex.end != nil {
+		ex.end()
+		ex.end = nil
+	}
+	cc := ex.cc
+	if cc == nil || cc.gone || cc.ex != ex {
+		lp.recycle(ex)
+		return
+	}
+	g := lp.l.g
+	closing := lp.l.closing.Load()
+	if stale && !ex.resent && ex.resend && !timedOut(err) && !closing {
+		ex.resent = true
+		if g.countInFlight {
+			ex.end = g.bal.Begin(ex.inst)
+		}
+		lp.sendTo(ex, keyOf(ex.app, ex.inst, false))
+		return
+	}
+	f := failureOf(err)
+	g.logFailure(ex.app, ex.inst, balancer.Address(ex.inst, false), ex.try.Attempt(), err)
+	if ex.try.Failed(f) && !closing {
+		ex.resent = false
+		lp.send(ex)
+		return
+	}
+	lp.reply(ex, routing.Failed(ex.name, f))
+}
+
+// reply answers the exchange's client with a short plain-text message, as
+// plain does on the fasthttp path.
+func (lp *loopState) reply(ex *exchange, a routing.Answer) {
+	cc := ex.cc
+	if lp.l.stopping.Load() {
+		cc.closing = true
+	}
+	lp.out = appendPlain(lp.out[:0], a.Status, len(a.Reason), cc.closing)
+	if !ex.head {
+		lp.out = append(lp.out, a.Reason...)
+	}
+	lp.finish(ex)
+	cc.c.Write(lp.out)
+	lp.next(cc)
+}
+
+// appendPlain appends the header of a short plain-text answer of n bytes
+// with status, saying Connection: close when closing.
+func appendPlain(dst []byte, status, n int, closing bool) []byte {
+	var h fasthttp.ResponseHeader
+	setPlain(&h, status)
+	h.SetContentLength(n)
+	if closing {
+		h.SetConnectionClose()
+	}
+	return h.AppendBytes(dst)
+}

@@ -1,0 +1,155 @@
+package gateway
+
+import (
+	"bytes"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/routing"
+)
+
+// serve reads the client's requests, one at a time, and starts each.
+func (lp *loopState) serve(cc *clientConn) gnet.Action {
+	// A client that sends requests without reading the responses waits
+	// (the tick goes on) once maxUnread of them are queued for it.
+	for cc.ex == nil && !cc.gone && !cc.handoff && !cc.drain && cc.c.OutboundBuffered() < maxUnread {
+		buf, _ := cc.c.Peek(-1)
+		if len(buf) == 0 {
+			return gnet.None
+		}
+		n := headerLen(buf)
+		if n < 0 {
+			if cc.headerStart == 0 {
+				cc.headerStart = now() // the tick cuts it at HeaderTimeout
+			}
+			if len(buf) >= bufferSize {
+				return lp.handoff(cc) // fasthttp answers 431
+			}
+			return gnet.None
+		}
+		cc.headerStart = 0
+		header := buf[:n]
+		if !bytes.HasSuffix(header, crlf2) {
+			// It ends in a bare LF, which RFC 9112 section 2.2 lets a
+			// server read, as nginx does; fasthttp holds out for a CRLF
+			// CRLF. Both read the copy ended with one.
+			lp.head = append(append(lp.head[:0], bytes.TrimRight(header, "\r\n")...), crlf2...)
+			header = lp.head
+		}
+		ex := lp.exchange()
+		if !lp.start(cc, ex, header) {
+			lp.recycle(ex)
+			if len(header) != n { // the copy, then what came after the header
+				cc.c.Discard(n)
+				cc.prefix = append([]byte(nil), header...)
+				return lp.handoff(cc)
+			}
+			return lp.handoff(cc)
+		}
+		cc.c.Discard(n)
+		lp.send(ex)
+	}
+	return gnet.None
+}
+
+// start parses a request header into ex and, when the request is one the
+// loop serves, prepares it for an instance as the fasthttp path does and
+// makes it the client's exchange. When it is not, the caller recycles ex.
+func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
+	h := &ex.h
+	lp.rd.Reset(header)
+	lp.br.Reset(&lp.rd)
+	// -2: no Content-Length and not chunked, which for a request means
+	// no body (RFC 9112 section 6.3).
+	if err := h.Read(lp.br); err != nil || lp.rd.Len()+lp.br.Buffered() != 0 ||
+		(h.ContentLength() != 0 && h.ContentLength() != -2) || h.IsConnect() {
+		return false
+	}
+	if status, _ := checkRequest(h); status != 0 {
+		return false // fasthttp answers it
+	}
+	uri := h.RequestURI()
+	if len(uri) == 0 || uri[0] != '/' {
+		return false
+	}
+	g := lp.l.g
+	var clean [512]byte
+	rt, name, path := g.router.Route(clean[:0], uri)
+	if rt.Other || rt.Answer.Status != 0 || rt.Secure {
+		// fasthttp serves it: the other handler, the router's answer,
+		// or the instances' secure port over TLS.
+		return false
+	}
+	closing := h.ConnectionClose() // stripRequest forgets it
+	req := stripRequest(h)
+	if req.upgrade || req.expect {
+		// fasthttp answers Expect: 100-continue, and tunnels upgrades.
+		return false
+	}
+	if has := req.has; has == 0 {
+		// What setForwarded would add, written straight after the
+		// header: the common case, without four header edits.
+		f := append(ex.fwd[:0], "X-Forwarded-For: "...)
+		f = append(append(f, cc.ip...), "\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: "...)
+		f = append(append(f, h.Host()...), "\r\nX-Forwarded-Prefix: "...)
+		ex.fwd = append(routing.AppendPrefix(f, "", false, name), "\r\n"...)
+	} else {
+		g.setForwarded(h, cc.remote, false, name, req)
+	}
+	ex.name = append(ex.name[:0], name...)
+	var buf [512]byte
+	h.SetRequestURIBytes(append(buf[:0], path...))
+
+	ex.cc, ex.app = cc, rt.App
+	ex.resend, ex.head = balancer.Idempotent(h.Method()), h.IsHead()
+	ex.try = g.router.Retry(&rt, ex.resend)
+	cc.ex = ex
+	cc.closing = cc.closing || closing
+	return true
+}
+
+// send sends the exchange's request to the instance the router's Retry
+// picks: on a kept-alive connection of this loop, or on a new one.
+func (lp *loopState) send(ex *exchange) {
+	g := lp.l.g
+	inst := ex.try.Next()
+	ex.inst = inst
+	if g.countInFlight {
+		ex.end = g.bal.Begin(inst)
+	}
+	lp.sendTo(ex, keyOf(ex.app, inst, false))
+}
+
+// finish ends the client's exchange.
+func (lp *loopState) finish(ex *exchange) {
+	if ex.end != nil {
+		ex.end()
+		ex.end = nil
+	}
+	ex.cc.ex = nil
+	lp.recycle(ex)
+}
+
+func (lp *loopState) exchange() *exchange {
+	if n := len(lp.free); n > 0 {
+		ex := lp.free[n-1]
+		lp.free = lp.free[:n-1]
+		return ex
+	}
+	return new(exchange)
+}
+
+func (lp *loopState) recycle(ex *exchange) {
+	if ex.end != nil {
+		ex.end()
+	}
+	ex.h.Reset()
+	ex.fwd, ex.name = ex.fwd[:0], ex.name[:0]
+	ex.cc, ex.app, ex.inst, ex.up, ex.end = nil, "", nil, nil, nil
+	ex.try, ex.sent = balancer.Retry{}, 0
+	ex.resend, ex.head, ex.resent, ex.queued, ex.key = false, false, false, false, instKey{}
+	if len(lp.free) < 1024 {
+		lp.free = append(lp.free, ex)
+	}
+}

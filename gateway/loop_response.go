@@ -1,0 +1,154 @@
+package gateway
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/valyala/fasthttp"
+)
+
+// write sends the request on up.
+func (lp *loopState) write(up *upConn, ex *exchange) {
+	up.ex, ex.up = ex, up
+	up.got = false
+	ex.sent = now()
+	lp.setHost(ex, up)
+	lp.out = ex.h.AppendBytes(lp.out[:0])
+	if len(ex.fwd) > 0 { // before the blank line that ends the header
+		lp.out = append(append(lp.out[:len(lp.out)-2], ex.fwd...), "\r\n"...)
+	}
+	up.c.Write(lp.out) // a failure closes up: OnClose fails the request
+}
+
+// answer reads an instance's response and, once it has all of it, writes
+// it to the client.
+func (lp *loopState) answer(up *upConn) gnet.Action {
+	ex := up.ex
+	if ex == nil {
+		up.gone = true
+		return gnet.Close // an idle connection does not speak
+	}
+	up.got = true
+	ex.sent = now()
+	for {
+		buf, _ := up.c.Peek(-1)
+		hl := headerLen(buf)
+		if hl < 0 {
+			if len(buf) >= bufferSize {
+				return lp.broken(up, ex, errors.New("gateway: response header too large"))
+			}
+			return gnet.None
+		}
+		h := &lp.respH
+		h.SetNoDefaultContentType(true) // as the instance sent it
+		lp.rd.Reset(buf[:hl])
+		lp.br.Reset(&lp.rd)
+		if err := h.Read(lp.br); err != nil {
+			return lp.broken(up, ex, err)
+		}
+		if lp.rd.Len()+lp.br.Buffered() != 0 {
+			return lp.broken(up, ex, errors.New("gateway: malformed response header"))
+		}
+		status := h.StatusCode()
+		if status >= 100 && status < 200 && status != fasthttp.StatusSwitchingProtocols {
+			up.c.Discard(hl) // informational: the response follows
+			continue
+		}
+		if status == fasthttp.StatusSwitchingProtocols {
+			return lp.broken(up, ex, errors.New("gateway: 101 to a request without Upgrade"))
+		}
+		n := h.ContentLength()
+		if ex.head || status == fasthttp.StatusNoContent || status == fasthttp.StatusNotModified {
+			n = 0
+		} else if n < 0 || n > smallBody {
+			return lp.stream(up, ex)
+		}
+		if len(buf) < hl+n {
+			return gnet.None // the rest of the body is on its way
+		}
+		return lp.respond(up, ex, h, buf[hl:hl+n], hl+n)
+	}
+}
+
+// respond writes a whole response to the client, and hands the instance's
+// connection back to the pool (or closes it when the instance said so).
+func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeader, body []byte, size int) gnet.Action {
+	upClose := h.ConnectionClose()
+	stripResponse(h, false) // adds a Date when the instance sent none
+	cc := ex.cc
+	if cc.closing || lp.l.stopping.Load() {
+		cc.closing = true
+		h.SetConnectionClose()
+	}
+	lp.out = appendResponse(lp.out[:0], h)
+	if !cc.closing && !ex.h.IsHTTP11() {
+		// An HTTP/1.0 client that asked to keep the connection is told
+		// it is kept, as fasthttp tells it.
+		lp.out = append(lp.out[:len(lp.out)-2], "Connection: keep-alive\r\n\r\n"...)
+	}
+	lp.out = append(lp.out, body...)
+	up.c.Discard(size)
+	ex.try.Succeeded()
+	up.ex, ex.up = nil, nil
+	lp.finish(ex)
+	cc.c.Write(lp.out) // before putIdle, which may send a waiting request (lp.out)
+	action := gnet.None
+	if upClose || up.c.InboundBuffered() > 0 { // said so, or sent more than its length
+		up.gone = true
+		action = gnet.Close
+	} else {
+		up.reused = true
+		lp.putIdle(up)
+	}
+	lp.next(cc)
+	return action
+}
+
+// appendResponse appends h's status line and fields as they are, the
+// instance's Date among them: fasthttp's own writer would put its clock's
+// in its place.
+func appendResponse(dst []byte, h *fasthttp.ResponseHeader) []byte {
+	status := h.StatusCode()
+	dst = append(dst, "HTTP/1.1 "...)
+	dst = strconv.AppendInt(dst, int64(status), 10)
+	dst = append(dst, ' ')
+	if m := h.StatusMessage(); len(m) > 0 {
+		dst = append(dst, m...)
+	} else {
+		dst = append(dst, fasthttp.StatusMessage(status)...)
+	}
+	dst = append(dst, "\r\n"...)
+	for k, v := range h.All() {
+		dst = append(append(append(append(dst, k...), ": "...), v...), "\r\n"...)
+	}
+	return append(dst, "\r\n"...)
+}
+
+// next closes the client's connection after a response when it asked,
+// or goes on with a request it sent meanwhile.
+func (lp *loopState) next(cc *clientConn) {
+	if cc.gone {
+		return
+	}
+	if cc.closing {
+		if cc.c.OutboundBuffered() > 0 {
+			cc.drain = true // the tick closes it once flushed
+			return
+		}
+		lp.close(cc)
+		return
+	}
+	if cc.c.InboundBuffered() > 0 {
+		lp.serveLater(cc)
+	}
+}
+
+// serveLater serves what a client sent while its previous request was in
+// flight, outside the client's own events: when serve hands the
+// connection over (or gives up on it), the loop's copy is closed here.
+func (lp *loopState) serveLater(cc *clientConn) {
+	if lp.serve(cc) == gnet.Close {
+		lp.el.Close(cc.c)
+	}
+}

@@ -1,0 +1,183 @@
+package routing
+
+import (
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// Router decides, for every request a gateway gets, where it goes: which
+// application it names, which of its instances takes it, at which port
+// (plain or secure), with which path, and, after an instance fails it,
+// whether it goes to another or which status and reason the client gets.
+// Caddy's eureka_gateway, the fasthttp gateway and its event loops are
+// transports around it: they carry the bytes and report the outcomes.
+//
+// It is safe for concurrent use. Route and Next allocate nothing on the
+// way to an instance.
+type Router struct {
+	cfg    Config
+	bal    *balancer.Balancer
+	names  nameCache
+	plain  *side // the routable instances at their plain port
+	secure *side // at their secure port
+}
+
+// New returns a Router over cfg.Instances. It starts nothing.
+func New(cfg Config) (*Router, error) {
+	cfg, err := cfg.complete()
+	if err != nil {
+		return nil, err
+	}
+	r := &Router{cfg: cfg, bal: cfg.Balancer}
+	r.plain, r.secure = &side{r: r}, &side{r: r, secure: true}
+	return r, nil
+}
+
+// Config returns the Router's configuration, its defaults filled in: the
+// timeouts the transports apply.
+func (r *Router) Config() Config { return r.cfg }
+
+// Balancer returns the balancer that picks the instances.
+func (r *Router) Balancer() *balancer.Balancer { return r.bal }
+
+// A Route is the decision for one request.
+type Route struct {
+	// Other is true when the request names no application ("/"): the
+	// transport serves it otherwise (Caddy's next handler, a 404).
+	Other bool
+	// Answer, when its Status is not 0, is what the request gets instead
+	// of being proxied: 503 for an application that cannot take it.
+	Answer Answer
+
+	// App is the application, upper case as Eureka stores it.
+	App string
+	// Secure says the instances are reached on their secure port, over
+	// TLS: none of them enables its plain port.
+	Secure bool
+	// Instances are the instances that may take the request.
+	Instances []*eureka.InstanceInfo
+}
+
+// Route decides where a request for target goes. target is the request's
+// origin-form target as the client sent it (path and query, escaped),
+// checked with CheckTarget. Route also returns the application's name as
+// the client wrote it, and the target the instance gets: the rest of the
+// client's, from its first slash ("/" when it had none). They point into
+// target or into dst, where dot segments are resolved; the Route holds
+// neither, so that a caller's buffers stay on its stack.
+func (r *Router) Route(dst, target []byte) (rt Route, name, path []byte) {
+	clean := target
+	if HasDotSegment(target) {
+		clean = RemoveDotSegments(dst[:0], target)
+		dst = clean[len(clean):]
+	}
+	name, rest, ok := SplitApp(clean)
+	if !ok {
+		return Route{Other: true}, nil, nil
+	}
+	path = rest
+	if len(rest) == 0 || rest[0] != '/' {
+		path = append(append(dst[:0], '/'), rest...)
+	}
+	app := r.names.upper(name)
+	rt.App = app
+	up := r.cfg.Instances.Instances(app)
+	if len(up) == 0 {
+		rt.Answer = unavailable(r.registered(app), name)
+		return rt, name, path
+	}
+	r.names.remember(name, app)
+	healthy := r.healthy(app, up)
+	if len(healthy) == 0 {
+		rt.Answer = unhealthy(name)
+		return rt, name, path
+	}
+	if rt.Instances = Enabled(healthy, false); len(rt.Instances) == 0 {
+		rt.Secure = true
+		if rt.Instances = Enabled(healthy, true); len(rt.Instances) == 0 {
+			rt.Secure, rt.Answer = false, noPort(name)
+		}
+	}
+	return rt, name, path
+}
+
+// Retry returns the attempts of a routed request on the route's
+// instances. resendable says the request may be sent twice: its method
+// is idempotent (balancer.Idempotent) and its body is none or in memory.
+func (r *Router) Retry(rt *Route, resendable bool) balancer.Retry {
+	try := r.bal.Retry(rt.App, rt.Instances, r.cfg.Retries, resendable)
+	try.Source = r.plain
+	if rt.Secure {
+		try.Source = r.secure
+	}
+	return try
+}
+
+// registered reports whether app has instances, whatever their status.
+func (r *Router) registered(app string) bool {
+	all, ok := r.cfg.Instances.(AllInstancer)
+	return ok && len(all.AllInstances(app)) > 0
+}
+
+// healthy returns the instances of list passing their health check.
+func (r *Router) healthy(app string, list []*eureka.InstanceInfo) []*eureka.InstanceInfo {
+	if r.cfg.Health == nil {
+		return list
+	}
+	return r.cfg.Health.Filter(app, list)
+}
+
+// AllInstancer is what an Instancer may also have: every instance of app
+// whatever its status, which tells an application with no UP instance
+// from one not registered. A registry.Store and a discovery.Client have
+// it.
+type AllInstancer interface {
+	AllInstances(app string) []*eureka.InstanceInfo
+}
+
+// side is the instances a route takes after a failure: those passing their
+// health check that enable the plain port, or the secure one.
+type side struct {
+	r      *Router
+	secure bool
+}
+
+func (s *side) Instances(app string) []*eureka.InstanceInfo {
+	list := s.r.cfg.Instances.Instances(app)
+	if len(list) == 0 {
+		return nil
+	}
+	return Enabled(s.r.healthy(app, list), s.secure)
+}
+
+// Enabled returns the instances of list that enable their secure port
+// (secure) or their plain one: list itself when all of them do, which is
+// the usual case and allocates nothing.
+func Enabled(list []*eureka.InstanceInfo, secure bool) []*eureka.InstanceInfo {
+	n := 0
+	for _, i := range list {
+		if enabled(i, secure) {
+			n++
+		}
+	}
+	if n == len(list) {
+		return list
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]*eureka.InstanceInfo, 0, n)
+	for _, i := range list {
+		if enabled(i, secure) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func enabled(i *eureka.InstanceInfo, secure bool) bool {
+	if secure {
+		return i.SecurePort.Enabled
+	}
+	return i.Port.Enabled
+}
