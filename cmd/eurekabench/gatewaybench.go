@@ -33,7 +33,9 @@ import (
 // The gateway study: requests per second to one tiny backend, directly,
 // through nginx with a static upstream (when nginx is installed), through
 // the gateway routing by name (event loops in front of fasthttp, the
-// default) and through Caddy's eureka_gateway, and for reference through a
+// default), through Caddy's eureka_gateway and through Caddy's
+// reverse_proxy with a static upstream (what routing by name costs in
+// Caddy), and for reference through a
 // bare fasthttp proxy (no routing, no header work: the ceiling of a proxy
 // with a goroutine per connection) and the gateway without its loops.
 // Every server runs in a process of its own (this binary again, with
@@ -136,7 +138,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 			stops[i]()
 		}
 	}()
-	ports, err := freePorts(6)
+	ports, err := freePorts(7)
 	if err != nil {
 		return err
 	}
@@ -145,6 +147,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	pids := map[string]int{}
 	for _, role := range []struct{ name, listen string }{
 		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)}, {"fasthttp-only", addr(5)},
+		{"caddy-static", addr(6)},
 	} {
 		stop, pid, err := c.startChild(role.name, role.listen, backendAddr)
 		if err != nil {
@@ -166,9 +169,10 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	}
 	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"])}
 	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
+	caddyStatic := &target{name: "Caddy reverse_proxy, static", addr: addr(6), path: "/svc/x", pids: one(pids["caddy-static"])}
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
 	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
-	targets = append(targets, fast, caddyGW, bare, only)
+	targets = append(targets, fast, caddyGW, caddyStatic, bare, only)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -219,6 +223,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 			fmt.Fprintf(out, "  gateway without loops / nginx   %9.2f\n", last(only)/last(targets[1]))
 		}
 		fmt.Fprintf(out, "  gateway / Caddy                 %9.2f   (target >= 4)\n", last(fast)/last(caddyGW))
+		fmt.Fprintf(out, "  Caddy eureka_gateway / static   %9.2f   (target >= 0.90)\n", last(caddyGW)/last(caddyStatic))
 		fmt.Fprintf(out, "  gateway / direct                %9.2f\n", last(fast)/last(targets[0]))
 	}
 
@@ -248,6 +253,8 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	}
 	lo, hi := ratios(fast, caddyGW)
 	fmt.Fprintf(out, "  gateway / Caddy                 %.2f - %.2f (same round)\n", lo, hi)
+	lo, hi = ratios(caddyGW, caddyStatic)
+	fmt.Fprintf(out, "  Caddy eureka_gateway / static   %.2f - %.2f (same round)\n", lo, hi)
 	return nil
 }
 
@@ -436,7 +443,9 @@ func serveRole(role, listen, backend, profile string) error {
 		defer cancelStop()
 		return srv.Stop(stopCtx)
 	case "caddy":
-		return serveCaddy(ctx, listen, backend)
+		return serveCaddy(ctx, listen, backend, false)
+	case "caddy-static":
+		return serveCaddy(ctx, listen, backend, true)
 	case "bare":
 		// The least a fasthttp proxy does: no routing, no header work, the
 		// response buffered. The ceiling of the approach, for reference.
@@ -464,8 +473,10 @@ func serveRole(role, listen, backend, profile string) error {
 
 // serveCaddy runs Caddy with the registry (on a port of its own) and
 // eureka_gateway on listen, registers the backend through the registry's
-// REST API, and serves until ctx is done.
-func serveCaddy(ctx context.Context, listen, backend string) error {
+// REST API, and serves until ctx is done. With static, listen serves
+// reverse_proxy to the backend instead, /svc stripped as eureka_gateway
+// strips it.
+func serveCaddy(ctx context.Context, listen, backend string, static bool) error {
 	dir, err := os.MkdirTemp("", "eurekabench-caddy-")
 	if err != nil {
 		return err
@@ -478,6 +489,10 @@ func serveCaddy(ctx context.Context, listen, backend string) error {
 		return err
 	}
 	regAddr := "127.0.0.1:" + ports[0]
+	handle := `{"handler": "eureka_gateway"}`
+	if static {
+		handle = fmt.Sprintf(`{"handler": "rewrite", "strip_path_prefix": "/svc"}, {"handler": "reverse_proxy", "upstreams": [{"dial": %q}]}`, backend)
+	}
 	cfg := fmt.Sprintf(`{
 		"admin": {"disabled": true, "config": {"persist": false}},
 		"logging": {"logs": {"default": {"level": "ERROR"}}},
@@ -485,10 +500,10 @@ func serveCaddy(ctx context.Context, listen, backend string) error {
 			"eureka": {"registry": "bench"},
 			"http": {"servers": {
 				"registry": {"listen": [%q], "routes": [{"handle": [{"handler": "eureka_server"}]}]},
-				"gateway": {"listen": [%q], "routes": [{"handle": [{"handler": "eureka_gateway"}]}]}
+				"gateway": {"listen": [%q], "routes": [{"handle": [%s]}]}
 			}}
 		}
-	}`, regAddr, listen)
+	}`, regAddr, listen, handle)
 	if err := caddy.Load([]byte(cfg), true); err != nil {
 		return fmt.Errorf("loading caddy: %v", err)
 	}
