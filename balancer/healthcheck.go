@@ -16,6 +16,12 @@ import (
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
+// The defaults of CheckConfig.
+const (
+	DefaultCheckInterval = 30 * time.Second
+	DefaultCheckTimeout  = 5 * time.Second
+)
+
 // CheckConfig configures a Checker. The zero value checks every 30s with
 // a 5s timeout and takes any 2xx answer as a pass.
 type CheckConfig struct {
@@ -89,10 +95,10 @@ const maxConcurrentChecks = 32
 // NewChecker returns a Checker of the instances src lists, not started.
 func NewChecker(src Instancer, cfg CheckConfig) *Checker {
 	if cfg.Interval <= 0 {
-		cfg.Interval = 30 * time.Second
+		cfg.Interval = DefaultCheckInterval
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 5 * time.Second
+		cfg.Timeout = DefaultCheckTimeout
 	}
 	cfg.Timeout = min(cfg.Timeout, cfg.Interval)
 	client := cfg.Client

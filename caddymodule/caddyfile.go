@@ -322,8 +322,8 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "lb_retries":
 			var n int
 			if err = intArg(d, &n); err == nil {
-				if n < 0 {
-					err = d.Errf("lb_retries %d must not be negative; 0 turns retries off", n)
+				if err = checkRetries(n); err != nil {
+					err = d.WrapErr(err)
 				}
 				g.Retries = &n
 			}
@@ -345,8 +345,10 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "fail_duration":
 			err = durationArg(d, &g.FailDuration)
 		case "max_fails":
-			if err = intArg(d, &g.MaxFails); err == nil && g.MaxFails < 1 {
-				err = d.Errf("max_fails %d must be at least 1 (the default)", g.MaxFails)
+			if err = intArg(d, &g.MaxFails); err == nil {
+				if err = checkMaxFails(g.MaxFails); err != nil {
+					err = d.WrapErr(err)
+				}
 			}
 		case "tls_trusted_ca_certs":
 			if g.TLSTrustedCACerts = append(g.TLSTrustedCACerts, d.RemainingArgs()...); len(g.TLSTrustedCACerts) == 0 {

@@ -161,19 +161,37 @@ func (g *Gateway) routerConfig() (routing.Config, error) {
 	return cfg.WithDefaults(), nil
 }
 
-// check refuses settings out of range, saying how to fix them.
+// check refuses settings out of range, saying how to fix them. The
+// Caddyfile checks lb_retries and max_fails as it reads them, with the
+// same rules.
 func (g *Gateway) check() error {
 	switch {
-	case g.Retries != nil && *g.Retries < 0:
-		return fmt.Errorf("lb_retries %d must not be negative; 0 turns retries off", *g.Retries)
+	case g.Retries != nil && checkRetries(*g.Retries) != nil:
+		return checkRetries(*g.Retries)
+	case g.MaxFails != 0 && checkMaxFails(g.MaxFails) != nil: // 0: unset
+		return checkMaxFails(g.MaxFails)
 	case g.DialTimeout < 0:
 		return checkDuration("dial_timeout", time.Duration(g.DialTimeout), false)
 	case g.ReadTimeout < 0:
 		return checkDuration("read_timeout", time.Duration(g.ReadTimeout), false)
 	case g.FailDuration < 0:
 		return checkDuration("fail_duration", time.Duration(g.FailDuration), false)
-	case g.MaxFails < 0:
-		return fmt.Errorf("max_fails %d must be at least 1 (the default)", g.MaxFails)
+	}
+	return nil
+}
+
+// checkRetries refuses an lb_retries out of range.
+func checkRetries(n int) error {
+	if n < 0 {
+		return fmt.Errorf("lb_retries %d must not be negative; 0 turns retries off", n)
+	}
+	return nil
+}
+
+// checkMaxFails refuses a max_fails out of range.
+func checkMaxFails(n int) error {
+	if n < 1 {
+		return fmt.Errorf("max_fails %d must be at least 1 (the default)", n)
 	}
 	return nil
 }

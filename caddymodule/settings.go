@@ -11,6 +11,9 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/discovery"
+	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -30,13 +33,13 @@ var (
 // durationDefaults are the defaults that error messages suggest leaving
 // an option out for.
 var durationDefaults = map[string]string{
-	"fetch_interval":                    "30s",
-	"eviction_interval":                 "60s",
-	"expected_client_renewal_interval":  "30s",
-	"renewal_threshold_update_interval": "15m",
-	"delta_retention":                   "3m",
-	"override_idle_expiry":              "1h",
-	"health_timeout":                    "5s",
+	"fetch_interval":                    formatDuration(discovery.DefaultRegistryFetchInterval),
+	"eviction_interval":                 formatDuration(registry.DefaultEvictionInterval),
+	"expected_client_renewal_interval":  formatDuration(registry.DefaultExpectedClientRenewalInterval),
+	"renewal_threshold_update_interval": formatDuration(registry.DefaultRenewalThresholdUpdateInterval),
+	"delta_retention":                   formatDuration(registry.DefaultDeltaRetention),
+	"override_idle_expiry":              formatDuration(registry.DefaultOverrideIdleExpiry),
+	"health_timeout":                    formatDuration(balancer.DefaultCheckTimeout),
 	"dial_timeout":                      formatDuration(routing.DefaultDialTimeout),
 	"response_header_timeout":           formatDuration(routing.DefaultResponseHeaderTimeout),
 	"read_timeout":                      formatDuration(routing.DefaultReadTimeout),

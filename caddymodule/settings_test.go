@@ -30,7 +30,7 @@ func TestCaddyfileConfigErrors(t *testing.T) {
 		{"self URL", global("\t\tself_url eureka-1:8761\n"),
 			[]string{"self_url", `"eureka-1:8761"`, "http://host:8761/eureka/", "Caddyfile:3"}},
 		{"negative duration", global("\t\teviction_interval -5s\n"),
-			[]string{"eviction_interval -5s", "positive", "default, 60s", "Caddyfile:3"}},
+			[]string{"eviction_interval -5s", "positive", "default, 1m", "Caddyfile:3"}},
 		{"zero duration", global("\t\tremote http://e:8761/eureka/\n\t\tfetch_interval 0s\n"),
 			[]string{"fetch_interval 0s", "positive", "default, 30s", "Caddyfile:4"}},
 		{"not a duration", global("\t\tdelta_retention soon\n"),
@@ -88,7 +88,7 @@ func TestJSONConfigErrors(t *testing.T) {
 	}{
 		{`{"registry":"json-1","peers":["http://bad host:8761/eureka/"]}`, []string{"peers", `"http://bad host:8761/eureka/"`}},
 		{`{"remote":["ftp://e/eureka/"]}`, []string{"remote", `"ftp://e/eureka/"`, "http or https"}},
-		{`{"registry":"json-2","eviction_interval":-5000000000}`, []string{"eviction_interval -5s", "default, 60s"}},
+		{`{"registry":"json-2","eviction_interval":-5000000000}`, []string{"eviction_interval -5s", "default, 1m"}},
 		{`{"remote":["http://e:8761/eureka/"],"self_preservation":false}`, []string{"self_preservation", "remote"}},
 		{`{"registry":"json-3","disable_watch":true}`, []string{"disable_watch", "remote mode only"}},
 	} {

@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
 // Config configures a Client. Names and defaults follow Spring Cloud's
@@ -153,20 +152,20 @@ func (c Config) withDefaults() Config {
 	if len(c.ServiceURLs) == 0 && len(c.ZoneServiceURLs) == 0 {
 		c.ServiceURLs = []string{"http://localhost:8761/eureka/"}
 	}
-	setDuration(&c.RegistryFetchInterval, 30*time.Second)
-	setDuration(&c.QuarantineDuration, 30*time.Second)
-	setDuration(&c.ServerReshuffleInterval, eurekahttp.DefaultReshuffleInterval)
+	setDuration(&c.RegistryFetchInterval, DefaultRegistryFetchInterval)
+	setDuration(&c.QuarantineDuration, DefaultQuarantineDuration)
+	setDuration(&c.ServerReshuffleInterval, DefaultServerReshuffleInterval)
 	if c.clock == nil {
 		c.clock = systemClock{}
 	}
-	setDuration(&c.ConnectTimeout, 5*time.Second)
-	setDuration(&c.ReadTimeout, 8*time.Second)
+	setDuration(&c.ConnectTimeout, DefaultConnectTimeout)
+	setDuration(&c.ReadTimeout, DefaultReadTimeout)
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
-	setDuration(&c.WatchWait, 30*time.Second)
+	setDuration(&c.WatchWait, DefaultWatchWait)
 	if c.ExpBackOffBound <= 0 {
-		c.ExpBackOffBound = 10
+		c.ExpBackOffBound = DefaultExpBackOffBound
 	}
 	if c.Instance != nil {
 		ic := *c.Instance
@@ -179,7 +178,7 @@ func (c Config) withDefaults() Config {
 func (ic *InstanceConfig) fill() {
 	ic.defaultAddress(systemInterfaces)
 	if ic.Port == 0 {
-		ic.Port = 8080
+		ic.Port = DefaultPort
 	}
 	lower := strings.ToLower(ic.AppName)
 	if ic.InstanceID == "" {
@@ -194,8 +193,8 @@ func (ic *InstanceConfig) fill() {
 	if ic.Status == eureka.StatusUnknown {
 		ic.Status = eureka.StatusUp
 	}
-	setDuration(&ic.LeaseRenewalInterval, 30*time.Second)
-	setDuration(&ic.LeaseDuration, 90*time.Second)
+	setDuration(&ic.LeaseRenewalInterval, eureka.DefaultRenewalIntervalInSecs*time.Second)
+	setDuration(&ic.LeaseDuration, eureka.DefaultDurationInSecs*time.Second)
 }
 
 // instance renders the registration document.

@@ -16,7 +16,9 @@ type Config struct {
 	DisableSelfPreservation bool
 	// RenewalPercentThreshold is the share of expected renews below which
 	// self-preservation stops evictions, and the share of the registry one
-	// eviction run may remove at most is 1 minus it. Default 0.85.
+	// eviction run may remove at most is 1 minus it. Default 0.85
+	// (DefaultRenewalPercentThreshold, as the others' defaults are in
+	// defaults.go).
 	RenewalPercentThreshold float64
 	// ExpectedClientRenewalInterval is the heartbeat interval the threshold
 	// assumes clients use. Default 30s.
@@ -30,7 +32,7 @@ type Config struct {
 	ExpectedRenewsStart int
 	// EvictionInterval is how often expired leases are evicted. Default 60s.
 	EvictionInterval time.Duration
-	// DeltaRetention is how long a change stays in the delta. Default 180s.
+	// DeltaRetention is how long a change stays in the delta. Default 3m.
 	DeltaRetention time.Duration
 	// DeltaRetentionCleanupInterval is how often old changes are dropped
 	// from the delta. Default 30s.
@@ -84,17 +86,17 @@ func (systemClock) Now() time.Time { return time.Now() }
 // withDefaults returns c with every unset field at its default.
 func (c Config) withDefaults() Config {
 	if c.RenewalPercentThreshold <= 0 || c.RenewalPercentThreshold > 1 {
-		c.RenewalPercentThreshold = 0.85
+		c.RenewalPercentThreshold = DefaultRenewalPercentThreshold
 	}
-	setDuration(&c.ExpectedClientRenewalInterval, 30*time.Second)
-	setDuration(&c.RenewalThresholdUpdateInterval, 15*time.Minute)
-	setDuration(&c.EvictionInterval, 60*time.Second)
-	setDuration(&c.DeltaRetention, 180*time.Second)
-	setDuration(&c.DeltaRetentionCleanupInterval, 30*time.Second)
-	setDuration(&c.OverrideIdleExpiry, time.Hour)
-	setDuration(&c.PayloadMaxAge, 60*time.Second)
+	setDuration(&c.ExpectedClientRenewalInterval, DefaultExpectedClientRenewalInterval)
+	setDuration(&c.RenewalThresholdUpdateInterval, DefaultRenewalThresholdUpdateInterval)
+	setDuration(&c.EvictionInterval, DefaultEvictionInterval)
+	setDuration(&c.DeltaRetention, DefaultDeltaRetention)
+	setDuration(&c.DeltaRetentionCleanupInterval, DefaultDeltaRetentionCleanupInterval)
+	setDuration(&c.OverrideIdleExpiry, DefaultOverrideIdleExpiry)
+	setDuration(&c.PayloadMaxAge, DefaultPayloadMaxAge)
 	if c.ExpectedRenewsStart <= 0 {
-		c.ExpectedRenewsStart = 1
+		c.ExpectedRenewsStart = DefaultExpectedRenewsStart
 	}
 	if c.Clock == nil {
 		c.Clock = systemClock{}

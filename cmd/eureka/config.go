@@ -14,6 +14,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/routing"
 )
@@ -45,12 +46,12 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.Int64Var(&o.registry.API.MaxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "request body limit in bytes (larger bodies get 413)")
 	fs.IntVar(&o.server.MaxHeaderBytes, "max-header-bytes", httpapi.DefaultMaxHeaderBytes, "limit of a request's line and headers in bytes (larger get 431); each request on its way in holds a buffer this large")
 	selfPreservation := fs.Bool("self-preservation", true, "suspend evictions when renews fall below the threshold")
-	fs.Float64Var(&st.RenewalPercentThreshold, "renewal-percent-threshold", 0.85, "share of expected renews below which self-preservation starts")
-	fs.DurationVar(&st.ExpectedClientRenewalInterval, "expected-client-renewal-interval", 0, "heartbeat interval clients are assumed to use (default 30s)")
-	fs.DurationVar(&st.RenewalThresholdUpdateInterval, "renewal-threshold-update-interval", 0, "how often the expected renew count is recounted (default 15m)")
-	fs.DurationVar(&st.EvictionInterval, "eviction-interval", 0, "how often expired leases are evicted (default 60s)")
-	fs.DurationVar(&st.DeltaRetention, "delta-retention", 0, "how long changes stay in the delta (default 3m)")
-	fs.DurationVar(&st.OverrideIdleExpiry, "override-idle-expiry", 0, "how long an unused status override is kept (default 1h)")
+	fs.Float64Var(&st.RenewalPercentThreshold, "renewal-percent-threshold", registry.DefaultRenewalPercentThreshold, "share of expected renews below which self-preservation starts")
+	fs.DurationVar(&st.ExpectedClientRenewalInterval, "expected-client-renewal-interval", registry.DefaultExpectedClientRenewalInterval, "heartbeat interval clients are assumed to use")
+	fs.DurationVar(&st.RenewalThresholdUpdateInterval, "renewal-threshold-update-interval", registry.DefaultRenewalThresholdUpdateInterval, "how often the expected renew count is recounted")
+	fs.DurationVar(&st.EvictionInterval, "eviction-interval", registry.DefaultEvictionInterval, "how often expired leases are evicted")
+	fs.DurationVar(&st.DeltaRetention, "delta-retention", registry.DefaultDeltaRetention, "how long changes stay in the delta")
+	fs.DurationVar(&st.OverrideIdleExpiry, "override-idle-expiry", registry.DefaultOverrideIdleExpiry, "how long an unused status override is kept")
 	fs.BoolVar(&st.DisableDelta, "disable-delta", false, "answer 403 to delta fetches")
 	fs.BoolVar(&st.LegacyLeaseExpiry, "legacy-lease-expiry", false, "reproduce Eureka's doubled lease timeout (for clusters mixed with Java servers)")
 	fs.StringVar(&o.registry.API.Environment, "environment", "test", "the environment GET /eureka/status reports")

@@ -1,0 +1,31 @@
+package registry
+
+import "time"
+
+// The defaults of Config, Eureka's (Spring Cloud's where they differ):
+// one per setting, which the Store, cmd/eureka's flags, the Caddy eureka
+// app and the documentation all take from here.
+const (
+	// DefaultRenewalPercentThreshold is RenewalPercentThreshold's default
+	// (eureka.server.renewalPercentThreshold).
+	DefaultRenewalPercentThreshold = 0.85
+	// DefaultExpectedClientRenewalInterval is
+	// ExpectedClientRenewalInterval's default.
+	DefaultExpectedClientRenewalInterval = 30 * time.Second
+	// DefaultRenewalThresholdUpdateInterval is
+	// RenewalThresholdUpdateInterval's default.
+	DefaultRenewalThresholdUpdateInterval = 15 * time.Minute
+	// DefaultExpectedRenewsStart is ExpectedRenewsStart's default.
+	DefaultExpectedRenewsStart = 1
+	// DefaultEvictionInterval is EvictionInterval's default.
+	DefaultEvictionInterval = 60 * time.Second
+	// DefaultDeltaRetention is DeltaRetention's default.
+	DefaultDeltaRetention = 3 * time.Minute
+	// DefaultDeltaRetentionCleanupInterval is
+	// DeltaRetentionCleanupInterval's default.
+	DefaultDeltaRetentionCleanupInterval = 30 * time.Second
+	// DefaultOverrideIdleExpiry is OverrideIdleExpiry's default.
+	DefaultOverrideIdleExpiry = time.Hour
+	// DefaultPayloadMaxAge is PayloadMaxAge's default.
+	DefaultPayloadMaxAge = 60 * time.Second
+)
