@@ -84,7 +84,7 @@ func (c *HTTPClient) Do(req *http.Request) (*http.Response, error) {
 	app := eureka.AppName(req.URL.Hostname())
 	list := c.Balancer.src.Instances(app)
 	if len(list) == 0 {
-		return nil, fmt.Errorf("balancer: %s: %w", app, ErrNoInstances)
+		return nil, fmt.Errorf("%w of %s", ErrNoInstances, app) // "balancer: no UP instance of INVENTORY"
 	}
 	try := c.Balancer.Retry(app, list, retries, replayable && Idempotent(req.Method))
 	for {

@@ -95,7 +95,11 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 }
 
 // serverConfig adds the operator pages to the server: /metrics and the
-// dashboard, behind the API's credentials; the dashboard's chart sampler
+// dashboard, which are reads: open unless -auth-reads closes reads (then
+// they need a user's credentials, and the browser is challenged), while
+// the dashboard's actions are API writes, which need credentials whenever
+// -auth-users is set. Caddy's documented basic_auth on writes gives the
+// same rule. The dashboard's chart sampler
 // runs from start to stop (its hook, added before the server's, stops after
 // the server, whose shutdown has already ended the dashboard's long polls).
 // It warns when the registry is reachable from a network with no
@@ -112,7 +116,10 @@ func serverConfig(opts *options, lc fx.Lifecycle, store *registry.Store, api *ht
 		mux.Handle(path, d)
 	}
 	cfg := opts.server
-	cfg.Other = api.Protect(mux)
+	cfg.Other = mux
+	if opts.registry.API.Auth.RequireForReads {
+		cfg.Other = api.Protect(mux)
+	}
 	auth := opts.registry.API.Auth
 	if len(auth.Users) == 0 && auth.Peer == nil && len(auth.PeerCertNames) == 0 && !loopbackOnly(cfg.Addr) {
 		log.Warn("the registry listens beyond loopback without credentials: anyone who reaches it can register or cancel instances; set -auth-users",

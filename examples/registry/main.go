@@ -22,7 +22,9 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8761", "listen address")
 	flag.Parse()
-	log, _ := zap.NewDevelopment()
+	// Info and up, without the stack traces development loggers add to
+	// warnings.
+	log, _ := zap.NewDevelopment(zap.IncreaseLevel(zap.InfoLevel), zap.AddStacktrace(zap.ErrorLevel))
 	fx.New(options(*addr, log)).Run()
 }
 
@@ -36,6 +38,10 @@ func options(addr string, log *zap.Logger) fx.Option {
 			httpapi.ServerConfig{Addr: addr},
 			log,
 		),
-		fx.WithLogger(func() fxevent.Logger { return &fxevent.ZapLogger{Logger: log.Named("fx")} }),
+		fx.WithLogger(func() fxevent.Logger {
+			l := &fxevent.ZapLogger{Logger: log.Named("fx")}
+			l.UseLogLevel(zap.DebugLevel) // fx's start-up events; its errors still show
+			return l
+		}),
 	)
 }

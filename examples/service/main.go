@@ -49,7 +49,9 @@ func main() {
 	flag.StringVar(&cfg.Calls, "calls", "", "application to call on /call")
 	flag.DurationVar(&cfg.FetchInterval, "interval", 30*time.Second, "registry fetch and heartbeat interval")
 	flag.Parse()
-	log, _ := zap.NewDevelopment()
+	// Info and up, without the stack traces development loggers add to
+	// warnings.
+	log, _ := zap.NewDevelopment(zap.IncreaseLevel(zap.InfoLevel), zap.AddStacktrace(zap.ErrorLevel))
 	opts, err := options(cfg, log)
 	if err != nil {
 		log.Fatal("bad settings", zap.Error(err))
@@ -84,7 +86,11 @@ func options(cfg Config, log *zap.Logger) (fx.Option, error) {
 		}),
 		fx.Provide(newHTTPServer),
 		fx.Invoke(func(*http.Server) {}),
-		fx.WithLogger(func() fxevent.Logger { return &fxevent.ZapLogger{Logger: log.Named("fx")} }),
+		fx.WithLogger(func() fxevent.Logger {
+			l := &fxevent.ZapLogger{Logger: log.Named("fx")}
+			l.UseLogLevel(zap.DebugLevel) // fx's start-up events; its errors still show
+			return l
+		}),
 	), nil
 }
 

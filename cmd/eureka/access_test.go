@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+)
+
+// The access rule, the same as Caddy's documented basic_auth on writes:
+// with -auth-users, writes need a user's credentials and reads (the
+// API's, the dashboard, /metrics) stay open; -auth-reads closes reads
+// too. caddymodule's TestAccessRule holds Caddy to the same rule.
+func TestAccessRule(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name        string
+		reads       bool
+		wantReadsOK bool
+	}{{"auth-users", false, true}, {"auth-users and auth-reads", true, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"-addr", "127.0.0.1:0", "-auth-users", "ops:" + string(hash)}
+			if c.reads {
+				args = append(args, "-auth-reads")
+			}
+			o, err := parseOptions(args, func(string) string { return "" }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var srv *httpapi.Server
+			app := fx.New(appOptions(o, zap.NewNop()), fx.Populate(&srv))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := app.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer app.Stop(ctx)
+			base := "http://" + srv.Addr().String()
+			for _, path := range []string{"/", "/metrics", "/eureka/apps"} {
+				want := http.StatusOK
+				if !c.wantReadsOK {
+					want = http.StatusUnauthorized
+				}
+				if got := status(t, "GET", base+path, "", ""); got != want {
+					t.Errorf("GET %s without credentials: %d, want %d", path, got, want)
+				}
+				if got := status(t, "GET", base+path, "ops", "s3cret"); got != http.StatusOK {
+					t.Errorf("GET %s with credentials: %d", path, got)
+				}
+			}
+			inst := string(eureka.AppendInstanceJSON(nil, &eureka.InstanceInfo{InstanceID: "i", HasInstanceID: true, HostName: "127.0.0.1",
+				App: "ORDERS", IPAddr: "127.0.0.1", Status: eureka.StatusUp, Port: eureka.Port{Number: 1, Enabled: true},
+				DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}}))
+			if got := statusBody(t, "POST", base+"/eureka/apps/ORDERS", "", "", inst); got != http.StatusUnauthorized {
+				t.Errorf("a write without credentials: %d, want 401", got)
+			}
+			if got := statusBody(t, "POST", base+"/eureka/apps/ORDERS", "ops", "s3cret", inst); got != http.StatusNoContent {
+				t.Errorf("a write with credentials: %d, want 204", got)
+			}
+		})
+	}
+}
+
+func status(t *testing.T, method, url, user, password string) int {
+	return statusBody(t, method, url, user, password, "")
+}
+
+func statusBody(t *testing.T, method, url, user, password, body string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if user != "" {
+		req.SetBasicAuth(user, password)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
