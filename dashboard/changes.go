@@ -1,12 +1,12 @@
 package dashboard
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/eurekagate/eurekagate/registry"
 )
 
 // maxHeartbeatApps bounds the apps whose heartbeats one api/changes
@@ -41,44 +41,30 @@ type Update struct {
 	Instance *Instance `json:"instance"`
 }
 
-// changes serves api/changes?since=V[&wait=S][&apps=A,B]. With wait (in
-// seconds, bounded by Config.MaxWait) and nothing newer than since, it
-// waits for a change on the Store's change stream, and returns early when
-// the request ends (the client leaves, the server shuts down) or the
-// Handler is closed. It holds no goroutine while it waits.
+// changes serves api/changes?since=V[&wait=S][&apps=A,B], the Store's long
+// poll (registry.Poll, whose rule for waits and staleness this is): the
+// changes after V at once, or when one arrives, or none when the wait (S
+// seconds or a duration, bounded by Config.MaxWait) ends, the request
+// ends (the client leaves, the server shuts down) or the Handler is
+// closed; reset when V is stale. It holds no goroutine while it waits.
+// Versions here are plain numbers: the page tells another registry by its
+// start time.
 func (h *Handler) changes(r *http.Request) (*Changes, error) {
 	q := r.URL.Query()
 	since, err := strconv.ParseUint(q.Get("since"), 10, 64)
 	if err != nil {
 		return nil, errors.New("since: a registry version is required")
 	}
-	var wait time.Duration
-	if v := q.Get("wait"); v != "" {
-		secs, err := strconv.ParseFloat(v, 64)
-		if err != nil || secs < 0 {
-			return nil, errors.New("wait: seconds expected")
-		}
-		wait = min(time.Duration(secs*float64(time.Second)), h.cfg.MaxWait)
+	wait, err := registry.ParseWait(q.Get("wait"), h.cfg.MaxWait)
+	if err != nil {
+		return nil, err
 	}
-	if wait > 0 && h.store.Version() <= since {
-		ctx, cancel := context.WithTimeout(r.Context(), wait)
-		stop := context.AfterFunc(h.closed, cancel)
-		h.store.Watch(ctx, since) // a timeout or an end is an answer too: no change
-		stop()
-		cancel()
-	}
+	p := h.store.Poll(r.Context(), registry.Poll{Since: since, Wait: wait, Stop: h.closed})
 	h.rec.sample(false)
 
-	changes, ok := h.store.ChangesSince(since)
-	out := &Changes{Updates: []Update{}, Changes: []Event{}, Heartbeats: map[string]map[string]int64{}}
-	version := since
-	if !ok {
-		version = h.store.Version()
-		out.Reset = true
-	} else if len(changes) > 0 {
-		version = changes[len(changes)-1].Version
-	}
-	out.Head = h.head(r, version)
+	changes := p.Changes
+	out := &Changes{Updates: []Update{}, Changes: []Event{}, Heartbeats: map[string]map[string]int64{}, Reset: p.Stale}
+	out.Head = h.head(r, p.Version)
 	if out.Reset {
 		return out, nil
 	}

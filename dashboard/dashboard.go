@@ -58,7 +58,10 @@ type Config struct {
 	// whose state the page shows. Default: none.
 	Peers Peers
 	// MaxWait bounds how long api/changes holds a request open waiting for
-	// a change (its wait parameter). Default 25s; negative: never wait.
+	// a change, whatever its wait parameter asks. Default
+	// registry.DefaultMaxWait (60s); negative: never wait. A request that
+	// gives no wait waits registry.DefaultWait (30s), as every long poll
+	// does (registry.ParseWait).
 	MaxWait time.Duration
 }
 
@@ -111,7 +114,7 @@ func New(store *registry.Store, cfg Config) *Handler {
 		cfg.Version = version.String()
 	}
 	if cfg.MaxWait == 0 {
-		cfg.MaxWait = 25 * time.Second
+		cfg.MaxWait = registry.DefaultMaxWait
 	}
 	sub, _ := fs.Sub(static, "static")
 	h := &Handler{store: store, cfg: cfg, files: http.StripPrefix(cfg.Path, http.FileServerFS(sub)), rec: newRecorder(store)}

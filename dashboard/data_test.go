@@ -203,7 +203,7 @@ func TestChangesSince(t *testing.T) {
 	since := store.Version()
 
 	var c Changes
-	get(t, h, context.Background(), "/api/changes?since=2", &c)
+	get(t, h, context.Background(), "/api/changes?since=2&wait=0", &c) // no wait given would be the default's
 	if c.Reset || len(c.Updates) != 0 || len(c.Changes) != 0 || c.RegistryVersion != since {
 		t.Fatalf("nothing new: %+v", c)
 	}
@@ -325,6 +325,40 @@ func TestChangesLongPoll(t *testing.T) {
 	get(t, h2, context.Background(), "/api/changes?since=2&wait=30", &c3)
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("a closed dashboard's poll waited %v", took)
+	}
+}
+
+// api/changes follows the Store's one long-poll rule (registry.ParseWait,
+// registry.Poll): a wait as seconds or as a duration, none given is the
+// default wait (bounded by MaxWait), and a stale version resets at once
+// whatever the wait.
+func TestChangesWaitRule(t *testing.T) {
+	h, store, _ := newDashboard(t, Config{MaxWait: 100 * time.Millisecond})
+	testkit.MustRegister(t, store, testkit.Inst("ORDERS", "o-1"), false)
+	for _, url := range []string{"/api/changes?since=1", "/api/changes?since=1&wait=0.05", "/api/changes?since=1&wait=50ms", "/api/changes?since=1&wait=1m"} {
+		var c Changes
+		start := time.Now()
+		if code := get(t, h, context.Background(), url, &c); code != 200 || c.Reset || len(c.Updates) != 0 || c.RegistryVersion != 1 {
+			t.Errorf("%s: %d %+v", url, code, c)
+		}
+		if took := time.Since(start); took < 40*time.Millisecond || took > 10*time.Second {
+			t.Errorf("%s: answered after %v", url, took)
+		}
+	}
+	for _, url := range []string{"/api/changes?since=5&wait=1m", "/api/changes?since=5"} {
+		var c Changes
+		start := time.Now()
+		if code := get(t, h, context.Background(), url, &c); code != 200 || !c.Reset || c.RegistryVersion != 1 {
+			t.Errorf("%s: %d %+v", url, code, c)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%s: a reset waited %v", url, took)
+		}
+	}
+	for _, bad := range []string{"/api/changes?since=1&wait=-1s", "/api/changes?since=1&wait=soon", "/api/changes?since=1&wait=NaN"} {
+		if code := get(t, h, context.Background(), bad, nil); code != 400 {
+			t.Errorf("%s: %d", bad, code)
+		}
 	}
 }
 

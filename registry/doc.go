@@ -8,8 +8,8 @@
 // next version. The changes are delivered in order, after the write lock
 // is released, to the Store's own consumers (views, counters, logs) and to
 // subscribers (Subscribe: peer replication, a dashboard), and they wake
-// watchers (Watch, ChangesSince: long-polling clients). Heartbeats are not
-// changes; OnHeartbeat hears of them.
+// watchers (Poll, the long poll every server of one uses, over Watch).
+// Heartbeats are not changes; OnHeartbeat hears of them.
 //
 // Unlike Eureka's server, which serves reads from a cache refreshed every
 // 30 s, every read reflects every completed write.

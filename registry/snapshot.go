@@ -46,59 +46,24 @@ func (s *Store) appSnapshotLocked(name string, a *appLeases, keep func(*eureka.I
 // counts the writes keep.
 func (s *Store) hashLocked() string { return s.counts.Hash() }
 
-// deltaLocked renders the change log: each changed instance once, with its
-// current state, grouped by app in first-seen order, and the hash of the
-// full registry. The caller holds s.mu.
-func (s *Store) deltaLocked(versionsDelta int64) *eureka.Applications {
-	values := make([]eureka.InstanceInfo, len(s.changes.entries))
-	apps := groupChanges(s.changes.entries, func(n int, c *Change) *eureka.InstanceInfo {
-		values[n] = s.decorate(c.lease)
-		return &values[n]
-	})
-	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: s.hashLocked(), Applications: apps}
-}
-
-// ChangesDocument renders changes (from ChangesFor) as a delta document:
-// each changed instance once, in its state at its last change, grouped by
-// app in first-seen order, with the given versions__delta and hash.
-func ChangesDocument(changes []Change, versionsDelta int64, hash string) *eureka.Applications {
-	apps := groupChanges(changes, func(_ int, c *Change) *eureka.InstanceInfo { return c.Decorated() })
-	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: hash, Applications: apps}
-}
-
-// groupChanges groups the instances render gives for changes by app, in
-// first-seen order, each instance once: a later change of the same
-// instance replaces it in place, as Eureka's delta shows each changed
-// lease once.
-func groupChanges(changes []Change, render func(n int, c *Change) *eureka.InstanceInfo) []*eureka.Application {
-	type pos struct{ app, inst int }
-	var apps []*eureka.Application
-	appIndex := map[string]int{}
-	seen := map[string]pos{} // by app + "\x00" + id
-	for n := range changes {
-		c := &changes[n]
-		i := render(n, c)
-		ai, ok := appIndex[c.App]
-		if !ok {
-			ai = len(apps)
-			appIndex[c.App] = ai
-			apps = append(apps, &eureka.Application{Name: c.App})
-		}
-		app := apps[ai]
-		key := c.App + "\x00" + c.ID
-		if p, ok := seen[key]; ok {
-			app.Instances[p.inst] = i
-			continue
-		}
-		seen[key] = pos{ai, len(app.Instances)}
-		app.Instances = append(app.Instances, i)
-	}
-	return apps
-}
-
-// Delta returns the changes of the last DeltaRetention as a delta document.
-func (s *Store) Delta() *eureka.Applications {
+// ApplicationsOf returns the named applications (those that have
+// instances), sorted, with the registry's version and their reconcile hash,
+// read at one instant: the full fetch of a client that watches only them.
+func (s *Store) ApplicationsOf(apps []string) (*eureka.Applications, uint64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.deltaLocked(s.payloads.deltaCounter.Load())
+	out := &eureka.Applications{VersionsDelta: 1}
+	var counts eureka.StatusCounts
+	for _, name := range apps {
+		a := s.apps[name]
+		if a == nil || len(a.leases) == 0 {
+			continue
+		}
+		out.Applications = append(out.Applications, s.appSnapshotLocked(name, a, func(*eureka.InstanceInfo) bool { return true }))
+		for st, n := range a.counts {
+			counts[st] += n
+		}
+	}
+	out.AppsHashcode = counts.Hash()
+	return out, s.version.Load()
 }

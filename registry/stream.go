@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -97,38 +96,4 @@ func (s *Store) deliver() {
 	st.delivered.Store(pending[len(pending)-1].Version)
 	next := make(chan struct{})
 	close(*st.wake.Swap(&next))
-}
-
-// Watch waits until the Store has a change newer than version since, and
-// returns the current version. It returns at once if there already is one,
-// and ctx.Err() if ctx ends first. It starts no goroutine: waiting costs
-// the caller's own goroutine and nothing per watcher in the Store.
-func (s *Store) Watch(ctx context.Context, since uint64) (uint64, error) {
-	st := &s.stream
-	for {
-		wake := *st.wake.Load()
-		if v := st.delivered.Load(); v > since {
-			return v, nil
-		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return st.delivered.Load(), ctx.Err()
-		}
-	}
-}
-
-// ChangesSince returns the changes after version since, oldest first, up
-// to the current version. ok is false when some of them are no longer
-// retained (older than DeltaRetention) or since is not a version of this
-// Store (newer than its current one): the caller must then read the whole
-// registry. The slice is shared and must not be modified.
-func (s *Store) ChangesSince(since uint64) (changes []Change, ok bool) {
-	upTo := s.stream.delivered.Load()
-	if since > upTo {
-		return nil, false
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.changes.after(since, upTo)
 }

@@ -54,8 +54,10 @@ type APIConfig struct {
 	// registry; writes are accepted. Default: ready.
 	Ready <-chan struct{}
 	// MaxWatchWait caps how long a watch (the delta with a watch
-	// parameter) is held without a change. Default 60s; a watch that asks
-	// for no wait is held 30s at most.
+	// parameter) is held without a change, whatever wait it asks for.
+	// Default registry.DefaultMaxWait (60s); negative: never hold one. A
+	// watch that gives no wait waits registry.DefaultWait (30s), as every
+	// long poll does (registry.ParseWait).
 	MaxWatchWait time.Duration
 }
 
@@ -97,7 +99,7 @@ func NewAPI(store *registry.Store, cfg APIConfig) *API {
 	if a.env == "" {
 		a.env = "test"
 	}
-	a.maxWait = cmp.Or(cfg.MaxWatchWait, 60*time.Second)
+	a.maxWait = cmp.Or(cfg.MaxWatchWait, registry.DefaultMaxWait)
 	a.closed, a.close = context.WithCancel(context.Background())
 	a.node = strconv.FormatUint(store.Epoch(), 16)
 	a.prefixes = [][]string{{"eureka"}}

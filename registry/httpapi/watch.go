@@ -1,11 +1,8 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
@@ -49,76 +46,34 @@ const (
 )
 
 // token renders a version of this API's Store.
-func (a *API) token(v uint64) string {
-	return strconv.FormatUint(a.store.Epoch(), 16) + "." + strconv.FormatUint(v, 10)
-}
+func (a *API) token(v uint64) string { return a.store.VersionToken(v) }
 
-// parseToken reads a version of this Store; false for another epoch or a
-// malformed token.
-func (a *API) parseToken(t string) (uint64, bool) {
-	epoch, v, ok := strings.Cut(t, ".")
-	if !ok {
-		return 0, false
-	}
-	e, err1 := strconv.ParseUint(epoch, 16, 64)
-	n, err2 := strconv.ParseUint(v, 10, 64)
-	return n, err1 == nil && err2 == nil && e == a.store.Epoch()
-}
-
-// waitArg reads the wait parameter: seconds, or a Go duration ("30s").
-func (a *API) waitArg(req *Request) (time.Duration, bool) {
-	v, has := req.Query.Get(ParamWait)
-	if !has || v == "" {
-		return min(30*time.Second, a.maxWait), true
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		secs, err2 := strconv.ParseFloat(v, 64)
-		if err2 != nil || secs < 0 {
-			return 0, false
-		}
-		d = time.Duration(secs * float64(time.Second))
-	}
-	return min(max(d, 0), a.maxWait), true
-}
-
-// watch answers a watch: the changes after the client's version, at once
-// or when one arrives, or an empty delta when the wait ends.
+// watch answers a watch, the Store's long poll (registry.Poll, whose rule
+// for waits and staleness this is): the changes after the client's
+// version, at once or when one arrives, or an empty delta when the wait
+// ends; 410 Gone for a stale version.
 func (a *API) watch(req *Request, resp *Response, token string) {
-	since, ok := a.parseToken(token)
+	since, ok := a.store.ParseVersionToken(token)
 	if !ok {
 		resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" is not one of this node's: read the whole registry")
 		return
 	}
-	wait, ok := a.waitArg(req)
-	if !ok {
-		resp.text(http.StatusBadRequest, "invalid wait: give seconds or a duration such as 30s")
+	v, _ := req.Query.Get(ParamWait)
+	wait, err := registry.ParseWait(v, a.maxWait)
+	if err != nil {
+		resp.text(http.StatusBadRequest, err.Error())
 		return
 	}
 	var apps []string
 	if list, has := req.Query.Get(ParamApps); has {
 		apps = registry.Interest(list)
 	}
-	ctx := req.Context
-	if ctx == nil {
-		ctx = context.Background()
+	p := a.store.Poll(req.Context, registry.Poll{Since: since, Apps: apps, Wait: wait, Stop: a.closed})
+	if p.Stale {
+		resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" is not one of this node's or is older than its change log: read the whole registry")
+		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	defer context.AfterFunc(a.closed, cancel)()
-	for {
-		version, changes, hash, ok := a.store.ChangesFor(since, apps)
-		if !ok {
-			resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" is older than this node's change log: read the whole registry")
-			return
-		}
-		if len(changes) > 0 || ctx.Err() != nil {
-			a.watchAnswer(req, resp, version, changes, hash)
-			return
-		}
-		// Nothing for this watcher up to version: wait for a newer change.
-		a.store.Watch(ctx, version)
-	}
+	a.watchAnswer(req, resp, p.Version, p.Changes, p.Hash)
 }
 
 // watchAnswer renders changes as a delta document.

@@ -1,0 +1,64 @@
+package registry
+
+import "github.com/eurekagate/eurekagate/eureka"
+
+// Delta documents: the change log rendered as Eureka's delta (Delta,
+// DeltaPayload), and a watcher's changes rendered the same way
+// (ChangesDocument).
+
+// deltaLocked renders the change log: each changed instance once, with its
+// current state, grouped by app in first-seen order, and the hash of the
+// full registry. The caller holds s.mu.
+func (s *Store) deltaLocked(versionsDelta int64) *eureka.Applications {
+	values := make([]eureka.InstanceInfo, len(s.changes.entries))
+	apps := groupChanges(s.changes.entries, func(n int, c *Change) *eureka.InstanceInfo {
+		values[n] = s.decorate(c.lease)
+		return &values[n]
+	})
+	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: s.hashLocked(), Applications: apps}
+}
+
+// ChangesDocument renders changes (from ChangesFor) as a delta document:
+// each changed instance once, in its state at its last change, grouped by
+// app in first-seen order, with the given versions__delta and hash.
+func ChangesDocument(changes []Change, versionsDelta int64, hash string) *eureka.Applications {
+	apps := groupChanges(changes, func(_ int, c *Change) *eureka.InstanceInfo { return c.Decorated() })
+	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: hash, Applications: apps}
+}
+
+// groupChanges groups the instances render gives for changes by app, in
+// first-seen order, each instance once: a later change of the same
+// instance replaces it in place, as Eureka's delta shows each changed
+// lease once.
+func groupChanges(changes []Change, render func(n int, c *Change) *eureka.InstanceInfo) []*eureka.Application {
+	type pos struct{ app, inst int }
+	var apps []*eureka.Application
+	appIndex := map[string]int{}
+	seen := map[string]pos{} // by app + "\x00" + id
+	for n := range changes {
+		c := &changes[n]
+		i := render(n, c)
+		ai, ok := appIndex[c.App]
+		if !ok {
+			ai = len(apps)
+			appIndex[c.App] = ai
+			apps = append(apps, &eureka.Application{Name: c.App})
+		}
+		app := apps[ai]
+		key := c.App + "\x00" + c.ID
+		if p, ok := seen[key]; ok {
+			app.Instances[p.inst] = i
+			continue
+		}
+		seen[key] = pos{ai, len(app.Instances)}
+		app.Instances = append(app.Instances, i)
+	}
+	return apps
+}
+
+// Delta returns the changes of the last DeltaRetention as a delta document.
+func (s *Store) Delta() *eureka.Applications {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.deltaLocked(s.payloads.deltaCounter.Load())
+}
