@@ -71,7 +71,9 @@ func (s *Server) Cleanup() error {
 	return nil
 }
 
-// ServeHTTP answers Eureka API requests and passes the others on.
+// ServeHTTP answers Eureka API requests and passes the others on. It is
+// the API's net/http front door (httpapi.NewHTTPHandler), which maps
+// requests and answers as the standalone server's fasthttp one does.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if !s.api.Match(r.URL.EscapedPath()) {
 		return next.ServeHTTP(w, r)

@@ -15,51 +15,29 @@ import (
 // ErrorHandler to FastHTTPErrorHandler so oversized bodies get 413.
 func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		h := &ctx.Request.Header
 		req := Request{
 			// Not the RequestCtx: a context derived from it gets a goroutine
 			// that outlives the request and reads the recycled ctx. The
 			// API's own context ends at API.Close, which the standalone
 			// Server calls when it stops.
 			Context: api.closed,
-			Method:  methodString(h.Method()),
+			Method:  methodString(ctx.Request.Header.Method()),
 			// The path is copied: the API may keep strings derived from it.
-			Path:            string(ctx.Request.URI().PathOriginal()),
-			Query:           (*fastArgs)(ctx.QueryArgs()),
-			Accept:          transient(h.Peek("Accept")),
-			AcceptEncoding:  transient(h.Peek("Accept-Encoding")),
-			ContentType:     transient(h.ContentType()),
-			ContentEncoding: transient(h.ContentEncoding()),
-			Replication:     string(h.Peek("x-netflix-discovery-replication")) == "true",
-			Authorization:   transient(h.Peek("Authorization")),
-			Origin:          transient(h.Peek("Origin")),
-			FetchSite:       transient(h.Peek("Sec-Fetch-Site")),
-			CSRF:            transient(h.Peek(HeaderCSRF)),
-			Body:            ctx.Request.Body(),
+			Path:  string(ctx.Request.URI().PathOriginal()),
+			Query: (*fastArgs)(ctx.QueryArgs()),
+			Body:  ctx.Request.Body(),
 		}
+		readHeaders(&req, (*fastRequestHeader)(&ctx.Request.Header))
 		if api.certAuth() && ctx.IsTLS() {
 			req.ClientCert = verifiedCert(ctx.TLSConnectionState())
 		}
 		var resp Response
 		api.Serve(&req, &resp)
 		ctx.SetStatusCode(resp.Status)
-		if resp.ContentType != "" {
-			ctx.SetContentType(resp.ContentType)
-		} else {
+		if resp.ContentType == "" {
 			ctx.Response.Header.SetNoDefaultContentType(true)
 		}
-		if resp.ContentEncoding != "" {
-			ctx.Response.Header.Set("Content-Encoding", resp.ContentEncoding)
-			ctx.Response.Header.Set("Vary", "Accept-Encoding")
-		}
-		if resp.Challenge != "" {
-			ctx.Response.Header.Set("WWW-Authenticate", resp.Challenge)
-		}
-		ctx.Response.Header.Set(HeaderWatch, WatchVersion)
-		ctx.Response.Header.Set(HeaderNode, api.node)
-		if resp.Version != "" {
-			ctx.Response.Header.Set(HeaderVersion, resp.Version)
-		}
+		writeHeaders(&ctx.Response.Header, &resp, api.node)
 		setBody(ctx, &resp)
 	}
 }
@@ -105,6 +83,15 @@ func methodString(m []byte) string {
 // transient views b as a string without copying. Only for values the API
 // reads during the request and never keeps.
 func transient(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// fastRequestHeader is fasthttp's request header as a headerReader: the
+// values are transient views, which the API reads during the request and
+// never keeps.
+type fastRequestHeader fasthttp.RequestHeader
+
+func (h *fastRequestHeader) Get(name string) string {
+	return transient((*fasthttp.RequestHeader)(h).Peek(name))
+}
 
 type fastArgs fasthttp.Args
 

@@ -16,20 +16,12 @@ type httpHandler struct{ api *API }
 
 func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := Request{
-		Context:         r.Context(),
-		Method:          r.Method,
-		Path:            r.URL.EscapedPath(),
-		Query:           urlArgs(r.URL.Query()),
-		Accept:          r.Header.Get("Accept"),
-		AcceptEncoding:  r.Header.Get("Accept-Encoding"),
-		ContentType:     r.Header.Get("Content-Type"),
-		ContentEncoding: r.Header.Get("Content-Encoding"),
-		Replication:     r.Header.Get("x-netflix-discovery-replication") == "true",
-		Authorization:   r.Header.Get("Authorization"),
-		Origin:          r.Header.Get("Origin"),
-		FetchSite:       r.Header.Get("Sec-Fetch-Site"),
-		CSRF:            r.Header.Get(HeaderCSRF),
+		Context: r.Context(),
+		Method:  r.Method,
+		Path:    r.URL.EscapedPath(),
+		Query:   urlArgs(r.URL.Query()),
 	}
+	readHeaders(&req, r.Header)
 	if h.api.certAuth() {
 		req.ClientCert = verifiedCert(r.TLS)
 	}
@@ -56,21 +48,7 @@ func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func writeHTTP(w http.ResponseWriter, r *http.Request, resp *Response, node string) {
 	hdr := w.Header()
-	if resp.ContentType != "" {
-		hdr.Set("Content-Type", resp.ContentType)
-	}
-	if resp.ContentEncoding != "" {
-		hdr.Set("Content-Encoding", resp.ContentEncoding)
-		hdr.Add("Vary", "Accept-Encoding")
-	}
-	if resp.Challenge != "" {
-		hdr.Set("WWW-Authenticate", resp.Challenge)
-	}
-	hdr.Set(HeaderWatch, WatchVersion)
-	hdr.Set(HeaderNode, node)
-	if resp.Version != "" {
-		hdr.Set(HeaderVersion, resp.Version)
-	}
+	writeHeaders(hdr, resp, node)
 	hdr.Set("Content-Length", strconv.Itoa(resp.BodyLen()))
 	w.WriteHeader(resp.Status)
 	if r.Method == http.MethodHead {
