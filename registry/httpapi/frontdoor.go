@@ -3,13 +3,14 @@ package httpapi
 // The front doors' one mapping between HTTP and Request and Response:
 // which request headers fill which Request fields (readHeaders), and which
 // response headers a Response sets (writeHeaders). Both front doors
-// (FastHTTPHandler for the standalone server, NewHTTPHandler for net/http
-// and so Caddy's eureka_server) call them through a small accessor of
-// their own headers: headerReader and headerWriter, which http.Header and
-// fasthttp's headers satisfy without allocating. What each front door does
-// on its own is only what its transport decides: the request's context,
-// the path as sent, the query, the body (read within BodyLimit), the
-// client certificate, and framing (Content-Length, HEAD, streaming).
+// (FastHTTPHandler in frontdoor_fasthttp.go, for the standalone server;
+// NewHTTPHandler in frontdoor_nethttp.go, for net/http and so Caddy's
+// eureka_server) call them through a small accessor of their own
+// headers: headerReader and headerWriter, which http.Header and fasthttp's
+// headers satisfy without allocating. What each front door does on its
+// own is only what its transport decides: the request's context, the path
+// as sent, the query, the body (read within BodyLimit), the client
+// certificate, and framing (Content-Length, HEAD, streaming).
 
 // The request headers the API reads, in canonical form, so that
 // http.Header finds them without canonicalizing a copy (HeaderCSRF is
