@@ -73,8 +73,9 @@ type Checker struct {
 	appsMu sync.Mutex
 	wake   chan struct{} // an application was added
 
-	states sync.Map     // instance id -> *checkState
-	down   atomic.Int64 // states that are down
+	states sync.Map      // instance id -> *checkState
+	down   atomic.Int64  // states that are down
+	gen    atomic.Uint64 // moves whenever an instance goes down or comes back
 
 	runMu  sync.Mutex
 	cancel context.CancelFunc
@@ -175,6 +176,11 @@ func (c *Checker) isDown(id string) bool {
 	return ok && v.(*checkState).down.Load()
 }
 
+// Generation is a number that moves whenever an instance fails its check
+// or passes it again: what was filtered at one generation holds until the
+// next (or until the instance list changes).
+func (c *Checker) Generation() uint64 { return c.gen.Load() }
+
 // anyDown reports whether some instance failed its last check.
 func (c *Checker) anyDown() bool { return c.down.Load() > 0 }
 
@@ -274,6 +280,7 @@ func (c *Checker) round(ctx context.Context, full bool) {
 	c.states.Range(func(k, v any) bool {
 		if !listed[k.(string)] && c.states.CompareAndDelete(k, v) && v.(*checkState).down.Load() {
 			c.down.Add(-1)
+			c.gen.Add(1)
 		}
 		return true
 	})
@@ -311,6 +318,7 @@ func (c *Checker) set(inst *eureka.InstanceInfo, down bool, err error) {
 	if v.(*checkState).down.Swap(down) == down {
 		return
 	}
+	c.gen.Add(1)
 	if down {
 		c.down.Add(1)
 		c.log.Info("instance failed its health check, out of rotation",

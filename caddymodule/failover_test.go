@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
@@ -31,7 +30,7 @@ func TestGatewayDefaults(t *testing.T) {
 	if cfg.Retries != routing.DefaultRetries || cfg.MaxFails != routing.DefaultMaxFails || cfg.FailDuration != routing.DefaultFailDuration {
 		t.Errorf("router config %+v", cfg)
 	}
-	raw, err := new(Gateway).proxyConfig(cfg, false)
+	raw, err := new(Gateway).proxyConfig(cfg, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +41,9 @@ func TestGatewayDefaults(t *testing.T) {
 	want := map[string]any{"protocol": "http", "dial_timeout": 3e9, "response_header_timeout": 5e9, "read_timeout": 60e9}
 	if !reflect.DeepEqual(proxy["transport"], want) {
 		t.Errorf("transport %v, want %v", proxy["transport"], want)
+	}
+	if raw, _ := new(Gateway).proxyConfig(cfg, false, true); strings.Contains(string(raw), "read_timeout") {
+		t.Errorf("a read timeout on tunnels: %s", raw)
 	}
 	if proxy["load_balancing"] != nil || proxy["health_checks"] != nil {
 		t.Errorf("reverse_proxy retries or keeps health itself: %s", raw)
@@ -63,7 +65,7 @@ func TestGatewayDefaults(t *testing.T) {
 		t.Error("health_timeout without health_interval accepted")
 	}
 	cfg, _ = (&Gateway{ResponseHeaderTimeout: -1}).routerConfig()
-	if raw, _ := new(Gateway).proxyConfig(cfg, false); strings.Contains(string(raw), "response_header_timeout") {
+	if raw, _ := new(Gateway).proxyConfig(cfg, false, false); strings.Contains(string(raw), "response_header_timeout") {
 		t.Errorf("response_header_timeout off: %s", raw)
 	}
 }
@@ -75,8 +77,6 @@ func instanceAt(id, app string, port int) *eureka.InstanceInfo {
 		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn},
 	}
 }
-
-var hangRuns int
 
 // Three instances, the middle one hung (it accepts and never answers).
 // With the gateway's defaults (but a short response_header_timeout, to
@@ -90,10 +90,8 @@ func TestGatewayStopsSendingToHungInstance(t *testing.T) {
 		{"defaults", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tester := caddytest.NewTester(t)
-			hangRuns++ // a new registry for each run
-			tester.InitServer(gatewayConfig(fmt.Sprintf("registry hang-test-%d", hangRuns),
-				fmt.Sprintf("response_header_timeout %v\n\t\t%s", timeout, tc.options)), "caddyfile")
+			loadConfig(t, gatewayConfig("registry "+newRegistry("hang-test"),
+				fmt.Sprintf("response_header_timeout %v\n\t\t%s", timeout, tc.options)))
 			a, c := newBackend(t, "a"), newBackend(t, "c")
 			hung := testkit.NewHung(t, "b")
 			registerVia(t, registryURL, a.instance("inventory"))
@@ -150,8 +148,7 @@ func (h *healthBackend) instance(app string) *eureka.InstanceInfo {
 // and gets them again within two intervals of answering 200.
 func TestGatewayActiveHealthChecks(t *testing.T) {
 	const interval = 150 * time.Millisecond
-	tester := caddytest.NewTester(t)
-	tester.InitServer(gatewayConfig(fmt.Sprintf("registry active-health-test\n\t\thealth_interval %v", interval), ""), "caddyfile")
+	loadConfig(t, gatewayConfig(fmt.Sprintf("registry %s\n\t\thealth_interval %v", newRegistry("active-health-test"), interval), ""))
 	a, b, c := newHealthBackend(t, "a"), newHealthBackend(t, "b"), newHealthBackend(t, "c")
 	for _, h := range []*healthBackend{a, b, c} {
 		registerVia(t, registryURL, h.instance("stock"))

@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/routing"
@@ -89,8 +90,11 @@ type Gateway struct {
 
 	router *routing.Router
 	log    *zap.Logger
-	proxy  *reverseproxy.Handler // to the plain ports
-	secure *reverseproxy.Handler // to the secure ports, over TLS
+	// The embedded reverse_proxy handlers, by [secure][upgrade]: to the
+	// plain or the secure ports (over TLS), and for Upgrade requests
+	// (WebSockets), whose tunnels may stay quiet as long as they like,
+	// without read_timeout.
+	proxies [2][2]*reverseproxy.Handler
 }
 
 // dialVar is the request variable that holds the address of the instance
@@ -119,20 +123,18 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if g.router, err = routing.New(cfg); err != nil {
 		return err
 	}
-	for _, secure := range []bool{false, true} {
-		raw, err := g.proxyConfig(g.router.Config(), secure)
-		if err != nil {
-			return err
-		}
-		// Caddy cleans up modules loaded through ctx with the config.
-		mod, err := ctx.LoadModuleByID("http.handlers.reverse_proxy", raw)
-		if err != nil {
-			return fmt.Errorf("loading reverse_proxy: %v", err)
-		}
-		if secure {
-			g.secure = mod.(*reverseproxy.Handler)
-		} else {
-			g.proxy = mod.(*reverseproxy.Handler)
+	for secure := range 2 {
+		for upgrade := range 2 {
+			raw, err := g.proxyConfig(g.router.Config(), secure == 1, upgrade == 1)
+			if err != nil {
+				return err
+			}
+			// Caddy cleans up modules loaded through ctx with the config.
+			mod, err := ctx.LoadModuleByID("http.handlers.reverse_proxy", raw)
+			if err != nil {
+				return fmt.Errorf("loading reverse_proxy: %v", err)
+			}
+			g.proxies[secure][upgrade] = mod.(*reverseproxy.Handler)
 		}
 	}
 	return nil
@@ -198,11 +200,14 @@ func checkMaxFails(n int) error {
 
 // proxyConfig returns the JSON config of the embedded reverse_proxy to the
 // plain ports, or to the secure ones: one attempt to the address routing
-// picked, with the router's timeouts, and neither retries nor passive
-// health of its own (routing keeps both).
-func (g *Gateway) proxyConfig(cfg routing.Config, secure bool) ([]byte, error) {
-	transport := map[string]any{"protocol": "http", "dial_timeout": caddy.Duration(cfg.DialTimeout),
-		"read_timeout": caddy.Duration(cfg.ReadTimeout)}
+// picked, with the router's timeouts (no read timeout for an upgrade, as
+// the fasthttp gateway's tunnels), and neither retries nor passive health
+// of its own (routing keeps both).
+func (g *Gateway) proxyConfig(cfg routing.Config, secure, upgrade bool) ([]byte, error) {
+	transport := map[string]any{"protocol": "http", "dial_timeout": caddy.Duration(cfg.DialTimeout)}
+	if !upgrade {
+		transport["read_timeout"] = caddy.Duration(cfg.ReadTimeout)
+	}
 	if cfg.ResponseHeaderTimeout > 0 {
 		transport["response_header_timeout"] = caddy.Duration(cfg.ResponseHeaderTimeout)
 	}
@@ -242,10 +247,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return plainAnswer(w, rt.Answer)
 	}
 	rest := string(appPath)
-	path, err := url.PathUnescape(rest)
-	if err != nil {
-		return plainAnswer(w, routing.Answer{Status: http.StatusBadRequest, Reason: "the request target has a malformed percent escape\n"})
+	if reason := routing.CheckTarget(rest); reason != "" {
+		// Go's server lets none through; checked all the same.
+		return plainAnswer(w, routing.Answer{Status: http.StatusBadRequest, Reason: reason + "\n"})
 	}
+	path, _ := url.PathUnescape(rest)
 	name := string(appName)
 	caddyhttp.SetVar(r.Context(), serviceVar, rt.App)
 	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
@@ -259,22 +265,25 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if err != nil {
 		return plainAnswer(w, routing.Incomplete())
 	}
-	proxy := g.proxy
-	if rt.Secure {
-		proxy = g.secure
+	if body != nil {
+		defer replayPool.Put(body)
 	}
+	proxy := g.proxies[b2i(rt.Secure)][b2i(isUpgrade(r))]
 	try := g.router.Retry(&rt, resend)
 	for {
 		inst := try.Next()
 		caddyhttp.SetVar(r.Context(), dialVar, balancer.Address(inst, rt.Secure))
 		if body != nil {
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.Body = io.NopCloser(bytes.NewReader(body.Bytes()))
 		}
 		aw := &attemptWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
 		err := proxy.ServeHTTP(aw, r, next)
-		if err == nil || aw.wrote {
-			try.Succeeded() // the instance answered
-			return err
+		if err == nil {
+			try.Succeeded()
+			return nil
+		}
+		if aw.wrote {
+			return err // the response began: it cannot go elsewhere
 		}
 		f, ok := failureOf(err)
 		if !ok || r.Context().Err() != nil {
@@ -286,6 +295,18 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			return plainAnswer(w, routing.Failed(name, f))
 		}
 	}
+}
+
+// isUpgrade reports whether r asks to switch protocols (a WebSocket).
+func isUpgrade(r *http.Request) bool {
+	return r.Header.Get("Upgrade") != "" && httpguts.HeaderValuesContainsToken(r.Header["Connection"], "upgrade")
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Interface guards

@@ -1,9 +1,11 @@
 package caddymodule
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
@@ -17,14 +19,18 @@ import (
 // that can be sent again.
 
 // attemptWriter notes whether an attempt wrote anything of its response:
-// once it has, the request is answered and cannot go elsewhere.
+// once it has, the request is answered and cannot go elsewhere. An
+// informational answer (100 Continue, 103 Early Hints) is not the
+// response: the instance may still fail the request after it.
 type attemptWriter struct {
 	*caddyhttp.ResponseWriterWrapper
 	wrote bool
 }
 
 func (w *attemptWriter) WriteHeader(status int) {
-	w.wrote = true
+	if status >= 200 || status == http.StatusSwitchingProtocols {
+		w.wrote = true
+	}
 	w.ResponseWriterWrapper.WriteHeader(status)
 }
 
@@ -61,12 +67,13 @@ func failureOf(err error) (balancer.Failure, bool) {
 }
 
 // replayBody reads a request body of at most routing.MaxReplayBody bytes
-// into memory, so that an idempotent request can be sent to another
-// instance after a failure; a larger or chunked body streams, and its
-// request is retried only when its instance never got it. resend says the
-// request may be sent twice.
-func replayBody(r *http.Request) (body []byte, resend bool, err error) {
-	if !balancer.Idempotent(r.Method) {
+// into a buffer of replayPool (returned, for the caller to put back), so
+// that an idempotent request can be sent to another instance after a
+// failure; a larger or chunked body streams, and its request is retried
+// only when its instance never got it. resend says the request may be
+// sent twice.
+func replayBody(r *http.Request) (body *bytes.Buffer, resend bool, err error) {
+	if !routing.Resendable(r.Method, true) {
 		return nil, false, nil
 	}
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
@@ -75,12 +82,17 @@ func replayBody(r *http.Request) (body []byte, resend bool, err error) {
 	if r.ContentLength < 0 || r.ContentLength > routing.MaxReplayBody {
 		return nil, false, nil
 	}
-	body = make([]byte, r.ContentLength)
-	if _, err := io.ReadFull(r.Body, body); err != nil {
+	body = replayPool.Get().(*bytes.Buffer)
+	body.Reset()
+	if _, err := io.CopyN(body, r.Body, r.ContentLength); err != nil {
+		replayPool.Put(body)
 		return nil, false, err
 	}
 	return body, true, nil
 }
+
+// replayPool holds the buffers of replayable bodies.
+var replayPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // plainAnswer answers with a short plain-text message, as the fasthttp
 // gateway does.

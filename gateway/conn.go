@@ -16,21 +16,33 @@ func (e *dialError) Error() string { return "dial: " + e.err.Error() }
 func (e *dialError) Unwrap() error { return e.err }
 
 // dialer connects to instances. Its connections time out as
-// ResponseTimeout says: a read or write that makes no progress for that
-// long fails.
+// Routing.ReadTimeout says: a read or write that makes no progress for
+// that long fails (the response header has its own deadline, set per
+// request).
 type dialer struct {
 	net     net.Dialer
 	timeout time.Duration // idle limit of each read and write
 	tls     *tls.Config   // for secure ports (Config.TLS)
 }
 
-// dialTLS connects to an instance's secure port at addr and completes the
-// TLS handshake within the dial timeout, as fasthttp's pool does for its
-// own connections (a tunnel's connection is not pooled).
-func (d *dialer) dialTLS(addr string) (net.Conn, error) {
-	c, err := d.dial(addr)
+// dial connects to an instance's plain port at addr.
+func (d *dialer) dial(addr string) (net.Conn, error) { return d.connect(addr, false, d.timeout) }
+
+// dialTLS connects to an instance's secure port at addr, as dial does.
+func (d *dialer) dialTLS(addr string) (net.Conn, error) { return d.connect(addr, true, d.timeout) }
+
+// connect dials addr, over TLS when secure, the handshake within the dial
+// timeout as the connection itself (a handshake that fails sent no
+// request: a dialError). Each read and write is then bounded by idle, or
+// not at all when it is 0 (a tunnel's).
+func (d *dialer) connect(addr string, secure bool, idle time.Duration) (net.Conn, error) {
+	c, err := d.net.Dial("tcp", addr)
 	if err != nil {
-		return nil, err
+		return nil, &dialError{err}
+	}
+	conn := net.Conn(&idleConn{Conn: c, read: idle, write: idle})
+	if !secure {
+		return conn, nil
 	}
 	cfg := d.tls.Clone()
 	if cfg == nil {
@@ -39,7 +51,7 @@ func (d *dialer) dialTLS(addr string) (net.Conn, error) {
 	if cfg.ServerName == "" {
 		cfg.ServerName, _, _ = net.SplitHostPort(addr)
 	}
-	tc := tls.Client(c, cfg)
+	tc := tls.Client(conn, cfg)
 	if d.net.Timeout > 0 {
 		tc.SetDeadline(time.Now().Add(d.net.Timeout))
 	}
@@ -51,12 +63,13 @@ func (d *dialer) dialTLS(addr string) (net.Conn, error) {
 	return tc, nil
 }
 
-func (d *dialer) dial(addr string) (net.Conn, error) {
-	c, err := d.net.Dial("tcp", addr)
-	if err != nil {
-		return nil, &dialError{err}
+// pooled returns the idleConn under a pooled connection, plain or TLS.
+func pooled(c net.Conn) *idleConn {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
 	}
-	return &idleConn{Conn: c, read: d.timeout, write: d.timeout}, nil
+	ic, _ := c.(*idleConn)
+	return ic
 }
 
 // idleConn bounds each Read and Write, when its limit is set, to that long

@@ -153,6 +153,14 @@ func (g *Gateway) other(ctx *fasthttp.RequestCtx) {
 	plain(ctx, fasthttp.StatusNotFound, "not found\n")
 }
 
+// resetResponse clears a failed attempt's response for the next, which
+// keeps the instance's Content-Type as it sends it (none included), as
+// the server's NoDefaultContentType has the first.
+func resetResponse(resp *fasthttp.Response) {
+	resp.Reset()
+	resp.Header.SetNoDefaultContentType(true)
+}
+
 // answer answers in place of an instance, as the router says.
 func answer(ctx *fasthttp.RequestCtx, a routing.Answer) { plain(ctx, a.Status, a.Reason) }
 
@@ -251,7 +259,7 @@ func (b *streamedBody) Read(p []byte) (int, error) {
 // route's instances, as the router's Retry picks them and decides, after
 // a failure, whether another gets it.
 func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byte, body requestBody) {
-	resend := body.replayable && balancer.Idempotent(ctx.Method())
+	resend := routing.Resendable(ctx.Method(), body.replayable)
 	try := g.router.Retry(rt, resend)
 	for {
 		inst := try.Next()
@@ -272,7 +280,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 			stripResponse(&ctx.Response.Header, false)
 			return
 		}
-		ctx.Response.Reset()
+		resetResponse(&ctx.Response)
 		switch {
 		case errors.Is(err, errBodyTooLarge):
 			ctx.SetConnectionClose()

@@ -90,6 +90,7 @@ func suiteConfig(t *testing.T, store *registry.Store) Config {
 		Routing: routing.Config{
 			Balancer:              balancer.New(store, balancer.Config{Checker: checker, MaxFails: routing.DefaultMaxFails, Cooldown: routing.DefaultFailDuration}),
 			ResponseHeaderTimeout: gatewaysuite.ResponseHeaderTimeout,
+			ReadTimeout:           gatewaysuite.ReadTimeout,
 		},
 		TLS: &tls.Config{RootCAs: roots},
 	}

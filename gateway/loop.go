@@ -128,6 +128,7 @@ type upConn struct {
 	since   int64     // idle since
 	reused  bool      // it carried a request before this one
 	got     bool      // the current response has begun to arrive
+	headed  bool      // its final (not 1xx) header has come
 	gone    bool
 	counted bool // in lp.conns
 }
@@ -143,6 +144,7 @@ type exchange struct {
 	try    balancer.Retry // the router's attempts on the app's instances
 	up     *upConn
 	sent   int64 // when it went out, or the response last made progress
+	asked  int64 // when it went out: ResponseHeaderTimeout counts from then
 	end    func()
 	resend bool // it may be sent twice: idempotent (the loops carry no body)
 	head   bool

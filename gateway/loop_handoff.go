@@ -64,7 +64,7 @@ func (lp *loopState) stream(up *upConn, ex *exchange) gnet.Action {
 	closing := cc.closing || lp.l.stopping.Load()
 	end := ex.end
 	ex.end = nil
-	inst, app := ex.inst, ex.app
+	inst, app, try := ex.inst, ex.app, ex.try
 	key, addr := up.key, up.addr
 	cc.ex = nil
 	lp.recycle(ex)
@@ -95,7 +95,7 @@ func (lp *loopState) stream(up *upConn, ex *exchange) gnet.Action {
 			clNC.Close()
 			return
 		}
-		l.g.bal.ReportSuccess(inst)
+		try.Succeeded()
 		switch {
 		case closing || l.stopping.Load():
 			clNC.Close()

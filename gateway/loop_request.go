@@ -102,7 +102,7 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 	h.SetRequestURIBytes(append(buf[:0], path...))
 
 	ex.cc, ex.app = cc, rt.App
-	ex.resend, ex.head = balancer.Idempotent(h.Method()), h.IsHead()
+	ex.resend, ex.head = routing.Resendable(h.Method(), true), h.IsHead() // no body
 	ex.try = g.router.Retry(&rt, ex.resend)
 	cc.ex = ex
 	cc.closing = cc.closing || closing
@@ -147,7 +147,7 @@ func (lp *loopState) recycle(ex *exchange) {
 	ex.h.Reset()
 	ex.fwd, ex.name = ex.fwd[:0], ex.name[:0]
 	ex.cc, ex.app, ex.inst, ex.up, ex.end = nil, "", nil, nil, nil
-	ex.try, ex.sent = balancer.Retry{}, 0
+	ex.try, ex.sent, ex.asked = balancer.Retry{}, 0, 0
 	ex.resend, ex.head, ex.resent, ex.queued, ex.key = false, false, false, false, instKey{}
 	if len(lp.free) < 1024 {
 		lp.free = append(lp.free, ex)

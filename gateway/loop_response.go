@@ -11,8 +11,9 @@ import (
 // write sends the request on up.
 func (lp *loopState) write(up *upConn, ex *exchange) {
 	up.ex, ex.up = ex, up
-	up.got = false
+	up.got, up.headed = false, false
 	ex.sent = now()
+	ex.asked = ex.sent
 	lp.setHost(ex, up)
 	lp.out = ex.h.AppendBytes(lp.out[:0])
 	if len(ex.fwd) > 0 { // before the blank line that ends the header
@@ -58,6 +59,7 @@ func (lp *loopState) answer(up *upConn) gnet.Action {
 		if status == fasthttp.StatusSwitchingProtocols {
 			return lp.broken(up, ex, errors.New("gateway: 101 to a request without Upgrade"))
 		}
+		up.headed = true // ResponseHeaderTimeout no longer applies
 		n := h.ContentLength()
 		if ex.head || status == fasthttp.StatusNoContent || status == fasthttp.StatusNotModified {
 			n = 0

@@ -24,7 +24,11 @@ func newLoops(g *Gateway, cfg ServerConfig, h *handoffListener, n int) *loops {
 		accepted: make(chan struct{}), tickStop: make(chan struct{}), ticked: make(chan struct{})}
 	// The timeouts are checked at a tick: an eighth of the shortest, so
 	// none runs over by more than that, within [10ms, 1s].
-	l.interval = min(cfg.ReadTimeout, cfg.HeaderTimeout, cfg.WriteTimeout, g.cfg.Routing.ReadTimeout, max(g.cfg.Routing.ResponseHeaderTimeout, time.Millisecond), g.cfg.IdleConnTimeout, g.cfg.SweepInterval) / 8
+	l.interval = min(cfg.ReadTimeout, cfg.HeaderTimeout, cfg.WriteTimeout, g.cfg.Routing.ReadTimeout, g.cfg.IdleConnTimeout, g.cfg.SweepInterval)
+	if h := g.cfg.Routing.ResponseHeaderTimeout; h > 0 { // negative: none
+		l.interval = min(l.interval, h)
+	}
+	l.interval /= 8
 	l.interval = max(10*time.Millisecond, min(l.interval, time.Second))
 	return l
 }
@@ -132,7 +136,7 @@ func (lp *loopState) tick() {
 		if ex := cc.ex; ex != nil {
 			switch up := ex.up; {
 			case up == nil:
-			case up.c != nil && ((!up.got && header > 0 && t-ex.sent > header) || t-ex.sent > read):
+			case up.c != nil && ((!up.headed && header > 0 && t-ex.asked > header) || t-ex.sent > read):
 				up.ex, up.gone = nil, true
 				lp.el.Close(up.c)
 				lp.failed(ex, errTimeout, false)

@@ -75,7 +75,7 @@ func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo, secure bool) *
 	u := &upstream{key: k, addr: balancer.Address(inst, secure)}
 	u.hc = &fasthttp.HostClient{
 		Addr:                          u.addr,
-		Dial:                          g.dialer.dial,
+		Dial:                          g.dialer.dial, // or dialTLS, below
 		MaxConns:                      g.cfg.MaxConnsPerInstance,
 		MaxConnWaitTimeout:            g.cfg.Routing.DialTimeout,
 		MaxIdleConnDuration:           g.cfg.IdleConnTimeout,
@@ -87,8 +87,11 @@ func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo, secure bool) *
 		// The most recently used connection first: the others go idle
 		// and are closed, and the pool stays as small as the load.
 		ConnPoolStrategy: fasthttp.LIFO,
-		IsTLS:            secure,
-		TLSConfig:        g.cfg.TLS,
+	}
+	if secure {
+		// The handshake is the dial's, bounded by DialTimeout; fasthttp
+		// sees a connection like any other (IsTLS stays false).
+		u.hc.Dial = g.dialer.dialTLS
 	}
 	if p.closed {
 		return u // the gateway is closing: serve, pool nothing

@@ -33,7 +33,7 @@ func (u *upstream) roundTrip(req *fasthttp.Request, resp *fasthttp.Response, res
 	defer u.active.Add(-1)
 	retry, err := roundTrip(u.hc, req, resp, headerTimeout)
 	if err != nil && retry && resend && !timedOut(err) {
-		resp.Reset()
+		resetResponse(resp)
 		_, err = roundTrip(u.hc, req, resp, headerTimeout)
 	}
 	return err
@@ -46,7 +46,7 @@ func (u *upstream) roundTrip(req *fasthttp.Request, resp *fasthttp.Response, res
 // use (URI parsing, per-request timeouts, TLS, connection lifetimes, a
 // default User-Agent, resetting the response, which would lose the
 // server's settings), plus that choice. retry reports whether the request
-// may be sent again: the connection broke before an answer.
+// may be sent again: a kept-alive connection broke before an answer.
 func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Response, headerTimeout time.Duration) (retry bool, err error) {
 	cc, err := hc.AcquireConn(0, false)
 	// A pooled connection on which the instance sent something while it
@@ -61,6 +61,11 @@ func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Re
 		return false, err
 	}
 	conn := cc.Conn()
+	// Only a kept-alive connection that broke may have been closed by the
+	// instance while idle, before it saw the request: a fresh one that
+	// breaks is the instance's failure, for the router to decide on.
+	ic := pooled(conn)
+	reused := ic != nil && ic.used
 	bw := hc.AcquireWriter(conn)
 	err = req.Write(bw)
 	if err == nil {
@@ -69,7 +74,7 @@ func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Re
 	hc.ReleaseWriter(bw)
 	if err != nil {
 		hc.CloseConn(cc)
-		return true, err
+		return reused, err
 	}
 
 	if headerTimeout > 0 {
@@ -81,7 +86,7 @@ func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Re
 	if err := readHeader(br, &resp.Header); err != nil {
 		hc.ReleaseReader(br)
 		hc.CloseConn(cc)
-		return true, err
+		return reused, err
 	}
 	if headerTimeout > 0 {
 		conn.SetReadDeadline(time.Time{})
@@ -95,7 +100,7 @@ func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Re
 		if err := resp.ReadBody(br, 0); err != nil {
 			hc.ReleaseReader(br)
 			hc.CloseConn(cc)
-			return true, err
+			return reused, err
 		}
 	default:
 		b := &upstreamBody{br: br, header: &resp.Header, left: n, reuse: reuse && n != -2}
@@ -131,8 +136,8 @@ func roundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Re
 // stale reports whether a connection from the pool must not carry a
 // request (see unsolicited).
 func stale(c net.Conn) bool {
-	ic, ok := c.(*idleConn)
-	return ok && ic.used && unsolicited(ic.Conn)
+	ic := pooled(c)
+	return ic != nil && ic.used && unsolicited(ic.Conn)
 }
 
 // reusable reports whether a connection may go back to the pool after a
@@ -142,7 +147,7 @@ func reusable(c net.Conn, br *bufio.Reader, reuse bool) bool {
 	if !reuse || br.Buffered() > 0 {
 		return false
 	}
-	if ic, ok := c.(*idleConn); ok {
+	if ic := pooled(c); ic != nil {
 		ic.used = true
 	}
 	return true

@@ -35,11 +35,8 @@ func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byt
 		inst = try.Next()
 		addr = balancer.Address(inst, rt.Secure)
 		var err error
-		if rt.Secure {
-			conn, err = g.dialer.dialTLS(addr)
-		} else {
-			conn, err = g.dialer.dial(addr)
-		}
+		// No idle limit: a WebSocket may be quiet for long.
+		conn, err = g.dialer.connect(addr, rt.Secure, 0)
 		if err == nil {
 			break
 		}

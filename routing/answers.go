@@ -51,6 +51,15 @@ func TooLarge(limit int64) Answer {
 	return Answer{413, fmt.Sprintf("request body larger than %d bytes\n", limit)}
 }
 
+// Resendable reports whether a request may be sent twice, to another
+// instance after one may have acted on it: its method is idempotent
+// (balancer.Idempotent: GET, HEAD, OPTIONS, TRACE, PUT, DELETE) and its
+// body is none or held in memory (replayable; a gateway holds bodies of at
+// most MaxReplayBody bytes).
+func Resendable[T text](method T, replayable bool) bool {
+	return replayable && balancer.Idempotent(method)
+}
+
 // Incomplete is the answer to a request whose client stopped sending its
 // body before its end.
 func Incomplete() Answer { return Answer{400, "incomplete request body\n"} }

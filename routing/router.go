@@ -18,6 +18,7 @@ type Router struct {
 	cfg    Config
 	bal    *balancer.Balancer
 	names  nameCache
+	cache  routables
 	plain  *side // the routable instances at their plain port
 	secure *side // at their secure port
 }
@@ -87,16 +88,14 @@ func (r *Router) Route(dst, target []byte) (rt Route, name, path []byte) {
 		return rt, name, path
 	}
 	r.names.remember(name, app)
-	healthy := r.healthy(app, up)
-	if len(healthy) == 0 {
+	list, secure, healthy := r.routable(app, up)
+	switch {
+	case !healthy:
 		rt.Answer = unhealthy(name)
-		return rt, name, path
-	}
-	if rt.Instances = Enabled(healthy, false); len(rt.Instances) == 0 {
-		rt.Secure = true
-		if rt.Instances = Enabled(healthy, true); len(rt.Instances) == 0 {
-			rt.Secure, rt.Answer = false, noPort(name)
-		}
+	case len(list) == 0:
+		rt.Answer = noPort(name)
+	default:
+		rt.Instances, rt.Secure = list, secure
 	}
 	return rt, name, path
 }
@@ -143,11 +142,15 @@ type side struct {
 }
 
 func (s *side) Instances(app string) []*eureka.InstanceInfo {
-	list := s.r.cfg.Instances.Instances(app)
-	if len(list) == 0 {
+	up := s.r.cfg.Instances.Instances(app)
+	if len(up) == 0 {
 		return nil
 	}
-	return Enabled(s.r.healthy(app, list), s.secure)
+	list, secure, _ := s.r.routable(app, up)
+	if secure != s.secure {
+		return nil // the app moved to the other port meanwhile
+	}
+	return list
 }
 
 // Enabled returns the instances of list that enable their secure port

@@ -1,8 +1,11 @@
 package routing
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
@@ -174,5 +177,55 @@ func BenchmarkRoute(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		routeOnce(r, target)
+	}
+}
+
+// With an instance failing its health check, the request still costs no
+// allocation, and the balancer keeps seeing one list: what was filtered is
+// kept until the list or the checks change.
+func TestRoutingWithAFailingInstanceAllocatesNothing(t *testing.T) {
+	sick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	defer sick.Close()
+	a, b := inst("ORDERS", "a", true, false), inst("ORDERS", "b", true, false)
+	a.HealthCheckURL = sick.URL + "/health"
+	src := apps{up: map[string][]*eureka.InstanceInfo{"ORDERS": {a, b}}}
+	checker := balancer.NewChecker(src, balancer.CheckConfig{Interval: 20 * time.Millisecond})
+	checker.Start()
+	defer checker.Stop()
+	r := newRouter(t, Config{Instances: src, Health: checker})
+	target := []byte("/orders/x")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if rt, _, _ := r.Route(nil, target); len(rt.Instances) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the failing instance was never filtered out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	first, _, _ := r.Route(nil, target)
+	n := testing.AllocsPerRun(1000, func() {
+		if inst := routeOnce(r, target); inst != b {
+			t.Fatalf("routed to %s, which fails its health check", inst.ID())
+		}
+	})
+	if n != 0 {
+		t.Errorf("%v allocations per request", n)
+	}
+	if again, _, _ := r.Route(nil, target); &again.Instances[0] != &first.Instances[0] {
+		t.Error("a new list per request")
+	}
+}
+
+// Names are cached in one case only, so that a client varying the case
+// of its requests cannot make the cache copy itself on each of them.
+func TestNameCacheKeepsOneCaseSpellings(t *testing.T) {
+	r := newRouter(t, Config{})
+	for _, name := range []string{"orders", "ORDERS", "Orders", "oRDERS", "ordERS"} {
+		r.Route(nil, []byte("/"+name+"/x"))
+	}
+	if m := r.names.m.Load(); m == nil || len(*m) != 2 {
+		t.Errorf("cached spellings: %v", m)
 	}
 }

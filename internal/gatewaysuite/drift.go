@@ -22,6 +22,10 @@ import (
 // response header.
 const ResponseHeaderTimeout = 500 * time.Millisecond
 
+// ReadTimeout is how long the gateway lets an instance be silent while
+// its response body streams.
+const ReadTimeout = time.Second
+
 // HealthInterval is how often the gateway's active health checks request
 // the instances' healthCheckUrl.
 const HealthInterval = 100 * time.Millisecond

@@ -25,7 +25,8 @@ import (
 // The gateway stops when the test ends.
 //
 // Every Starter gives its gateway the suite's settings: it waits
-// ResponseHeaderTimeout for an instance's response header, runs active
+// ResponseHeaderTimeout for an instance's response header and ReadTimeout
+// while a response body streams (never in a tunnel), runs active
 // health checks of the instances' healthCheckUrl every HealthInterval,
 // and trusts the certificate authority in the file TrustedCA(t) returns
 // for instances reached on their secure port.
@@ -56,6 +57,9 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"WebSocketEcho", webSocketEcho},
 		{"RetryAfterRefusedConnection", retryAfterRefused},
 		{"HungInstanceBlocksNoOther", hungInstance},
+		{"QuietWebSocket", quietWebSocket},
+		{"InterimAnswerThenHang", interimThenHang},
+		{"SecureInstanceClosesIdleConnections", secureIdleClosed},
 		{"RawRequests", func(t *testing.T, s Starter) { rawRequests(t, s, gw) }},
 		{"NoStrayBytes", func(t *testing.T, s Starter) { noStrayBytes(t, s, gw) }},
 		{"UnknownApp", unknownApp},

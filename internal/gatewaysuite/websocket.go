@@ -62,6 +62,13 @@ func wsEcho(t *testing.T) http.Handler {
 // sends each message and checks that it comes back, then closes.
 func wsRoundTrip(t *testing.T, hostport, path string, messages []string) {
 	t.Helper()
+	wsRoundTripPausing(t, hostport, path, messages, 0)
+}
+
+// wsRoundTripPausing is wsRoundTrip with both sides silent for pause
+// before each message after the first.
+func wsRoundTripPausing(t *testing.T, hostport, path string, messages []string, pause time.Duration) {
+	t.Helper()
 	conn, err := net.DialTimeout("tcp", hostport, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +91,10 @@ func wsRoundTrip(t *testing.T, hostport, path string, messages []string) {
 		t.Fatalf("handshake: %d %v %q", resp.StatusCode, resp.Header, body)
 	}
 	bw := bufio.NewWriter(conn)
-	for _, m := range messages {
+	for n, m := range messages {
+		if n > 0 {
+			time.Sleep(pause) // the silence itself is what is tested
+		}
 		wsWrite(bw, 1, []byte(m), true)
 		if err := bw.Flush(); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,81 @@
+package routing
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// routable is what the Router found in one instance list of an app: the
+// instances that may take its requests (UP, passing their health check,
+// at their plain port or else their secure one), kept while the list and
+// the health checks' generation stay the same. Without it an app with a
+// failing instance would get a new slice on every request, and the
+// balancer, seeing a new list each time, would look over its state of
+// every instance on every pick.
+type routable struct {
+	data    **eureka.InstanceInfo // the backing array of the list it was made from
+	n       int
+	gen     uint64
+	healthy bool // some instance passes its health check
+	list    []*eureka.InstanceInfo
+	secure  bool
+}
+
+// routables holds each app's last routable, copy-on-write: apps are added
+// once (only registered ones) and read on every request.
+type routables struct {
+	m  atomic.Pointer[map[string]*atomic.Pointer[routable]]
+	mu sync.Mutex
+}
+
+func (c *routables) slot(app string) *atomic.Pointer[routable] {
+	if m := c.m.Load(); m != nil {
+		if p := (*m)[app]; p != nil {
+			return p
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	if old != nil && (*old)[app] != nil {
+		return (*old)[app]
+	}
+	next := make(map[string]*atomic.Pointer[routable], 1)
+	if old != nil {
+		for k, v := range *old {
+			next[k] = v
+		}
+	}
+	p := new(atomic.Pointer[routable])
+	next[app] = p
+	c.m.Store(&next)
+	return p
+}
+
+// routable returns the instances of up (app's UP instances, not empty)
+// that may take a request, whether they are reached on their secure port,
+// and whether any passes its health check.
+func (r *Router) routable(app string, up []*eureka.InstanceInfo) (list []*eureka.InstanceInfo, secure, healthy bool) {
+	var gen uint64
+	if r.cfg.Health != nil {
+		gen = r.cfg.Health.Generation()
+	}
+	slot := r.cache.slot(app)
+	if c := slot.Load(); c != nil && c.data == &up[0] && c.n == len(up) && c.gen == gen {
+		return c.list, c.secure, c.healthy
+	}
+	h := r.healthy(app, up)
+	if len(h) > 0 {
+		healthy = true
+		if list = Enabled(h, false); len(list) == 0 {
+			secure = true
+			if list = Enabled(h, true); len(list) == 0 {
+				secure = false
+			}
+		}
+	}
+	slot.Store(&routable{data: &up[0], n: len(up), gen: gen, healthy: healthy, list: list, secure: secure})
+	return list, secure, healthy
+}
