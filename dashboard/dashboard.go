@@ -256,6 +256,11 @@ type Instance struct {
 	HealthCheckURL string `json:"health_check_url,omitempty"`
 }
 
+// freshRegistry is how long after its start a registry in
+// self-preservation is told to be fresh: the minute whose heartbeats are
+// counted, and the one after it.
+const freshRegistry = 2 * time.Minute
+
 func (h *Handler) head(r *http.Request, version uint64) Head {
 	now := h.store.Config().Clock.Now()
 	sp := h.store.SelfPreservation()
@@ -274,6 +279,11 @@ func (h *Handler) head(r *http.Request, version uint64) Head {
 		s.Explanation = "Self-preservation is on: fewer heartbeats arrived in the last minute than the threshold, " +
 			"so the registry assumes a network problem rather than many dead instances, and evicts nobody until " +
 			"heartbeats recover. Instances that really stopped stay listed until then."
+		if now.Sub(h.store.StartedAt()) < freshRegistry || sp.RenewsLastMinute == 0 {
+			s.Explanation += " On a fresh registry this is normal: heartbeats are counted per full minute, so " +
+				"until the instances registered have heartbeated for a whole minute the count is under the " +
+				"threshold, as on Eureka's own servers."
+		}
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,6 +192,26 @@ func TestSummaryVersionAndRecent(t *testing.T) {
 	}
 	if s.Version != version.String() || s.Version == "" {
 		t.Errorf("version %q, want the module's %q", s.Version, version.String())
+	}
+}
+
+// A registry in self-preservation seconds after its first registration
+// says why that is normal; one that has run for long does not.
+func TestFreshRegistryExplainsSelfPreservation(t *testing.T) {
+	h, store, clock := newDashboard(t, Config{})
+	testkit.MustRegister(t, store, testkit.Inst("ORDERS", "o-1"), false)
+	var s Summary
+	get(t, h, context.Background(), "/api/summary", &s)
+	if !s.SelfPreservation.Active || !strings.Contains(s.Explanation, "normal") {
+		t.Errorf("fresh registry: active %v, explanation %q", s.SelfPreservation.Active, s.Explanation)
+	}
+	for range 5 { // instances heartbeat for minutes, fewer than expected
+		clock.Advance(time.Minute)
+		renew(t, store, "ORDERS", "o-1", 1)
+	}
+	get(t, h, context.Background(), "/api/summary", &s)
+	if s.SelfPreservation.Active && strings.Contains(s.Explanation, "normal") {
+		t.Errorf("after minutes: %q", s.Explanation)
 	}
 }
 
