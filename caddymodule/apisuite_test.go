@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
-
 	"github.com/eurekagate/eurekagate/internal/apisuite"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -18,8 +16,6 @@ func TestAPISuiteThroughCaddy(t *testing.T) { apisuite.Run(t, startThroughCaddy)
 
 func TestFargoThroughCaddy(t *testing.T) { apisuite.RunFargo(t, startThroughCaddy) }
 
-var suiteRegistries int
-
 // startThroughCaddy loads a config with a new registry (a fresh Store) and
 // eureka_server on the registry port.
 func startThroughCaddy(t *testing.T, cfg registry.Config, api httpapi.APIConfig) (string, *registry.Store) {
@@ -27,8 +23,7 @@ func startThroughCaddy(t *testing.T, cfg registry.Config, api httpapi.APIConfig)
 	if !reflect.DeepEqual(cfg, registry.Config{DisableDelta: cfg.DisableDelta}) {
 		t.Fatalf("the Caddy starter does not map %+v", cfg)
 	}
-	suiteRegistries++
-	name := fmt.Sprintf("suite-%d", suiteRegistries)
+	name := newRegistry("suite")
 	globals := "registry " + name
 	if cfg.DisableDelta {
 		globals += "\n\t\tdisable_delta"
@@ -40,8 +35,8 @@ func startThroughCaddy(t *testing.T, cfg registry.Config, api httpapi.APIConfig)
 	if api.Prefix != "" {
 		server = "prefix " + api.Prefix
 	}
-	caddytest.NewTester(t).InitServer(testConfig("", globals,
-		site(registryPort, "\teureka_server {\n\t\t"+server+"\n\t}\n\trespond 404")), "caddyfile")
+	loadConfig(t, testConfig("", globals,
+		site(registryPort, "\teureka_server {\n\t\t"+server+"\n\t}\n\trespond 404")))
 	v, ok := lookupEntry(name)
 	if !ok {
 		t.Fatalf("registry %s not running", name)

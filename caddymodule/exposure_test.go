@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/caddyauth"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
@@ -63,7 +62,7 @@ func TestWarnsWhenExposedWithoutAuth(t *testing.T) {
 		t.Helper()
 		logFile := filepath.Join(t.TempDir(), "caddy.log")
 		globals := fmt.Sprintf("log {\n\t\toutput file %s\n\t\tformat json\n\t}", logFile)
-		caddytest.NewTester(t).InitServer(testConfig(globals, "registry "+name, site), "caddyfile")
+		loadConfig(t, testConfig(globals, "registry "+newRegistry(name), site))
 		var logged string
 		testkit.Eventually(t, 5*time.Second, "the config to start", func() bool {
 			b, _ := os.ReadFile(logFile)

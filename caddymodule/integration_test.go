@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,32 +38,95 @@ func TestMain(m *testing.M) {
 	os.Setenv("XDG_DATA_HOME", dir)
 	os.Setenv("XDG_CONFIG_HOME", dir)
 	caddy.ConfigAutosavePath = filepath.Join(dir, "autosave.json") // computed before TestMain
+	ports := testPorts(5)
+	adminPort, registryPort, gatewayPort, httpPort, httpsPort = ports[0], ports[1], ports[2], ports[3], ports[4]
+	adminURL = "http://localhost:" + adminPort
+	registryURL = "http://127.0.0.1:" + registryPort + "/eureka/"
+	gatewayURL = "http://127.0.0.1:" + gatewayPort
+	caddytest.Default.AdminPort, _ = strconv.Atoi(adminPort)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-const (
-	registryPort = "9761"
-	gatewayPort  = "9780"
-	registryURL  = "http://127.0.0.1:" + registryPort + "/eureka/"
-	gatewayURL   = "http://127.0.0.1:" + gatewayPort
+// The ports of the Caddy that the tests share: caddytest runs one, in this
+// process, and finds it by its admin port. They are this process's own,
+// picked when it starts: with fixed ports, a second test process on the
+// machine (another worktree's go test, say) loaded its configs into the
+// first one's Caddy, each undoing the other's, and a site of its own
+// would not have failed to bind either (Caddy binds with SO_REUSEPORT:
+// the kernel would have split the connections between the two).
+var (
+	adminPort, registryPort, gatewayPort, httpPort, httpsPort string
+
+	adminURL    string // the admin endpoint
+	registryURL string // the registry's REST API, on registryPort
+	gatewayURL  string // the gateway, on gatewayPort
 )
+
+// testPorts returns n loopback ports that nothing listens on, at random
+// below the ephemeral ranges (Linux starts at 32768, BSDs and Windows at
+// 49152), so that no outgoing connection takes one while a config leaves
+// it unbound.
+func testPorts(n int) []string {
+	var out []string
+	for len(out) < n {
+		port := strconv.Itoa(20000 + rand.IntN(12000))
+		ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+		if err != nil || slices.Contains(out, port) {
+			continue
+		}
+		ln.Close()
+		out = append(out, port)
+	}
+	return out
+}
 
 // testConfig is a test Caddyfile: the admin where caddytest expects it, the
 // eureka app with the given options, and the sites.
 func testConfig(globals, eureka string, sites ...string) string {
 	return fmt.Sprintf(`{
-	admin localhost:2999
-	http_port 9080
-	https_port 9443
+	admin localhost:%s
+	http_port %s
+	https_port %s
 	grace_period 1ns
 	%s
 	eureka {
 		%s
 	}
 }
-%s`, globals, eureka, strings.Join(sites, ""))
+%s`, adminPort, httpPort, httpsPort, globals, eureka, strings.Join(sites, ""))
+}
+
+// registries counts the registries the tests have named.
+var registries atomic.Int64
+
+// newRegistry returns a registry name that no config in this process has
+// used: base and a number. A config naming it starts a new, empty
+// registry; one that named the registry of the config before it, in the
+// Caddy all tests share, would find that config's registrations, status
+// overrides, health and counters (those of another test, or of this one's
+// previous run under -count), or be refused for settings of its own.
+func newRegistry(base string) string { return fmt.Sprintf("%s-%d", base, registries.Add(1)) }
+
+// loadConfig loads cfg, a test Caddyfile, into the Caddy that the tests
+// share, and returns once cfg alone serves the test ports. caddytest
+// returns when the new config runs, but Caddy stops the old one's servers
+// in goroutines without waiting for them to close their listeners (each
+// port is bound by both, with SO_REUSEPORT), so a request sent at once
+// could still reach the previous config, and its registry.
+func loadConfig(t *testing.T, cfg string) {
+	t.Helper()
+	failed := t.Failed()
+	caddytest.NewTester(t).InitServer(cfg, "caddyfile")
+	if t.Failed() && !failed {
+		t.FailNow() // caddytest has said why
+	}
+	for _, port := range []string{registryPort, gatewayPort} {
+		testkit.Eventually(t, 5*time.Second, "the previous config to close its listener on "+port, func() bool {
+			return caddy.ListenerUsage("tcp", "127.0.0.1:"+port) <= 1
+		})
+	}
 }
 
 // site is a loopback site on port with the given directives.
@@ -172,8 +237,7 @@ func all(names []string, want string) bool {
 }
 
 func TestGatewayRoutesByServiceName(t *testing.T) {
-	tester := caddytest.NewTester(t)
-	tester.InitServer(gatewayConfig("registry gateway-test", ""), "caddyfile")
+	loadConfig(t, gatewayConfig("registry "+newRegistry("gateway-test"), ""))
 	a, b := newBackend(t, "a"), newBackend(t, "b")
 	registerVia(t, registryURL, a.instance("orders"))
 	registerVia(t, registryURL, b.instance("orders"))
@@ -225,15 +289,15 @@ func TestGatewayRoutesByServiceName(t *testing.T) {
 }
 
 func TestReloadKeepsRegistrations(t *testing.T) {
-	tester := caddytest.NewTester(t)
-	tester.InitServer(gatewayConfig("registry reload-test", ""), "caddyfile")
+	name := newRegistry("reload-test")
+	loadConfig(t, gatewayConfig("registry "+name, ""))
 	a, b := newBackend(t, "a"), newBackend(t, "b")
 	registerVia(t, registryURL, a.instance("inventory"))
 	registerVia(t, registryURL, b.instance("inventory"))
 
 	// A real change (the gateway's retries) forces a reload.
-	tester.InitServer(gatewayConfig("registry reload-test", "lb_retries 2"), "caddyfile")
-	if _, cfg := do(t, "GET", "http://localhost:2999/config/", nil); !strings.Contains(cfg, `"lb_retries":2`) {
+	loadConfig(t, gatewayConfig("registry "+name, "lb_retries 2"))
+	if _, cfg := do(t, "GET", adminURL+"/config/", nil); !strings.Contains(cfg, `"lb_retries":2`) {
 		t.Fatalf("the new config is not running: %s", cfg)
 	}
 	status, body := do(t, "GET", registryURL+"apps/INVENTORY", nil)
@@ -262,9 +326,8 @@ func TestRemoteModeRoutesByAnotherRegistry(t *testing.T) {
 	c := newBackend(t, "c")
 	registerVia(t, remote, c.instance("billing"))
 
-	tester := caddytest.NewTester(t)
-	tester.InitServer(testConfig("", "registry remote-test\n\t\tremote "+remote+"\n\t\tfetch_interval 100ms",
-		site(gatewayPort, "\teureka_gateway")), "caddyfile")
+	loadConfig(t, testConfig("", "registry "+newRegistry("remote-test")+"\n\t\tremote "+remote+"\n\t\tfetch_interval 100ms",
+		site(gatewayPort, "\teureka_gateway")))
 
 	var routed string
 	testkit.Eventually(t, 5*time.Second, "routing by the remote registry", func() bool {
@@ -276,18 +339,18 @@ func TestRemoteModeRoutesByAnotherRegistry(t *testing.T) {
 		t.Fatalf("remote routing: %q", routed)
 	}
 	// The admin route reports the remote registry.
-	status, body := do(t, "GET", "http://localhost:2999/eureka/", nil)
+	status, body := do(t, "GET", adminURL+"/eureka/", nil)
 	if status != 200 || !strings.Contains(body, `"mode":"remote"`) || !strings.Contains(body, `"BILLING":{"UP":1}`) {
 		t.Fatalf("admin route: %d %s", status, body)
 	}
 }
 
 func TestAdminRoute(t *testing.T) {
-	tester := caddytest.NewTester(t)
-	tester.InitServer(gatewayConfig("registry admin-test", ""), "caddyfile")
+	name := newRegistry("admin-test")
+	loadConfig(t, gatewayConfig("registry "+name, ""))
 	registerVia(t, registryURL, newBackend(t, "a").instance("orders"))
-	status, body := do(t, "GET", "http://localhost:2999/eureka/", nil)
-	if status != 200 || !strings.Contains(body, `"registry":"admin-test"`) || !strings.Contains(body, `"ORDERS":{"UP":1}`) ||
+	status, body := do(t, "GET", adminURL+"/eureka/", nil)
+	if status != 200 || !strings.Contains(body, `"registry":"`+name+`"`) || !strings.Contains(body, `"ORDERS":{"UP":1}`) ||
 		!strings.Contains(body, `"self_preservation"`) {
 		t.Fatalf("admin route: %d %s", status, body)
 	}
@@ -295,7 +358,7 @@ func TestAdminRoute(t *testing.T) {
 	if !strings.Contains(body, `"expected_renewing_clients":`) || strings.Contains(body, `"Enabled"`) {
 		t.Errorf("admin route keys are not snake_case: %s", body)
 	}
-	if status, _ := do(t, "POST", "http://localhost:2999/eureka/", []byte("{}")); status != 405 {
+	if status, _ := do(t, "POST", adminURL+"/eureka/", []byte("{}")); status != 405 {
 		t.Errorf("admin POST: %d", status)
 	}
 }
@@ -304,8 +367,7 @@ func TestAdminRoute(t *testing.T) {
 // long before its lease would expire: the request is retried on the live
 // instance and the next ones avoid the dead one.
 func TestPassiveHealthSkipsDeadInstance(t *testing.T) {
-	tester := caddytest.NewTester(t)
-	tester.InitServer(gatewayConfig("registry health-test", ""), "caddyfile")
+	loadConfig(t, gatewayConfig("registry "+newRegistry("health-test"), ""))
 	live := newBackend(t, "live")
 	dead := newBackend(t, "dead")
 	dead.srv.Close() // registered, but nothing listens any more
@@ -333,8 +395,7 @@ func TestPeersWithStandaloneNode(t *testing.T) {
 	peers.Start()
 	defer func() { peers.Stop(); srv.Stop(context.Background()) }()
 
-	tester := caddytest.NewTester(t)
-	tester.InitServer(gatewayConfig("registry peers-test\n\t\tpeers http://"+standaloneAddr+"/eureka/", ""), "caddyfile")
+	loadConfig(t, gatewayConfig("registry "+newRegistry("peers-test")+"\n\t\tpeers http://"+standaloneAddr+"/eureka/", ""))
 	registerVia(t, registryURL, newBackend(t, "via-caddy").instance("orders"))
 	registerVia(t, "http://"+standaloneAddr+"/eureka/", newBackend(t, "via-node").instance("orders"))
 	testkit.Eventually(t, 3*time.Second, "replication both ways between Caddy and the node", func() bool {
@@ -342,16 +403,16 @@ func TestPeersWithStandaloneNode(t *testing.T) {
 		_, ok := store.Get("ORDERS", "via-caddy")
 		return ok && strings.Contains(onCaddy, "<instanceId>via-node</instanceId>")
 	})
-	if _, body := do(t, "GET", "http://localhost:2999/eureka/", nil); !strings.Contains(body, `"peers":[{"url":"http://`+standaloneAddr) {
+	if _, body := do(t, "GET", adminURL+"/eureka/", nil); !strings.Contains(body, `"peers":[{"url":"http://`+standaloneAddr) {
 		t.Errorf("admin route without peer stats: %s", body)
 	}
 }
 
 // The dashboard and the registry's metrics are served through Caddy.
 func TestDashboardAndMetricsThroughCaddy(t *testing.T) {
-	tester := caddytest.NewTester(t)
-	tester.InitServer(testConfig("metrics", "registry dashboard-test",
-		site(registryPort, "\teureka_server\n\teureka_dashboard")), "caddyfile")
+	name := newRegistry("dashboard-test")
+	loadConfig(t, testConfig("metrics", "registry "+name,
+		site(registryPort, "\teureka_server\n\teureka_dashboard")))
 	registerVia(t, registryURL, newBackend(t, "a").instance("orders"))
 	status, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/", nil)
 	if status != 200 || !strings.Contains(body, "Eurekagate registry") {
@@ -367,7 +428,7 @@ func TestDashboardAndMetricsThroughCaddy(t *testing.T) {
 	}
 	checkMetrics := func() {
 		t.Helper()
-		status, body := do(t, "GET", "http://localhost:2999/metrics", nil)
+		status, body := do(t, "GET", adminURL+"/metrics", nil)
 		if status != 200 || !strings.Contains(body, `caddy_eureka_instances{app="ORDERS",status="UP"} 1`) ||
 			!strings.Contains(body, "caddy_eureka_registrations_total 1") {
 			t.Fatalf("metrics: %d %.300s", status, body)
@@ -375,8 +436,8 @@ func TestDashboardAndMetricsThroughCaddy(t *testing.T) {
 	}
 	checkMetrics()
 	// A reload gives Caddy a new metrics registry; ours joins it again.
-	tester.InitServer(testConfig("metrics", "registry dashboard-test",
-		site(registryPort, "\teureka_server\n\teureka_dashboard {\n\t\tpath /ui\n\t}")), "caddyfile")
+	loadConfig(t, testConfig("metrics", "registry "+name,
+		site(registryPort, "\teureka_server\n\teureka_dashboard {\n\t\tpath /ui\n\t}")))
 	if status, _ := do(t, "GET", "http://127.0.0.1:"+registryPort+"/ui/", nil); status != 200 {
 		t.Fatalf("dashboard at its new path: %d", status)
 	}
@@ -387,8 +448,7 @@ func TestDashboardAndMetricsThroughCaddy(t *testing.T) {
 // requests evenly: eureka_round_robin spends a turn on the upstream it
 // skips, as Caddy's round_robin does.
 func TestRoundRobinFairAroundDeadInstance(t *testing.T) {
-	tester := caddytest.NewTester(t)
-	tester.InitServer(gatewayConfig("registry fair-test", ""), "caddyfile")
+	loadConfig(t, gatewayConfig("registry "+newRegistry("fair-test"), ""))
 	a, dead, c := newBackend(t, "a"), newBackend(t, "b"), newBackend(t, "c")
 	dead.srv.Close()
 	for _, b := range []*backend{a, dead, c} {
@@ -404,16 +464,12 @@ func TestRoundRobinFairAroundDeadInstance(t *testing.T) {
 	}
 }
 
-var leastRuns int
-
 // eureka_least_requests sends no request to an instance busy with one
 // while another is idle, and takes idle instances in turn.
 func TestLeastRequestsAvoidsBusyInstance(t *testing.T) {
-	tester := caddytest.NewTester(t)
-	leastRuns++ // a new registry, with new counters, for each run
-	tester.InitServer(testConfig("", fmt.Sprintf("registry least-test-%d", leastRuns),
+	loadConfig(t, testConfig("", "registry "+newRegistry("least-test"),
 		site(registryPort, "\teureka_server"),
-		site(gatewayPort, "\treverse_proxy {\n\t\tdynamic eureka inventory\n\t\tlb_policy eureka_least_requests\n\t}")), "caddyfile")
+		site(gatewayPort, "\treverse_proxy {\n\t\tdynamic eureka inventory\n\t\tlb_policy eureka_least_requests\n\t}")))
 	release, arrived := make(chan struct{}), make(chan struct{}, 1)
 	var releaseOnce sync.Once
 	slow := newBackend(t, "a-slow")
@@ -471,8 +527,7 @@ func TestRemoteModeFollowsChangesByWatch(t *testing.T) {
 	c, d := newBackend(t, "c"), newBackend(t, "d")
 	registerVia(t, remote, c.instance("billing"))
 
-	tester := caddytest.NewTester(t)
-	tester.InitServer(testConfig("", "registry remote-watch\n\t\tremote "+remote, site(gatewayPort, "\teureka_gateway")), "caddyfile")
+	loadConfig(t, testConfig("", "registry "+newRegistry("remote-watch")+"\n\t\tremote "+remote, site(gatewayPort, "\teureka_gateway")))
 	testkit.Eventually(t, 10*time.Second, "routing to the first instance", func() bool {
 		status, _ := do(t, "GET", gatewayURL+"/billing/x", nil)
 		return status == 200
@@ -505,28 +560,38 @@ func TestStartingNodeAnswers503UntilSynced(t *testing.T) {
 	for k := range 20 {
 		testkit.MustRegister(t, peer, testkit.Inst("ORDERS", "o"+strconv.Itoa(k)), false)
 	}
-	release := make(chan struct{})
+	release, fetched := make(chan struct{}), make(chan struct{})
+	var fetchedOnce sync.Once
 	api := httpapi.NewHTTPHandler(httpapi.NewAPI(peer, httpapi.APIConfig{}))
 	peerSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/apps/") {
+			fetchedOnce.Do(func() { close(fetched) })
 			<-release // the sync's full fetch waits until the test lets it go
 		}
 		api.ServeHTTP(w, r)
 	}))
 	defer peerSrv.Close()
 
+	// The reads start before the config loads, so as to see it start. Until
+	// it serves, the registry port is the previous config's, if any: its
+	// answers say nothing of this node, and no header names this node's
+	// registry, as every answer of this config's site does.
+	name := newRegistry("syncing")
 	type read struct {
 		status, instances int
 		beforeRelease     bool
 	}
 	var mu sync.Mutex
 	var reads []read
+	others := 0 // answers of an earlier config, left out
 	released := atomic.Bool{}
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		poll := &http.Client{Timeout: 2 * time.Second}
+		// A connection per read: a kept one would stay with the server
+		// that accepted it.
+		poll := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 		for {
 			select {
 			case <-stop:
@@ -543,25 +608,35 @@ func TestStartingNodeAnswers503UntilSynced(t *testing.T) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			mu.Lock()
+			if resp.Header.Get("X-Test-Registry") != name {
+				others++
+				mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
 			r := read{status: resp.StatusCode, beforeRelease: before}
 			if doc, err := eureka.DecodeApplicationsJSON(body); err == nil && resp.StatusCode == 200 {
 				for _, a := range doc.Applications {
 					r.instances += len(a.Instances)
 				}
 			}
-			mu.Lock()
 			reads = append(reads, r)
 			mu.Unlock()
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
 	go func() {
+		select { // the sync has begun, or something else has gone wrong
+		case <-fetched:
+		case <-time.After(10 * time.Second):
+		}
 		time.Sleep(500 * time.Millisecond) // a window in which the node is syncing
 		released.Store(true)
 		close(release)
 	}()
-	tester := caddytest.NewTester(t)
-	tester.InitServer(testConfig("", "registry syncing\n\t\tpeers "+peerSrv.URL+"/eureka/", site(registryPort, "\teureka_server")), "caddyfile")
+	loadConfig(t, testConfig("", "registry "+name+"\n\t\tpeers "+peerSrv.URL+"/eureka/",
+		site(registryPort, "\theader X-Test-Registry "+name+"\n\teureka_server")))
 	testkit.Eventually(t, 10*time.Second, "the synced registry", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -575,7 +650,7 @@ func TestStartingNodeAnswers503UntilSynced(t *testing.T) {
 			unavailable++
 		}
 	}
-	t.Logf("%d reads, %d answered 503 while syncing", len(reads), unavailable)
+	t.Logf("%d reads of this node, %d answered 503 while syncing; %d of the config before, left out", len(reads), unavailable, others)
 	for _, r := range reads {
 		switch {
 		case r.status == 503 && !r.beforeRelease:

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
-
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
@@ -46,11 +44,10 @@ func TestGatewayPrefixAndSecurePort(t *testing.T) {
 			DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}}
 	}
 
-	tester := caddytest.NewTester(t)
-	tester.InitServer(testConfig("", "registry ports-test",
+	loadConfig(t, testConfig("", "registry "+newRegistry("ports-test"),
 		site(registryPort, "\teureka_server"),
 		site(gatewayPort, "\thandle /rp/* {\n\t\turi strip_prefix /rp\n\t\treverse_proxy {\n\t\t\tdynamic eureka mixed\n\t\t}\n\t}\n"+
-			"\teureka_gateway {\n\t\ttls_trusted_ca_certs "+ca+"\n\t}")), "caddyfile")
+			"\teureka_gateway {\n\t\ttls_trusted_ca_certs "+ca+"\n\t}")))
 
 	registerVia(t, registryURL, inst("PLAIN", "p1", portOf(plain), 1, true, false))
 	registerVia(t, registryURL, inst("SECURE", "s1", 1, portOf(tlsSrv), false, true))

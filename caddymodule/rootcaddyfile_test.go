@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
-
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
@@ -45,7 +43,7 @@ func TestRootCaddyfileExposedBlockWorks(t *testing.T) {
 		"eureka.example.com {", "http://:"+registryPort+" {\n\tbind 127.0.0.1",
 		"gateway.example.com {", "http://:"+gatewayPort+" {\n\tbind 127.0.0.1",
 	).Replace(block)
-	caddytest.NewTester(t).InitServer(testConfig("", "registry exposed-block-test", local), "caddyfile")
+	loadConfig(t, testConfig("", "registry "+newRegistry("exposed-block-test"), local))
 
 	creds := "Basic " + base64.StdEncoding.EncodeToString([]byte("app:s3cret"))
 	send := func(method, path, authorization string, body []byte) int {
