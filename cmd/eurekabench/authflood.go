@@ -6,10 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,21 +28,16 @@ type authFloodConfig struct {
 
 var defaultAuthFlood = authFloodConfig{d: 3 * time.Second, conc: 64, floodConns: 16, instances: 1000, rounds: 3}
 
-// authFloodMain runs the authflood study from its arguments and returns the
-// exit code.
-func authFloodMain(args []string) int {
-	fs := flag.NewFlagSet("authflood", flag.ExitOnError)
+func authFloodCommand(fs *flag.FlagSet) func(io.Writer) error {
 	c := defaultAuthFlood
 	fs.DurationVar(&c.d, "duration", c.d, "how long each phase runs")
 	fs.IntVar(&c.conc, "concurrency", c.conc, "authenticated heartbeats in flight")
 	fs.IntVar(&c.floodConns, "flood-conns", c.floodConns, "connections of the client that floods wrong passwords")
 	fs.IntVar(&c.rounds, "rounds", c.rounds, "rounds of an alone and a flooded phase")
-	fs.Parse(args)
-	if _, err := runAuthFlood(c, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "eurekabench authflood:", err)
-		return 1
+	return func(out io.Writer) error {
+		_, err := runAuthFlood(c, out)
+		return err
 	}
-	return 0
 }
 
 // authFloodResult is what the study measured.
@@ -87,11 +79,11 @@ func runAuthFlood(c authFloodConfig, out io.Writer) (*authFloodResult, error) {
 	}
 	valid := "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:s3cret"))
 	heartbeats := func(d time.Duration) (*loadResult, error) {
-		return timedLoad(addr, c.conc, d, func(n int, req *fasthttp.Request) {
+		return load(loadSpec{addr: addr, conc: c.conc, d: d, latencies: true, build: func(n int, req *fasthttp.Request) {
 			req.Header.SetMethod("PUT")
 			req.SetRequestURI(paths[n%len(paths)])
 			req.Header.Set("Authorization", valid)
-		})
+		}})
 	}
 	// A first pass checks the password once and warms up.
 	if _, err := heartbeats(c.d / 5); err != nil {
@@ -145,119 +137,32 @@ type floodCounts struct {
 // are answered. The returned function stops it and reports the first
 // unexpected answer.
 func startFlood(addr string, conns int, paths []string, fl *floodCounts) func() error {
-	done := make(chan struct{})
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	client := &fasthttp.HostClient{Addr: addr, MaxConns: conns, ReadTimeout: 30 * time.Second}
-	start := time.Now()
-	for range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			defer fasthttp.ReleaseRequest(req)
-			defer fasthttp.ReleaseResponse(resp)
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				n := fl.next.Add(1)
-				req.Reset()
-				req.Header.SetMethod("PUT")
-				req.SetRequestURI(paths[int(n)%len(paths)])
-				req.SetHost(addr)
-				req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("ops:guess-"+strconv.FormatInt(n, 10))))
-				if err := client.Do(req, resp); err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				switch resp.StatusCode() {
-				case fasthttp.StatusUnauthorized:
-					fl.refused.Add(1)
-				case fasthttp.StatusServiceUnavailable:
-					fl.busy.Add(1)
-				default:
-					firstErr.CompareAndSwap(nil, fmt.Errorf("a wrong password got %d", resp.StatusCode()))
-					return
-				}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		r, err := load(loadSpec{addr: addr, conc: conns, until: stop, build: func(_ int, req *fasthttp.Request) {
+			n := fl.next.Add(1)
+			req.Header.SetMethod("PUT")
+			req.SetRequestURI(paths[int(n)%len(paths)])
+			req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("ops:guess-"+strconv.FormatInt(n, 10))))
+		}, check: func(status int) error {
+			switch status {
+			case fasthttp.StatusUnauthorized:
+				fl.refused.Add(1)
+			case fasthttp.StatusServiceUnavailable:
+				fl.busy.Add(1)
+			default:
+				return fmt.Errorf("a wrong password got %d", status)
 			}
-		}()
-	}
+			return nil
+		}})
+		if r != nil {
+			fl.elapsed += r.elapsed
+		}
+		done <- err
+	}()
 	return func() error {
-		close(done)
-		wg.Wait()
-		fl.elapsed += time.Since(start)
-		client.CloseIdleConnections()
-		err, _ := firstErr.Load().(error)
-		return err
+		close(stop)
+		return <-done
 	}
-}
-
-// loadResult is what timedLoad measured: answers, time and latencies.
-type loadResult struct {
-	n         int
-	elapsed   time.Duration
-	latencies []time.Duration
-}
-
-func (r *loadResult) add(o *loadResult) {
-	r.n += o.n
-	r.elapsed += o.elapsed
-	r.latencies = append(r.latencies, o.latencies...)
-}
-
-func (r *loadResult) rate() float64 { return float64(r.n) / r.elapsed.Seconds() }
-
-func (r *loadResult) p99() time.Duration {
-	slices.Sort(r.latencies)
-	return r.latencies[len(r.latencies)*99/100]
-}
-
-// timedLoad sends requests from conc workers for d and returns the 200
-// answers and their latencies. Any other answer is an error.
-func timedLoad(addr string, conc int, d time.Duration, build func(n int, req *fasthttp.Request)) (*loadResult, error) {
-	client := &fasthttp.HostClient{Addr: addr, MaxConns: conc, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
-	defer client.CloseIdleConnections()
-	var next atomic.Int64
-	var firstErr atomic.Value
-	latencies := make([][]time.Duration, conc)
-	start := time.Now()
-	deadline := start.Add(d)
-	var wg sync.WaitGroup
-	for w := range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			defer fasthttp.ReleaseRequest(req)
-			defer fasthttp.ReleaseResponse(resp)
-			for time.Now().Before(deadline) && firstErr.Load() == nil {
-				req.Reset()
-				build(int(next.Add(1)-1), req)
-				req.SetHost(addr)
-				sent := time.Now()
-				if err := client.Do(req, resp); err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				if resp.StatusCode() != fasthttp.StatusOK {
-					firstErr.CompareAndSwap(nil, fmt.Errorf("%s %s: status %d", req.Header.Method(), req.URI().Path(), resp.StatusCode()))
-					return
-				}
-				latencies[w] = append(latencies[w], time.Since(sent))
-			}
-		}()
-	}
-	wg.Wait()
-	if err, _ := firstErr.Load().(error); err != nil {
-		return nil, err
-	}
-	r := &loadResult{elapsed: time.Since(start), latencies: slices.Concat(latencies...)}
-	r.n = len(r.latencies)
-	if r.n == 0 {
-		return nil, fmt.Errorf("no answer in %v", d)
-	}
-	return r, nil
 }

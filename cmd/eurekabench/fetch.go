@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"time"
@@ -26,30 +27,32 @@ type fetchResult struct {
 	heap   uint64 // heap held by the fetched registry
 }
 
-// runFetch is "eurekabench fetch": our registry in this process on
+// fetchCommand is "eurekabench fetch": our registry in this process on
 // loopback with n sample instances, fetched in full by discovery.Client
 // and by hudl/fargo (JSON and XML), rounds times each. The median is the
 // figure to read on a shared machine, where another process can stall any
 // one fetch.
-func runFetch(args []string) error {
-	fs := flag.NewFlagSet("fetch", flag.ExitOnError)
+func fetchCommand(fs *flag.FlagSet) func(io.Writer) error {
 	n := fs.Int("instances", 10000, "registered instances")
 	rounds := fs.Int("rounds", 21, "full fetches per client")
-	fs.Parse(args)
-	res, err := benchFetch(*n, *rounds)
+	return func(out io.Writer) error { return runFetch(*n, *rounds, out) }
+}
+
+func runFetch(n, rounds int, out io.Writer) error {
+	res, err := benchFetch(n, rounds)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("eurekabench fetch: %d CPUs (GOMAXPROCS %d), %d instances, %d full fetches per client\n\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), *n, *rounds)
-	fmt.Printf("%-28s %12s %12s %12s %12s\n", "client", "median", "mean", "best", "heap held")
+	fmt.Fprintf(out, "eurekabench fetch: %d CPUs (GOMAXPROCS %d), %d instances, %d full fetches per client\n\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), n, rounds)
+	fmt.Fprintf(out, "%-28s %12s %12s %12s %12s\n", "client", "median", "mean", "best", "heap held")
 	for _, r := range res {
-		fmt.Printf("%-28s %9.1f ms %9.1f ms %9.1f ms %9.1f MB\n", r.name, ms(r.median), ms(r.mean), ms(r.best), float64(r.heap)/1e6)
+		fmt.Fprintf(out, "%-28s %9.1f ms %9.1f ms %9.1f ms %9.1f MB\n", r.name, ms(r.median), ms(r.mean), ms(r.best), float64(r.heap)/1e6)
 	}
-	fmt.Println()
+	fmt.Fprintln(out)
 	ours := res[0]
 	for _, r := range res[1:] {
-		fmt.Printf("%s: %.1fx the median time of discovery.Client (target >= 5x), %.1fx its mean, %.1fx its heap\n", r.name,
+		fmt.Fprintf(out, "%s: %.1fx the median time of discovery.Client (target >= 5x), %.1fx its mean, %.1fx its heap\n", r.name,
 			float64(r.median)/float64(ours.median), float64(r.mean)/float64(ours.mean), float64(r.heap)/float64(ours.heap))
 	}
 	return nil

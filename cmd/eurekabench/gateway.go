@@ -1,130 +1,451 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
+	"syscall"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/valyala/fasthttp"
 
-	_ "github.com/eurekagate/eurekagate/caddymodule"
-	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
-// gatewayResult is what the gateway phase measured.
-type gatewayResult struct {
-	static, dynamic float64 // requests per second
-	routableAt      int     // requests after registration until the first 200
+// The gateway study: requests per second to one tiny backend, directly,
+// through nginx with a static upstream (when nginx is installed), through
+// the gateway routing by name (event loops in front of fasthttp, the
+// default), through Caddy's eureka_gateway and through Caddy's
+// reverse_proxy with a static upstream (what routing by name costs in
+// Caddy), and for reference through a bare fasthttp proxy (no routing, no
+// header work: the ceiling of a proxy with a goroutine per connection) and
+// the gateway without its loops. Every server runs in a process of its
+// own (this binary again, as "eurekabench gateway -serve <role>"), as it
+// would in production; the load comes from wrk when it is installed (as
+// the issue's figures did), else from this process.
+//
+// The targets take turns in one-second slices, so that whatever else the
+// machine runs weighs on each alike, and a round's rate for a target is
+// its requests over its slices. Beside the rates it reports each proxy's
+// CPU time per request (from /proc), which other load on the machine
+// moves far less than it moves the rates.
+//
+//	go run ./cmd/eurekabench gateway -duration 5s -rounds 3
+
+// gatewayBenchConfig is the study's settings.
+type gatewayBenchConfig struct {
+	d, warmup time.Duration
+	conns     int
+	rounds    int
+	wrk       string // path of wrk, "" for the in-process load
+	nginx     string // path of nginx, "" to leave it out
+	servers   rerun  // runs each server's process
+	profile   string // the gateway's CPU profile, "" for none
 }
 
-// benchGateway runs Caddy in this process with three loopback sites: the
-// registry (eureka_server), the gateway (eureka_gateway) and a plain
-// reverse_proxy with a static upstream. Both proxies front the same
-// fasthttp backend; the load goes through each in turn.
-func benchGateway(d time.Duration, conc int) (*gatewayResult, error) {
-	dir, err := os.MkdirTemp("", "eurekabench-caddy-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	os.Setenv("XDG_DATA_HOME", dir)
-	os.Setenv("XDG_CONFIG_HOME", dir)
-
-	backendLn, err := newLoopbackListener()
-	if err != nil {
-		return nil, err
-	}
-	backend := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) { ctx.WriteString("ok") }}
-	go backend.Serve(backendLn)
-	defer backend.Shutdown()
-	backendAddr := backendLn.Addr().String()
-
-	ports, err := freePorts(3)
-	if err != nil {
-		return nil, err
-	}
-	regAddr, gwAddr, staticAddr := "127.0.0.1:"+ports[0], "127.0.0.1:"+ports[1], "127.0.0.1:"+ports[2]
-	cfg := fmt.Sprintf(`{
-		"admin": {"disabled": true, "config": {"persist": false}},
-		"logging": {"logs": {"default": {"level": "ERROR"}}},
-		"apps": {
-			"eureka": {"registry": "bench"},
-			"http": {"servers": {
-				"registry": {"listen": [%q], "routes": [{"handle": [{"handler": "eureka_server"}]}]},
-				"gateway": {"listen": [%q], "routes": [{"handle": [{"handler": "eureka_gateway"}]}]},
-				"static": {"listen": [%q], "routes": [{"handle": [{"handler": "reverse_proxy", "upstreams": [{"dial": %q}]}]}]}
-			}}
+// gatewayCommand is "eurekabench gateway", and with -serve the process of
+// one of its servers.
+func gatewayCommand(fs *flag.FlagSet) func(io.Writer) error {
+	d := fs.Duration("duration", 5*time.Second, "how long each measurement runs")
+	conns := fs.Int("connections", 32, "connections the load keeps busy")
+	rounds := fs.Int("rounds", 3, "how many times each target is measured, in turn")
+	useWrk := fs.Bool("wrk", true, "load with wrk -t1 when it is installed (else in-process)")
+	useNginx := fs.Bool("nginx", true, "include nginx when it is installed")
+	serve := fs.String("serve", "", "internal: serve one role (backend, fasthttp, caddy) until interrupted")
+	listen := fs.String("listen", "", "internal: the role's listen address")
+	backend := fs.String("backend", "", "internal: the backend's address")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the gateway's process to this file")
+	return func(out io.Writer) error {
+		if *serve != "" {
+			return serveRole(*serve, *listen, *backend, *profile, out)
 		}
-	}`, regAddr, gwAddr, staticAddr, backendAddr)
-	if err := caddy.Load([]byte(cfg), true); err != nil {
-		return nil, fmt.Errorf("loading caddy: %v", err)
-	}
-	defer caddy.Stop()
-
-	// Register the backend and count the requests until it is routable.
-	host, port, _ := net.SplitHostPort(backendAddr)
-	portN, _ := strconv.Atoi(port)
-	inst := &eureka.InstanceInfo{InstanceID: "backend", HasInstanceID: true, HostName: host, App: "SVC", IPAddr: host,
-		Status: eureka.StatusUp, Port: eureka.Port{Number: portN, Enabled: true},
-		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}}
-	status, err := request(regAddr, "POST", "/eureka/apps/SVC", eureka.AppendInstanceJSON(nil, inst))
-	if err != nil || status != fasthttp.StatusNoContent {
-		return nil, fmt.Errorf("registering the backend: %d %v", status, err)
-	}
-	res := &gatewayResult{}
-	for res.routableAt = 1; res.routableAt <= 100; res.routableAt++ {
-		if status, err := request(gwAddr, "GET", "/svc/x", nil); err == nil && status == 200 {
-			break
+		servers, err := thisBinary()
+		if err != nil {
+			return err
 		}
+		c := gatewayBenchConfig{d: *d, warmup: min(*d/4, time.Second), conns: *conns, rounds: *rounds, servers: servers}
+		if *profile != "" {
+			if c.profile, err = filepath.Abs(*profile); err != nil {
+				return err
+			}
+		}
+		if *useWrk {
+			c.wrk, _ = exec.LookPath("wrk")
+		}
+		if *useNginx {
+			c.nginx, _ = exec.LookPath("nginx")
+		}
+		return runGatewayBench(c, out)
 	}
-
-	get := func(path string) func(int, *fasthttp.Request) {
-		return func(_ int, req *fasthttp.Request) { req.SetRequestURI(path) }
-	}
-	if res.static, err = load(staticAddr, conc, d, 0, get("/x"), 200); err != nil {
-		return nil, fmt.Errorf("static upstream: %v", err)
-	}
-	if res.dynamic, err = load(gwAddr, conc, d, 0, get("/svc/x"), 200); err != nil {
-		return nil, fmt.Errorf("gateway: %v", err)
-	}
-	return res, nil
 }
 
-func request(addr, method, path string, body []byte) (int, error) {
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.Header.SetMethod(method)
-	req.SetRequestURI("http://" + addr + path)
-	if body != nil {
-		req.Header.SetContentType("application/json")
-		req.SetBody(body)
-	}
-	err := fasthttp.DoTimeout(req, resp, 5*time.Second)
-	return resp.StatusCode(), err
+// target is one way to the backend.
+type target struct {
+	name, addr, path string
+	pids             func() []int // the proxy's processes, nil for none
+	rates            []float64    // per round
+	cpu              []float64    // the proxy's CPU seconds per request, per round
+
+	// the current round's sums
+	requests, seconds, cpuSeconds float64
 }
 
-// freePorts finds n free loopback ports.
-func freePorts(n int) ([]string, error) {
-	var out []string
-	var lns []net.Listener
+func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
+	loader := "in-process fasthttp client"
+	if c.wrk != "" {
+		loader = "wrk -t1"
+	}
+	fmt.Fprintf(out, "eurekabench gateway: %d CPUs, %d connections, %s per measurement, %d rounds, load from %s\n",
+		runtime.NumCPU(), c.conns, c.d, c.rounds, loader)
+
+	var stops []func()
 	defer func() {
-		for _, ln := range lns {
-			ln.Close()
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
 		}
 	}()
-	for range n {
-		ln, err := newLoopbackListener()
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		out = append(out, port)
+	ports, err := freePorts(7)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	addr := func(i int) string { return "127.0.0.1:" + ports[i] }
+	backendAddr := addr(0)
+	pids := map[string]int{}
+	for _, role := range []struct{ name, listen string }{
+		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)}, {"fasthttp-only", addr(5)},
+		{"caddy-static", addr(6)},
+	} {
+		stop, pid, err := c.startServer(role.name, role.listen, backendAddr)
+		if err != nil {
+			return fmt.Errorf("starting the %s: %v", role.name, err)
+		}
+		stops = append(stops, stop)
+		pids[role.name] = pid
+	}
+	one := func(pid int) func() []int { return func() []int { return []int{pid} } }
+	targets := []*target{{name: "direct to the backend", addr: backendAddr, path: "/x"}}
+	if c.nginx != "" {
+		stop, master, err := startNginx(c.nginx, addr(3), backendAddr)
+		if err != nil {
+			return fmt.Errorf("starting nginx: %v", err)
+		}
+		stops = append(stops, stop)
+		targets = append(targets, &target{name: "nginx, static upstream", addr: addr(3), path: "/x",
+			pids: func() []int { return append(childrenOf(master), master) }})
+	}
+	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"])}
+	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
+	caddyStatic := &target{name: "Caddy reverse_proxy, static", addr: addr(6), path: "/svc/x", pids: one(pids["caddy-static"])}
+	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
+	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
+	targets = append(targets, fast, caddyGW, caddyStatic, bare, only)
+	for _, t := range targets {
+		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
+			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
+		}
+	}
+
+	slice := time.Second
+	nSlices := max(1, int(c.d/slice))
+	if c.d < slice {
+		slice, nSlices = c.d, 1
+	}
+	for _, t := range targets { // warm up
+		if _, _, err := c.measure(t, min(slice, c.warmup)); err != nil {
+			return err
+		}
+	}
+	for r := 1; r <= c.rounds; r++ {
+		fmt.Fprintf(out, "\nround %d (%d slices of %s each)\n", r, nSlices, slice)
+		for _, t := range targets {
+			t.requests, t.seconds, t.cpuSeconds = 0, 0, 0
+		}
+		for range nSlices {
+			for _, t := range targets {
+				before := cpuSeconds(t.pids)
+				n, secs, err := c.measure(t, slice)
+				if err != nil {
+					return err
+				}
+				t.requests += n
+				t.seconds += secs
+				t.cpuSeconds += cpuSeconds(t.pids) - before
+			}
+		}
+		for _, t := range targets {
+			rate := t.requests / t.seconds
+			t.rates = append(t.rates, rate)
+			cpu := ""
+			if t.pids != nil && t.cpuSeconds > 0 {
+				t.cpu = append(t.cpu, t.cpuSeconds/t.requests)
+				cpu = fmt.Sprintf("   proxy CPU %5.1f µs/request", 1e6*t.cpuSeconds/t.requests)
+			}
+			fmt.Fprintf(out, "  %-32s %9.0f req/s%s\n", t.name, rate, cpu)
+		}
+		last := func(t *target) float64 { return t.rates[len(t.rates)-1] }
+		if c.nginx != "" {
+			fmt.Fprintf(out, "  gateway / nginx                 %9.2f   (target >= 0.90)\n", last(fast)/last(targets[1]))
+			fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %9.2f\n", last(bare)/last(targets[1]))
+			fmt.Fprintf(out, "  gateway without loops / nginx   %9.2f\n", last(only)/last(targets[1]))
+		}
+		fmt.Fprintf(out, "  gateway / Caddy                 %9.2f   (target >= 4)\n", last(fast)/last(caddyGW))
+		fmt.Fprintf(out, "  Caddy eureka_gateway / static   %9.2f   (target >= 0.90)\n", last(caddyGW)/last(caddyStatic))
+		fmt.Fprintf(out, "  gateway / direct                %9.2f\n", last(fast)/last(targets[0]))
+	}
+
+	fmt.Fprintf(out, "\nranges over %d rounds\n", c.rounds)
+	for _, t := range targets {
+		cpu := ""
+		if len(t.cpu) > 0 {
+			cpu = fmt.Sprintf("   proxy CPU %.1f - %.1f µs/request", 1e6*slices.Min(t.cpu), 1e6*slices.Max(t.cpu))
+		}
+		fmt.Fprintf(out, "  %-32s %9.0f - %.0f req/s%s\n", t.name, slices.Min(t.rates), slices.Max(t.rates), cpu)
+	}
+	ratios := func(a, b *target) (lo, hi float64) {
+		lo, hi = 1e18, 0
+		for i := range a.rates {
+			r := a.rates[i] / b.rates[i]
+			lo, hi = min(lo, r), max(hi, r)
+		}
+		return lo, hi
+	}
+	if c.nginx != "" {
+		lo, hi := ratios(fast, targets[1])
+		fmt.Fprintf(out, "  gateway / nginx                 %.2f - %.2f (same round)\n", lo, hi)
+		lo, hi = ratios(bare, targets[1])
+		fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %.2f - %.2f (same round)\n", lo, hi)
+		lo, hi = ratios(only, targets[1])
+		fmt.Fprintf(out, "  gateway without loops / nginx   %.2f - %.2f (same round)\n", lo, hi)
+	}
+	lo, hi := ratios(fast, caddyGW)
+	fmt.Fprintf(out, "  gateway / Caddy                 %.2f - %.2f (same round)\n", lo, hi)
+	lo, hi = ratios(caddyGW, caddyStatic)
+	fmt.Fprintf(out, "  Caddy eureka_gateway / static   %.2f - %.2f (same round)\n", lo, hi)
+	return nil
+}
+
+// measure loads t for about d and returns how many requests were answered
+// 200, and in how long.
+func (c gatewayBenchConfig) measure(t *target, d time.Duration) (requests, seconds float64, err error) {
+	if c.wrk == "" {
+		r, err := load(loadSpec{addr: t.addr, conc: c.conns, d: d, build: func(_ int, req *fasthttp.Request) { req.SetRequestURI(t.path) }})
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %v", t.name, err)
+		}
+		return float64(r.n), r.elapsed.Seconds(), nil
+	}
+	secs := max(1, int(d.Round(time.Second)/time.Second))
+	outp, err := exec.Command(c.wrk, "-t1", "-c"+strconv.Itoa(c.conns), "-d"+strconv.Itoa(secs)+"s",
+		"http://"+t.addr+t.path).CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: wrk: %v\n%s", t.name, err, outp)
+	}
+	if m := regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`).FindSubmatch(outp); m != nil {
+		return 0, 0, fmt.Errorf("%s: %s answers were not 200\n%s", t.name, m[1], outp)
+	}
+	m := regexp.MustCompile(`(\d+) requests in ([0-9.]+)(m?s)`).FindSubmatch(outp)
+	if m == nil {
+		return 0, 0, fmt.Errorf("%s: no count in wrk's output:\n%s", t.name, outp)
+	}
+	requests, _ = strconv.ParseFloat(string(m[1]), 64)
+	seconds, _ = strconv.ParseFloat(string(m[2]), 64)
+	if string(m[3]) == "ms" {
+		seconds /= 1000
+	}
+	if seconds <= 0 {
+		return 0, 0, fmt.Errorf("%s: wrk ran for %s", t.name, m[0])
+	}
+	return requests, seconds, nil
+}
+
+// startServer runs this binary serving role on listen, and returns when it
+// answers there; stop interrupts it and waits for it.
+func (c gatewayBenchConfig) startServer(role, listen, backend string) (stop func(), pid int, err error) {
+	args := []string{"gateway", "-serve", role, "-listen", listen, "-backend", backend}
+	if role == "fasthttp" && c.profile != "" {
+		args = append(args, "-cpuprofile", c.profile)
+	}
+	server, err := c.servers.start(args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	if server.line != "ready" {
+		server.stop()
+		return nil, 0, fmt.Errorf("said %q", server.line)
+	}
+	return server.stop, server.pid(), nil
+}
+
+// serveRole is the server's process: serve role on listen, say "ready" on
+// out, and serve until interrupted.
+func serveRole(role, listen, backend, profile string, out io.Writer) error {
+	ctx, cancel := untilInterrupted()
+	defer cancel()
+	switch role {
+	case "backend":
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return err
+		}
+		srv := &fasthttp.Server{Handler: answerOK}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ln) }()
+		fmt.Fprintln(out, "ready")
+		<-ctx.Done()
+		srv.Shutdown()
+		return <-done
+	case "fasthttp", "fasthttp-only":
+		store := registry.New(registry.Config{})
+		if err := store.Register(benchInstance(backend), false); err != nil {
+			return err
+		}
+		g, err := gateway.New(gateway.Config{Routing: routing.Config{Instances: store}})
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		scfg := gateway.ServerConfig{Addr: listen}
+		if role == "fasthttp-only" {
+			scfg.Loops = -1
+		}
+		srv := gateway.NewServer(g, scfg)
+		if err := srv.Start(); err != nil {
+			return err
+		}
+		if profile != "" {
+			stop, err := startCPUProfile(profile)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
+		fmt.Fprintln(out, "ready")
+		<-ctx.Done()
+		stopCtx, cancelStop := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancelStop()
+		return srv.Stop(stopCtx)
+	case "caddy":
+		return serveCaddy(ctx, listen, backend, eurekaGatewayHandler, out)
+	case "caddy-static":
+		return serveCaddy(ctx, listen, backend, staticProxyHandler(backend, "/svc"), out)
+	case "bare":
+		// The least a fasthttp proxy does: no routing, no header work, the
+		// response buffered. The ceiling of the approach, for reference.
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return err
+		}
+		hc := &fasthttp.HostClient{Addr: backend}
+		srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+			ctx.Request.SetRequestURI("/x")
+			if err := hc.Do(&ctx.Request, &ctx.Response); err != nil {
+				ctx.Error(err.Error(), fasthttp.StatusBadGateway)
+			}
+		}}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ln) }()
+		fmt.Fprintln(out, "ready")
+		<-ctx.Done()
+		srv.Shutdown()
+		hc.CloseIdleConnections()
+		return <-done
+	}
+	return fmt.Errorf("unknown role %q", role)
+}
+
+// serveCaddy runs Caddy with the registry (on a port of its own) and
+// handlers on listen, registers the backend through the registry's REST
+// API, says "ready" on out and serves until ctx is done.
+func serveCaddy(ctx context.Context, listen, backend, handlers string, out io.Writer) error {
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	regAddr := "127.0.0.1:" + ports[0]
+	stop, err := runCaddy(caddyServer{"registry", regAddr, eurekaServerHandler}, caddyServer{"gateway", listen, handlers})
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if err := registerBackend(regAddr, backend); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "ready")
+	<-ctx.Done()
+	return nil
+}
+
+// startNginx runs nginx in the foreground with a generated configuration
+// and a prefix directory of its own under the temporary directory:
+// worker_processes auto, a keep-alive pool to the backend, no access log.
+// It is never a system service.
+func startNginx(path, listen, backend string) (stop func(), master int, err error) {
+	dir, err := os.MkdirTemp("", "eurekabench-nginx-")
+	if err != nil {
+		return nil, 0, err
+	}
+	conf := fmt.Sprintf(`worker_processes auto;
+daemon off;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	client_body_temp_path %[1]s/client_body;
+	proxy_temp_path %[1]s/proxy;
+	fastcgi_temp_path %[1]s/fastcgi;
+	uwsgi_temp_path %[1]s/uwsgi;
+	scgi_temp_path %[1]s/scgi;
+	upstream backend {
+		server %[2]s;
+		keepalive 64;
+	}
+	server {
+		listen %[3]s;
+		location / {
+			proxy_pass http://backend;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+		}
+	}
+}
+`, dir, backend, listen)
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, 0, err
+	}
+	cmd := exec.Command(path, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, 0, err
+	}
+	stop = func() {
+		stopProcess(cmd, syscall.SIGQUIT, 10*time.Second) // nginx's graceful stop
+		os.RemoveAll(dir)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if status, err := request(listen, "GET", "/x", nil); err == nil && status == 200 {
+			return stop, cmd.Process.Pid, nil
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			stop()
+			return nil, 0, fmt.Errorf("not answering in 10 s: %s", log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

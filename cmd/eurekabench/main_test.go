@@ -1,52 +1,59 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
-	"time"
 )
 
-// The load command runs end to end on a small registry. Its figures are not
-// checked here: speed belongs to the bench run, not to the test suite.
-func TestRunSmall(t *testing.T) {
-	if err := run(100e6, 4, 200, 1000); err != nil {
-		t.Fatal(err)
+// childEnv, in the environment, makes the test binary eurekabench: the
+// studies that run this binary again to put a server in a process of its
+// own run the test binary, with this added to its environment.
+const childEnv = "EUREKABENCH_CHILD=1"
+
+func TestMain(m *testing.M) {
+	if os.Getenv("EUREKABENCH_CHILD") != "" {
+		os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	os.Exit(m.Run())
 }
 
-// The scale study runs end to end at a small size.
-func TestScaleSmall(t *testing.T) {
-	c := scaleConfig{d: 300 * time.Millisecond, register: 500, evictApp: 1000, evicted: 100, churnSize: 2000, churnRate: 50,
-		slowSize: 1000, slowConns: 4, vipSize: 1000, vipNames: 20, memorySizes: []int{1000}, heartbeatCon: 4}
-	var out strings.Builder
-	if err := runScale(c, &out); err != nil {
-		t.Fatal(err)
-	}
-	t.Log(out.String())
-}
-
-// The write-to-visible part of the push study runs at a small size. Its
-// fleet phases run the registry in a child process of the eurekabench
-// binary, which a test binary is not, so they run from the command only.
-func TestWriteToVisibleSmall(t *testing.T) {
-	got, err := writeToVisible(3)
+// testServers runs the servers of a study in the test binary.
+func testServers(t *testing.T) rerun {
+	t.Helper()
+	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"register", "cancel", "out_of_service"} {
-		if got[k].n != 3 {
-			t.Errorf("%s: %d trials", k, got[k].n)
+	return rerun{exe: exe, env: []string{childEnv}}
+}
+
+// Every command is dispatched the same way: its name, then its flags;
+// without a name, the summary. A wrong command line exits 2, -h 0.
+func TestDispatch(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"-h"}, 0, "usage: eurekabench [command] [flags]"},
+		{[]string{"gateway", "-h"}, 0, "usage: eurekabench gateway [flags]"},
+		{[]string{"scale", "-h"}, 0, "-only string"},
+		{[]string{"nope"}, 2, `no command "nope"`},
+		{[]string{"scale", "nope"}, 2, `eurekabench scale: unexpected argument "nope"`},
+		{[]string{"-nope"}, 2, "flag provided but not defined: -nope"},
+		{[]string{"push", "-nope"}, 2, "usage: eurekabench push [flags]"},
+		{[]string{"fetch", "extra"}, 2, `eurekabench fetch: unexpected argument "extra"`},
+		{[]string{"fetch", "-instances", "10", "-rounds", "1"}, 0, ""},
+		{[]string{"fetch", "-instances", "-1"}, 1, "eurekabench fetch: "},
+	} {
+		var stdout, stderr strings.Builder
+		code := dispatch(c.args, &stdout, &stderr)
+		if code != c.code || !strings.Contains(stderr.String(), c.stderr) {
+			t.Errorf("%q: exit %d, want %d; stderr:\n%s", c.args, code, c.code, stderr.String())
 		}
-	}
-}
-
-// The fetch comparison runs end to end on a small registry.
-func TestFetchSmall(t *testing.T) {
-	res, err := benchFetch(200, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res) != 3 {
-		t.Fatalf("got %d results", len(res))
+		if code == 0 && c.stderr == "" && !strings.Contains(stdout.String(), "eurekabench fetch: ") {
+			t.Errorf("%q: stdout:\n%s", c.args, stdout.String())
+		}
 	}
 }

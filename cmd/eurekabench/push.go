@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,12 +32,31 @@ type pushConfig struct {
 	d         time.Duration // how long each fleet phase runs
 	pollers   int           // polling clients in the comparison
 	appsEach  int           // apps per client in the interest phase
+	settle    time.Duration // after a fleet phase's last change, before its figures are read
+	server    rerun         // runs the registry's process
 }
 
 // The whole-registry phase runs fewer clients than the interest phase: each
 // holds its own copy of the registry (about 12 MB at 10,000 instances), and
 // all of them run in this one process.
-var defaultPush = pushConfig{trials: 60, clients: 1000, whole: 200, instances: 10000, apps: 1000, rate: 100, d: 60 * time.Second, pollers: 50, appsEach: 5}
+var defaultPush = pushConfig{trials: 60, clients: 1000, whole: 200, instances: 10000, apps: 1000, rate: 100, d: 60 * time.Second,
+	pollers: 50, appsEach: 5, settle: 2 * time.Second}
+
+func pushCommand(fs *flag.FlagSet) func(io.Writer) error {
+	c := defaultPush
+	fs.DurationVar(&c.d, "duration", c.d, "how long each fleet phase runs")
+	fs.IntVar(&c.clients, "clients", c.clients, "watching clients of a few apps each")
+	fs.IntVar(&c.whole, "whole-clients", c.whole, "whole-registry watching clients")
+	fs.IntVar(&c.rate, "rate", c.rate, "changes per second")
+	fs.IntVar(&c.trials, "trials", c.trials, "write-to-visible trials per kind")
+	return func(out io.Writer) error {
+		var err error
+		if c.server, err = thisBinary(); err != nil {
+			return err
+		}
+		return runPush(c, out)
+	}
+}
 
 // runPush measures how fast a change reaches the consumers by the watch:
 // one default client's write-to-visible latency, then a fleet of watching
@@ -173,12 +188,13 @@ type fleetResult struct {
 // changes one instance's metadata (seq) rate times a second, and measures
 // when each change becomes visible to each client that holds its app.
 func fleet(c pushConfig, clients, appsEach int, watch bool) (*fleetResult, error) {
-	child, err := startChild(c)
+	server, err := c.server.start("push-server", "-instances", strconv.Itoa(c.instances), "-apps", strconv.Itoa(c.apps))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("starting the registry: %v", err)
 	}
-	defer child.stop()
-	base := "http://" + child.addr + "/eureka/"
+	defer server.stop()
+	addr := server.line
+	base := "http://" + addr + "/eureka/"
 
 	// The writes: change k touches instance k*7919 mod instances.
 	type write struct {
@@ -298,9 +314,10 @@ func fleet(c pushConfig, clients, appsEach int, watch bool) (*fleetResult, error
 		}()
 	}
 
-	http := &fasthttp.HostClient{Addr: child.addr}
+	http := &fasthttp.HostClient{Addr: addr}
 	defer http.CloseIdleConnections()
-	cpu0, io0 := child.cpu(), child.bytesWritten()
+	cpu := func() time.Duration { st, _ := readProcStat(server.pid()); return st.cpu }
+	cpu0, io0 := cpu(), bytesWrittenBy(server.pid())
 	start := time.Now()
 	tick := time.NewTicker(time.Second / time.Duration(c.rate))
 	for k := 0; time.Since(start) < c.d; k++ {
@@ -323,9 +340,9 @@ func fleet(c pushConfig, clients, appsEach int, watch bool) (*fleetResult, error
 	}
 	tick.Stop()
 	elapsed := time.Since(start)
-	time.Sleep(2 * time.Second) // the last changes arrive
-	cpu, written := child.cpu()-cpu0, child.bytesWritten()-io0
-	rss := child.rss()
+	time.Sleep(c.settle) // the last changes arrive
+	used, written := cpu()-cpu0, bytesWrittenBy(server.pid())-io0
+	rss := residentBytesOf(server.pid())
 	stop.Store(true)
 	wg.Wait()
 
@@ -337,90 +354,26 @@ func fleet(c pushConfig, clients, appsEach int, watch bool) (*fleetResult, error
 	n := len(writes)
 	writesMu.RUnlock()
 	return &fleetResult{
-		changes: n, lat: summarize(all), cpu: cpu.Seconds() / elapsed.Seconds(), rss: rss,
+		changes: n, lat: summarize(all), cpu: used.Seconds() / elapsed.Seconds(), rss: rss,
 		bytesPerChangePerClient: float64(written) / float64(n) / float64(clients),
 	}, nil
 }
 
-// child is the registry in a child process: this binary, run as
-// "eurekabench push-server".
-type child struct {
-	cmd  *exec.Cmd
-	addr string
-}
-
-func startChild(c pushConfig) (*child, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(exe, "push-server", "-instances", strconv.Itoa(c.instances), "-apps", strconv.Itoa(c.apps))
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, fmt.Errorf("push-server: %w", err)
-	}
-	return &child{cmd: cmd, addr: strings.TrimSpace(line)}, nil
-}
-
-func (c *child) stop() { stopProcess(c.cmd, os.Interrupt, 5*time.Second) }
-
-// cpu is the child's user and system CPU time, from /proc.
-func (c *child) cpu() time.Duration {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// The fields after the command name, which is in parentheses.
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100 // clock ticks: 100 per second on Linux
-}
-
-func (c *child) rss() uint64 { return residentBytesOf(strconv.Itoa(c.cmd.Process.Pid)) }
-
-// bytesWritten is what the child wrote to sockets and files, from
-// /proc/<pid>/io.
-func (c *child) bytesWritten() uint64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/io")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
-			n, _ := strconv.ParseUint(v, 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
-// pushServer is the child: a registry of sample instances on a loopback
-// port, which it prints, served until interrupted.
-func pushServer(args []string) error {
-	fs := flag.NewFlagSet("push-server", flag.ContinueOnError)
+// pushServerCommand is the registry's process: a registry of sample
+// instances on a loopback port, which it prints, served until
+// interrupted.
+func pushServerCommand(fs *flag.FlagSet) func(io.Writer) error {
 	instances := fs.Int("instances", 10000, "registry size")
 	apps := fs.Int("apps", 1000, "applications")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+	return func(out io.Writer) error { return pushServer(*instances, *apps, out) }
+}
+
+func pushServer(instances, apps int, out io.Writer) error {
+	ctx, cancel := untilInterrupted()
+	defer cancel()
 	store := registry.New(registry.Config{})
-	per := max(1, *instances / *apps)
-	for n := range *instances {
+	per := max(1, instances/apps)
+	for n := range instances {
 		i := testkit.SampleInstance(n)
 		i.App = "SERVICE-" + strconv.Itoa(n/per)
 		if err := store.Register(i, false); err != nil {
@@ -431,11 +384,9 @@ func pushServer(args []string) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
-	fmt.Println(srv.Addr().String())
-	sig := make(chan os.Signal, 1)
-	notifyInterrupt(sig)
-	<-sig
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return srv.Stop(ctx)
+	fmt.Fprintln(out, srv.Addr().String())
+	<-ctx.Done()
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelStop()
+	return srv.Stop(stopCtx)
 }

@@ -3,15 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -47,6 +46,23 @@ var defaultScale = scaleConfig{
 	d: 5 * time.Second, register: 10000, evictApp: 15000, evicted: 1500, churnSize: 100000, churnRate: 200,
 	slowSize: 20000, slowConns: 40, vipSize: 50000, vipNames: 1000, memorySizes: []int{10000, 50000, 100000},
 	heartbeatCon: 16,
+}
+
+func scaleCommand(fs *flag.FlagSet) func(io.Writer) error {
+	c := defaultScale
+	fs.DurationVar(&c.d, "duration", c.d, "how long each timed phase runs")
+	fs.StringVar(&c.only, "only", "", "run only this phase: register, evict, churn, slow, vip or memory")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	return func(out io.Writer) error {
+		if *cpuProfile != "" {
+			stop, err := startCPUProfile(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
+		return runScale(c, out)
+	}
 }
 
 // runScale measures how the registry's cost follows the change rather than
@@ -162,12 +178,12 @@ func registerRate(n, apps, conc int) (float64, error) {
 		i.App = "APP-" + strconv.Itoa(k%apps)
 		bodies[k] = eureka.AppendInstanceJSON(nil, i)
 	}
-	return load(b.addr, conc, 0, n, func(k int, req *fasthttp.Request) {
+	return loadSpec{addr: b.addr, conc: conc, total: n, want: fasthttp.StatusNoContent, build: func(k int, req *fasthttp.Request) {
 		req.Header.SetMethod("POST")
 		req.SetRequestURI("/eureka/apps/APP-" + strconv.Itoa(k%apps))
 		req.Header.SetContentType("application/json")
 		req.SetBody(bodies[k])
-	}, fasthttp.StatusNoContent)
+	}}.rate()
 }
 
 // offsetClock is the system clock moved forward on demand, so leases can
@@ -479,7 +495,8 @@ func vipLookups(c scaleConfig) (*vipResult, error) {
 		req.Header.SetMethod("PUT")
 		req.SetRequestURI("/eureka/apps/" + id[0] + "/" + id[1])
 	}
-	base, err := load(b.addr, c.heartbeatCon, c.d, 0, heartbeat, fasthttp.StatusOK)
+	heartbeats := loadSpec{addr: b.addr, conc: c.heartbeatCon, d: c.d, build: heartbeat}
+	base, err := heartbeats.rate()
 	if err != nil {
 		return nil, err
 	}
@@ -512,7 +529,7 @@ func vipLookups(c scaleConfig) (*vipResult, error) {
 		}()
 	}
 	start := time.Now()
-	during, err := load(b.addr, c.heartbeatCon, c.d, 0, heartbeat, fasthttp.StatusOK)
+	during, err := heartbeats.rate()
 	stop.Store(true)
 	wg.Wait()
 	if err != nil {
@@ -540,22 +557,4 @@ func memoryPerInstance(n int) (rss, heap float64) {
 	rss1 := residentBytes()
 	runtime.KeepAlive(s)
 	return float64(rss1-rss0) / float64(n), float64(heap1-heap0) / float64(n)
-}
-
-// residentBytes reads this process's resident set size from /proc.
-func residentBytes() uint64 { return residentBytesOf("self") }
-
-// residentBytesOf reads a process's resident set size from
-// /proc/<pid>/statm.
-func residentBytesOf(pid string) uint64 {
-	data, err := os.ReadFile("/proc/" + pid + "/statm")
-	if err != nil {
-		return 0
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseUint(fields[1], 10, 64)
-	return pages * uint64(os.Getpagesize())
 }

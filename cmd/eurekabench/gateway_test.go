@@ -1,0 +1,27 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The gateway study runs end to end, briefly, with the in-process load
+// (and nginx when it is installed), each server a process of the test
+// binary. Its figures are not checked here.
+func TestGatewayStudySmall(t *testing.T) {
+	c := gatewayBenchConfig{d: 300 * time.Millisecond, warmup: 50 * time.Millisecond, conns: 4, rounds: 1, servers: testServers(t)}
+	c.nginx, _ = exec.LookPath("nginx")
+	var out strings.Builder
+	if err := runGatewayBench(c, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	t.Log(out.String())
+	for _, want := range []string{"gateway, by name", "Caddy eureka_gateway, by name", "Caddy reverse_proxy, static",
+		"gateway / Caddy", "Caddy eureka_gateway / static", "gateway without loops"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in the output", want)
+		}
+	}
+}

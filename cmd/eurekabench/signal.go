@@ -1,9 +1,0 @@
-package main
-
-import (
-	"os"
-	"os/signal"
-	"syscall"
-)
-
-func notifyInterrupt(ch chan os.Signal) { signal.Notify(ch, os.Interrupt, syscall.SIGTERM) }
