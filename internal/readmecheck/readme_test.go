@@ -1,6 +1,7 @@
 package readmecheck
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,19 +15,13 @@ import (
 	_ "github.com/eurekagate/eurekagate/caddymodule"
 )
 
-// snippets returns the README's fenced blocks of the given language.
+// snippets returns the bodies of the documentation's fenced blocks of the
+// given language, on every page.
 func snippets(t *testing.T, lang string) []string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	parts := strings.Split(string(data), "```")
-	for n := 1; n < len(parts); n += 2 {
-		if body, ok := strings.CutPrefix(parts[n], lang+"\n"); ok {
-			out = append(out, body)
-		}
+	for _, b := range blocksOf(t, lang) {
+		out = append(out, b.body)
 	}
 	return out
 }
@@ -35,44 +30,43 @@ func TestGoSnippetsCompile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go vet")
 	}
-	list := snippets(t, "go")
+	list := blocksOf(t, "go")
 	if len(list) < 2 {
 		t.Fatalf("found %d Go snippets, want the fx and the plain-constructor ones", len(list))
 	}
-	for n, src := range list {
+	for _, b := range list {
 		// Inside the module, so the snippet builds against this tree.
 		dir, err := os.MkdirTemp(".", "snippet")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer os.RemoveAll(dir)
-		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(b.body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		out, err := exec.Command("go", "vet", "./"+filepath.Base(dir)).CombinedOutput()
 		if err != nil {
-			t.Errorf("Go snippet %d does not build:\n%s\n%s", n+1, out, src)
+			t.Errorf("the Go snippet at %s does not build:\n%s\n%s", b.where(), out, b.body)
 		}
 	}
 }
 
-// inlineFragments returns the README's inline code spans that are
+// inlineFragments returns the documentation's inline code spans that are
 // Caddyfile: those that start with one of our directives or options, or
 // with a reverse_proxy subdirective, or that open a block.
 func inlineFragments(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := regexp.MustCompile(`^(eureka|eureka_server|eureka_gateway|eureka_dashboard|reverse_proxy|dynamic|lb_policy|transport)(\s|$)`)
 	block := regexp.MustCompile(`\{(\s|$)`)
+	span := regexp.MustCompile("`([^`\n]+)`")
 	var out []string
-	parts := strings.Split(string(data), "```")
-	for n := 0; n < len(parts); n += 2 { // outside fenced blocks
-		for _, m := range regexp.MustCompile("`([^`\n]+)`").FindAllStringSubmatch(parts[n], -1) {
-			if start.MatchString(m[1]) || block.MatchString(m[1]) {
-				out = append(out, m[1])
+	for _, p := range pages(t) {
+		for _, text := range p.prose {
+			// Spans may break across lines within a paragraph.
+			for _, m := range span.FindAllStringSubmatch(strings.ReplaceAll(text, "\n", " "), -1) {
+				if start.MatchString(m[1]) || block.MatchString(m[1]) {
+					out = append(out, m[1])
+				}
 			}
 		}
 	}
@@ -94,16 +88,16 @@ func inContext(frag string) (string, bool) {
 	return "", false
 }
 
-// Every Caddyfile fragment in the README adapts: the fenced caddyfile
-// blocks as they are, and the inline ones where they belong.
+// Every Caddyfile fragment of the documentation adapts: the fenced
+// caddyfile blocks as they are, and the inline ones where they belong.
 func TestCaddyfileSnippetsAdapt(t *testing.T) {
-	list := snippets(t, "caddyfile")
+	list := blocksOf(t, "caddyfile")
 	if len(list) == 0 {
 		t.Fatal("no Caddyfile snippet")
 	}
-	for n, src := range list {
-		if _, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil); err != nil {
-			t.Errorf("Caddyfile snippet %d: %v\n%s", n+1, err, src)
+	for _, b := range list {
+		if _, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(b.body), nil); err != nil {
+			t.Errorf("the Caddyfile snippet at %s: %v\n%s", b.where(), err, b.body)
 		}
 	}
 	inline := inlineFragments(t)
@@ -118,6 +112,30 @@ func TestCaddyfileSnippetsAdapt(t *testing.T) {
 		}
 		if _, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil); err != nil {
 			t.Errorf("inline fragment `%s`: %v", frag, err)
+		}
+	}
+}
+
+// Every JSON block of the documentation parses.
+func TestJSONBlocksParse(t *testing.T) {
+	for _, b := range blocksOf(t, "json") {
+		var v any
+		if err := json.Unmarshal([]byte(b.body), &v); err != nil {
+			t.Errorf("the JSON block at %s: %v\n%s", b.where(), err, b.body)
+		}
+	}
+}
+
+// Every fenced block's language is one the checks know (or none, for a
+// diagram): a Go program or a Caddyfile tagged otherwise would be checked
+// by nothing.
+func TestBlocksHaveLanguages(t *testing.T) {
+	known := map[string]bool{"go": true, "caddyfile": true, "sh": true, "text": true, "json": true, "": true}
+	for _, p := range pages(t) {
+		for _, b := range p.blocks {
+			if !known[b.lang] {
+				t.Errorf("the block at %s has language %q; use one of go, caddyfile, sh, json, text (or none for a diagram)", b.where(), b.lang)
+			}
 		}
 	}
 }

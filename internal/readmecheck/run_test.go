@@ -83,13 +83,15 @@ func port(t *testing.T, addr string) string {
 	return addr[strings.LastIndex(addr, ":")+1:]
 }
 
-// Every Go snippet of the README runs and does what the text around it
-// says, against a registry (and services) the test starts on loopback.
+// Every Go snippet of the documentation runs and does what the text
+// around it says, against a registry (and services) the test starts on
+// loopback.
 func TestGoSnippetsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the snippets")
 	}
-	for n, src := range snippets(t, "go") {
+	for _, b := range blocksOf(t, "go") {
+		src := b.body
 		switch {
 		case strings.Contains(src, "fxmodules.Discovery"):
 			t.Run("fx", func(t *testing.T) { runFxSnippet(t, src) })
@@ -98,7 +100,7 @@ func TestGoSnippetsRun(t *testing.T) {
 		case strings.Contains(src, "registry.New("):
 			t.Run("plain", func(t *testing.T) { runPlainSnippet(t, src) })
 		default:
-			t.Errorf("Go snippet %d has no test that runs it:\n%s", n+1, src)
+			t.Errorf("the Go snippet at %s has no test that runs it:\n%s", b.where(), src)
 		}
 	}
 }
@@ -119,12 +121,14 @@ func runPlainSnippet(t *testing.T, src string) {
 	}
 }
 
-// The gateway snippet serves the fasthttp gateway over its registry (an
-// app it does not know gets 503 with the reason) and stops on an
-// interrupt. It listens on a loopback port here instead of ":8080".
+// The gateway snippet serves a registry's REST API and the fasthttp
+// gateway over it: an app it does not know gets 503 with the reason, an
+// instance registered through the API is routed to at once, and it stops
+// on an interrupt. It listens on loopback ports here instead of 8761 and
+// 8080.
 func runGatewaySnippet(t *testing.T, src string) {
-	addr := testkit.FreeAddr(t)
-	bin := buildSnippet(t, src, `":8080"`, `"`+addr+`"`)
+	regAddr, gwAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	bin := buildSnippet(t, src, `"127.0.0.1:8761"`, `"`+regAddr+`"`, `"127.0.0.1:8080"`, `"`+gwAddr+`"`)
 	var out output
 	cmd := exec.Command(bin)
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -137,21 +141,47 @@ func runGatewaySnippet(t *testing.T, src string) {
 		cmd.Process.Kill()
 		<-done
 	}()
+	get := func(path string) (int, string, error) {
+		resp, err := http.Get("http://" + gwAddr + path)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
+	}
 	var status int
 	var body string
 	testkit.Eventually(t, 20*time.Second, "the gateway to answer", func() bool {
-		resp, err := http.Get("http://" + addr + "/orders/items")
-		if err != nil {
-			return false
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		status, body = resp.StatusCode, string(b)
-		return true
+		var err error
+		status, body, err = get("/orders/items")
+		return err == nil
 	})
 	if status != http.StatusServiceUnavailable || body == "" {
 		t.Fatalf("unknown app through the gateway: %d %q", status, body)
 	}
+
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "orders got %s", r.URL.Path)
+	}))
+	defer backend.Close()
+	bport, _ := strconv.Atoi(port(t, backend.Listener.Addr().String()))
+	inst := &eureka.InstanceInfo{InstanceID: "o-1", HasInstanceID: true, App: "ORDERS",
+		HostName: "127.0.0.1", IPAddr: "127.0.0.1", Status: eureka.StatusUp, Port: eureka.Port{Number: bport, Enabled: true},
+		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}}
+	resp, err := http.Post("http://"+regAddr+"/eureka/apps/ORDERS", "application/json", bytes.NewReader(eureka.AppendInstanceJSON(nil, inst)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("registering through the snippet's REST API: %d", resp.StatusCode)
+	}
+	if status, body, err = get("/orders/items"); err != nil || status != http.StatusOK || body != "orders got /items" {
+		t.Fatalf("a registered app through the gateway: %d %q %v", status, body, err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

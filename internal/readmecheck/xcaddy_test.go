@@ -36,17 +36,21 @@ func withPackages(t *testing.T, docs ...string) []string {
 }
 
 // The documented `xcaddy build --with github.com/eurekagate/eurekagate`
-// works: a Caddy main importing exactly the packages the READMEs' --with
-// names, as xcaddy writes it, builds against this tree (a replace
+// works: a Caddy main importing exactly the packages the documentation's
+// --with names, as xcaddy writes it, builds against this tree (a replace
 // directive, as `--with module=.` makes) and lists our modules. It builds
 // with the environment's GOFLAGS and GOPROXY, from the module cache.
 func TestXcaddyBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a Caddy binary")
 	}
-	pkgs := withPackages(t, "../../README.md", "../../examples/gateway/README.md")
+	docs := []string{"../../examples/gateway/README.md"}
+	for _, name := range pageNames(t) {
+		docs = append(docs, filepath.Join(repoRoot, name))
+	}
+	pkgs := withPackages(t, docs...)
 	if len(pkgs) == 0 {
-		t.Fatal("no xcaddy build --with command in the READMEs")
+		t.Fatal("no xcaddy build --with command in the documentation")
 	}
 	for _, p := range pkgs {
 		if p != modulePath && !strings.HasPrefix(p, modulePath+"/") {

@@ -1,0 +1,350 @@
+package readmecheck
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
+
+// The walks: sequences of shell commands on a page, each marked by an
+// HTML comment on the line before its block, that the page tells a reader
+// to run, with the output it shows after each:
+//
+//	<!-- walk NAME start -->   a command that keeps running (a terminal
+//	                           of its own); the text block after it holds
+//	                           the lines it prints once ready
+//	<!-- walk NAME -->         a command that finishes; the text block
+//	                           after it holds its whole output
+//
+// A text block right after a walk's shell block (prose between them
+// allowed, no other block) is its expected output. In expected output a
+// line that is only "…" stands for any lines, and "…" within a line for
+// any text. A command without expected output must succeed; one with
+// expected output is judged by its output alone (stdout and stderr
+// together), and run again, for up to walkSettle, until it matches (a
+// replication in flight, say).
+const (
+	walkStartTimeout = 60 * time.Second // until a started command is ready
+	walkRunTimeout   = 30 * time.Second // a finishing command's own limit
+	walkSettle       = 10 * time.Second // how long a mismatch may last
+)
+
+// walkPorts are the ports the walks use; each run gets free ones instead.
+var walkPorts = []string{"8761", "8762", "8763", "8080", "9000", "2019"}
+
+// walkDir is the directory the walks write their files into; each run
+// gets a temporary one instead.
+const walkDir = "/tmp/eurekagate-tls"
+
+// walkTools are the commands other than Go that walks may run; a walk
+// that needs one this machine lacks is skipped, saying so.
+var walkTools = []string{"curl", "python3", "openssl"}
+
+type walkStep struct {
+	block
+	start  bool
+	output string // the expected output; "" if none is shown
+	has    bool   // whether an expected output is shown
+}
+
+type walk struct {
+	name, page string
+	steps      []walkStep
+}
+
+var walkMarker = regexp.MustCompile(`^walk (\S+)( start)?$`)
+
+// walks returns the documentation's walks, in page order.
+func walks(t *testing.T) []walk {
+	t.Helper()
+	var out []walk
+	for _, p := range pages(t) {
+		byName := map[string]int{}
+		for n, b := range p.blocks {
+			m := walkMarker.FindStringSubmatch(b.marker)
+			if m == nil {
+				continue
+			}
+			if b.lang != "sh" {
+				t.Fatalf("%s: a walk step in a %q block; walk steps are sh blocks", b.where(), b.lang)
+			}
+			s := walkStep{block: b, start: m[2] != ""}
+			if n+1 < len(p.blocks) && p.blocks[n+1].lang == "text" && p.blocks[n+1].marker == "" {
+				s.output, s.has = p.blocks[n+1].body, true
+			}
+			i, ok := byName[m[1]]
+			if !ok {
+				i = len(out)
+				byName[m[1]] = i
+				out = append(out, walk{name: m[1], page: p.name})
+			}
+			out[i].steps = append(out[i].steps, s)
+		}
+	}
+	return out
+}
+
+// The walks the issue asks for are there: the README's tour, the
+// one-machine cluster and the mutual-TLS cluster.
+func TestWalksPresent(t *testing.T) {
+	var names []string
+	for _, w := range walks(t) {
+		names = append(names, w.page+":"+w.name)
+	}
+	for _, want := range []string{"README.md:tour", "docs/clusters.md:cluster", "docs/clusters.md:mtls"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no walk %s; the walks are %v", want, names)
+		}
+	}
+}
+
+// Every walk runs as written, each command's output as the page shows it,
+// on loopback: with free ports for the documented ones, a temporary
+// directory for /tmp/eurekagate-tls, a copy of the root Caddyfile with
+// those ports, and the binaries built once for go run ./cmd/caddy and
+// go run ./cmd/eureka.
+func TestWalks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Caddy and runs the walks")
+	}
+	for _, w := range walks(t) {
+		t.Run(w.name, func(t *testing.T) { runWalk(t, w) })
+	}
+}
+
+func runWalk(t *testing.T, w walk) {
+	for _, tool := range walkTools {
+		for _, s := range w.steps {
+			if regexp.MustCompile(`(^|[\s(|;&])` + tool + `\s`).MatchString(s.body) {
+				if _, err := exec.LookPath(tool); err != nil {
+					t.Skipf("the walk runs %s, which is not installed", tool)
+				}
+			}
+		}
+	}
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+
+	// Free ports for the documented ones, distinct from each other.
+	ports := map[string]string{}
+	taken := map[string]bool{}
+	for _, p := range walkPorts {
+		for {
+			addr := testkit.FreeAddr(t)
+			free := addr[strings.LastIndex(addr, ":")+1:]
+			if !taken[free] && !slices.Contains(walkPorts, free) {
+				ports[p], taken[free] = free, true
+				break
+			}
+		}
+	}
+	portRE := regexp.MustCompile(`\b(` + strings.Join(walkPorts, "|") + `)\b`)
+	dir := filepath.Join(tmp, "files")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func(s string) string {
+		s = portRE.ReplaceAllStringFunc(s, func(p string) string { return ports[p] })
+		return strings.ReplaceAll(s, walkDir, dir)
+	}
+	caddyfile, err := os.ReadFile(filepath.Join(root, "Caddyfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "Caddyfile"), []byte(rewrite(string(caddyfile))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	command := func(body string) string {
+		body = rewrite(body)
+		for _, name := range []string{"caddy", "eureka"} {
+			if strings.Contains(body, "go run ./cmd/"+name) {
+				body = strings.ReplaceAll(body, "go run ./cmd/"+name, binary(t, name))
+			}
+		}
+		return strings.ReplaceAll(body, "--config Caddyfile", "--config "+filepath.Join(tmp, "Caddyfile"))
+	}
+	env := append(os.Environ(),
+		"XDG_DATA_HOME="+filepath.Join(tmp, "xdg"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "xdg"),
+		"CADDY_ADMIN=127.0.0.1:"+ports["2019"], "PYTHONUNBUFFERED=1")
+	shell := func(ctx context.Context, body string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, "bash", "-c", command(body))
+		cmd.Dir, cmd.Env = root, env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 5 * time.Second
+		return cmd
+	}
+
+	for _, s := range w.steps {
+		want := rewrite(s.output)
+		if s.start {
+			var out output
+			cmd := shell(context.Background(), s.body)
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() { stopGroup(t, cmd, exited, &out) })
+			if !s.has {
+				t.Fatalf("%s: a started command needs the lines it prints once ready, in a text block after it", s.where())
+			}
+			deadline := time.After(walkStartTimeout)
+			for !matchOutput(want, out.String(), true) {
+				select {
+				case err := <-exited:
+					exited <- err
+					t.Fatalf("%s: the command exited (%v) before it was ready:\n%s\n%s", s.where(), err, s.body, out.String())
+				case <-deadline:
+					t.Fatalf("%s: not ready after %v: want the lines\n%s\ngot\n%s", s.where(), walkStartTimeout, want, out.String())
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			continue
+		}
+		settle := time.Now().Add(walkSettle)
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), walkRunTimeout)
+			got, err := shell(ctx, s.body).CombinedOutput()
+			cancel()
+			if !s.has {
+				if err != nil {
+					t.Fatalf("%s: %v\n%s\n%s", s.where(), err, s.body, got)
+				}
+				break
+			}
+			if matchOutput(want, string(got), false) {
+				break
+			}
+			if time.Now().After(settle) {
+				t.Fatalf("%s: the output differs from the page's (exit: %v)\n--- command\n%s--- want\n%s--- got\n%s", s.where(), err, command(s.body), want, got)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+// stopGroup stops a started command and whatever it started: an
+// interrupt first, as Ctrl-C in its terminal, then a kill.
+func stopGroup(t *testing.T, cmd *exec.Cmd, exited chan error, out *output) {
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
+	if t.Failed() {
+		t.Logf("the output of\n%s\n%s", cmd.Args[len(cmd.Args)-1], out.String())
+	}
+}
+
+// matchOutput reports whether got matches want: line by line, a line
+// "…" standing for any lines and "…" within a line for any text, trailing
+// spaces and blank lines ignored. With within, want may be anywhere in
+// got (a started command's output goes on).
+func matchOutput(want, got string, within bool) bool {
+	lines := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			out = append(out, strings.TrimRight(l, " \t\r"))
+		}
+		for len(out) > 0 && out[len(out)-1] == "" {
+			out = out[:len(out)-1]
+		}
+		return out
+	}
+	pat := lines(want)
+	if within {
+		pat = append(append([]string{"…"}, pat...), "…")
+	}
+	var res []*regexp.Regexp
+	for _, p := range pat {
+		if p == "…" {
+			res = append(res, nil)
+			continue
+		}
+		parts := strings.Split(p, "…")
+		for n := range parts {
+			parts[n] = regexp.QuoteMeta(parts[n])
+		}
+		res = append(res, regexp.MustCompile("^"+strings.Join(parts, ".*")+"$"))
+	}
+	text := lines(got)
+	// memo[i][j]: whether res[i:] matches text[j:].
+	memo := map[[2]int]bool{}
+	var match func(i, j int) bool
+	match = func(i, j int) bool {
+		key := [2]int{i, j}
+		if v, ok := memo[key]; ok {
+			return v
+		}
+		var v bool
+		switch {
+		case i == len(res):
+			v = j == len(text)
+		case res[i] == nil:
+			v = match(i+1, j) || (j < len(text) && match(i, j+1))
+		default:
+			v = j < len(text) && res[i].MatchString(text[j]) && match(i+1, j+1)
+		}
+		memo[key] = v
+		return v
+	}
+	return match(0, 0)
+}
+
+// The binaries of cmd/caddy and cmd/eureka, built once for every test
+// that runs them in place of go run.
+var (
+	binMu   sync.Mutex
+	binDir  string
+	binPath = map[string]string{}
+)
+
+// binary returns ./cmd/<name> built from this tree.
+func binary(t *testing.T, name string) string {
+	t.Helper()
+	binMu.Lock()
+	defer binMu.Unlock()
+	if p, ok := binPath[name]; ok {
+		return p
+	}
+	if binDir == "" {
+		dir, err := os.MkdirTemp("", "readmecheck-bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		binDir = dir
+	}
+	p := filepath.Join(binDir, name)
+	build := exec.Command("go", "build", "-o", p, "./cmd/"+name)
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
+	}
+	binPath[name] = p
+	return p
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
