@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,51 @@ func TestShellCommands(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The README's set-up is exactly two commands for a fresh machine: one
+// runs the gateway with its embedded registry, one runs the tests, and
+// .ci/run runs that one.
+func TestSetUpCommands(t *testing.T) {
+	readme := readPage(t, "README.md")
+	var setup []block
+	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	for _, b := range readme.blocks {
+		// The section a block is in: the last "## " heading above its fence.
+		inSetUp := false
+		for n := b.line - 2; n >= 0; n-- {
+			if strings.HasPrefix(lines[n], "## ") {
+				inSetUp = lines[n] == "## Set-up"
+				break
+			}
+		}
+		if inSetUp {
+			setup = append(setup, b)
+		}
+	}
+	if len(setup) != 1 || setup[0].lang != "sh" {
+		t.Fatalf("README.md's Set-up section has %d blocks, want one sh block", len(setup))
+	}
+	var cmds []string
+	for _, l := range strings.Split(setup[0].body, "\n") {
+		if cmd, _, _ := strings.Cut(l, "#"); strings.TrimSpace(cmd) != "" {
+			cmds = append(cmds, strings.TrimSpace(cmd))
+		}
+	}
+	want := []string{"go run ./cmd/caddy run --config Caddyfile", "go test ./..."}
+	if !slices.Equal(cmds, want) {
+		t.Fatalf("README.md's set-up commands are %q, want %q", cmds, want)
+	}
+	ci, err := os.ReadFile(filepath.Join(repoRoot, ".ci/run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(want[1]) + `$`).Match(ci) {
+		t.Errorf(".ci/run does not run the README's test command %q", want[1])
 	}
 }
