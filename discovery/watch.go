@@ -71,11 +71,14 @@ func (w *watchState) takeChanged() bool {
 }
 
 // setInFlight records the cancel of the watch in flight (nil when it
-// ended). While a Refresh waits, a watch that starts ends at once.
+// ended). While a Refresh waits, a watch that starts ends at once, and so
+// does one that starts after the interest grew since the watch read it
+// (learn found no watch in flight to interrupt): else the new app would
+// wait for the whole WatchWait.
 func (w *watchState) setInFlight(cancel context.CancelFunc) {
 	w.mu.Lock()
 	w.inFlight = cancel
-	if cancel != nil && w.holders > 0 {
+	if cancel != nil && (w.holders > 0 || w.changed) {
 		cancel()
 	}
 	w.mu.Unlock()
