@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/settings"
 )
 
 // Config configures a Client. Names and defaults follow Spring Cloud's
@@ -152,18 +153,18 @@ func (c Config) withDefaults() Config {
 	if len(c.ServiceURLs) == 0 && len(c.ZoneServiceURLs) == 0 {
 		c.ServiceURLs = []string{"http://localhost:8761/eureka/"}
 	}
-	setDuration(&c.RegistryFetchInterval, DefaultRegistryFetchInterval)
-	setDuration(&c.QuarantineDuration, DefaultQuarantineDuration)
-	setDuration(&c.ServerReshuffleInterval, DefaultServerReshuffleInterval)
+	settings.Default(&c.RegistryFetchInterval, DefaultRegistryFetchInterval)
+	settings.Default(&c.QuarantineDuration, DefaultQuarantineDuration)
+	settings.Default(&c.ServerReshuffleInterval, DefaultServerReshuffleInterval)
 	if c.clock == nil {
 		c.clock = systemClock{}
 	}
-	setDuration(&c.ConnectTimeout, DefaultConnectTimeout)
-	setDuration(&c.ReadTimeout, DefaultReadTimeout)
+	settings.Default(&c.ConnectTimeout, DefaultConnectTimeout)
+	settings.Default(&c.ReadTimeout, DefaultReadTimeout)
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
-	setDuration(&c.WatchWait, DefaultWatchWait)
+	settings.Default(&c.WatchWait, DefaultWatchWait)
 	if c.ExpBackOffBound <= 0 {
 		c.ExpBackOffBound = DefaultExpBackOffBound
 	}
@@ -193,8 +194,8 @@ func (ic *InstanceConfig) fill() {
 	if ic.Status == eureka.StatusUnknown {
 		ic.Status = eureka.StatusUp
 	}
-	setDuration(&ic.LeaseRenewalInterval, eureka.DefaultRenewalIntervalInSecs*time.Second)
-	setDuration(&ic.LeaseDuration, eureka.DefaultDurationInSecs*time.Second)
+	settings.Default(&ic.LeaseRenewalInterval, eureka.DefaultRenewalIntervalInSecs*time.Second)
+	settings.Default(&ic.LeaseDuration, eureka.DefaultDurationInSecs*time.Second)
 }
 
 // instance renders the registration document.
@@ -218,11 +219,5 @@ func (ic *InstanceConfig) instance(lastDirty int64) *eureka.InstanceInfo {
 		HomePageURL: ic.HomePageURL, StatusPageURL: ic.StatusPageURL, HealthCheckURL: ic.HealthCheckURL,
 		VIPAddress: ic.VIPAddress, SecureVIPAddress: ic.SecureVIPAddress,
 		LastDirtyTimestamp: lastDirty, LastUpdatedTimestamp: lastDirty,
-	}
-}
-
-func setDuration(d *time.Duration, def time.Duration) {
-	if *d <= 0 {
-		*d = def
 	}
 }

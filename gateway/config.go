@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/eurekagate/eurekagate/internal/settings"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -85,15 +86,9 @@ func (cfg Config) withDefaults() (Config, *routing.Router, error) {
 	if cfg.MaxRequestBodySize == 0 {
 		cfg.MaxRequestBodySize = DefaultMaxRequestBodySize
 	}
-	if cfg.MaxConnsPerInstance <= 0 {
-		cfg.MaxConnsPerInstance = DefaultMaxConnsPerInstance
-	}
-	if cfg.IdleConnTimeout <= 0 {
-		cfg.IdleConnTimeout = DefaultIdleConnTimeout
-	}
-	if cfg.SweepInterval <= 0 {
-		cfg.SweepInterval = DefaultSweepInterval
-	}
+	settings.Default(&cfg.MaxConnsPerInstance, DefaultMaxConnsPerInstance)
+	settings.Default(&cfg.IdleConnTimeout, DefaultIdleConnTimeout)
+	settings.Default(&cfg.SweepInterval, DefaultSweepInterval)
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}

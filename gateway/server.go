@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/internal/fastserve"
+	"github.com/eurekagate/eurekagate/internal/settings"
 
 	"github.com/valyala/fasthttp"
 )
@@ -80,15 +81,9 @@ func NewServer(g *Gateway, cfg ServerConfig) *Server {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
 	}
-	if cfg.ReadTimeout <= 0 {
-		cfg.ReadTimeout = DefaultReadTimeout
-	}
-	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = DefaultWriteTimeout
-	}
-	if cfg.HeaderTimeout <= 0 {
-		cfg.HeaderTimeout = DefaultHeaderTimeout
-	}
+	settings.Default(&cfg.ReadTimeout, DefaultReadTimeout)
+	settings.Default(&cfg.WriteTimeout, DefaultWriteTimeout)
+	settings.Default(&cfg.HeaderTimeout, DefaultHeaderTimeout)
 	if cfg.Logger == nil {
 		cfg.Logger = discardLogger{}
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/internal/settings"
 )
 
 // Config holds the Store's settings. The zero value is Eureka's defaults
@@ -88,13 +90,13 @@ func (c Config) withDefaults() Config {
 	if c.RenewalPercentThreshold <= 0 || c.RenewalPercentThreshold > 1 {
 		c.RenewalPercentThreshold = DefaultRenewalPercentThreshold
 	}
-	setDuration(&c.ExpectedClientRenewalInterval, DefaultExpectedClientRenewalInterval)
-	setDuration(&c.RenewalThresholdUpdateInterval, DefaultRenewalThresholdUpdateInterval)
-	setDuration(&c.EvictionInterval, DefaultEvictionInterval)
-	setDuration(&c.DeltaRetention, DefaultDeltaRetention)
-	setDuration(&c.DeltaRetentionCleanupInterval, DefaultDeltaRetentionCleanupInterval)
-	setDuration(&c.OverrideIdleExpiry, DefaultOverrideIdleExpiry)
-	setDuration(&c.PayloadMaxAge, DefaultPayloadMaxAge)
+	settings.Default(&c.ExpectedClientRenewalInterval, DefaultExpectedClientRenewalInterval)
+	settings.Default(&c.RenewalThresholdUpdateInterval, DefaultRenewalThresholdUpdateInterval)
+	settings.Default(&c.EvictionInterval, DefaultEvictionInterval)
+	settings.Default(&c.DeltaRetention, DefaultDeltaRetention)
+	settings.Default(&c.DeltaRetentionCleanupInterval, DefaultDeltaRetentionCleanupInterval)
+	settings.Default(&c.OverrideIdleExpiry, DefaultOverrideIdleExpiry)
+	settings.Default(&c.PayloadMaxAge, DefaultPayloadMaxAge)
 	if c.ExpectedRenewsStart <= 0 {
 		c.ExpectedRenewsStart = DefaultExpectedRenewsStart
 	}
@@ -109,10 +111,4 @@ func (c Config) withDefaults() Config {
 		c.Rand = rand.New(rand.NewPCG(seed, seed>>1|1))
 	}
 	return c
-}
-
-func setDuration(d *time.Duration, def time.Duration) {
-	if *d <= 0 {
-		*d = def
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/internal/settings"
 )
 
 // The defaults of Config: one per setting, the same for Caddy's
@@ -94,21 +95,13 @@ func (cfg Config) WithDefaults() Config {
 	if cfg.Retries == 0 {
 		cfg.Retries = DefaultRetries // negative stays: none
 	}
-	if cfg.FailDuration <= 0 {
-		cfg.FailDuration = DefaultFailDuration
-	}
-	if cfg.MaxFails <= 0 {
-		cfg.MaxFails = DefaultMaxFails
-	}
-	if cfg.DialTimeout <= 0 {
-		cfg.DialTimeout = DefaultDialTimeout
-	}
+	settings.Default(&cfg.FailDuration, DefaultFailDuration)
+	settings.Default(&cfg.MaxFails, DefaultMaxFails)
+	settings.Default(&cfg.DialTimeout, DefaultDialTimeout)
 	if cfg.ResponseHeaderTimeout == 0 {
 		cfg.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
 	}
-	if cfg.ReadTimeout <= 0 {
-		cfg.ReadTimeout = DefaultReadTimeout
-	}
+	settings.Default(&cfg.ReadTimeout, DefaultReadTimeout)
 	return cfg
 }
 

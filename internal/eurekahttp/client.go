@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/settings"
 )
 
 // Defaults of Config and ClusterConfig. The timeouts are the Java client's
@@ -54,15 +55,9 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.ConnectTimeout <= 0 {
-		c.ConnectTimeout = DefaultConnectTimeout
-	}
-	if c.ReadTimeout <= 0 {
-		c.ReadTimeout = DefaultReadTimeout
-	}
-	if c.MaxBodySize <= 0 {
-		c.MaxBodySize = DefaultMaxBodySize
-	}
+	settings.Default(&c.ConnectTimeout, DefaultConnectTimeout)
+	settings.Default(&c.ReadTimeout, DefaultReadTimeout)
+	settings.Default(&c.MaxBodySize, DefaultMaxBodySize)
 	if c.UserAgent == "" {
 		c.UserAgent = DefaultUserAgent
 	}
