@@ -63,61 +63,38 @@ func FuzzDifferentialJSON(f *testing.F) {
 		`{"applications":{"application":[null,{"name":"a","instance":null}],"versions__delta":" 12 "}}`,
 	)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		i, err := DecodeInstanceJSON(data)
-		li, lerr := legacyDecodeInstanceJSON(data)
-		sameDecode(t, "DecodeInstanceJSON", data, i, err, li, lerr)
-		a, err := DecodeApplicationJSON(data)
-		la, lerr := legacyDecodeApplicationJSON(data)
-		sameDecode(t, "DecodeApplicationJSON", data, a, err, la, lerr)
-		as, err := DecodeApplicationsJSON(data)
-		las, lerr := legacyDecodeApplicationsJSON(data)
-		sameDecode(t, "DecodeApplicationsJSON", data, as, err, las, lerr)
+		differ(t, "DecodeInstanceJSON", data, DecodeInstanceJSON, legacyDecodeInstanceJSON)
+		differ(t, "DecodeApplicationJSON", data, DecodeApplicationJSON, legacyDecodeApplicationJSON)
+		differ(t, "DecodeApplicationsJSON", data, DecodeApplicationsJSON, legacyDecodeApplicationsJSON)
 	})
 }
 
-// The readers behind the XML decoders, one at a time: the scanner alone
-// (handled false when it leaves the document to xmlTokens) and xmlTokens
-// alone.
-func scanInstanceXML(data []byte) (i *InstanceInfo, err error, handled bool) {
-	d := &xmlDecoder{}
-	var w xmlInstance
-	if s := (xmlScanner{data: data, d: d}); s.root() && s.instance(&w) {
-		i, err = d.finish(&w)
-		return i, err, true
-	}
-	return nil, nil, false
+// differ decodes data with decode and with the legacy decoder, which must
+// agree.
+func differ[T any](t *testing.T, what string, data []byte, decode, legacy func([]byte) (T, error)) {
+	t.Helper()
+	got, err := decode(data)
+	want, wantErr := legacy(data)
+	sameDecode(t, what, data, got, err, want, wantErr)
 }
 
-func tokensInstanceXML(data []byte) (*InstanceInfo, error) {
-	d := &xmlDecoder{}
-	var w xmlInstance
-	t := newXMLTokens(data, d)
-	start, ok := t.root()
-	if !ok || !t.instance(start, &w) {
-		return nil, ErrCannotParse
+// differXML is differ for an XML decoder, and for the readers behind it
+// one at a time: the scanner alone, when it does not give up and leave the
+// document to encoding/xml, and encoding/xml's tokens alone.
+func differXML[T any](t *testing.T, what string, data []byte, decode func([]byte) (T, error),
+	read func(*xmlDecoder) (T, bool), legacy func([]byte) (T, error)) {
+	t.Helper()
+	want, wantErr := legacy(data)
+	got, err := decode(data)
+	sameDecode(t, what, data, got, err, want, wantErr)
+	if got, ok := readXML(data, false, read); ok {
+		sameDecode(t, what+" (scanner)", data, got, nil, want, wantErr)
 	}
-	return d.finish(&w)
-}
-
-func scanApplicationsXML(data []byte) (apps *Applications, err error, handled bool) {
-	d := &xmlDecoder{}
-	var w xmlApplications
-	if s := (xmlScanner{data: data, d: d}); s.root() && s.applications(&w) {
-		apps, err = w.result()
-		return apps, err, true
+	got, ok := readXML(data, true, read)
+	if err = nil; !ok {
+		err = ErrCannotParse
 	}
-	return nil, nil, false
-}
-
-func tokensApplicationsXML(data []byte) (*Applications, error) {
-	d := &xmlDecoder{}
-	var w xmlApplications
-	t := newXMLTokens(data, d)
-	start, ok := t.root()
-	if !ok || !t.applications(start, &w) {
-		return nil, ErrCannotParse
-	}
-	return w.result()
+	sameDecode(t, what+" (encoding/xml)", data, got, err, want, wantErr)
 }
 
 func FuzzDifferentialXML(f *testing.F) {
@@ -137,27 +114,9 @@ func FuzzDifferentialXML(f *testing.F) {
 		`<instance a="1"b='2' c = "&lt;>"><hostName >x</hostName ></instance >`,
 	)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		li, lerr := legacyDecodeInstanceXML(data)
-		i, err := DecodeInstanceXML(data)
-		sameDecode(t, "DecodeInstanceXML", data, i, err, li, lerr)
-		i, err = tokensInstanceXML(data)
-		sameDecode(t, "tokensInstanceXML", data, i, err, li, lerr)
-		if i, err, handled := scanInstanceXML(data); handled {
-			sameDecode(t, "scanInstanceXML", data, i, err, li, lerr)
-		}
-
-		la, lerr := legacyDecodeApplicationXML(data)
-		a, err := DecodeApplicationXML(data)
-		sameDecode(t, "DecodeApplicationXML", data, a, err, la, lerr)
-
-		las, lerr := legacyDecodeApplicationsXML(data)
-		as, err := DecodeApplicationsXML(data)
-		sameDecode(t, "DecodeApplicationsXML", data, as, err, las, lerr)
-		as, err = tokensApplicationsXML(data)
-		sameDecode(t, "tokensApplicationsXML", data, as, err, las, lerr)
-		if as, err, handled := scanApplicationsXML(data); handled {
-			sameDecode(t, "scanApplicationsXML", data, as, err, las, lerr)
-		}
+		differXML(t, "DecodeInstanceXML", data, DecodeInstanceXML, (*xmlDecoder).instanceDocument, legacyDecodeInstanceXML)
+		differ(t, "DecodeApplicationXML", data, DecodeApplicationXML, legacyDecodeApplicationXML)
+		differXML(t, "DecodeApplicationsXML", data, DecodeApplicationsXML, (*xmlDecoder).applicationsDocument, legacyDecodeApplicationsXML)
 	})
 }
 
@@ -169,14 +128,14 @@ func TestXMLScannerReadsWhatWeWrite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, okInstance := scanInstanceXML(data)
-		_, _, okApps := scanApplicationsXML(data)
+		_, okInstance := readXML(data, false, (*xmlDecoder).instanceDocument)
+		_, okApps := readXML(data, false, (*xmlDecoder).applicationsDocument)
 		if !okInstance || !okApps {
 			t.Errorf("%s: the scanner gave up", name)
 		}
 	}
 	doc := AppendApplicationsXML(nil, benchRegistry(100))
-	if _, _, ok := scanApplicationsXML(doc); !ok {
+	if _, ok := readXML(doc, false, (*xmlDecoder).applicationsDocument); !ok {
 		t.Error("the scanner gave up on a registry")
 	}
 }

@@ -1,7 +1,6 @@
 package eureka
 
 import (
-	"errors"
 	"math"
 	"strconv"
 )
@@ -9,18 +8,15 @@ import (
 // Lenient scalars: both decoders read ints from numbers, numeric strings
 // and element text with parseInt.
 
-var errBadNumber = errors.New("eureka: not a number")
-
-// parseInt reads an integer, or a float truncated to one.
-func parseInt(s string) (int64, error) {
+// parseInt reads an integer, or a float truncated to one. ok is false for
+// anything else, floats beyond int64's range included.
+func parseInt(s string) (v int64, ok bool) {
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return v, nil
+		return v, true
 	}
-	fl, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(fl) || math.IsInf(fl, 0) || fl > math.MaxInt64 || fl < math.MinInt64 {
-		return 0, errBadNumber
-	}
-	return int64(fl), nil
+	f, err := strconv.ParseFloat(s, 64)
+	// The range test is false for NaN too, and rules out the infinities.
+	return int64(f), err == nil && f >= math.MinInt64 && f <= math.MaxInt64
 }
 
 // quickInt parses the common case of parseInt without allocating: an

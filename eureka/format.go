@@ -1,6 +1,13 @@
 package eureka
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
+
+// ErrCannotParse is returned for a body that is not a readable document. The
+// server answers it with 400 "cannot parse request body", as Eureka does.
+var ErrCannotParse = errors.New("cannot parse request body")
 
 // Format is a document encoding: the legacy JSON codec or the XStream XML
 // codec.

@@ -26,14 +26,7 @@ func FuzzDecodeInstanceJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		i, err := DecodeInstanceJSON(data)
-		if err != nil {
-			return
-		}
-		out := AppendInstanceJSON(nil, i)
-		if _, err := DecodeInstanceJSON(out); err != nil {
-			t.Fatalf("our own output does not decode: %v\n%s", err, out)
-		}
+		roundTrip(t, data, DecodeInstanceJSON, AppendInstanceJSON)
 	})
 }
 
@@ -43,16 +36,8 @@ func FuzzDecodeInstanceXML(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		i, err := DecodeInstanceXML(data)
-		if err != nil {
-			return
-		}
-		out := AppendInstanceXML(nil, i)
-		back, err := DecodeInstanceXML(out)
-		if err != nil {
-			t.Fatalf("our own output does not decode: %v\n%s", err, out)
-		}
-		if back.ID() != i.ID() && strings.TrimSpace(i.ID()) != "" && validXMLText(i.ID()) {
+		i, back, ok := roundTrip(t, data, DecodeInstanceXML, AppendInstanceXML)
+		if ok && back.ID() != i.ID() && strings.TrimSpace(i.ID()) != "" && validXMLText(i.ID()) {
 			t.Fatalf("id changed in round trip: %q -> %q", i.ID(), back.ID())
 		}
 	})
@@ -66,12 +51,21 @@ func FuzzDecodeApplicationsJSON(f *testing.F) {
 	f.Add(AppendApplicationsJSON(nil, sampleApps()))
 	f.Add([]byte(`{"applications":{"application":{"instance":{}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		apps, err := DecodeApplicationsJSON(data)
-		if err != nil {
-			return
-		}
-		if _, err := DecodeApplicationsJSON(AppendApplicationsJSON(nil, apps)); err != nil {
-			t.Fatal(err)
-		}
+		roundTrip(t, data, DecodeApplicationsJSON, AppendApplicationsJSON)
 	})
+}
+
+// roundTrip decodes data and, if that works, writes what it read and reads
+// that back, which must work too.
+func roundTrip[T any](t *testing.T, data []byte, decode func([]byte) (T, error), encode func([]byte, T) []byte) (first, back T, ok bool) {
+	t.Helper()
+	first, err := decode(data)
+	if err != nil {
+		return first, back, false
+	}
+	out := encode(nil, first)
+	if back, err = decode(out); err != nil {
+		t.Fatalf("our own output does not decode: %v\n%s", err, out)
+	}
+	return first, back, true
 }

@@ -1,15 +1,23 @@
 package eureka
 
+import "errors"
+
 // JSONReader reads a JSON document held in memory value by value, with
-// encoding/json's rules (grammar, nesting limit, unquoting), in one pass
-// and without reflection. It is for documents that embed InstanceInfo
-// objects, such as the peer replication batch and its answer: their
-// decoders read their own fields with it and the instances with Instance,
-// in the same pass.
+// encoding/json's rules (grammar, nesting limit, unquoting, key matching),
+// in one pass and without reflection. It is for documents that embed
+// InstanceInfo objects, such as the peer replication batch and its answer
+// (package registry/replication): their decoders read their own fields
+// with it, and the instances with Instance, in the same pass.
 //
-// Every method returns ErrCannotParse on malformed input; after an error
+// Every method returns ErrCannotParse on malformed input; after that error
 // the reader is not usable.
 type JSONReader struct{ d *jsonDecoder }
+
+// ErrNotInstance is returned by JSONReader.Instance for a value that is
+// well-formed JSON but not an InstanceInfo document: a number, an array,
+// an instance whose hostName is an object, and so on. The reader has read
+// past the value and can go on.
+var ErrNotInstance = errors.New("eureka: not an InstanceInfo document")
 
 // NewJSONReader returns a reader positioned before the document's value.
 func NewJSONReader(data []byte) *JSONReader { return &JSONReader{newJSONDecoder(data)} }
@@ -19,29 +27,18 @@ func NewJSONReader(data []byte) *JSONReader { return &JSONReader{newJSONDecoder(
 // with Unicode folding.
 func KeyIs(key []byte, field string) bool { return string(key) == field || foldEqual(key, field) }
 
-// Kind returns the first byte of the next value: '{', '[', '"', 'n'
-// (null), 't' or 'f' (a boolean), '-' or a digit (a number); 0 at the end.
-func (r *JSONReader) Kind() byte { return r.d.ws() }
-
 // Object reads an object, calling member with each key (unquoted, valid
 // only during the call). member must read the value, with a method of r.
 func (r *JSONReader) Object(member func(key []byte) error) error {
-	d := r.d
-	if d.ws() != '{' || !d.enter() {
-		return ErrCannotParse
+	var o jsonObject
+	var err error
+	for r.d.member(&o, err == nil) {
+		err = member(o.key)
 	}
-	more, ok := d.first('}'), true
-	for more {
-		var key []byte
-		if key, ok = d.member(); !ok {
-			return ErrCannotParse
-		}
-		if err := member(key); err != nil {
-			return err
-		}
-		more, ok = d.next('}')
-	}
-	if !ok {
+	switch {
+	case err != nil:
+		return err
+	case o.failed:
 		return ErrCannotParse
 	}
 	return nil
@@ -49,18 +46,15 @@ func (r *JSONReader) Object(member func(key []byte) error) error {
 
 // Array reads an array, calling elem for each element; elem must read it.
 func (r *JSONReader) Array(elem func() error) error {
-	d := r.d
-	if d.ws() != '[' || !d.enter() {
-		return ErrCannotParse
+	var a jsonArray
+	var err error
+	for r.d.item(&a, err == nil) {
+		err = elem()
 	}
-	more, ok := d.first(']'), true
-	for more {
-		if err := elem(); err != nil {
-			return err
-		}
-		more, ok = d.next(']')
-	}
-	if !ok {
+	switch {
+	case err != nil:
+		return err
+	case a.failed:
 		return ErrCannotParse
 	}
 	return nil
@@ -113,13 +107,24 @@ func (r *JSONReader) Skip() error {
 
 // Instance reads the next value as DecodeInstanceJSON reads a document:
 // {"instance":{...}}, a bare InstanceInfo object, or null (an instance
-// with every default; check Null first to tell null apart).
+// with every default; check Null first to tell null apart). For a value
+// that is JSON but that DecodeInstanceJSON would refuse, it returns
+// ErrNotInstance, having read past the value.
 func (r *JSONReader) Instance() (*InstanceInfo, error) {
-	i, ok := r.d.instanceDocument()
-	if !ok {
+	d := r.d
+	pos, depth := d.pos, d.depth
+	if i, ok := d.instanceDocument(); ok {
+		return i, nil
+	}
+	// Read the value again, as a value only: encoding/json, which the
+	// readers built on this one stand in for, keeps such a value raw and
+	// refuses it only if it is still there at the end.
+	d.pos, d.depth = pos, depth
+	d.reset()
+	if !d.skip() {
 		return nil, ErrCannotParse
 	}
-	return i, nil
+	return nil, ErrNotInstance
 }
 
 // End checks that nothing but white space follows the value read.

@@ -1,123 +1,94 @@
 package eureka
 
 import (
-	"encoding/json"
+	"errors"
 	"reflect"
-	"strconv"
 	"testing"
 )
 
-// batchItem is a peer replication batch item, as registry reads it.
-type batchItem struct {
-	AppName, ID, Status, OverriddenStatus, Action string
-	LastDirtyTimestamp                            int64
-	Instance                                      *InstanceInfo
-}
-
-// readBatch reads {"replicationList":[...]} with a JSONReader, the way a
-// batch decoder can adopt it.
-func readBatch(data []byte) ([]batchItem, error) {
-	var items []batchItem
-	r := NewJSONReader(data)
-	err := r.Object(func(key []byte) error {
-		if !KeyIs(key, "replicationList") {
-			return r.Skip()
-		}
-		if r.Null() {
-			return nil
-		}
-		return r.Array(func() error {
-			var it batchItem
-			err := r.Object(func(key []byte) error {
+// A document that embeds instances, read with a JSONReader: each instance
+// as DecodeInstanceJSON reads it alone, the values around them with the
+// reader's own methods, and JSON that is no instance read past.
+func TestJSONReader(t *testing.T) {
+	inst := string(AppendInstanceJSONBody(nil, sampleInstance()))
+	doc := []byte(`{"list":[` + inst + `, null, {"instance":` + inst + `}, 5, [1, {"a": [2]}], {"hostName": {}}],
+		"s": "a\u00e9\ud800", "n": -1.5e3, "OTHER": {"x": [true, false, null]}}`)
+	want, err := DecodeInstanceJSON([]byte(inst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []any
+	var s, n string
+	other := false
+	r := NewJSONReader(doc)
+	err = r.Object(func(key []byte) error {
+		var err error
+		switch {
+		case KeyIs(key, "list"):
+			err = r.Array(func() error {
 				if r.Null() {
+					list = append(list, nil)
 					return nil
 				}
-				var err error
+				i, err := r.Instance()
 				switch {
-				case KeyIs(key, "appName"):
-					it.AppName, err = r.String()
-				case KeyIs(key, "id"):
-					it.ID, err = r.String()
-				case KeyIs(key, "status"):
-					it.Status, err = r.String()
-				case KeyIs(key, "overriddenStatus"):
-					it.OverriddenStatus, err = r.String()
-				case KeyIs(key, "action"):
-					it.Action, err = r.String()
-				case KeyIs(key, "lastDirtyTimestamp"):
-					var s string
-					if s, err = r.Number(); err == nil {
-						it.LastDirtyTimestamp, err = strconv.ParseInt(s, 10, 64)
-					}
-				case KeyIs(key, "instanceInfo"):
-					it.Instance, err = r.Instance()
-				default:
-					err = r.Skip()
+				case errors.Is(err, ErrNotInstance):
+					list = append(list, "not an instance")
+					return nil
+				case err == nil:
+					list = append(list, i)
 				}
 				return err
 			})
-			items = append(items, it)
-			return err
-		})
+		case KeyIs(key, "s"):
+			s, err = r.String()
+		case KeyIs(key, "n"):
+			n, err = r.Number()
+		case KeyIs(key, "other"):
+			other = true
+			err = r.Skip()
+		default:
+			t.Errorf("unexpected key %q", key)
+			err = r.Skip()
+		}
+		return err
 	})
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = r.End()
 	}
-	return items, r.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantList := []any{want, nil, want, "not an instance", "not an instance", "not an instance"}
+	if !reflect.DeepEqual(list, wantList) {
+		t.Errorf("list = %#v\nwant %#v", list, wantList)
+	}
+	if s != "a\u00e9\ufffd" || n != "-1.5e3" || !other {
+		t.Errorf("s %q, n %q, other %v", s, n, other)
+	}
 }
 
-// decodeBatchStd is the same with encoding/json and DecodeInstanceJSON, as
-// registry.DecodeReplicationBatch does it today.
-func decodeBatchStd(data []byte) ([]batchItem, error) {
-	var doc struct {
-		ReplicationList []struct {
-			AppName, ID, Status, OverriddenStatus, Action string
-			LastDirtyTimestamp                            int64
-			InstanceInfo                                  json.RawMessage
-		}
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	var items []batchItem
-	for _, w := range doc.ReplicationList {
-		it := batchItem{w.AppName, w.ID, w.Status, w.OverriddenStatus, w.Action, w.LastDirtyTimestamp, nil}
-		if len(w.InstanceInfo) > 0 && string(w.InstanceInfo) != "null" {
-			i, err := DecodeInstanceJSON(w.InstanceInfo)
-			if err != nil {
-				return nil, err
+func TestJSONReaderMalformed(t *testing.T) {
+	read := func(doc string) error {
+		r := NewJSONReader([]byte(doc))
+		err := r.Object(func(key []byte) error {
+			if KeyIs(key, "i") {
+				_, err := r.Instance()
+				return err
 			}
-			it.Instance = i
+			return r.Array(func() error { return r.Skip() })
+		})
+		if err == nil {
+			err = r.End()
 		}
-		items = append(items, it)
+		return err
 	}
-	return items, nil
-}
-
-func TestJSONReaderReplicationBatch(t *testing.T) {
-	doc := []byte(`{"replicationList":[
-		{"appName":"ORDERS","id":"h1:orders:8080","lastDirtyTimestamp":1718000000050,"status":"UP",
-		 "instanceInfo":` + string(AppendInstanceJSONBody(nil, sampleInstance())) + `,"action":"Register"},
-		{"appName":"ORDERS","id":"h1:orders:8080","overriddenStatus":"OUT_OF_SERVICE","status":"OUT_OF_SERVICE","action":"Heartbeat"},
-		{"appName":"ORDERS","id":"h2:orders:8080","instanceInfo":null,"action":"Cancel","extra":{"a":[1,2]}}
-	], "other": true}`)
-	got, err := readBatch(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := decodeBatchStd(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
-	if got[0].Instance == nil || got[0].Instance.ID() != sampleInstance().ID() {
-		t.Fatalf("instance: %+v", got[0].Instance)
-	}
-	for _, bad := range []string{`{"replicationList":[{"instanceInfo":[]}]}`, `{"replicationList":[}`, `{} x`} {
-		if _, err := readBatch([]byte(bad)); err != ErrCannotParse {
-			t.Errorf("readBatch(%s) = %v, want ErrCannotParse", bad, err)
+	for _, bad := range []string{`{"a":[}`, `{"a":[1,]}`, `{"i":{"hostName":}`, `{"i":[1,}`, `{} x`, `[]`, `{"a":{}}`} {
+		if err := read(bad); err != ErrCannotParse {
+			t.Errorf("%s: %v, want ErrCannotParse", bad, err)
 		}
+	}
+	if err := read(`{"i":[1]}`); err != ErrNotInstance {
+		t.Errorf("an array as an instance: %v, want ErrNotInstance", err)
 	}
 }

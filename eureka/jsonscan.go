@@ -43,19 +43,9 @@ func (s *jsonScanner) ws() byte {
 	if s.pos < len(s.data) && s.data[s.pos] > ' ' {
 		return s.data[s.pos]
 	}
-	return s.wsSlow()
-}
-
-func (s *jsonScanner) wsSlow() byte {
-	for s.pos < len(s.data) {
-		switch c := s.data[s.pos]; c {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return c
-		}
-	}
-	return 0
+	var c byte
+	s.pos, c = skipSpace(s.data, s.pos)
+	return c
 }
 
 // atEnd reports whether only white space is left.
@@ -119,22 +109,9 @@ func (s *jsonScanner) str() (content []byte, plain, ok bool) {
 	}
 }
 
-// Eight bytes at a time: the high bit of each byte of the result is set
-// for the bytes that are not plain ASCII string content (and possibly for
-// bytes after one that is).
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-func hasZero(x uint64) uint64 { return (x - lsb) & ^x & msb }
-
+// jsonSpecial finds the end of a string's plain run (see lsb).
 func jsonSpecial(x uint64) uint64 {
 	return (x-lsb*0x20)&^x&msb | hasZero(x^(lsb*'"')) | hasZero(x^(lsb*'\\')) | x&msb
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // number reads the number at pos and returns its text.
@@ -209,42 +186,145 @@ func (s *jsonScanner) scalar(c byte) ([]byte, bool) {
 	}
 }
 
+// null reads the literal null (pos at 'n').
+func (s *jsonScanner) null() bool {
+	b, ok := s.literal()
+	return ok && b[0] == 'n'
+}
+
 // skip reads and discards the value at pos, validating it.
 func (s *jsonScanner) skip() bool {
 	switch c := s.ws(); c {
 	case '{':
-		if !s.enter() {
-			return false
+		var o jsonObject
+		for ok := true; s.member(&o, ok); {
+			ok = s.skip()
 		}
-		more, ok := s.first('}'), true
-		for more {
-			if s.ws() != '"' {
-				return false
-			}
-			if _, _, ok := s.str(); !ok || !s.colon() || !s.skip() {
-				return false
-			}
-			more, ok = s.next('}')
-		}
-		return ok
+		return !o.failed
 	case '[':
-		if !s.enter() {
-			return false
+		var a jsonArray
+		for ok := true; s.item(&a, ok); {
+			ok = s.skip()
 		}
-		more, ok := s.first(']'), true
-		for more {
-			if !s.skip() {
-				return false
-			}
-			more, ok = s.next(']')
-		}
-		return ok
+		return !a.failed
 	case 0:
 		return false
 	default:
 		_, ok := s.scalar(c)
 		return ok
 	}
+}
+
+// jsonObject is a walk over the members of the object at pos, the one
+// loop over an object that every reader in this package runs:
+//
+//	o := jsonObject{fields: leaseTable} // or jsonObject{}
+//	for ok := true; d.member(&o, ok); {
+//		ok = ... // read the value of o.field (or of o.key)
+//	}
+//	if o.failed { ... }
+type jsonObject struct {
+	// fields, if set, are the fields the keys name: member looks the key
+	// up, after trying the keys that come next in the order servers write
+	// (fieldOrder.predict), and skips the members of other keys.
+	fields *fieldTable
+	expect int // the position in that order
+
+	field  int    // the field of the member at hand, or -1
+	key    []byte // its key, unquoted; unset when the key was predicted
+	open   bool
+	failed bool // the input is not an object, or is malformed
+}
+
+// member moves to the next member of the object and reads its key, leaving
+// pos at the value; ok says whether the caller could read the value of the
+// member before. It reports false after the last member and on an error,
+// which sets o.failed. The key is valid until the next read.
+func (s *jsonScanner) member(o *jsonObject, ok bool) bool {
+	if !ok {
+		o.failed = true
+		return false
+	}
+	for {
+		if !o.open {
+			o.open = true
+			if s.ws() != '{' || !s.enter() {
+				o.failed = true
+				return false
+			}
+			if !s.first('}') {
+				return false
+			}
+		} else if s.pos < len(s.data) && s.data[s.pos] == ',' {
+			s.pos++ // what servers write, read without a call
+		} else if more, ok := s.next('}'); !more {
+			o.failed = !ok
+			return false
+		}
+		t := o.fields
+		if t != nil {
+			// The key that comes next in the order is tried here rather
+			// than in predict: it is the one nearly always, and a call
+			// costs.
+			rest, p := s.data[s.pos:], o.expect
+			if !startsWith(rest, t.json.steps[p].expect) {
+				p = t.json.predict(rest, p+1, false)
+			}
+			if p >= 0 {
+				step := &t.json.steps[p]
+				s.pos += len(step.expect)
+				o.field, o.expect = step.field, step.next
+				return true
+			}
+		}
+		key, ok := s.readKey()
+		if !ok {
+			o.failed = true
+			return false
+		}
+		o.key, o.field = key, -1
+		if t == nil {
+			return true
+		}
+		if o.field = t.fieldFold(key); o.field >= 0 {
+			o.expect = t.json.next[o.field]
+			return true
+		}
+		if !s.skip() {
+			o.failed = true
+			return false
+		}
+	}
+}
+
+// jsonArray is a walk over the elements of the array at pos:
+//
+//	var a jsonArray
+//	for ok := true; s.item(&a, ok); {
+//		ok = ... // read the element
+//	}
+//	if a.failed { ... }
+type jsonArray struct{ open, failed bool }
+
+// item moves to the next element of the array, leaving pos at it; ok says
+// whether the caller could read the element before. It reports false after
+// the last element and on an error, which sets a.failed.
+func (s *jsonScanner) item(a *jsonArray, ok bool) bool {
+	switch {
+	case !ok:
+		a.failed = true
+		return false
+	case !a.open:
+		a.open = true
+		if s.ws() != '[' || !s.enter() {
+			a.failed = true
+			return false
+		}
+		return s.first(']')
+	}
+	more, ok := s.next(']')
+	a.failed = !ok
+	return more
 }
 
 // enter consumes the '{' or '[' at pos.
@@ -280,26 +360,20 @@ func (s *jsonScanner) next(end byte) (more, ok bool) {
 	return false, false
 }
 
-// colon consumes the ':' after a key.
-func (s *jsonScanner) colon() bool {
-	if s.ws() != ':' {
-		return false
-	}
-	s.pos++
-	return true
-}
-
-// member reads the key of the next object member and the colon after it,
-// leaving pos at the value. The key is unquoted; it is valid until the
-// next call.
-func (s *jsonScanner) member() ([]byte, bool) {
+// readKey reads an object member's key and the colon after it, leaving pos
+// at the value. The key is unquoted; it is valid until the next call.
+func (s *jsonScanner) readKey() ([]byte, bool) {
 	if s.ws() != '"' {
 		return nil, false
 	}
 	k, plain, ok := s.str()
-	if !ok || !s.colon() {
+	if !ok {
 		return nil, false
 	}
+	if s.ws() != ':' {
+		return nil, false
+	}
+	s.pos++
 	if !plain {
 		s.key = appendUnquoted(s.key[:0], k)
 		k = s.key
@@ -379,79 +453,4 @@ func hex4(s []byte) rune {
 		r = r*16 + rune(c)
 	}
 	return r
-}
-
-// foldEqual reports whether key matches the ASCII name as encoding/json
-// matches a key to a field name that is not an exact match: both folded
-// rune by rune to the smallest rune of their Unicode fold set, so that
-// "HOSTNAME" and "hoſtName" (long s) match "hostName".
-func foldEqual(key []byte, name string) bool {
-	// Each rune of key matches one byte of name and takes at least one
-	// byte: a shorter key cannot match, and one of the same length only
-	// byte for byte.
-	if len(key) < len(name) {
-		return false
-	}
-	if len(key) == len(name) {
-		return asciiEqualFoldUpper(key, name)
-	}
-	n := 0
-	for k := 0; k < len(key); n++ {
-		if n >= len(name) {
-			return false
-		}
-		want := name[n]
-		if 'a' <= want && want <= 'z' {
-			want -= 'a' - 'A'
-		}
-		c := key[k]
-		if c < utf8.RuneSelf {
-			if 'a' <= c && c <= 'z' {
-				c -= 'a' - 'A'
-			}
-			if c != want {
-				return false
-			}
-			k++
-			continue
-		}
-		r, size := utf8.DecodeRune(key[k:])
-		if foldRune(r) != rune(want) {
-			return false
-		}
-		k += size
-	}
-	return n == len(name)
-}
-
-// foldRune returns the smallest rune of r's fold set, as encoding/json's.
-func foldRune(r rune) rune {
-	for {
-		r2 := unicode.SimpleFold(r)
-		if r2 <= r {
-			return r2
-		}
-		r = r2
-	}
-}
-
-// asciiEqualFoldUpper reports whether key and name are the same ASCII
-// letters in any case, and the same other bytes.
-func asciiEqualFoldUpper(key []byte, name string) bool {
-	for n, c := range key {
-		want := name[n]
-		if c == want {
-			continue
-		}
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if 'a' <= want && want <= 'z' {
-			want -= 'a' - 'A'
-		}
-		if c != want {
-			return false
-		}
-	}
-	return true
 }

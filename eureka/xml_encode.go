@@ -192,6 +192,10 @@ func appendIndent(b []byte, depth int) []byte {
 	return b
 }
 
+// xmlEscapes are the references XStream's PrettyPrintWriter writes for
+// ASCII characters.
+var xmlEscapes = [utf8.RuneSelf]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '"': "&quot;", '\'': "&apos;", '\r': "&#xd;"}
+
 // AppendXMLText appends s escaped as XStream's PrettyPrintWriter escapes
 // text. Characters XML 1.0 cannot carry are written as U+FFFD.
 func AppendXMLText(b []byte, s string) []byte {
@@ -210,27 +214,15 @@ func AppendXMLText(b []byte, s string) []byte {
 				r = utf8.RuneError
 			}
 		}
-		switch r {
-		case '&':
-			b = append(b, "&amp;"...)
-		case '<':
-			b = append(b, "&lt;"...)
-		case '>':
-			b = append(b, "&gt;"...)
-		case '"':
-			b = append(b, "&quot;"...)
-		case '\'':
-			b = append(b, "&apos;"...)
-		case '\r':
-			b = append(b, "&#xd;"...)
-		case '\t', '\n':
+		switch {
+		case r < utf8.RuneSelf && xmlEscapes[r] != "":
+			b = append(b, xmlEscapes[r]...)
+		case r == '\t' || r == '\n':
 			b = append(b, byte(r))
+		case r < 0x20 || r == utf8.RuneError || r == 0xFFFE || r == 0xFFFF:
+			b = append(b, "\ufffd"...)
 		default:
-			if r < 0x20 || r == utf8.RuneError || r == 0xFFFE || r == 0xFFFF {
-				b = append(b, "\ufffd"...)
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
+			b = append(b, s[i:i+size]...)
 		}
 		i += size
 		start = i
@@ -263,23 +255,27 @@ func EscapeXMLName(key string) (string, bool) {
 
 // UnescapeXMLName reverses EscapeXMLName.
 func UnescapeXMLName(name string) string {
-	out := make([]byte, 0, len(name))
+	return string(appendUnescapedName(make([]byte, 0, len(name)), name))
+}
+
+// appendUnescapedName appends name with EscapeXMLName's escapes undone.
+func appendUnescapedName[T string | []byte](b []byte, name T) []byte {
 	for i := 0; i < len(name); i++ {
 		if name[i] == '_' && i+1 < len(name) {
 			switch name[i+1] {
 			case '_':
-				out = append(out, '_')
+				b = append(b, '_')
 				i++
 				continue
 			case '-':
-				out = append(out, '$')
+				b = append(b, '$')
 				i++
 				continue
 			}
 		}
-		out = append(out, name[i])
+		b = append(b, name[i])
 	}
-	return string(out)
+	return b
 }
 
 func isXMLNameStart(r rune) bool {

@@ -8,33 +8,18 @@ import (
 	"unicode/utf8"
 )
 
-// xmlScanner reads the XML that Eureka servers and clients write straight
-// from the bytes: elements with ASCII names, quoted attributes, text with
-// the predefined entities and character references. It checks what
-// encoding/xml checks on that subset (matching end tags, valid characters,
-// "]]>" outside CDATA, entities) and decodes text as it does (entities,
-// "\r\n" and "\r" as "\n"). Whatever it does not handle, or finds wrong,
-// makes it give up (return false); the caller then reads the document
-// with xmlTokens, which has encoding/xml's answer, error or not.
-type xmlScanner struct {
-	data  []byte
-	pos   int
-	d     *xmlDecoder
-	depth int
-
-	// The start tag just read: its name, whether it was <name/>, and the
-	// last "enabled" and "class" attributes.
-	name               []byte
-	empty              bool
-	hasEnabled         bool
-	hasClass           bool
-	enabled, class     []byte
-	enabledBuf, clsBuf []byte
-	discard            []byte
-}
+// The byte source of xmlReader: it reads the XML that Eureka servers and
+// clients write straight from the bytes: elements with ASCII names, quoted
+// attributes, text with the predefined entities and character references.
+// It checks what encoding/xml checks on that subset (matching end tags,
+// valid characters, "]]>" outside CDATA, entities) and decodes text as it
+// does (entities, "\r\n" and "\r" as "\n"). Whatever it does not handle,
+// or finds wrong, makes it give up (return false); the decoder then reads
+// the document again from encoding/xml's tokens, which have encoding/xml's
+// answer, error or not.
 
 // maxScanDepth bounds the nesting the scanner skips; deeper documents go
-// to xmlTokens.
+// to encoding/xml.
 const maxScanDepth = 256
 
 // xmlPlain marks the bytes text can hold as they are.
@@ -75,20 +60,14 @@ const (
 func isNameStart(c byte) bool { return xmlNameBytes[c]&nameStart != 0 }
 
 // space skips XML white space and returns the next byte, or 0 at the end.
-func (s *xmlScanner) space() byte {
-	for s.pos < len(s.data) {
-		switch c := s.data[s.pos]; c {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return c
-		}
-	}
-	return 0
+func (s *xmlReader) space() byte {
+	var c byte
+	s.pos, c = skipSpace(s.data, s.pos)
+	return c
 }
 
 // readName reads an ASCII name without a colon.
-func (s *xmlScanner) readName() ([]byte, bool) {
+func (s *xmlReader) readName() ([]byte, bool) {
 	start := s.pos
 	if start >= len(s.data) || !isNameStart(s.data[start]) {
 		return nil, false
@@ -104,9 +83,13 @@ func (s *xmlScanner) readName() ([]byte, bool) {
 	return s.data[start:i], true
 }
 
-// root reads up to and including the root element's start tag. Only
-// white space may come before it.
-func (s *xmlScanner) root() bool {
+// root reads up to and including the root element's start tag. The
+// scanner allows only white space before it; encoding/xml skips whatever
+// comes first, as Unmarshal does.
+func (s *xmlReader) root() bool {
+	if s.tokens != nil {
+		return s.tokenRoot()
+	}
 	if s.space() != '<' {
 		return false
 	}
@@ -115,11 +98,58 @@ func (s *xmlScanner) root() bool {
 }
 
 // startTag reads a start tag from its name on.
-func (s *xmlScanner) startTag() bool {
+func (s *xmlReader) startTag() bool {
 	name, ok := s.readName()
-	if !ok {
+	return ok && s.attributes(name)
+}
+
+// atEndTag reports whether an end tag starts at pos.
+func (s *xmlReader) atEndTag() bool {
+	return s.pos+1 < len(s.data) && s.data[s.pos] == '<' && s.data[s.pos+1] == '/'
+}
+
+// plainTag reads the start tag at pos if it is tag ("<name") with no
+// attributes.
+func (s *xmlReader) plainTag(tag []byte) bool {
+	end := s.pos + len(tag)
+	if end >= len(s.data) || s.data[end] != '>' || string(s.data[s.pos:end]) != string(tag) {
 		return false
 	}
+	s.pos = end + 1
+	s.name, s.empty, s.hasEnabled, s.hasClass = tag[1:], false, false, false
+	return true
+}
+
+// expected reads the start tag at pos, which starts with tag ("<name")
+// and ends its name there (see fieldOrder.predict). It reports false,
+// leaving pos as it was, if the tag is not well-formed.
+func (s *xmlReader) expected(tag []byte) bool {
+	start, end := s.pos, s.pos+len(tag)
+	if s.data[end] == '>' {
+		s.pos = end + 1
+		s.name, s.empty, s.hasEnabled, s.hasClass = tag[1:], false, false, false
+		return true
+	}
+	s.pos = end
+	if s.attributes(tag[1:]) {
+		return true
+	}
+	s.pos = start
+	return false
+}
+
+// indentation skips the white space servers put between elements, the
+// fast way to what next reads as text and drops.
+func (s *xmlReader) indentation() {
+	data, i := s.data, s.pos // locals: the loop runs in registers
+	for i < len(data) && (data[i] == ' ' || data[i] == '\n' || data[i] == '\t') {
+		i++
+	}
+	s.pos = i
+}
+
+// attributes reads the rest of the start tag of the element name.
+func (s *xmlReader) attributes(name []byte) bool {
 	s.name, s.empty, s.hasEnabled, s.hasClass = name, false, false, false
 	for {
 		switch s.space() {
@@ -146,13 +176,13 @@ func (s *xmlScanner) startTag() bool {
 		s.pos++
 		switch string(attr) {
 		case "enabled":
-			s.enabledBuf, ok = s.text(s.enabledBuf[:0], q)
+			s.enabledBuf, ok = s.charData(s.enabledBuf[:0], q)
 			s.enabled, s.hasEnabled = s.enabledBuf, true
 		case "class":
-			s.clsBuf, ok = s.text(s.clsBuf[:0], q)
+			s.clsBuf, ok = s.charData(s.clsBuf[:0], q)
 			s.class, s.hasClass = s.clsBuf, true
 		default:
-			s.discard, ok = s.text(s.discard[:0], q)
+			s.discard, ok = s.charData(s.discard[:0], q)
 		}
 		if !ok {
 			return false
@@ -161,10 +191,10 @@ func (s *xmlScanner) startTag() bool {
 	}
 }
 
-// text decodes character data up to the next '<' (quote 0) or up to the
+// charData decodes character data up to the next '<' (quote 0) or up to the
 // closing quote of an attribute value, leaving pos there, and appends it
 // to b.
-func (s *xmlScanner) text(b []byte, quote byte) ([]byte, bool) {
+func (s *xmlReader) charData(b []byte, quote byte) ([]byte, bool) {
 	data := s.data
 	i := s.pos
 	segment := i
@@ -294,46 +324,29 @@ func isXMLChar(r rune) bool {
 
 // next reads the text of the element named name up to its next child,
 // whose start tag it reads (more), or up to and including its end tag.
-func (s *xmlScanner) next(name []byte) (more, ok bool) {
-	more, _, ok = s.nextOrTag(name, nil)
-	return more, ok
-}
-
-// nextOrTag is next, but tries first whether the next child is tag, a
-// start tag such as "<hostName>" (predicted).
-func (s *xmlScanner) nextOrTag(name, tag []byte) (more, predicted, ok bool) {
-	// Mostly there is only indentation to skip.
-	i := s.pos
-	for i < len(s.data) && (s.data[i] == ' ' || s.data[i] == '\n' || s.data[i] == '\t') {
-		i++
-	}
-	s.pos = i
-	if tag != nil && bytes.HasPrefix(s.data[i:], tag) {
-		s.pos += len(tag)
-		s.name, s.empty, s.hasEnabled, s.hasClass = tag[1:len(tag)-1], false, false, false
-		return true, true, true
-	}
-	if i >= len(s.data) || s.data[i] != '<' {
-		if s.discard, ok = s.text(s.discard[:0], 0); !ok {
-			return false, false, false
+func (s *xmlReader) next(name []byte) (more, ok bool) {
+	s.indentation()
+	if s.pos >= len(s.data) || s.data[s.pos] != '<' {
+		if s.discard, ok = s.charData(s.discard[:0], 0); !ok {
+			return false, false
 		}
 	}
 	if s.pos+1 >= len(s.data) {
-		return false, false, false
+		return false, false
 	}
 	switch c := s.data[s.pos+1]; {
 	case c == '/':
 		s.pos += 2
-		return false, false, s.endTag(name)
+		return false, s.endTag(name)
 	case isNameStart(c):
 		s.pos++
-		return true, false, s.startTag()
+		return true, s.startTag()
 	}
-	return false, false, false
+	return false, false
 }
 
 // endTag reads the rest of </name>.
-func (s *xmlScanner) endTag(name []byte) bool {
+func (s *xmlReader) endTag(name []byte) bool {
 	i := s.pos + len(name)
 	if i >= len(s.data) || !bytes.Equal(s.data[s.pos:i], name) {
 		return false
@@ -355,15 +368,18 @@ func (s *xmlScanner) endTag(name []byte) bool {
 	return true
 }
 
-// leaf reads the text of the element whose start tag was just read, up to
-// its end tag, and appends it to b. An element inside it is left to
-// xmlTokens.
-func (s *xmlScanner) leaf(b []byte) ([]byte, bool) {
+// leaf appends the text directly inside the element whose start tag was
+// just read, up to its end. encoding/xml's tokens skip the elements inside
+// it; the scanner gives up on them.
+func (s *xmlReader) leaf(b []byte) ([]byte, bool) {
+	if s.tokens != nil {
+		return s.tokenLeaf(b)
+	}
 	if s.empty {
 		return b, true
 	}
 	name := s.name
-	b, ok := s.text(b, 0)
+	b, ok := s.charData(b, 0)
 	if !ok || s.pos+1 >= len(s.data) || s.data[s.pos+1] != '/' {
 		return b, false
 	}
@@ -372,7 +388,10 @@ func (s *xmlScanner) leaf(b []byte) ([]byte, bool) {
 }
 
 // skip reads past the element whose start tag was just read.
-func (s *xmlScanner) skip() bool {
+func (s *xmlReader) skip() bool {
+	if s.tokens != nil {
+		return s.tokens.Skip() == nil
+	}
 	if s.empty {
 		return true
 	}
@@ -393,233 +412,4 @@ func (s *xmlScanner) skip() bool {
 			return false
 		}
 	}
-}
-
-// children calls child for each child element of the element whose start
-// tag was just read; child must read past it.
-func (s *xmlScanner) children(child func() bool) bool {
-	if s.empty {
-		return true
-	}
-	name := s.name
-	for {
-		more, ok := s.next(name)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-		if !child() {
-			return false
-		}
-	}
-}
-
-func (s *xmlScanner) applications(w *xmlApplications) bool {
-	d := s.d
-	return s.children(func() bool {
-		var ok bool
-		switch string(s.name) {
-		case "versions__delta":
-			d.tmp, ok = s.leaf(d.tmp[:0])
-			w.version = string(d.tmp)
-		case "apps__hashcode":
-			d.tmp, ok = s.leaf(d.tmp[:0])
-			w.hashcode = string(d.tmp)
-		case "application":
-			var a xmlApplication
-			ok = s.application(&a)
-			a.resultInto(w)
-		default:
-			ok = s.skip()
-		}
-		return ok
-	})
-}
-
-func (s *xmlScanner) application(w *xmlApplication) bool {
-	d := s.d
-	return s.children(func() bool {
-		var ok bool
-		switch string(s.name) {
-		case "name":
-			d.tmp, ok = s.leaf(d.tmp[:0])
-			w.name = string(d.tmp)
-		case "instance":
-			var i xmlInstance
-			ok = s.instance(&i)
-			d.addInstance(w, &i)
-		default:
-			ok = s.skip()
-		}
-		return ok
-	})
-}
-
-func (s *xmlScanner) instance(w *xmlInstance) bool {
-	if s.empty {
-		return true
-	}
-	name := s.name
-	expect := 0
-	for {
-		// Servers write the elements in one order: try the one that comes
-		// next in it first.
-		f := xmlInstanceOrder[expect]
-		more, predicted, ok := s.nextOrTag(name, xmlInstanceTags[f])
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-		if !predicted {
-			f = xmlInstanceFieldOf(s.name)
-		}
-		if f >= 0 {
-			expect = xmlInstanceNext[f]
-		}
-		if !s.instanceField(w, f) {
-			return false
-		}
-	}
-}
-
-// xmlInstanceOrder is the order of the elements of an instance as Java
-// servers and this package write them; xmlInstanceTags are their start
-// tags, and xmlInstanceNext the position in the order after each one's.
-var (
-	xmlInstanceOrder = [...]int{xInstanceID, xHostName, xApp, xIPAddr, xSID, xStatus, xOverriddenStatusLower,
-		xPort, xSecurePort, xCountryID, xDataCenterInfo, xLeaseInfo, xMetadata, xAppGroupName, xHomePageURL,
-		xStatusPageURL, xHealthCheckURL, xSecureHealthCheckURL, xVIPAddress, xSecureVIPAddress,
-		xIsCoordinatingDiscoveryServer, xLastUpdatedTimestamp, xLastDirtyTimestamp, xActionType, xASGName}
-	xmlInstanceTags [xMetadata + 1][]byte
-	xmlInstanceNext [xMetadata + 1]int
-)
-
-func init() {
-	names := map[int]string{}
-	for _, name := range []string{"instanceId", "hostName", "app", "appGroupName", "ipAddr", "sid", "homePageUrl",
-		"statusPageUrl", "healthCheckUrl", "secureHealthCheckUrl", "vipAddress", "secureVipAddress", "asgName",
-		"status", "overriddenstatus", "overriddenStatus", "actionType", "isCoordinatingDiscoveryServer", "countryId",
-		"lastUpdatedTimestamp", "lastDirtyTimestamp", "port", "securePort", "dataCenterInfo", "leaseInfo", "metadata"} {
-		names[xmlInstanceFieldOf([]byte(name))] = name
-	}
-	for f, name := range names {
-		xmlInstanceTags[f] = []byte("<" + name + ">")
-	}
-	for n, f := range xmlInstanceOrder {
-		xmlInstanceNext[f] = (n + 1) % len(xmlInstanceOrder)
-	}
-}
-
-// instanceField reads the child f of an instance, whose start tag was just
-// read.
-func (s *xmlScanner) instanceField(w *xmlInstance, f int) bool {
-	d := s.d
-	var ok bool
-	switch {
-	case f < 0:
-		return s.skip()
-	case f < xTextFields:
-		start := len(d.text)
-		d.text, ok = s.leaf(d.text)
-		d.setText(w, f, start)
-		return ok
-	case f == xPort || f == xSecurePort:
-		p := &w.port
-		if f == xSecurePort {
-			p = &w.securePort
-		}
-		p.present = true
-		if s.hasEnabled {
-			p.enabled = enabledOf(s.enabled)
-		}
-		d.tmp, ok = s.leaf(d.tmp[:0])
-		p.number = parseXMLNum(d.tmp)
-		return ok
-	case f == xMetadata:
-		return s.stringMap(&w.metadata)
-	case f == xLeaseInfo:
-		w.lease.present = true
-		return s.lease(&w.lease)
-	default: // xDataCenterInfo
-		dc := &w.dataCenter
-		dc.present = true
-		if s.hasClass {
-			dc.amazonClass = string(s.class) == AmazonDataCenterClass
-		}
-		return s.children(func() bool {
-			switch string(s.name) {
-			case "name":
-				var ok bool
-				start := len(d.text)
-				d.text, ok = s.leaf(d.text)
-				dc.name = span{start, len(d.text)}
-				return ok
-			case "metadata":
-				return s.stringMap(&dc.metadata)
-			}
-			return s.skip()
-		})
-	}
-}
-
-// lease reads the children of a <leaseInfo>, trying first the one that
-// comes next in the order servers write them.
-func (s *xmlScanner) lease(l *xmlLease) bool {
-	if s.empty {
-		return true
-	}
-	name := s.name
-	expect := 0
-	for {
-		f := leaseKeyOrder[expect]
-		more, predicted, ok := s.nextOrTag(name, xmlLeaseTags[f])
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-		if !predicted {
-			f = xmlLeaseFieldOf(s.name)
-		}
-		if f < 0 {
-			if !s.skip() {
-				return false
-			}
-			continue
-		}
-		expect = leaseKeyNext[f]
-		s.d.tmp, ok = s.leaf(s.d.tmp[:0])
-		if !ok {
-			return false
-		}
-		l.f[f] = parseXMLNum(s.d.tmp)
-	}
-}
-
-var xmlLeaseTags = func() (t [leaseFields][]byte) {
-	for f, name := range leaseFieldNames {
-		t[f] = []byte("<" + name + ">")
-	}
-	return t
-}()
-
-func (s *xmlScanner) stringMap(m *xmlMapState) bool {
-	d := s.d
-	from := len(d.pairs)
-	ok := s.children(func() bool {
-		kStart := len(d.text)
-		d.text = appendUnescapedName(d.text, s.name)
-		vStart := len(d.text)
-		var ok bool
-		d.text, ok = s.leaf(d.text)
-		d.addPair(kStart, vStart)
-		return ok
-	})
-	*m = xmlMapState{true, from, len(d.pairs)}
-	return ok
 }
