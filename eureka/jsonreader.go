@@ -27,6 +27,10 @@ func NewJSONReader(data []byte) *JSONReader { return &JSONReader{newJSONDecoder(
 // with Unicode folding.
 func KeyIs(key []byte, field string) bool { return string(key) == field || foldEqual(key, field) }
 
+// Kind returns the first byte of the next value: '{', '[', '"', 'n'
+// (null), 't' or 'f' (a boolean), '-' or a digit (a number); 0 at the end.
+func (r *JSONReader) Kind() byte { return r.d.ws() }
+
 // Object reads an object, calling member with each key (unquoted, valid
 // only during the call). member must read the value, with a method of r.
 func (r *JSONReader) Object(member func(key []byte) error) error {

@@ -1,7 +1,6 @@
 package replication
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/eurekagate/eurekagate/eureka"
@@ -34,44 +33,71 @@ type Result struct {
 	Instance   *eureka.InstanceInfo // the receiver's copy on a 409
 }
 
-type wireItem struct {
-	AppName            string          `json:"appName"`
-	ID                 string          `json:"id"`
-	LastDirtyTimestamp json.Number     `json:"lastDirtyTimestamp,omitempty"`
-	Status             string          `json:"status,omitempty"`
-	OverriddenStatus   string          `json:"overriddenStatus,omitempty"`
-	InstanceInfo       json.RawMessage `json:"instanceInfo,omitempty"`
-	Action             string          `json:"action"`
-}
-
-// DecodeBatch reads {"replicationList":[...]}.
+// DecodeBatch reads {"replicationList":[...]}. It reads the document in
+// one pass with eureka.JSONReader, instances included, and accepts what
+// encoding/json's Unmarshal into the Java item shape accepted (keys in any
+// case, null for an absent field, unknown keys skipped) and nothing else
+// (the differential fuzz target holds it to that).
 func DecodeBatch(data []byte) ([]Item, error) {
-	var doc struct {
-		ReplicationList []wireItem `json:"replicationList"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	var list []batchEntry
+	n, err := readDocument(data, "replicationList", &list, (*batchEntry).read)
+	if err != nil {
 		return nil, eureka.ErrCannotParse
 	}
-	items := make([]Item, len(doc.ReplicationList))
-	for n, w := range doc.ReplicationList {
-		it := Item{AppName: w.AppName, ID: w.ID, Status: w.Status, OverriddenStatus: w.OverriddenStatus, Action: w.Action}
-		if w.LastDirtyTimestamp != "" {
-			ts, err := strconv.ParseInt(string(w.LastDirtyTimestamp), 10, 64)
+	items := make([]Item, n)
+	for k, e := range list[:n] {
+		if e.badInstance {
+			return nil, eureka.ErrCannotParse
+		}
+		if e.lastDirty != "" {
+			ts, err := strconv.ParseInt(e.lastDirty, 10, 64)
 			if err != nil {
 				return nil, eureka.ErrCannotParse
 			}
-			it.LastDirtyTimestamp = ts
+			e.LastDirtyTimestamp = ts
 		}
-		if len(w.InstanceInfo) > 0 && string(w.InstanceInfo) != "null" {
-			inst, err := eureka.DecodeInstanceJSON(w.InstanceInfo)
-			if err != nil {
-				return nil, err
-			}
-			it.Instance = inst
-		}
-		items[n] = it
+		items[k] = e.Item
 	}
 	return items, nil
+}
+
+// batchEntry is an Item as read. As with encoding/json, which kept the
+// number as a json.Number and the instance as a json.RawMessage until the
+// end, a lastDirtyTimestamp that is not an int64 and an instanceInfo that
+// is not an instance fail the batch only if no later key replaces them.
+type batchEntry struct {
+	Item
+	lastDirty   string
+	badInstance bool
+}
+
+func (e *batchEntry) read(r *eureka.JSONReader) error {
+	return r.Object(func(key []byte) error {
+		if eureka.KeyIs(key, "instanceInfo") {
+			return readInstance(r, &e.Instance, &e.badInstance)
+		}
+		if r.Null() {
+			return nil // leaves the field as it is
+		}
+		var err error
+		switch {
+		case eureka.KeyIs(key, "appName"):
+			e.AppName, err = r.String()
+		case eureka.KeyIs(key, "id"):
+			e.ID, err = r.String()
+		case eureka.KeyIs(key, "lastDirtyTimestamp"):
+			e.lastDirty, err = readNumber(r)
+		case eureka.KeyIs(key, "status"):
+			e.Status, err = r.String()
+		case eureka.KeyIs(key, "overriddenStatus"):
+			e.OverriddenStatus, err = r.String()
+		case eureka.KeyIs(key, "action"):
+			e.Action, err = r.String()
+		default:
+			err = r.Skip()
+		}
+		return err
+	})
 }
 
 // AppendBatch writes {"replicationList":[...]} as a Java peer
@@ -128,27 +154,119 @@ func AppendResults(b []byte, results []Result) []byte {
 	return append(b, "]}"...)
 }
 
-// DecodeResults reads {"responseList":[...]}.
+// DecodeResults reads {"responseList":[...]}, as DecodeBatch reads a batch.
 func DecodeResults(data []byte) ([]Result, error) {
-	var doc struct {
-		ResponseList []struct {
-			StatusCode     int             `json:"statusCode"`
-			ResponseEntity json.RawMessage `json:"responseEntity"`
-		} `json:"responseList"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	var list []resultEntry
+	n, err := readDocument(data, "responseList", &list, (*resultEntry).read)
+	if err != nil {
 		return nil, eureka.ErrCannotParse
 	}
-	out := make([]Result, len(doc.ResponseList))
-	for n, r := range doc.ResponseList {
-		out[n].StatusCode = r.StatusCode
-		if len(r.ResponseEntity) > 0 && string(r.ResponseEntity) != "null" {
-			inst, err := eureka.DecodeInstanceJSON(r.ResponseEntity)
-			if err != nil {
-				return nil, err
-			}
-			out[n].Instance = inst
+	out := make([]Result, n)
+	for k, e := range list[:n] {
+		if e.badInstance {
+			return nil, eureka.ErrCannotParse
 		}
+		out[k] = e.Result
 	}
 	return out, nil
+}
+
+// resultEntry is a Result as read (see batchEntry).
+type resultEntry struct {
+	Result
+	badInstance bool
+}
+
+func (e *resultEntry) read(r *eureka.JSONReader) error {
+	return r.Object(func(key []byte) error {
+		switch {
+		case eureka.KeyIs(key, "responseEntity"):
+			return readInstance(r, &e.Instance, &e.badInstance)
+		case !eureka.KeyIs(key, "statusCode"):
+			return r.Skip()
+		case r.Null():
+			return nil
+		}
+		text, err := r.Number()
+		if err != nil {
+			return err
+		}
+		code, err := strconv.ParseInt(text, 10, 64)
+		e.StatusCode = int(code)
+		return err
+	})
+}
+
+// readDocument reads {"<name>":[...]} (or null, which has no entries)
+// into list with read, and returns the number of entries. As
+// encoding/json reads an array into a slice, a repeated name replaces the
+// list, but an entry is read into what an earlier array of the name left
+// at its place, if one reached that far; null and [] drop those.
+func readDocument[T any](data []byte, name string, list *[]T, read func(*T, *eureka.JSONReader) error) (int, error) {
+	r := eureka.NewJSONReader(data)
+	n := 0
+	if !r.Null() {
+		err := r.Object(func(key []byte) error {
+			if !eureka.KeyIs(key, name) {
+				return r.Skip()
+			}
+			n = 0
+			if r.Null() {
+				*list = nil
+				return nil
+			}
+			err := r.Array(func() error {
+				if n == len(*list) {
+					*list = append(*list, *new(T))
+				}
+				n++
+				if r.Null() {
+					return nil // leaves the entry as it is
+				}
+				return read(&(*list)[n-1], r)
+			})
+			if n == 0 {
+				*list = nil
+			}
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, r.End()
+}
+
+// readInstance reads an embedded InstanceInfo into *dst: null is none,
+// and JSON that is not an instance is recorded in *bad.
+func readInstance(r *eureka.JSONReader, dst **eureka.InstanceInfo, bad *bool) error {
+	*dst, *bad = nil, false
+	if r.Null() {
+		return nil
+	}
+	i, err := r.Instance()
+	switch {
+	case err == eureka.ErrNotInstance:
+		*bad = true
+	case err != nil:
+		return err
+	}
+	*dst = i
+	return nil
+}
+
+// readNumber reads a number, or a string holding one, as encoding/json
+// reads a json.Number.
+func readNumber(r *eureka.JSONReader) (string, error) {
+	if r.Kind() != '"' {
+		return r.Number()
+	}
+	s, err := r.String()
+	if err != nil {
+		return "", err
+	}
+	if text, err := eureka.NewJSONReader([]byte(s)).Number(); err != nil || text != s {
+		return "", eureka.ErrCannotParse
+	}
+	return s, nil
 }
