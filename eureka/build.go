@@ -24,6 +24,8 @@ type num struct {
 	state uint8
 }
 
+// The states of a num are bits, so that or-ed together they tell whether
+// any of them is numBad.
 const (
 	numAbsent = 0
 	numSet    = 1

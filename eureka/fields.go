@@ -8,9 +8,9 @@ import (
 // The fields of every object the decoders read, named once for both
 // formats: a number per field, its name (the JSON key and the XML element
 // are the same), and the order in which servers write the fields. A reader
-// tries the name that comes next in that order before it reads and looks
-// up a name, which for documents written by a server is nearly always
-// right and saves the lookup.
+// tries the names that come next in that order (see fieldOrder.predict)
+// before it reads and looks up a name: for documents written by a server
+// that is nearly always right, and saves the lookup.
 
 // The InstanceInfo fields: the plain strings first, then those whose value
 // is one scalar (in XML, one element's text), then the objects.
@@ -32,7 +32,10 @@ const (
 
 	fStatus = iota - 1
 	fOverriddenStatus
-	fOverriddenStatusLower // XStream's and fargo's spelling
+	// XStream's and fargo's spelling. JSON reads either spelling into the
+	// one override, as Go's case-insensitive keys did; XML keeps the two
+	// apart, as its old struct did.
+	fOverriddenStatusLower
 	fActionType
 	fIsCoordinatingDiscoveryServer
 	fCountryID

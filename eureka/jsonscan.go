@@ -11,7 +11,8 @@ import (
 // with the rules of encoding/json's Unmarshal: the same grammar, the same
 // nesting limit, strings unquoted the same way (invalid UTF-8 and lone
 // surrogates become U+FFFD) and object keys matched to names the same way
-// (exactly, else case-insensitively with Unicode folding). It validates
+// (exactly, else case-insensitively with Unicode folding; see
+// fieldTable.fieldFold). It validates
 // every byte it passes, including the values it skips, so a document it
 // accepts is one encoding/json accepts.
 //
@@ -262,7 +263,7 @@ func (s *jsonScanner) member(o *jsonObject, ok bool) bool {
 			return false
 		}
 		t := o.fields
-		if t != nil {
+		if t != nil && len(t.json.steps) > 0 {
 			// The key that comes next in the order is tried here rather
 			// than in predict: it is the one nearly always, and a call
 			// costs.

@@ -86,7 +86,7 @@ func (r *xmlReader) child(e *xmlElement, ok bool) bool {
 			return false
 		default:
 			r.indentation()
-			if t != nil && !r.atEndTag() {
+			if t != nil && len(t.xml.steps) > 0 && !r.atEndTag() {
 				// The child that comes next in the order is tried here
 				// rather than in predict when it has no attributes: it is
 				// the one nearly always, and a call costs.
