@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"go.uber.org/fx"
-	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/eureka"
@@ -35,18 +32,8 @@ func TestAccessRule(t *testing.T) {
 			if c.reads {
 				args = append(args, "-auth-reads")
 			}
-			o, err := parseOptions(args, func(string) string { return "" }, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var srv *httpapi.Server
-			app := fx.New(appOptions(o, zap.NewNop()), fx.Populate(&srv))
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := app.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer app.Stop(ctx)
+			startApp(t, args, &srv)
 			base := "http://" + srv.Addr().String()
 			for _, path := range []string{"/", "/metrics", "/eureka/apps"} {
 				want := http.StatusOK

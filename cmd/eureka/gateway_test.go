@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -13,9 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/fx"
-	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/gateway"
@@ -54,23 +50,9 @@ func TestGatewayOptions(t *testing.T) {
 // enables only that, its certificate checked against -gateway-trusted-ca.
 func TestAppWithGateway(t *testing.T) {
 	ca := testkit.NewCA(t, t.TempDir(), "instances")
-	o, err := parseOptions([]string{"-addr", "127.0.0.1:0", "-gateway", "127.0.0.1:0", "-gateway-trusted-ca", ca.File}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var reg *httpapi.Server
 	var gw *gateway.Server
-	app := fx.New(appOptions(o, zap.NewNop()), fx.Populate(&reg, &gw))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := app.Stop(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}()
+	startApp(t, []string{"-addr", "127.0.0.1:0", "-gateway", "127.0.0.1:0", "-gateway-trusted-ca", ca.File}, &reg, &gw)
 	answer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "backend %s tls=%t", r.URL.Path, r.TLS != nil)
 	})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"os/exec"
@@ -9,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/fx"
-	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
@@ -101,17 +98,8 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 
 // The assembled application serves the registry and shuts down cleanly.
 func TestAppStartsAndStops(t *testing.T) {
-	o, err := parseOptions([]string{"-addr", "127.0.0.1:0"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var srv *httpapi.Server
-	app := fx.New(appOptions(o, zap.NewNop()), fx.Populate(&srv))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	startApp(t, []string{"-addr", "127.0.0.1:0"}, &srv)
 	resp, err := http.Get("http://" + srv.Addr().String() + "/eureka/apps")
 	if err != nil {
 		t.Fatal(err)
@@ -131,10 +119,7 @@ func TestAppStartsAndStops(t *testing.T) {
 			t.Errorf("GET %s: %d, %q not in %.200s", path, resp.StatusCode, want, body)
 		}
 	}
-	http.DefaultClient.CloseIdleConnections()
-	if err := app.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
+	http.DefaultClient.CloseIdleConnections() // startApp stops the app, which must succeed, when the test ends
 }
 
 // A peer URL that does not parse is refused with one line naming the flag,

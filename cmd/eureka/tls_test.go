@@ -27,13 +27,22 @@ func noEnv(string) string { return "" }
 // startNode runs the server with args until the test ends.
 func startNode(t *testing.T, args ...string) (*httpapi.Server, *registry.Store) {
 	t.Helper()
+	var srv *httpapi.Server
+	var store *registry.Store
+	startApp(t, args, &srv, &store)
+	return srv, store
+}
+
+// startApp runs the assembled application with args until the test ends
+// (stopping it then must succeed), first filling targets, pointers as
+// fx.Populate takes them, from it.
+func startApp(t *testing.T, args []string, targets ...any) {
+	t.Helper()
 	o, err := parseOptions(args, noEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var srv *httpapi.Server
-	var store *registry.Store
-	app := fx.New(appOptions(o, zap.NewNop()), fx.Populate(&srv, &store))
+	app := fx.New(appOptions(o, zap.NewNop()), fx.Populate(targets...))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := app.Start(ctx); err != nil {
@@ -46,7 +55,6 @@ func startNode(t *testing.T, args ...string) (*httpapi.Server, *registry.Store) 
 			t.Error(err)
 		}
 	})
-	return srv, store
 }
 
 func TestTLSFlagErrors(t *testing.T) {
