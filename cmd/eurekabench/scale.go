@@ -233,22 +233,10 @@ func evictionStall(c scaleConfig) (*evictionResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			client := &fasthttp.HostClient{Addr: b.addr}
-			defer client.CloseIdleConnections()
-			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			defer fasthttp.ReleaseRequest(req)
-			defer fasthttp.ReleaseResponse(resp)
-			for n := w; !stop.Load(); n += len(samples) {
-				i := small[n%len(small)]
-				req.Reset()
-				req.Header.SetMethod("PUT")
-				req.SetRequestURI("http://" + b.addr + "/eureka/apps/SMALL/" + i.InstanceID)
-				start := time.Now()
-				if err := client.Do(req, resp); err != nil {
-					return
-				}
-				samples[w] = append(samples[w], sample{start, time.Since(start)})
-			}
+			uri := func(n int) string { return "http://" + b.addr + "/eureka/apps/SMALL/" + small[n%len(small)].InstanceID }
+			timedHeartbeats(b.addr, &stop, w, len(samples), uri, func(at time.Time, took time.Duration) {
+				samples[w] = append(samples[w], sample{at, took})
+			})
 		}()
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -267,6 +255,27 @@ func evictionStall(c scaleConfig) (*evictionResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// timedHeartbeats sends heartbeats, PUT uri(n) for n = first, first+step,
+// ..., one at a time over one connection to addr until stop is set or a
+// request fails, and calls record with each one's start and time taken.
+func timedHeartbeats(addr string, stop *atomic.Bool, first, step int, uri func(n int) string, record func(start time.Time, took time.Duration)) {
+	client := &fasthttp.HostClient{Addr: addr}
+	defer client.CloseIdleConnections()
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	for n := first; !stop.Load(); n += step {
+		req.Reset()
+		req.Header.SetMethod("PUT")
+		req.SetRequestURI(uri(n))
+		start := time.Now()
+		if err := client.Do(req, resp); err != nil {
+			return
+		}
+		record(start, time.Since(start))
+	}
 }
 
 type churnResult struct {
@@ -361,22 +370,13 @@ func churn(c scaleConfig) (*churnResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			client := &fasthttp.HostClient{Addr: b.addr}
-			defer client.CloseIdleConnections()
-			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			defer fasthttp.ReleaseRequest(req)
-			defer fasthttp.ReleaseResponse(resp)
-			for n := w; !stop.Load(); n += len(lat) {
+			uri := func(n int) string {
 				id := ids[(n*104729)%len(ids)]
-				req.Reset()
-				req.Header.SetMethod("PUT")
-				req.SetRequestURI("http://" + b.addr + "/eureka/apps/" + id[0] + "/" + id[1])
-				start := time.Now()
-				if err := client.Do(req, resp); err != nil {
-					return
-				}
-				lat[w] = append(lat[w], time.Since(start))
+				return "http://" + b.addr + "/eureka/apps/" + id[0] + "/" + id[1]
 			}
+			timedHeartbeats(b.addr, &stop, w, len(lat), uri, func(_ time.Time, took time.Duration) {
+				lat[w] = append(lat[w], took)
+			})
 		}()
 	}
 	cpu0, wall0 := cpuTime(), time.Now()
