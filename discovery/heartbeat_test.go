@@ -135,6 +135,25 @@ func newLeaseServer(t *testing.T, clk *fakeClock) (*registry.Store, *ourServer) 
 	return store, startOurServerWith(t, "127.0.0.1:0", store)
 }
 
+// newProxiedClient is the setup of the heartbeat tests: our registry on
+// clk, a faultProxy in front of it, and a client (not started yet, its
+// Config edited by edit if not nil) that registers ORDERS through the proxy.
+func newProxiedClient(t *testing.T, clk *fakeClock, edit func(*Config)) (*registry.Store, *faultProxy, *Client) {
+	t.Helper()
+	store, srv := newLeaseServer(t, clk)
+	p := newFaultProxy(t, clk, proxyTo(t, srv))
+	return store, p, newClockedClient(t, clk, p.url(), edit)
+}
+
+// wantRequests checks that the requests the proxy has seen, as requests
+// lists them, are want.
+func (p *faultProxy) wantRequests(t *testing.T, want string) {
+	t.Helper()
+	if got := p.requests(); got != want {
+		t.Errorf("requests:\n got %s\nwant %s", got, want)
+	}
+}
+
 // runFor advances clk second by second for d, letting the client's one
 // loop run each timer that fires, and checks after each second that the
 // lease of ORDERS has not expired.
@@ -157,9 +176,7 @@ func runFor(t *testing.T, clk *fakeClock, store *registry.Store, p *faultProxy, 
 // time, and the instance is never evicted.
 func TestFailedHeartbeatsKeepTheSchedule(t *testing.T) {
 	clk := newFakeClock()
-	store, srv := newLeaseServer(t, clk)
-	p := newFaultProxy(t, clk, proxyTo(t, srv))
-	c := newClockedClient(t, clk, p.url(), nil)
+	store, p, c := newProxiedClient(t, clk, nil)
 	c.Start()
 	defer stopClient(t, c)
 	clk.settle(t, 0, 1) // registered at once
@@ -167,10 +184,7 @@ func TestFailedHeartbeatsKeepTheSchedule(t *testing.T) {
 
 	p.set(func(p *faultProxy) { p.fail = 2 })
 	runFor(t, clk, store, p, 150*time.Second)
-	want := "POST 0s 204, PUT 30s 503, PUT 1m0s 503, PUT 1m30s 200, PUT 2m0s 200, PUT 2m30s 200"
-	if got := p.requests(); got != want {
-		t.Errorf("requests:\n got %s\nwant %s", got, want)
-	}
+	p.wantRequests(t, "POST 0s 204, PUT 30s 503, PUT 1m0s 503, PUT 1m30s 200, PUT 2m0s 200, PUT 2m30s 200")
 }
 
 // A heartbeat that times out backs off, as Java's: the next comes after
@@ -178,9 +192,7 @@ func TestFailedHeartbeatsKeepTheSchedule(t *testing.T) {
 // resets the interval.
 func TestTimedOutHeartbeatBacksOff(t *testing.T) {
 	clk := newFakeClock()
-	_, srv := newLeaseServer(t, clk)
-	p := newFaultProxy(t, clk, proxyTo(t, srv))
-	c := newClockedClient(t, clk, p.url(), func(cfg *Config) { cfg.ReadTimeout = 200 * time.Millisecond })
+	_, p, c := newProxiedClient(t, clk, func(cfg *Config) { cfg.ReadTimeout = 200 * time.Millisecond })
 	c.Start()
 	defer stopClient(t, c)
 	clk.settle(t, 0, 1)
@@ -198,19 +210,14 @@ func TestTimedOutHeartbeatBacksOff(t *testing.T) {
 		clk.Advance(want - clk.Now().Sub(p.start))
 		clk.settle(t, armed, 1)
 	}
-	want := "POST 0s 204, PUT 30s -1, PUT 1m30s -1, PUT 3m30s 200, PUT 4m0s 200"
-	if got := p.requests(); got != want {
-		t.Errorf("requests:\n got %s\nwant %s", got, want)
-	}
+	p.wantRequests(t, "POST 0s 204, PUT 30s -1, PUT 1m30s -1, PUT 3m30s 200, PUT 4m0s 200")
 }
 
 // Status changes, on-demand or over the limit, leave the heartbeats where
 // they were: the next one still comes one interval after the last.
 func TestStatusChangesKeepTheHeartbeats(t *testing.T) {
 	clk := newFakeClock()
-	store, srv := newLeaseServer(t, clk)
-	p := newFaultProxy(t, clk, proxyTo(t, srv))
-	c := newClockedClient(t, clk, p.url(), nil)
+	store, p, c := newProxiedClient(t, clk, nil)
 	kicks := make(chan bool, 10)
 	c.reg.onKick = func(registered bool) { kicks <- registered }
 	c.Start()
@@ -245,10 +252,7 @@ func TestStatusChangesKeepTheHeartbeats(t *testing.T) {
 	if i := testkit.MustGet(t, store, "ORDERS", ordersID); i.Status != eureka.StatusDown {
 		t.Errorf("status %v after the next heartbeat", i.Status)
 	}
-	want := "POST 0s 204, PUT 30s 200, POST 40s 204, POST 40s 204, POST 1m0s 204, PUT 1m30s 200"
-	if got := p.requests(); got != want {
-		t.Errorf("requests:\n got %s\nwant %s", got, want)
-	}
+	p.wantRequests(t, "POST 0s 204, PUT 30s 200, POST 40s 204, POST 40s 204, POST 1m0s 204, PUT 1m30s 200")
 }
 
 // Stop sends the DELETE even when its context ends while a heartbeat is
