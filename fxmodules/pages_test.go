@@ -1,7 +1,6 @@
 package fxmodules
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,19 +9,9 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/eurekagate/eurekagate/dashboard"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
-
-func getPage(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
 
 // Registry + Server + Dashboard + Metrics: the dashboard and /metrics are
 // served on the registry's listener next to the API, and the dashboard's
@@ -36,16 +25,16 @@ func TestDashboardAndMetricsModules(t *testing.T) {
 	app.RequireStart()
 	defer app.RequireStop()
 	base := "http://" + srv.Addr().String()
-	if status, body := getPage(t, base+"/ui/"); status != 200 || !strings.Contains(body, "<html") {
+	if status, body := testkit.HTTPGet(t, base+"/ui/"); status != 200 || !strings.Contains(body, "<html") {
 		t.Errorf("dashboard: %d %.80q", status, body)
 	}
-	if status, body := getPage(t, base+"/ui/api/summary"); status != 200 || !strings.Contains(body, `"self_preservation"`) {
+	if status, body := testkit.HTTPGet(t, base+"/ui/api/summary"); status != 200 || !strings.Contains(body, `"self_preservation"`) {
 		t.Errorf("dashboard data: %d %.80q", status, body)
 	}
-	if status, body := getPage(t, base+"/metrics"); status != 200 || !strings.Contains(body, "eureka_renew_threshold") || !strings.Contains(body, "go_goroutines") {
+	if status, body := testkit.HTTPGet(t, base+"/metrics"); status != 200 || !strings.Contains(body, "eureka_renew_threshold") || !strings.Contains(body, "go_goroutines") {
 		t.Errorf("metrics: %d %.200q", status, body)
 	}
-	if status, _ := getPage(t, base+"/eureka/apps"); status != 200 {
+	if status, _ := testkit.HTTPGet(t, base+"/eureka/apps"); status != 200 {
 		t.Errorf("the API: %d", status)
 	}
 }

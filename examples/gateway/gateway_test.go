@@ -18,9 +18,10 @@ import (
 	_ "github.com/eurekagate/eurekagate/caddymodule"
 )
 
-// The example Caddyfile adapts and its config validates (every module
-// provisions), without listening on its ports.
-func TestExampleCaddyfile(t *testing.T) {
+// readCaddyfile points Caddy's data and config folders at a temporary
+// folder for the test and returns the example Caddyfile.
+func readCaddyfile(t *testing.T) []byte {
+	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", dir)
 	t.Setenv("XDG_CONFIG_HOME", dir)
@@ -28,6 +29,13 @@ func TestExampleCaddyfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return body
+}
+
+// The example Caddyfile adapts and its config validates (every module
+// provisions), without listening on its ports.
+func TestExampleCaddyfile(t *testing.T) {
+	body := readCaddyfile(t)
 	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(body, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -51,13 +59,7 @@ func TestExampleCaddyfile(t *testing.T) {
 // reaches the Eureka API, and /api/orders/call reaches /call on an ORDERS
 // instance.
 func TestExampleRoutes(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("XDG_DATA_HOME", dir)
-	t.Setenv("XDG_CONFIG_HOME", dir)
-	body, err := os.ReadFile("Caddyfile")
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := readCaddyfile(t)
 	regPort, gwPort := freePort(t), freePort(t)
 	body = []byte(strings.NewReplacer("8761", regPort, "8080", gwPort).Replace(string(body)))
 	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(body, nil)

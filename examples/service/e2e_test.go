@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -56,17 +55,6 @@ func service(t *testing.T, name, eurekaURL, calls string) (*fx.App, string) {
 	return start(t, opts), addr
 }
 
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // The registry, two instances of inventory and an orders service that
 // calls inventory by name: calls spread round-robin, a stopped instance is
 // cancelled and no longer called, and orders keeps calling from its cache
@@ -92,7 +80,7 @@ func TestEndToEnd(t *testing.T) {
 	tryCalls := func(n int) (map[string]int, bool) {
 		seen := map[string]int{}
 		for range n {
-			status, body := get(t, "http://"+ordersAddr+"/call")
+			status, body := testkit.HTTPGet(t, "http://"+ordersAddr+"/call")
 			if status != 200 {
 				return seen, false
 			}

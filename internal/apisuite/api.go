@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/replication"
@@ -53,7 +54,7 @@ func call(t *testing.T, method, url string, body []byte, headers ...string) repl
 const jsonCT = "application/json"
 
 func regBody(app, id string) []byte {
-	return eureka.AppendInstanceJSON(nil, inst(app, id))
+	return eureka.AppendInstanceJSON(nil, testkit.Inst(app, id))
 }
 
 func register(t *testing.T, base, app, id string) {
@@ -206,7 +207,7 @@ func renewCancelStatus(t *testing.T, start Starter) {
 	r = call(t, "PUT", url+"/status?value=OUT_OF_SERVICE", nil)
 	want(t, "override", r.status, 200)
 	want(t, "override body", r.body, "")
-	if got := mustGet(t, s, "A", "x"); got.Status != eureka.StatusOutOfService {
+	if got := testkit.MustGet(t, s, "A", "x"); got.Status != eureka.StatusOutOfService {
 		t.Errorf("status after override: %v", got.Status)
 	}
 	r = call(t, "GET", base+"/eureka/serverinfo/statusoverrides", nil)
@@ -219,7 +220,7 @@ func renewCancelStatus(t *testing.T, start Starter) {
 	want(t, "override unknown", r.status, 404)
 	r = call(t, "DELETE", url+"/status?value=UP", nil)
 	want(t, "delete override", r.status, 200)
-	if got := mustGet(t, s, "A", "x"); got.Status != eureka.StatusUp || got.OverriddenStatus != eureka.StatusUnknown {
+	if got := testkit.MustGet(t, s, "A", "x"); got.Status != eureka.StatusUp || got.OverriddenStatus != eureka.StatusUnknown {
 		t.Errorf("after delete override: %v/%v", got.Status, got.OverriddenStatus)
 	}
 	r = call(t, "DELETE", url+"/status?value=BOGUS", nil)
@@ -227,7 +228,7 @@ func renewCancelStatus(t *testing.T, start Starter) {
 
 	r = call(t, "PUT", url+"/metadata?zone=z1&weight=3", nil)
 	want(t, "metadata", r.status, 200)
-	want(t, "metadata stored", mustGet(t, s, "A", "x").Metadata["zone"], "z1")
+	want(t, "metadata stored", testkit.MustGet(t, s, "A", "x").Metadata["zone"], "z1")
 	r = call(t, "PUT", base+"/eureka/apps/A/nope/metadata?a=b", nil)
 	want(t, "metadata unknown", r.status, 404)
 
@@ -268,13 +269,13 @@ func badInputChangesNothing(t *testing.T, start Starter) {
 	before := s.Version()
 	full := string(s.FullPayload(eureka.FormatJSON).Bytes())
 
-	missingHost := inst("A", "y")
+	missingHost := testkit.Inst("A", "y")
 	missingHost.HostName = ""
-	badPort := inst("A", "y")
+	badPort := testkit.Inst("A", "y")
 	badPort.Port.Number = 70000
-	negativePort := inst("A", "y")
+	negativePort := testkit.Inst("A", "y")
 	negativePort.SecurePort.Number = -1
-	longLease := inst("A", "y")
+	longLease := testkit.Inst("A", "y")
 	longLease.LeaseInfo.DurationInSecs = 9_200_000_000_000_000
 	cases := []struct {
 		name        string
@@ -345,7 +346,7 @@ func replicationBatch(t *testing.T, start Starter) {
 	if results[2].Instance == nil || results[2].Instance.ID() != "h1:orders:8080" {
 		t.Errorf("409 without the receiver's instance")
 	}
-	got := mustGet(t, s, "ORDERS", "h1:orders:8080")
+	got := testkit.MustGet(t, s, "ORDERS", "h1:orders:8080")
 	want(t, "status", got.Status, eureka.StatusOutOfService)
 	if _, ok := s.Get("ORDERS", "h2:orders:8080"); ok {
 		t.Error("replicated cancel not applied")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -62,7 +63,7 @@ func limits(t *testing.T, start Starter) {
 	}
 	long := strings.Repeat("v", 10<<10)
 	r := call(t, "PUT", base+"/eureka/apps/A/x/metadata?note="+long, nil)
-	if r.status != http.StatusOK || mustGet(t, s, "A", "x").Metadata["note"] != long {
+	if r.status != http.StatusOK || testkit.MustGet(t, s, "A", "x").Metadata["note"] != long {
 		t.Errorf("metadata with a 10 KiB query: %d", r.status)
 	}
 	huge := "X-Huge: " + strings.Repeat("h", 2<<20) + "\r\n"

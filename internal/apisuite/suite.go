@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -67,27 +66,6 @@ const fargoXML = `<instance><instanceId></instanceId><hostName>host1</hostName><
 var client = &http.Client{
 	Timeout:   10 * time.Second,
 	Transport: &http.Transport{DisableCompression: true, DisableKeepAlives: true},
-}
-
-// inst returns a valid registration of app/id.
-func inst(app, id string) *eureka.InstanceInfo {
-	return &eureka.InstanceInfo{
-		InstanceID: id, HasInstanceID: true, HostName: id + ".local", App: app, IPAddr: "127.0.0.1",
-		Status: eureka.StatusUp, Port: eureka.Port{Number: 8080, Enabled: true},
-		SecurePort: eureka.Port{Number: 443}, CountryID: 1, SID: "na",
-		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn},
-		LeaseInfo:      eureka.LeaseInfo{RenewalIntervalInSecs: 30, DurationInSecs: 90},
-		VIPAddress:     app + "-vip", LastDirtyTimestamp: 1000,
-	}
-}
-
-func mustGet(t testing.TB, s *registry.Store, app, id string) *eureka.InstanceInfo {
-	t.Helper()
-	i, ok := s.Get(app, id)
-	if !ok {
-		t.Fatalf("%s/%s not found", app, id)
-	}
-	return i
 }
 
 func want[T any](t *testing.T, what string, got, wantV T) {

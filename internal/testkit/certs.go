@@ -35,10 +35,6 @@ var serial atomic.Int64
 // NewCA makes a CA named name, written to dir/name.pem.
 func NewCA(t testing.TB, dir, name string) *CA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(serial.Add(1)),
 		Subject:               pkix.Name{CommonName: name},
@@ -48,11 +44,7 @@ func NewCA(t testing.TB, dir, name string) *CA {
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
+	key, der, cert := newCert(t, tmpl, nil)
 	ca := &CA{File: filepath.Join(dir, name+".pem"), Pool: x509.NewCertPool(), dir: dir, cert: cert, key: key}
 	ca.Pool.AddCert(cert)
 	writePEM(t, ca.File, "CERTIFICATE", der)
@@ -74,10 +66,6 @@ func (ca *CA) Issue(t testing.TB, cn string, dnsNames ...string) (certFile, keyF
 // Cert is Issue without the files.
 func (ca *CA) Cert(t testing.TB, cn string, dnsNames ...string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(serial.Add(1)),
 		Subject:      pkix.Name{CommonName: cn},
@@ -88,12 +76,29 @@ func (ca *CA) Cert(t testing.TB, cn string, dnsNames ...string) tls.Certificate 
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	key, der, leaf := newCert(t, tmpl, ca)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+// newCert makes a new P-256 key and a certificate for it from tmpl, signed
+// by ca, or by the new key itself when ca is nil. It returns the key, the
+// certificate's DER bytes and the parsed certificate.
+func newCert(t testing.TB, tmpl *x509.Certificate, ca *CA) (*ecdsa.PrivateKey, []byte, *x509.Certificate) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf, _ := x509.ParseCertificate(der)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+	parent, parentKey := tmpl, key
+	if ca != nil {
+		parent, parentKey = ca.cert, ca.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return key, der, cert
 }
 
 // WriteKeyPair writes cert's chain and key as PEM files.

@@ -1,13 +1,15 @@
 // Package testkit holds what the test suites share: the goleak settings,
 // a poll for conditions reached over the network, free loopback ports, a
-// fake clock, a hung backend, a slowloris writer (Trickle) and a small
-// load generator for failover tests, and registrations to test and
-// benchmark with (Inst, and
-// SampleInstance, which the load command cmd/eurekabench uses too).
+// plain GET (HTTPGet), a fake clock, a hung backend, a slowloris writer
+// (Trickle) and a small load generator for failover tests, and
+// registrations to test and benchmark with (Inst, and SampleInstance,
+// which the load command cmd/eurekabench uses too).
 package testkit
 
 import (
+	"io"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -62,4 +64,17 @@ func FreeAddr(t testing.TB) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// HTTPGet fetches url with http.DefaultClient and returns the status code
+// and the body; it fails the test if the request fails.
+func HTTPGet(t testing.TB, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
