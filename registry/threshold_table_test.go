@@ -13,6 +13,33 @@ func docThreshold(expected int, intervalSeconds, percent float64) int {
 	return int(float64(expected) * (60.0 / intervalSeconds) * percent)
 }
 
+// checkDocArithmetic stops the test when a table row's threshold is not
+// what docThreshold gives for its expected count: the row itself is wrong.
+func checkDocArithmetic(t *testing.T, section string, expected int, intervalSeconds, percent float64, wantThreshold int) {
+	t.Helper()
+	if n := docThreshold(expected, intervalSeconds, percent); n != wantThreshold {
+		t.Fatalf("table row %s: the formula gives %d, the row says %d", section, n, wantThreshold)
+	}
+}
+
+// expectCountAndThreshold checks the expected number of renewing clients
+// and the threshold s reports against a table row; countWhy and
+// thresholdWhy, where not "", say in parentheses how the row got them.
+func expectCountAndThreshold(t *testing.T, s *Store, section, countWhy, thresholdWhy string, wantCount, wantThreshold int) {
+	t.Helper()
+	sp := s.SelfPreservation()
+	expectRow(t, section, "expected renewing clients"+parenthesized(countWhy), sp.ExpectedRenewingClients, wantCount)
+	expectRow(t, section, "threshold"+parenthesized(thresholdWhy), sp.Threshold, wantThreshold)
+}
+
+// parenthesized is " (why)", or "" for no why.
+func parenthesized(why string) string {
+	if why == "" {
+		return ""
+	}
+	return " (" + why + ")"
+}
+
 // thresholdRow is an expected number of renewing clients, set as
 // openForTraffic sets it, and the renews-per-minute threshold it gives.
 type thresholdRow struct {
@@ -50,14 +77,10 @@ func TestRenewalThresholdFormulaTable(t *testing.T) {
 			if percent == 0 {
 				percent = 0.85
 			}
-			if n := docThreshold(row.expected, interval.Seconds(), percent); n != row.want {
-				t.Fatalf("table row %s: the formula gives %d, the row says %d", row.section, n, row.want)
-			}
+			checkDocArithmetic(t, row.section, row.expected, interval.Seconds(), percent, row.want)
 			s, _ := newTestStore(t, Config{ExpectedClientRenewalInterval: row.interval, RenewalPercentThreshold: row.percent})
 			s.SetExpectedRenewingClients(row.expected)
-			sp := s.SelfPreservation()
-			expectRow(t, row.section, "expected renewing clients", sp.ExpectedRenewingClients, row.expected)
-			expectRow(t, row.section, "threshold ("+row.arithmetic+")", sp.Threshold, row.want)
+			expectCountAndThreshold(t, s, row.section, "", row.arithmetic, row.expected, row.want)
 		})
 	}
 }
@@ -93,9 +116,7 @@ func TestExpectedRenewingClientsTable(t *testing.T) {
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
-			if n := docThreshold(row.want, 30, 0.85); n != row.wantThr {
-				t.Fatalf("table row %s: the formula gives %d, the row says %d", row.section, n, row.wantThr)
-			}
+			checkDocArithmetic(t, row.section, row.want, 30, 0.85, row.wantThr)
 			s, _ := newTestStore(t, Config{})
 			if row.start >= 0 {
 				s.SetExpectedRenewingClients(row.start)
@@ -111,9 +132,7 @@ func TestExpectedRenewingClientsTable(t *testing.T) {
 					t.Fatalf("setup: cancel of %d failed", n)
 				}
 			}
-			sp := s.SelfPreservation()
-			expectRow(t, row.section, "expected renewing clients", sp.ExpectedRenewingClients, row.want)
-			expectRow(t, row.section, "threshold ("+row.thrArith+")", sp.Threshold, row.wantThr)
+			expectCountAndThreshold(t, s, row.section, "", row.thrArith, row.want, row.wantThr)
 		})
 	}
 }
@@ -153,18 +172,14 @@ func TestRenewalThresholdRecountTable(t *testing.T) {
 			if percent == 0 {
 				percent = 0.85
 			}
-			if n := docThreshold(row.want, 30, percent); n != row.wantThr {
-				t.Fatalf("table row %s: the formula gives %d, the row says %d", row.section, n, row.wantThr)
-			}
+			checkDocArithmetic(t, row.section, row.want, 30, percent, row.wantThr)
 			s, _ := newTestStore(t, Config{DisableSelfPreservation: row.off, RenewalPercentThreshold: row.percent})
 			for n := range row.count {
 				mustRegister(t, s, inst("A", fmt.Sprint(n)), false)
 			}
 			s.SetExpectedRenewingClients(row.expect)
 			s.UpdateRenewalThreshold()
-			sp := s.SelfPreservation()
-			expectRow(t, row.section, "expected renewing clients ("+row.why+")", sp.ExpectedRenewingClients, row.want)
-			expectRow(t, row.section, "threshold ("+row.why+")", sp.Threshold, row.wantThr)
+			expectCountAndThreshold(t, s, row.section, row.why, row.why, row.want, row.wantThr)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -128,6 +127,20 @@ func TestPeersAuthenticate(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// newCost8AuthAPI is an API over a store holding instance A/x, with one
+// account, "ops" with password "s3cret", hashed at bcrypt cost 8: dear
+// enough that a check's time and its slot can be seen.
+func newCost8AuthAPI(t *testing.T) *API {
+	t.Helper()
+	s, _ := newTestStore(t, registry.Config{})
+	mustRegister(t, s, inst("A", "x"), false)
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewAPI(s, APIConfig{Auth: AuthConfig{Users: []Account{{Username: "ops", PasswordHash: string(hash)}}}})
+}
+
 // frontDoorURLs serves api on loopback through both front doors and
 // returns their base URLs by name.
 func frontDoorURLs(t *testing.T, api *API) map[string]string {
@@ -135,14 +148,7 @@ func frontDoorURLs(t *testing.T, api *API) map[string]string {
 	nh := httptest.NewServer(NewHTTPHandler(api))
 	t.Cleanup(nh.Close)
 	srv := NewServer(api, ServerConfig{Addr: "127.0.0.1:0"})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Stop(ctx)
-	})
+	startForTest(t, srv)
 	return map[string]string{"net/http": nh.URL, "fasthttp": "http://" + srv.Addr().String()}
 }
 
@@ -249,13 +255,7 @@ func TestAuthFloodKeepsValidCredentials(t *testing.T) {
 // Requests that bring the same new credentials at once share one check:
 // none of them is turned away for want of a slot.
 func TestSameCredentialsShareOneCheck(t *testing.T) {
-	s, _ := newTestStore(t, registry.Config{})
-	mustRegister(t, s, inst("A", "x"), false)
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := NewAPI(s, APIConfig{Auth: AuthConfig{Users: []Account{{Username: "ops", PasswordHash: string(hash)}}}})
+	api := newCost8AuthAPI(t)
 	for name, base := range frontDoorURLs(t, api) {
 		t.Run(name, func(t *testing.T) {
 			api.auth.mu.Lock()
@@ -278,13 +278,7 @@ func TestSameCredentialsShareOneCheck(t *testing.T) {
 // wrong password for a real one: the answer time does not tell whether a
 // user exists.
 func TestUnknownUserCostsAsMuchAsAKnownOne(t *testing.T) {
-	s, _ := newTestStore(t, registry.Config{})
-	mustRegister(t, s, inst("A", "x"), false)
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := NewAPI(s, APIConfig{Auth: AuthConfig{Users: []Account{{Username: "ops", PasswordHash: string(hash)}}}})
+	api := newCost8AuthAPI(t)
 	api.auth.rest = 0 // refusals in a row
 	if c, err := bcrypt.Cost(api.auth.dummy); err != nil || c != 8 {
 		t.Fatalf("dummy hash cost %d, %v; want 8", c, err)
@@ -337,13 +331,7 @@ func TestAuthConfigCheck(t *testing.T) {
 // long as the check took): unchecked credentials meanwhile get 503, a refusal already
 // made is answered from the cache, and the slot then serves again.
 func TestRefusalRestsTheSlot(t *testing.T) {
-	s, _ := newTestStore(t, registry.Config{})
-	mustRegister(t, s, inst("A", "x"), false)
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := NewAPI(s, APIConfig{Auth: AuthConfig{Users: []Account{{Username: "ops", PasswordHash: string(hash)}}}})
+	api := newCost8AuthAPI(t)
 	api.auth.slots = make(chan struct{}, 1)
 	api.auth.rest = 20 // a rest long enough to be seen over HTTP on a busy machine
 	url := frontDoorURLs(t, api)["fasthttp"] + "/eureka/apps/A/x"

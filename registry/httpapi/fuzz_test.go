@@ -20,6 +20,18 @@ import (
 var documented = map[int]bool{200: true, 204: true, 400: true, 401: true, 403: true, 404: true, 405: true,
 	409: true, 410: true, 413: true, 415: true, 500: true, 503: true}
 
+// fuzzHeaders reads the fuzzer's "Name: value" lines as request headers,
+// names matched case-insensitively as the front doors match them; a later
+// line replaces an earlier one of the same name.
+func fuzzHeaders(lines string) http.Header {
+	h := http.Header{}
+	for _, line := range strings.Split(lines, "\n") {
+		name, value, _ := strings.Cut(line, ":")
+		h.Set(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	return h
+}
+
 // simpleType reports whether a Content-Type is one an HTML form or a fetch
 // without a preflight may send.
 func simpleType(ct string) bool {
@@ -78,30 +90,7 @@ func FuzzAPI(f *testing.F) {
 		rawPath, rawQuery, _ := strings.Cut(path, "?")
 		q, _ := parseQuery(rawQuery)
 		req := &Request{Method: method, Path: rawPath, Query: q, Body: body}
-		for _, line := range strings.Split(headers, "\n") {
-			name, value, _ := strings.Cut(line, ":")
-			value = strings.TrimSpace(value)
-			switch strings.ToLower(strings.TrimSpace(name)) {
-			case "content-type":
-				req.ContentType = value
-			case "content-encoding":
-				req.ContentEncoding = value
-			case "accept":
-				req.Accept = value
-			case "accept-encoding":
-				req.AcceptEncoding = value
-			case "authorization":
-				req.Authorization = value
-			case "origin":
-				req.Origin = value
-			case "sec-fetch-site":
-				req.FetchSite = value
-			case "eurekagate-csrf":
-				req.CSRF = value
-			case "x-netflix-discovery-replication":
-				req.Replication = value == "true"
-			}
-		}
+		readHeaders(req, fuzzHeaders(headers))
 		var resp Response
 		api.Serve(req, &resp)
 		if !documented[resp.Status] {

@@ -153,6 +153,13 @@ func startServer(t *testing.T, cfg ServerConfig) (*Server, *registry.Store) {
 		cfg.Other = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "other") })
 	}
 	srv := NewServer(NewAPI(s, APIConfig{}), cfg)
+	startForTest(t, srv)
+	return srv, s
+}
+
+// startForTest starts srv and stops it when the test ends.
+func startForTest(t *testing.T, srv *Server) {
+	t.Helper()
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +168,6 @@ func startServer(t *testing.T, cfg ServerConfig) (*Server, *registry.Store) {
 		defer cancel()
 		srv.Stop(ctx)
 	})
-	return srv, s
 }
 
 func readAll(t *testing.T, conn net.Conn) string {
