@@ -142,6 +142,17 @@ func mustRefresh(t *testing.T, c *Client) {
 	}
 }
 
+// newFetchedOrders is a fake registry of one instance, ORDERS h1 UP at
+// version 1, and a fetch-only client that has fetched it in full.
+func newFetchedOrders(t *testing.T) (*fakeEureka, *Client) {
+	t.Helper()
+	f := newFakeEureka(t)
+	f.full = netflixApps("1", "UP_1_", inApp("ORDERS", "h1", "UP", "ADDED"))
+	c := newFetchOnly(t, f.url())
+	mustRefresh(t, c)
+	return f, c
+}
+
 func TestFullFetchThenDeltas(t *testing.T) {
 	f := newFakeEureka(t)
 	f.full = netflixApps("1", "UP_3_",
@@ -200,10 +211,7 @@ func TestFullFetchThenDeltas(t *testing.T) {
 }
 
 func TestWrongHashForcesFullFetch(t *testing.T) {
-	f := newFakeEureka(t)
-	f.full = netflixApps("1", "UP_1_", inApp("ORDERS", "h1", "UP", "ADDED"))
-	c := newFetchOnly(t, f.url())
-	mustRefresh(t, c)
+	f, c := newFetchedOrders(t)
 	// The delta misses a change (h2 was added on the server): its hash,
 	// the server's full registry, does not match after applying it.
 	f.set(func(f *fakeEureka) {
@@ -229,10 +237,7 @@ func TestWrongHashForcesFullFetch(t *testing.T) {
 }
 
 func TestRefusedDeltaFallsBackToFullFetch(t *testing.T) {
-	f := newFakeEureka(t)
-	f.full = netflixApps("1", "UP_1_", inApp("ORDERS", "h1", "UP", "ADDED"))
-	c := newFetchOnly(t, f.url())
-	mustRefresh(t, c)
+	f, c := newFetchedOrders(t)
 	f.set(func(f *fakeEureka) {
 		f.deltaStatus = http.StatusForbidden
 		f.full = netflixApps("1", "UP_1_", inApp("ORDERS", "h7", "UP", "ADDED"))
