@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 func newCluster(t *testing.T, cfg Config, ccfg ClusterConfig, urls ...string) *Cluster {
@@ -155,7 +156,7 @@ func TestStickyServer(t *testing.T) {
 func TestQuarantine(t *testing.T) {
 	a := newFakeServer(t, http.StatusServiceUnavailable, "")
 	b := newFakeServer(t, http.StatusOK, "{}")
-	clk := newClock()
+	clk := testkit.NewFakeClock()
 	c := newCluster(t, Config{}, ClusterConfig{QuarantineDuration: 10 * time.Second, Now: clk.Now}, a.url(), b.url())
 	mustDo(t, c, Request{Path: "apps/"})
 	quarantined := func() []int {
@@ -172,11 +173,11 @@ func TestQuarantine(t *testing.T) {
 	if q := quarantined(); len(q) != 1 || q[0] != 0 {
 		t.Fatalf("quarantined %v, want the failed server 0", q)
 	}
-	clk.advance(10 * time.Second)
+	clk.Advance(10 * time.Second)
 	if q := quarantined(); len(q) != 1 {
 		t.Fatalf("quarantine ended early: %v", q)
 	}
-	clk.advance(time.Millisecond)
+	clk.Advance(time.Millisecond)
 	if q := quarantined(); len(q) != 0 {
 		t.Fatalf("still quarantined after the duration: %v", q)
 	}
@@ -187,7 +188,7 @@ func TestQuarantine(t *testing.T) {
 func TestQuarantineOfEveryServerIsCleared(t *testing.T) {
 	a := newFakeServer(t, http.StatusServiceUnavailable, "")
 	b := newFakeServer(t, http.StatusServiceUnavailable, "")
-	c := newCluster(t, Config{}, ClusterConfig{Now: newClock().Now}, a.url(), b.url())
+	c := newCluster(t, Config{}, ClusterConfig{Now: testkit.NewFakeClock().Now}, a.url(), b.url())
 	if _, err := c.Do(context.Background(), Request{Path: "apps/"}); err == nil {
 		t.Fatal("every server failing: no error")
 	}
@@ -210,7 +211,7 @@ func TestQuarantineClearedAtTwoThirds(t *testing.T) {
 		for n := range tc.servers {
 			urls = append(urls, "http://s"+strconv.Itoa(n)+"/eureka/")
 		}
-		clk := newClock()
+		clk := testkit.NewFakeClock()
 		c := newCluster(t, Config{}, ClusterConfig{Now: clk.Now}, urls...)
 		for idx := range tc.quarantined {
 			c.quarantined[idx] = clk.Now().Add(time.Minute)
@@ -233,7 +234,7 @@ func TestQuarantineOfTwoOfThreeIsCleared(t *testing.T) {
 	a := newFakeServer(t, http.StatusServiceUnavailable, "")
 	b := newFakeServer(t, http.StatusOK, "{}")
 	d := newFakeServer(t, http.StatusOK, "{}")
-	c := newCluster(t, Config{}, ClusterConfig{Now: newClock().Now}, a.url(), b.url(), d.url())
+	c := newCluster(t, Config{}, ClusterConfig{Now: testkit.NewFakeClock().Now}, a.url(), b.url(), d.url())
 	mustDo(t, c, Request{Path: "apps/"}) // a fails, b answers
 	a.status.Store(http.StatusOK)
 	b.status.Store(http.StatusServiceUnavailable)
@@ -261,7 +262,7 @@ func TestReshuffle(t *testing.T) {
 		urls = append(urls, f.url())
 	}
 	orders := 0
-	clk := newClock()
+	clk := testkit.NewFakeClock()
 	c := newCluster(t, Config{}, ClusterConfig{Now: clk.Now, QuarantineDuration: time.Hour, Reorder: func() []eureka.ServiceURL {
 		orders++
 		rotated := append(slices.Clone(urls[orders%3:]), urls[:orders%3]...)
@@ -272,12 +273,12 @@ func TestReshuffle(t *testing.T) {
 		t.Fatalf("answered by %s", resp.Server.Base)
 	}
 	servers[0].status.Store(http.StatusOK)
-	clk.advance(10*time.Minute - time.Nanosecond)
+	clk.Advance(10*time.Minute - time.Nanosecond)
 	mustDo(t, c, Request{Path: "apps/"})
 	if orders != 0 {
 		t.Fatalf("reordered after less than 10 minutes")
 	}
-	clk.advance(20 * time.Minute)
+	clk.Advance(20 * time.Minute)
 	// The new order is 1, 2, 0 and server 0 is still quarantined: server 1,
 	// first of the new order, answers.
 	if resp := mustDo(t, c, Request{Path: "apps/"}); orders != 1 || resp.Server.Base != urls[1] {
@@ -290,7 +291,7 @@ func TestReshuffle(t *testing.T) {
 		t.Errorf("quarantine after the reorder: %v, want the first server's at its new place", c.quarantined)
 	}
 	// The next period: order 2, 0, 1, and the quarantine has ended.
-	clk.advance(31 * time.Minute)
+	clk.Advance(31 * time.Minute)
 	if resp := mustDo(t, c, Request{Path: "apps/"}); orders != 2 || resp.Server.Base != urls[2] {
 		t.Fatalf("second period: %d reorders, answered by %s", orders, resp.Server.Base)
 	}
@@ -308,9 +309,9 @@ func TestReshuffle(t *testing.T) {
 
 // Without Reorder the order never changes.
 func TestNoReorderKeepsTheOrder(t *testing.T) {
-	clk := newClock()
+	clk := testkit.NewFakeClock()
 	c := newCluster(t, Config{}, ClusterConfig{Now: clk.Now}, "http://a/eureka/", "http://b/eureka/", "http://a/eureka/")
-	clk.advance(24 * time.Hour)
+	clk.Advance(24 * time.Hour)
 	c.pick(0)
 	if got := c.Servers(); len(got) != 2 || got[0].Base != "http://a/eureka/" || got[1].Base != "http://b/eureka/" {
 		t.Errorf("servers %v", got)
