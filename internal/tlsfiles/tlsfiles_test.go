@@ -216,16 +216,10 @@ func TestRotation(t *testing.T) {
 	}
 	later := time.Now().Add(2 * time.Minute)
 	os.Chtimes(ca.File, later, later)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, _, err := dial(addr, cli); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a client of the replaced client CA still gets through")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, "a client of the replaced client CA is refused", func() bool {
+		_, _, err := dial(addr, cli)
+		return err != nil
+	})
 }
 
 func TestErrorsNameTheFile(t *testing.T) {
