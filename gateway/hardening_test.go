@@ -60,9 +60,7 @@ func TestHeaderTimeoutEachRequest(t *testing.T) {
 	const limit = 300 * time.Millisecond
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			store := registry.New(registry.Config{})
-			serve(t, store, "echo", "a", echoBody)
-			base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops, HeaderTimeout: limit}, store)
+			base := startHeaderLimited(t, m.loops, limit, "echo", echoBody)
 			c := dialRaw(t, base)
 			c.send("GET /echo/1 HTTP/1.1\r\nHost: a\r\n\r\n")
 			c.read("GET")

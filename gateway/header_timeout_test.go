@@ -13,6 +13,17 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 )
 
+// startHeaderLimited starts a gateway, with loops as ServerConfig.Loops
+// and HeaderTimeout limit, in front of one instance of app that serves
+// handler, and returns the gateway's base URL.
+func startHeaderLimited(t *testing.T, loops int, limit time.Duration, app string, handler http.HandlerFunc) string {
+	t.Helper()
+	store := registry.New(registry.Config{})
+	serve(t, store, app, "a", handler)
+	base, _, _ := startServer(t, Config{}, ServerConfig{Loops: loops, HeaderTimeout: limit}, store)
+	return base
+}
+
 // A request header trickled a byte at a time, each byte well within the
 // read timeout, is cut HeaderTimeout after its first byte, in both modes;
 // a body may take longer, and the gateway goes on serving.
@@ -20,12 +31,10 @@ func TestHeaderTimeoutCutsATrickledHeader(t *testing.T) {
 	const limit = 300 * time.Millisecond
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			store := registry.New(registry.Config{})
-			serve(t, store, "orders", "a", func(w http.ResponseWriter, r *http.Request) {
+			base := startHeaderLimited(t, m.loops, limit, "orders", func(w http.ResponseWriter, r *http.Request) {
 				b, _ := io.ReadAll(r.Body)
 				w.Write(b)
 			})
-			base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops, HeaderTimeout: limit}, store)
 
 			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 			if err != nil {
@@ -82,12 +91,10 @@ func TestBareLineFeeds(t *testing.T) {
 	const limit = 300 * time.Millisecond
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			store := registry.New(registry.Config{})
-			serve(t, store, "orders", "a", func(w http.ResponseWriter, r *http.Request) {
+			base := startHeaderLimited(t, m.loops, limit, "orders", func(w http.ResponseWriter, r *http.Request) {
 				b, _ := io.ReadAll(r.Body)
 				io.WriteString(w, r.URL.Path+string(b))
 			})
-			base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops, HeaderTimeout: limit}, store)
 			c := dialRaw(t, base)
 			if m.loops < 0 {
 				c.send("GET /orders/a HTTP/1.1\nHost: gw\n\n")
