@@ -39,16 +39,8 @@ func call(t *testing.T, method, url string, body []byte, headers ...string) repl
 	for n := 0; n+1 < len(headers); n += 2 {
 		req.Header.Set(headers[n], headers[n+1])
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{resp.StatusCode, resp.Header, string(b)}
+	resp, got := testkit.Do(t, client, req)
+	return reply{resp.StatusCode, resp.Header, got}
 }
 
 const jsonCT = "application/json"

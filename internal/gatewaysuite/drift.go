@@ -2,7 +2,6 @@ package gatewaysuite
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // The cases in this file pin down, byte for byte, what the two gateways
@@ -180,16 +180,8 @@ func send(t *testing.T, method, url, body string) reply {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{resp.StatusCode, resp.Header, string(b)}
+	resp, got := testkit.Do(t, client(), req)
+	return reply{resp.StatusCode, resp.Header, got}
 }
 
 // When an instance has taken a request and sends no response header

@@ -1,9 +1,9 @@
 // Package testkit holds what the test suites share: the goleak settings,
-// a poll for conditions reached over the network, free loopback ports, a
-// plain GET (HTTPGet), a fake clock, a hung backend, a slowloris writer
-// (Trickle) and a small load generator for failover tests, and
-// registrations to test and benchmark with (Inst, and SampleInstance,
-// which the load command cmd/eurekabench uses too).
+// a poll for conditions reached over the network, free loopback ports,
+// requests sent and read whole (Do, HTTPGet), a fake clock, a hung
+// backend, a slowloris writer (Trickle) and a small load generator for
+// failover tests, and registrations to test and benchmark with (Inst, and
+// SampleInstance, which the load command cmd/eurekabench uses too).
 package testkit
 
 import (
@@ -70,11 +70,27 @@ func FreeAddr(t testing.TB) string {
 // and the body; it fails the test if the request fails.
 func HTTPGet(t testing.TB, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := Do(t, http.DefaultClient, req)
+	return resp.StatusCode, body
+}
+
+// Do sends req with c and returns the response, its body already read
+// whole and closed, and the body; it fails the test if sending or reading
+// fails.
+func Do(t testing.TB, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
 }
