@@ -57,14 +57,13 @@ func TestBodiesAndTheNextRequestArriveIntact(t *testing.T) {
 // drained body with blank lines in it, the next header trickled in is
 // cut too; one sent at once after a long idle wait is not.
 func TestHeaderTimeoutEachRequest(t *testing.T) {
-	const limit = 300 * time.Millisecond
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			base := startHeaderLimited(t, m.loops, limit, "echo", echoBody)
+			base := startHeaderLimited(t, m.loops, "echo", echoBody)
 			c := dialRaw(t, base)
 			c.send("GET /echo/1 HTTP/1.1\r\nHost: a\r\n\r\n")
 			c.read("GET")
-			time.Sleep(2 * limit) // idle, within ReadTimeout: not the header's time
+			time.Sleep(2 * headerLimit) // idle, within ReadTimeout: not the header's time
 			c.send("GET /echo/2 HTTP/1.1\r\nHost: a\r\n\r\n")
 			if resp, _ := c.read("GET"); resp.StatusCode != 200 {
 				t.Fatalf("after an idle wait: %d", resp.StatusCode)
@@ -76,8 +75,8 @@ func TestHeaderTimeoutEachRequest(t *testing.T) {
 			defer func() { close(stop); <-done }()
 			began := time.Now()
 			resp, _ := c.read("GET")
-			if took := time.Since(began); resp.StatusCode != 408 || took > limit+time.Second {
-				t.Errorf("the header after a drained body: %d after %v, want 408 after about %v", resp.StatusCode, took, limit)
+			if took := time.Since(began); resp.StatusCode != 408 || took > headerLimit+time.Second {
+				t.Errorf("the header after a drained body: %d after %v, want 408 after about %v", resp.StatusCode, took, headerLimit)
 			}
 		})
 	}

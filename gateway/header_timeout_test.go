@@ -13,28 +13,40 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 )
 
+// headerLimit is the HeaderTimeout of the gateways startHeaderLimited
+// starts: short, for the tests to wait it out.
+const headerLimit = 300 * time.Millisecond
+
 // startHeaderLimited starts a gateway, with loops as ServerConfig.Loops
-// and HeaderTimeout limit, in front of one instance of app that serves
-// handler, and returns the gateway's base URL.
-func startHeaderLimited(t *testing.T, loops int, limit time.Duration, app string, handler http.HandlerFunc) string {
+// and HeaderTimeout headerLimit, in front of one instance of app that
+// serves handler, and returns the gateway's base URL.
+func startHeaderLimited(t *testing.T, loops int, app string, handler http.HandlerFunc) string {
 	t.Helper()
 	store := registry.New(registry.Config{})
 	serve(t, store, app, "a", handler)
-	base, _, _ := startServer(t, Config{}, ServerConfig{Loops: loops, HeaderTimeout: limit}, store)
+	base, _, _ := startServer(t, Config{}, ServerConfig{Loops: loops, HeaderTimeout: headerLimit}, store)
 	return base
+}
+
+// echoRawBody answers with the request's body.
+func echoRawBody(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	w.Write(b)
+}
+
+// echoPathBody answers with the request's path followed by its body.
+func echoPathBody(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	io.WriteString(w, r.URL.Path+string(b))
 }
 
 // A request header trickled a byte at a time, each byte well within the
 // read timeout, is cut HeaderTimeout after its first byte, in both modes;
 // a body may take longer, and the gateway goes on serving.
 func TestHeaderTimeoutCutsATrickledHeader(t *testing.T) {
-	const limit = 300 * time.Millisecond
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			base := startHeaderLimited(t, m.loops, limit, "orders", func(w http.ResponseWriter, r *http.Request) {
-				b, _ := io.ReadAll(r.Body)
-				w.Write(b)
-			})
+			base := startHeaderLimited(t, m.loops, "orders", echoRawBody)
 
 			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 			if err != nil {
@@ -52,8 +64,8 @@ func TestHeaderTimeoutCutsATrickledHeader(t *testing.T) {
 			if !strings.HasPrefix(string(got), "HTTP/1.1 408 ") {
 				t.Fatalf("the trickled header was not cut: %q, %v", got, err)
 			}
-			if took := time.Since(began); took < limit || took > limit+2*time.Second {
-				t.Errorf("cut after %v, want about %v", took, limit)
+			if took := time.Since(began); took < headerLimit || took > headerLimit+2*time.Second {
+				t.Errorf("cut after %v, want about %v", took, headerLimit)
 			}
 
 			// A body that trickles past the header's limit is not cut.
@@ -88,13 +100,9 @@ func TestHeaderTimeoutCutsATrickledHeader(t *testing.T) {
 // that goes to fasthttp); fasthttp alone waits for a CRLF CRLF that never
 // comes, and HeaderTimeout cuts it with 408.
 func TestBareLineFeeds(t *testing.T) {
-	const limit = 300 * time.Millisecond
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			base := startHeaderLimited(t, m.loops, limit, "orders", func(w http.ResponseWriter, r *http.Request) {
-				b, _ := io.ReadAll(r.Body)
-				io.WriteString(w, r.URL.Path+string(b))
-			})
+			base := startHeaderLimited(t, m.loops, "orders", echoPathBody)
 			c := dialRaw(t, base)
 			if m.loops < 0 {
 				c.send("GET /orders/a HTTP/1.1\nHost: gw\n\n")
