@@ -65,59 +65,76 @@ func dial(addr string, cfg *tls.Config) (server, client string, err error) {
 	return c.ConnectionState().PeerCertificates[0].Subject.CommonName, string(b), nil
 }
 
-func TestMutualTLS(t *testing.T) {
-	dir := t.TempDir()
-	ca := testkit.NewCA(t, dir, "ca")
-	scert, skey := ca.Issue(t, "server")
-	ccert, ckey := ca.Issue(t, "client")
-	srv, err := Server(Files{Cert: scert, Key: skey, CA: ca.File})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if srv.MinVersion != tls.VersionTLS12 {
-		t.Fatalf("MinVersion = %x", srv.MinVersion)
-	}
-	addr := serve(t, srv)
+// mutual is a server that asks for client certificates, served from files
+// a fresh CA issued, and a client configured from files to reach it.
+type mutual struct {
+	dir         string
+	ca          *testkit.CA
+	scert, skey string // the server's pair, CN "server"
+	ccert, ckey string // the client's pair, CN "client"
+	srv, cli    *tls.Config
+	addr        string
+}
 
-	cli, err := Client(Files{Cert: ccert, Key: ckey, CA: ca.File})
-	if err != nil {
+// startMutual writes the CA "ca" and the pairs "server" and "client" to a
+// temporary folder, serves with Server on loopback, and dials once with
+// Client, failing the test unless each side names the other.
+func startMutual(t *testing.T) *mutual {
+	t.Helper()
+	m := &mutual{dir: t.TempDir()}
+	m.ca = testkit.NewCA(t, m.dir, "ca")
+	m.scert, m.skey = m.ca.Issue(t, "server")
+	m.ccert, m.ckey = m.ca.Issue(t, "client")
+	var err error
+	if m.srv, err = Server(Files{Cert: m.scert, Key: m.skey, CA: m.ca.File}); err != nil {
 		t.Fatal(err)
 	}
-	s, c, err := dial(addr, cli)
-	if err != nil || s != "server" || c != "client" {
+	m.addr = serve(t, m.srv)
+	if m.cli, err = Client(Files{Cert: m.ccert, Key: m.ckey, CA: m.ca.File}); err != nil {
+		t.Fatal(err)
+	}
+	if s, c, err := dial(m.addr, m.cli); err != nil || s != "server" || c != "client" {
 		t.Fatalf("mutual TLS: server %q client %q, %v", s, c, err)
+	}
+	return m
+}
+
+func TestMutualTLS(t *testing.T) {
+	m := startMutual(t)
+	if m.srv.MinVersion != tls.VersionTLS12 {
+		t.Fatalf("MinVersion = %x", m.srv.MinVersion)
 	}
 
 	// A client with no certificate is refused.
-	anon, err := Client(Files{CA: ca.File})
+	anon, err := Client(Files{CA: m.ca.File})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := dial(addr, anon); err == nil {
+	if _, _, err := dial(m.addr, anon); err == nil {
 		t.Fatal("a client without a certificate got through")
 	}
 	// So is one whose certificate another CA signed.
 	other := testkit.NewCA(t, t.TempDir(), "other")
 	ocert, okey := other.Issue(t, "intruder")
-	intruder, err := Client(Files{Cert: ocert, Key: okey, CA: ca.File})
+	intruder, err := Client(Files{Cert: ocert, Key: okey, CA: m.ca.File})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := dial(addr, intruder); err == nil {
+	if _, _, err := dial(m.addr, intruder); err == nil {
 		t.Fatal("a client with a certificate of another CA got through")
 	}
 	// A client that does not trust the server's CA refuses it.
-	wrongRoots, err := Client(Files{Cert: ccert, Key: ckey, CA: other.File})
+	wrongRoots, err := Client(Files{Cert: m.ccert, Key: m.ckey, CA: other.File})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := dial(addr, wrongRoots); err == nil || !strings.Contains(err.Error(), "certificate") {
+	if _, _, err := dial(m.addr, wrongRoots); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("a client trusting another CA: %v", err)
 	}
 	// TLS 1.1 is refused.
-	old := cli.Clone()
+	old := m.cli.Clone()
 	old.MaxVersion = tls.VersionTLS11
-	if _, _, err := dial(addr, old); err == nil {
+	if _, _, err := dial(m.addr, old); err == nil {
 		t.Fatal("a TLS 1.1 client got through")
 	}
 }
@@ -173,51 +190,36 @@ func eventually(t *testing.T, what string, addr string, cfg *tls.Config, check f
 // Certificates rotated on disk are taken into use without a restart, by the
 // server and by the client; a half-done rotation keeps the old pair.
 func TestRotation(t *testing.T) {
-	dir := t.TempDir()
-	ca := testkit.NewCA(t, dir, "ca")
-	scert, skey := ca.Issue(t, "server")
-	ccert, ckey := ca.Issue(t, "client")
-	srv, err := Server(Files{Cert: scert, Key: skey, CA: ca.File})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := serve(t, srv)
-	cli, err := Client(Files{Cert: ccert, Key: ckey, CA: ca.File})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, c, err := dial(addr, cli); err != nil || s != "server" || c != "client" {
-		t.Fatalf("before: server %q client %q, %v", s, c, err)
-	}
+	m := startMutual(t)
 
 	// Half a rotation: a new certificate whose key is not there yet.
-	half := ca.Cert(t, "half")
-	testkit.WriteKeyPair(t, half, filepath.Join(dir, "half.pem"), filepath.Join(dir, "half-key.pem"))
-	data, _ := os.ReadFile(filepath.Join(dir, "half.pem"))
-	if err := os.WriteFile(scert, data, 0o600); err != nil {
+	half := m.ca.Cert(t, "half")
+	testkit.WriteKeyPair(t, half, filepath.Join(m.dir, "half.pem"), filepath.Join(m.dir, "half-key.pem"))
+	data, _ := os.ReadFile(filepath.Join(m.dir, "half.pem"))
+	if err := os.WriteFile(m.scert, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(CheckInterval + 100*time.Millisecond)
-	if s, _, err := dial(addr, cli); err != nil || s != "server" {
+	if s, _, err := dial(m.addr, m.cli); err != nil || s != "server" {
 		t.Fatalf("half-rotated: server %q, %v; want the old pair kept", s, err)
 	}
 
-	rotate(t, ca, "server-2", scert, skey)
-	eventually(t, "server rotation", addr, cli, func(s, _ string) bool { return s == "server-2" })
-	rotate(t, ca, "client-2", ccert, ckey)
-	eventually(t, "client rotation", addr, cli, func(_, c string) bool { return c == "client-2" })
+	rotate(t, m.ca, "server-2", m.scert, m.skey)
+	eventually(t, "server rotation", m.addr, m.cli, func(s, _ string) bool { return s == "server-2" })
+	rotate(t, m.ca, "client-2", m.ccert, m.ckey)
+	eventually(t, "client rotation", m.addr, m.cli, func(_, c string) bool { return c == "client-2" })
 
 	// The client CA too: a server that now trusts another CA only refuses
 	// the old clients.
 	other := testkit.NewCA(t, t.TempDir(), "other")
 	data, _ = os.ReadFile(other.File)
-	if err := os.WriteFile(ca.File, data, 0o600); err != nil {
+	if err := os.WriteFile(m.ca.File, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	later := time.Now().Add(2 * time.Minute)
-	os.Chtimes(ca.File, later, later)
+	os.Chtimes(m.ca.File, later, later)
 	testkit.Eventually(t, 5*time.Second, "a client of the replaced client CA is refused", func() bool {
-		_, _, err := dial(addr, cli)
+		_, _, err := dial(m.addr, m.cli)
 		return err != nil
 	})
 }
