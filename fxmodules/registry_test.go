@@ -1,7 +1,6 @@
 package fxmodules
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -52,21 +51,10 @@ func TestServerServesAndStops(t *testing.T) {
 	app.RequireStart()
 	base := "http://" + srv.Addr().String()
 	body := `{"instance":{"hostName":"h","app":"A","ipAddr":"127.0.0.1","dataCenterInfo":{"name":"MyOwn"}}}`
-	resp, err := http.Post(base+"/eureka/apps/A", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	if status, _ := testkit.HTTPPost(t, base+"/eureka/apps/A", "application/json", body); status != 204 {
+		t.Fatalf("register: %d", status)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 204 {
-		t.Fatalf("register: %d", resp.StatusCode)
-	}
-	resp, err = http.Get(base + "/eureka/apps/A")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), "<hostName>h</hostName>") {
+	if _, b := testkit.HTTPGet(t, base+"/eureka/apps/A"); !strings.Contains(b, "<hostName>h</hostName>") {
 		t.Fatalf("read back: %s", b)
 	}
 	http.DefaultClient.CloseIdleConnections()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 
 	"go.uber.org/fx"
@@ -21,13 +20,8 @@ func TestEmbeddedRegistry(t *testing.T) {
 	app.RequireStart()
 	defer app.RequireStop()
 	body := `{"instance":{"hostName":"h","app":"orders","ipAddr":"127.0.0.1","dataCenterInfo":{"name":"MyOwn"}}}`
-	resp, err := http.Post("http://"+srv.Addr().String()+"/eureka/apps/ORDERS", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 204 {
-		t.Fatalf("register: %d", resp.StatusCode)
+	if status, _ := testkit.HTTPPost(t, "http://"+srv.Addr().String()+"/eureka/apps/ORDERS", "application/json", body); status != 204 {
+		t.Fatalf("register: %d", status)
 	}
 	http.DefaultClient.CloseIdleConnections()
 }

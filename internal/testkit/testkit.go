@@ -1,6 +1,6 @@
 // Package testkit holds what the test suites share: the goleak settings,
 // a poll for conditions reached over the network, free loopback ports,
-// requests sent and read whole (Do, HTTPGet), a fake clock, a hung
+// requests sent and read whole (Do, HTTPGet, HTTPPost), a fake clock, a hung
 // backend, a slowloris writer (Trickle) and a small load generator for
 // failover tests, and registrations to test and benchmark with (Inst, and
 // SampleInstance, which the load command cmd/eurekabench uses too).
@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,12 +71,30 @@ func FreeAddr(t testing.TB) string {
 // and the body; it fails the test if the request fails.
 func HTTPGet(t testing.TB, url string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	return httpSend(t, http.MethodGet, url, "", "")
+}
+
+// HTTPPost posts body as contentType to url with http.DefaultClient and
+// returns the status code and the answer's body; it fails the test if the
+// request fails.
+func HTTPPost(t testing.TB, url, contentType, body string) (int, string) {
+	t.Helper()
+	return httpSend(t, http.MethodPost, url, contentType, body)
+}
+
+// httpSend is HTTPGet and HTTPPost: it sends body, with the Content-Type
+// contentType unless that is empty.
+func httpSend(t testing.TB, method, url, contentType, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, body := Do(t, http.DefaultClient, req)
-	return resp.StatusCode, body
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, answer := Do(t, http.DefaultClient, req)
+	return resp.StatusCode, answer
 }
 
 // Do sends req with c and returns the response, its body already read
