@@ -33,6 +33,15 @@ func mustDo(t *testing.T, c *Cluster, r Request) Response {
 	return resp
 }
 
+// mustBeAnsweredBy sends a GET of path with c and fails the test unless
+// the server at base answered it.
+func mustBeAnsweredBy(t *testing.T, c *Cluster, path, base string) {
+	t.Helper()
+	if resp := mustDo(t, c, Request{Path: path}); resp.Server.Base != base {
+		t.Fatalf("GET %s answered by %s, want %s", path, resp.Server.Base, base)
+	}
+}
+
 func TestFailoverOnServerError(t *testing.T) {
 	bad := newFakeServer(t, http.StatusServiceUnavailable, "")
 	good := newFakeServer(t, http.StatusOK, `{"ok":true}`)
@@ -49,18 +58,14 @@ func TestFailoverOnServerError(t *testing.T) {
 func TestFailoverOnConnectionRefused(t *testing.T) {
 	good := newFakeServer(t, http.StatusOK, "{}")
 	c := newCluster(t, Config{}, ClusterConfig{}, refusedURL(t), good.url())
-	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != good.url() {
-		t.Fatalf("answered by %s", resp.Server.Base)
-	}
+	mustBeAnsweredBy(t, c, "apps/", good.url())
 }
 
 func TestFailoverOnTimeout(t *testing.T) {
 	hung, _ := hungServer(t)
 	good := newFakeServer(t, http.StatusOK, "{}")
 	c := newCluster(t, Config{ReadTimeout: 100 * time.Millisecond}, ClusterConfig{}, hung, good.url())
-	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != good.url() {
-		t.Fatalf("answered by %s", resp.Server.Base)
-	}
+	mustBeAnsweredBy(t, c, "apps/", good.url())
 }
 
 // Which statuses fail over depends on the request: a 403 is the answer to
@@ -132,9 +137,7 @@ func TestStickyServer(t *testing.T) {
 	mustDo(t, c, Request{Path: "apps/"})
 	a.status.Store(http.StatusOK)
 	for range 3 {
-		if resp := mustDo(t, c, Request{Path: "apps/delta"}); resp.Server.Base != b.url() {
-			t.Fatalf("moved to %s", resp.Server.Base)
-		}
+		mustBeAnsweredBy(t, c, "apps/delta", b.url())
 	}
 	if a.hits.Load() != 1 {
 		t.Errorf("the first server was tried %d times", a.hits.Load())
@@ -142,9 +145,7 @@ func TestStickyServer(t *testing.T) {
 	// b fails: the request moves on, wrapping around to a, which sticks.
 	b.status.Store(http.StatusBadGateway)
 	for range 2 {
-		if resp := mustDo(t, c, Request{Path: "apps/delta"}); resp.Server.Base != a.url() {
-			t.Fatalf("after b failed: answered by %s", resp.Server.Base)
-		}
+		mustBeAnsweredBy(t, c, "apps/delta", a.url())
 	}
 	if b.hits.Load() != 5 {
 		t.Errorf("b tried %d times, want 5", b.hits.Load())
@@ -193,9 +194,7 @@ func TestQuarantineOfEveryServerIsCleared(t *testing.T) {
 		t.Fatal("every server failing: no error")
 	}
 	b.status.Store(http.StatusOK)
-	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != b.url() {
-		t.Fatalf("answered by %s", resp.Server.Base)
-	}
+	mustBeAnsweredBy(t, c, "apps/", b.url())
 	if a.hits.Load() != 2 || b.hits.Load() != 2 {
 		t.Errorf("hits a %d b %d, want both tried again", a.hits.Load(), b.hits.Load())
 	}
@@ -238,16 +237,12 @@ func TestQuarantineOfTwoOfThreeIsCleared(t *testing.T) {
 	mustDo(t, c, Request{Path: "apps/"}) // a fails, b answers
 	a.status.Store(http.StatusOK)
 	b.status.Store(http.StatusServiceUnavailable)
-	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != d.url() {
-		t.Fatalf("answered by %s, want the third server", resp.Server.Base)
-	}
+	mustBeAnsweredBy(t, c, "apps/", d.url())
 	if len(c.quarantined) != 0 {
 		t.Errorf("quarantine of two of three servers kept: %v", c.quarantined)
 	}
 	d.status.Store(http.StatusServiceUnavailable)
-	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != a.url() {
-		t.Fatalf("answered by %s, want the first server again", resp.Server.Base)
-	}
+	mustBeAnsweredBy(t, c, "apps/", a.url())
 }
 
 // With Reorder, the Cluster takes a new order every 10 to 30 minutes (20
@@ -269,9 +264,7 @@ func TestReshuffle(t *testing.T) {
 		return parseAll(t, rotated...)
 	}}, urls...)
 	servers[0].status.Store(http.StatusServiceUnavailable)
-	if resp := mustDo(t, c, Request{Path: "apps/"}); resp.Server.Base != urls[1] {
-		t.Fatalf("answered by %s", resp.Server.Base)
-	}
+	mustBeAnsweredBy(t, c, "apps/", urls[1])
 	servers[0].status.Store(http.StatusOK)
 	clk.Advance(10*time.Minute - time.Nanosecond)
 	mustDo(t, c, Request{Path: "apps/"})
