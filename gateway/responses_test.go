@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -94,32 +93,43 @@ func TestNoApplicationGoesToOther(t *testing.T) {
 	}
 }
 
-// A tunnel may stay quiet past ReadTimeout; Close ends it.
-func TestCloseEndsTunnels(t *testing.T) {
-	store := registry.New(registry.Config{})
-	upstream, err := net.Listen("tcp", "127.0.0.1:0")
+// registerRawOnce registers instance "a" of app in store at a listener of
+// its own, which accepts one connection, hands it to answer and closes
+// it; the test waits for answer to return when it ends.
+func registerRawOnce(t *testing.T, store *registry.Store, app string, answer func(c net.Conn)) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer upstream.Close()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Add(1)
-	go func() { // an instance that switches protocols, then echoes
-		defer wg.Done()
-		c, err := upstream.Accept()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
 		defer c.Close()
+		answer(c)
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	register(t, store, app, "a", ln.Addr().(*net.TCPAddr).Port)
+}
+
+// A tunnel may stay quiet past ReadTimeout; Close ends it.
+func TestCloseEndsTunnels(t *testing.T) {
+	store := registry.New(registry.Config{})
+	registerRawOnce(t, store, "echo", func(c net.Conn) { // an instance that switches protocols, then echoes
 		br := bufio.NewReader(c)
 		if _, err := http.ReadRequest(br); err != nil {
 			return
 		}
 		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
 		io.Copy(c, br)
-	}()
-	register(t, store, "echo", "a", upstream.Addr().(*net.TCPAddr).Port)
+	})
 	g, err := New(Config{Routing: routing.Config{Instances: store}})
 	if err != nil {
 		t.Fatal(err)
@@ -259,25 +269,10 @@ func testResponseFramings(t *testing.T, scfg ServerConfig) {
 	defer chunked.Close()
 	register(t, store, "chunked", "a", chunked.Listener.Addr().(*net.TCPAddr).Port)
 
-	raw, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Add(1)
-	go func() { // answers one request with a body that ends when the connection does
-		defer wg.Done()
-		c, err := raw.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	registerRawOnce(t, store, "identity", func(c net.Conn) { // answers one request with a body that ends when the connection does
 		http.ReadRequest(bufio.NewReader(c))
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n"+strings.Repeat("i", 70<<10))
-	}()
-	register(t, store, "identity", "a", raw.Addr().(*net.TCPAddr).Port)
+	})
 	base, _, _ := startServer(t, Config{}, scfg, store)
 
 	for range 2 {
