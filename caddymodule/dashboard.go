@@ -39,11 +39,10 @@ func (*Dashboard) CaddyModule() caddy.ModuleInfo {
 
 // Provision finds the eureka app's registry.
 func (d *Dashboard) Provision(ctx caddy.Context) error {
-	v, err := ctx.App("eureka")
+	app, err := eurekaApp(ctx)
 	if err != nil {
-		return fmt.Errorf("loading eureka app: %v", err)
+		return err
 	}
-	app := v.(*App)
 	store := app.Store()
 	if store == nil {
 		return fmt.Errorf("the eureka app is in remote mode: it hosts no registry to show")

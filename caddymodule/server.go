@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
@@ -43,11 +42,10 @@ func (*Server) CaddyModule() caddy.ModuleInfo {
 
 // Provision finds the eureka app's registry.
 func (s *Server) Provision(ctx caddy.Context) error {
-	v, err := ctx.App("eureka")
+	app, err := eurekaApp(ctx)
 	if err != nil {
-		return fmt.Errorf("loading eureka app: %v", err)
+		return err
 	}
-	app := v.(*App)
 	api, err := app.API(s.Prefix)
 	if err != nil {
 		return err

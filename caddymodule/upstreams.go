@@ -58,11 +58,11 @@ func (u *Upstreams) Provision(ctx caddy.Context) error {
 	if u.Service == "" {
 		return fmt.Errorf("eureka upstreams: service is required")
 	}
-	v, err := ctx.App("eureka")
+	app, err := eurekaApp(ctx)
 	if err != nil {
-		return fmt.Errorf("loading eureka app: %v", err)
+		return err
 	}
-	u.app = v.(*App)
+	u.app = app
 	return nil
 }
 
