@@ -1,9 +1,6 @@
 package gatewaysuite
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -17,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // suitePKI is the suite's certificate authority and the one leaf it
@@ -24,10 +23,6 @@ import (
 // per process and kept in memory only.
 var suitePKI = sync.OnceValues(func() (*pkiPair, error) {
 	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
 	caTmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "gatewaysuite CA"},
@@ -37,15 +32,7 @@ var suitePKI = sync.OnceValues(func() (*pkiPair, error) {
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caKey, caDER, ca, err := testkit.NewKeyCert(caTmpl, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +45,7 @@ var suitePKI = sync.OnceValues(func() (*pkiPair, error) {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	leaf, err := x509.ParseCertificate(der)
+	key, der, leaf, err := testkit.NewKeyCert(tmpl, ca, caKey)
 	if err != nil {
 		return nil, err
 	}

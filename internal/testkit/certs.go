@@ -80,25 +80,43 @@ func (ca *CA) Cert(t testing.TB, cn string, dnsNames ...string) tls.Certificate 
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
 }
 
-// newCert makes a new P-256 key and a certificate for it from tmpl, signed
-// by ca, or by the new key itself when ca is nil. It returns the key, the
-// certificate's DER bytes and the parsed certificate.
+// newCert is NewKeyCert signed by ca, or self-signed when ca is nil; it
+// fails the test if that fails.
 func newCert(t testing.TB, tmpl *x509.Certificate, ca *CA) (*ecdsa.PrivateKey, []byte, *x509.Certificate) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent, parentKey := tmpl, key
+	var parent *x509.Certificate
+	var parentKey *ecdsa.PrivateKey
 	if ca != nil {
 		parent, parentKey = ca.cert, ca.key
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	key, der, cert, err := NewKeyCert(tmpl, parent, parentKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, _ := x509.ParseCertificate(der)
 	return key, der, cert
+}
+
+// NewKeyCert makes a new P-256 key and a certificate for it from tmpl,
+// signed by parent with parentKey, or by the new key itself when parent is
+// nil. It returns the key, the certificate's DER bytes and the parsed
+// certificate.
+func NewKeyCert(tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, []byte, *x509.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return key, der, cert, nil
 }
 
 // WriteKeyPair writes cert's chain and key as PEM files.
