@@ -33,6 +33,19 @@ func mustDo(t *testing.T, c *Cluster, r Request) Response {
 	return resp
 }
 
+// newFakeServers starts n fake servers that answer status and body, and
+// returns them with their base URLs.
+func newFakeServers(t *testing.T, n, status int, body string) ([]*fakeServer, []string) {
+	t.Helper()
+	servers := make([]*fakeServer, n)
+	urls := make([]string, n)
+	for k := range servers {
+		servers[k] = newFakeServer(t, status, body)
+		urls[k] = servers[k].url()
+	}
+	return servers, urls
+}
+
 // mustBeAnsweredBy sends a GET of path with c and fails the test unless
 // the server at base answered it.
 func mustBeAnsweredBy(t *testing.T, c *Cluster, path, base string) {
@@ -249,13 +262,7 @@ func TestQuarantineOfTwoOfThreeIsCleared(t *testing.T) {
 // minutes ± 50%) by its clock, and starts over with its first server; a
 // quarantine follows its server into the new order.
 func TestReshuffle(t *testing.T) {
-	var servers []*fakeServer
-	var urls []string
-	for range 3 {
-		f := newFakeServer(t, http.StatusOK, "{}")
-		servers = append(servers, f)
-		urls = append(urls, f.url())
-	}
+	servers, urls := newFakeServers(t, 3, http.StatusOK, "{}")
 	orders := 0
 	clk := testkit.NewFakeClock()
 	c := newCluster(t, Config{}, ClusterConfig{Now: clk.Now, QuarantineDuration: time.Hour, Reorder: func() []eureka.ServiceURL {
@@ -313,13 +320,7 @@ func TestNoReorderKeepsTheOrder(t *testing.T) {
 
 // At most three servers per request, and the error lists each attempt.
 func TestAtMostThreeServersPerRequest(t *testing.T) {
-	var servers []*fakeServer
-	var urls []string
-	for range 4 {
-		f := newFakeServer(t, http.StatusServiceUnavailable, "")
-		servers = append(servers, f)
-		urls = append(urls, f.url())
-	}
+	servers, urls := newFakeServers(t, 4, http.StatusServiceUnavailable, "")
 	c := newCluster(t, Config{}, ClusterConfig{}, urls...)
 	_, err := c.Do(context.Background(), Request{Method: http.MethodPut, Path: "apps/A/1?status=UP"})
 	var ce *ClusterError
