@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -17,7 +16,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/registry"
-	"github.com/eurekagate/eurekagate/routing"
 )
 
 // What clients get back through the gateway: response headers and
@@ -130,15 +128,7 @@ func TestCloseEndsTunnels(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
 		io.Copy(c, br)
 	})
-	g, err := New(Config{Routing: routing.Config{Instances: store}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := NewServer(g, ServerConfig{Addr: "127.0.0.1:0", ReadTimeout: 300 * time.Millisecond})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop(context.Background())
+	_, g, srv := startServer(t, Config{}, ServerConfig{ReadTimeout: 300 * time.Millisecond}, store)
 	conn, err := net.Dial("tcp", srv.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -307,15 +297,7 @@ func TestClientReadTimeoutBoundsEachWait(t *testing.T) {
 		n, _ := io.Copy(io.Discard, r.Body)
 		fmt.Fprintf(w, "got %d", n)
 	})
-	g, err := New(Config{Routing: routing.Config{Instances: store}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := NewServer(g, ServerConfig{Addr: "127.0.0.1:0", ReadTimeout: 400 * time.Millisecond})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Stop(context.Background()); g.Close() }()
+	_, _, srv := startServer(t, Config{}, ServerConfig{ReadTimeout: 400 * time.Millisecond}, store)
 	addr := srv.Addr().String()
 
 	upload := func(pause time.Duration) (string, error) {
