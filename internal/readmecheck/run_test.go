@@ -63,6 +63,54 @@ func (o *output) String() string {
 	return o.buf.String()
 }
 
+// proc is a snippet's binary running, its output collected.
+type proc struct {
+	cmd    *exec.Cmd
+	out    output
+	exited chan error // gets what Wait returned, once
+}
+
+// startProc starts bin with its output and errors collected in out.
+func startProc(t *testing.T, bin string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(bin), exited: make(chan error, 1)}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	return p
+}
+
+// stop kills the process if it still runs and waits for it, and logs its
+// output if the test failed.
+func (p *proc) stop(t *testing.T) {
+	p.cmd.Process.Kill()
+	err := <-p.exited
+	p.exited <- err
+	if t.Failed() {
+		t.Logf("the snippet's output:\n%s", p.out.String())
+	}
+}
+
+// signal sends sig and waits up to d for the process, what, to exit, and
+// returns what Wait returned; it fails the test if the process has not
+// exited by then.
+func (p *proc) signal(t *testing.T, sig os.Signal, d time.Duration, what string) error {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.exited:
+		p.exited <- err // for stop
+		return err
+	case <-time.After(d):
+		t.Fatalf("%s did not stop on %v", what, sig)
+		return nil
+	}
+}
+
 // startRegistry starts a registry on a loopback port and returns it and
 // its host:port.
 func startRegistry(t *testing.T) (*registry.Store, string) {
@@ -129,18 +177,8 @@ func runPlainSnippet(t *testing.T, src string) {
 func runGatewaySnippet(t *testing.T, src string) {
 	regAddr, gwAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	bin := buildSnippet(t, src, `"127.0.0.1:8761"`, `"`+regAddr+`"`, `"127.0.0.1:8080"`, `"`+gwAddr+`"`)
-	var out output
-	cmd := exec.Command(bin)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Kill()
-		<-done
-	}()
+	p := startProc(t, bin)
+	defer p.stop(t)
 	get := func(path string) (int, string, error) {
 		resp, err := http.Get("http://" + gwAddr + path)
 		if err != nil {
@@ -182,17 +220,8 @@ func runGatewaySnippet(t *testing.T, src string) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		done <- err // for the deferred wait
-		if err != nil {
-			t.Fatalf("the gateway did not stop cleanly on an interrupt: %v\n%s", err, out.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the gateway did not stop on an interrupt")
+	if err := p.signal(t, os.Interrupt, 10*time.Second, "the gateway"); err != nil {
+		t.Fatalf("the gateway did not stop cleanly on an interrupt: %v\n%s", err, p.out.String())
 	}
 }
 
@@ -218,21 +247,8 @@ func runFxSnippet(t *testing.T, src string) {
 	svcPort := port(t, listen)
 	bin := buildSnippet(t, src, "localhost:8761", regAddr, "8080", svcPort)
 
-	var out output
-	cmd := exec.Command(bin)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("the snippet's output:\n%s", out.String())
-		}
-	}()
+	p := startProc(t, bin)
+	defer p.stop(t)
 
 	registered := func() *eureka.InstanceInfo {
 		for _, i := range store.AllInstances("ORDERS") {
@@ -245,7 +261,7 @@ func runFxSnippet(t *testing.T, src string) {
 		return i != nil && i.Status == eureka.StatusUp && strconv.Itoa(i.Port.Number) == svcPort
 	})
 	testkit.Eventually(t, 10*time.Second, "the log line of the registration", func() bool {
-		return strings.Contains(out.String(), "instance registered")
+		return strings.Contains(p.out.String(), "instance registered")
 	})
 	var body string
 	testkit.Eventually(t, 10*time.Second, "GET /stock answered by INVENTORY", func() bool {
@@ -260,13 +276,7 @@ func runFxSnippet(t *testing.T, src string) {
 	})
 	http.DefaultClient.CloseIdleConnections()
 
-	cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-exited:
-		exited <- nil // for the deferred wait
-	case <-time.After(15 * time.Second):
-		t.Fatal("the snippet did not stop on SIGINT")
-	}
+	p.signal(t, syscall.SIGINT, 15*time.Second, "the snippet")
 	if i := registered(); i != nil {
 		t.Errorf("the registration was not cancelled: %+v", i)
 	}
@@ -274,15 +284,10 @@ func runFxSnippet(t *testing.T, src string) {
 	// Unreachable registry: a warning, not silence.
 	dead := testkit.FreeAddr(t)
 	bin = buildSnippet(t, src, "localhost:8761", dead, "8080", port(t, testkit.FreeAddr(t)))
-	var out2 output
-	cmd2 := exec.Command(bin)
-	cmd2.Stdout, cmd2.Stderr = &out2, &out2
-	if err := cmd2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd2.Process.Kill(); cmd2.Wait() }()
+	unreachable := startProc(t, bin)
+	defer unreachable.stop(t)
 	testkit.Eventually(t, 20*time.Second, "a warning that the registry cannot be reached", func() bool {
-		s := out2.String()
+		s := unreachable.out.String()
 		return strings.Contains(s, "WARN") && strings.Contains(s, dead)
 	})
 }
