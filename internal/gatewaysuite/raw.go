@@ -212,17 +212,26 @@ func (c countingConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// dialDeadline connects to hostport, giving up after 5 s, and sets the
+// connection's deadline d from now; it fails the test if it cannot
+// connect.
+func dialDeadline(t *testing.T, hostport string, d time.Duration) net.Conn {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", hostport, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(d))
+	return conn
+}
+
 // sendRaw writes req on a new connection to host and reads the answer:
 // the informational status that came first (0 for none), the response and
 // its body.
 func sendRaw(t *testing.T, host, req string) (int, *http.Response, string) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", host, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialDeadline(t, host, 10*time.Second)
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := io.WriteString(conn, req); err != nil {
 		t.Fatal(err)
 	}

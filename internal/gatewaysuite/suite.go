@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"net"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -133,12 +132,8 @@ func hopByHopHeaders(t *testing.T, start Starter) {
 	register(t, store, instance("orders", "a", a.port))
 
 	// A raw request, so that the client library adds and removes nothing.
-	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialDeadline(t, strings.TrimPrefix(base, "http://"), 10*time.Second)
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	fmt.Fprintf(conn, "GET /orders/h HTTP/1.1\r\nHost: %s\r\n"+
 		"Connection: X-Hop-Req, keep-alive\r\nX-Hop-Req: secret\r\nKeep-Alive: timeout=5\r\n"+
 		"Proxy-Authorization: Basic eDp5\r\nProxy-Connection: keep-alive\r\nTe: deflate\r\nUpgrade: h2c\r\n"+

@@ -9,7 +9,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -69,12 +68,8 @@ func wsRoundTrip(t *testing.T, hostport, path string, messages []string) {
 // before each message after the first.
 func wsRoundTripPausing(t *testing.T, hostport, path string, messages []string, pause time.Duration) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", hostport, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialDeadline(t, hostport, 20*time.Second)
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(20 * time.Second))
 	keyBytes := make([]byte, 16)
 	rand.Read(keyBytes)
 	key := base64.StdEncoding.EncodeToString(keyBytes)
