@@ -366,8 +366,7 @@ type watcher struct {
 	mu    sync.Mutex
 	track map[string]*tracked
 	bad   []string
-	stop  chan struct{}
-	done  chan struct{}
+	loop
 }
 
 type tracked struct {
@@ -377,19 +376,31 @@ type tracked struct {
 }
 
 func newWatcher(t *testing.T, nodes ...*mnode) *watcher {
-	w := &watcher{nodes: nodes, track: map[string]*tracked{}, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &watcher{nodes: nodes, track: map[string]*tracked{}, loop: newLoop()}
 	go w.run()
 	t.Cleanup(w.close)
 	return w
 }
 
-func (w *watcher) close() {
+// loop is a background goroutine's stop signal and its end: the goroutine
+// watches stop and closes done when it returns.
+type loop struct {
+	stop chan struct{}
+	done chan struct{}
+}
+
+// newLoop returns a loop neither stopped nor done.
+func newLoop() loop { return loop{stop: make(chan struct{}), done: make(chan struct{})} }
+
+// close stops the goroutine, if it is not stopped yet, and waits for it to
+// return.
+func (l *loop) close() {
 	select {
-	case <-w.stop:
+	case <-l.stop:
 	default:
-		close(w.stop)
+		close(l.stop)
 	}
-	<-w.done
+	<-l.done
 }
 
 func (w *watcher) add(n *mnode) {
@@ -1067,11 +1078,10 @@ func (p *cutProxy) setCut(cut bool) {
 // the same instance with a new timestamp, so heartbeats every 500 ms or
 // less hold back everything it replicates.
 type beatLoop struct {
-	f    *fakeInstance
-	mu   sync.Mutex
-	log  []beat
-	stop chan struct{}
-	done chan struct{}
+	f   *fakeInstance
+	mu  sync.Mutex
+	log []beat
+	loop
 }
 
 type beat struct {
@@ -1085,7 +1095,7 @@ func (b beat) String() string {
 }
 
 func startBeatLoop(t *testing.T, f *fakeInstance, n *mnode) *beatLoop {
-	b := &beatLoop{f: f, stop: make(chan struct{}), done: make(chan struct{})}
+	b := &beatLoop{f: f, loop: newLoop()}
 	go func() {
 		defer close(b.done)
 		tick := time.NewTicker(time.Second)
@@ -1112,15 +1122,6 @@ func startBeatLoop(t *testing.T, f *fakeInstance, n *mnode) *beatLoop {
 	}()
 	t.Cleanup(b.close)
 	return b
-}
-
-func (b *beatLoop) close() {
-	select {
-	case <-b.stop:
-	default:
-		close(b.stop)
-	}
-	<-b.done
 }
 
 func (b *beatLoop) record(x beat) {

@@ -25,6 +25,7 @@ import (
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/routing"
@@ -153,9 +154,7 @@ func jsrvClient(t *testing.T, cfg discovery.Config) (*discovery.Client, *observe
 		t.Fatal(err)
 	}
 	c.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
+	testkit.StopOnCleanup(t, 15*time.Second, func(ctx context.Context) {
 		c.Stop(ctx)
 	})
 	return c, logs
@@ -494,9 +493,7 @@ func jsrvWatchControl(t *testing.T) {
 	if err := ours.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
+	testkit.StopOnCleanup(t, 10*time.Second, func(ctx context.Context) {
 		ours.Stop(ctx)
 	})
 	base := "http://" + ours.Addr().String() + "/eureka/"
@@ -886,9 +883,7 @@ func jsrvGateways(t *testing.T, java *jsrvServer) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
+	testkit.StopOnCleanup(t, 10*time.Second, func(ctx context.Context) {
 		srv.Stop(ctx)
 		g.Close()
 	})

@@ -21,6 +21,7 @@ import (
 	_ "github.com/eurekagate/eurekagate/caddymodule"
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // caddyRuns counts the Caddy configs loaded, for unique registry names.
@@ -165,9 +166,7 @@ func goService(t *testing.T, serviceURL, app, id string) *discovery.Client {
 		t.Fatal(err)
 	}
 	c.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
+	testkit.StopOnCleanup(t, 10*time.Second, func(ctx context.Context) {
 		c.Stop(ctx)
 	})
 	return c

@@ -1,12 +1,14 @@
 // Package testkit holds what the test suites share: the goleak settings,
-// a poll for conditions reached over the network, free loopback ports,
-// requests sent and read whole (Do, HTTPGet, HTTPPost), a fake clock, a hung
-// backend, a slowloris writer (Trickle) and a small load generator for
-// failover tests, and registrations to test and benchmark with (Inst, and
+// a poll for conditions reached over the network, a graceful stop at the
+// end of a test (StopOnCleanup), free loopback ports, requests sent and
+// read whole (Do, HTTPGet, HTTPPost), a fake clock, a hung backend, a
+// slowloris writer (Trickle) and a small load generator for failover
+// tests, and registrations to test and benchmark with (Inst, and
 // SampleInstance, which the load command cmd/eurekabench uses too).
 package testkit
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -53,6 +55,16 @@ func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// StopOnCleanup has stop called when the test ends, with a context that
+// times out after d, for servers and clients that stop gracefully.
+func StopOnCleanup(t testing.TB, d time.Duration, stop func(ctx context.Context)) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		stop(ctx)
+	})
 }
 
 // FreeAddr returns a loopback address with a port that was free a moment
