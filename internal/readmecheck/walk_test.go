@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -308,43 +307,18 @@ func matchOutput(want, got string, within bool) bool {
 	return match(0, 0)
 }
 
-// The binaries of cmd/caddy and cmd/eureka, built once for every test
-// that runs them in place of go run.
-var (
-	binMu   sync.Mutex
-	binDir  string
-	binPath = map[string]string{}
-)
+// builds holds the binaries of cmd/caddy and cmd/eureka, built once for
+// every test that runs them in place of go run.
+var builds = testkit.GoBuilds{Prefix: "readmecheck-bin"}
 
 // binary returns ./cmd/<name> built from this tree.
 func binary(t *testing.T, name string) string {
 	t.Helper()
-	binMu.Lock()
-	defer binMu.Unlock()
-	if p, ok := binPath[name]; ok {
-		return p
-	}
-	if binDir == "" {
-		dir, err := os.MkdirTemp("", "readmecheck-bin")
-		if err != nil {
-			t.Fatal(err)
-		}
-		binDir = dir
-	}
-	p := filepath.Join(binDir, name)
-	build := exec.Command("go", "build", "-o", p, "./cmd/"+name)
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
-	}
-	binPath[name] = p
-	return p
+	return builds.Binary(t, repoRoot, "./cmd/"+name)
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	builds.Remove()
 	os.Exit(code)
 }

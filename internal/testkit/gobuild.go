@@ -1,0 +1,57 @@
+package testkit
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// GoBuilds builds Go commands for a test binary, each once per process,
+// into one temporary folder; Remove deletes that folder (from TestMain,
+// after the tests).
+type GoBuilds struct {
+	Prefix string // the temporary folder's name begins with it
+
+	mu   sync.Mutex
+	dir  string
+	bins map[string]string
+}
+
+// Binary returns the command pkg, built with go build run in dir (pkg as
+// go build takes it there, e.g. "./cmd/eureka"), the first time it is
+// asked for. It fails the test if the build fails.
+func (b *GoBuilds) Binary(t testing.TB, dir, pkg string) string {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	key := filepath.Join(dir, pkg)
+	if bin, ok := b.bins[key]; ok {
+		return bin
+	}
+	if b.dir == "" {
+		d, err := os.MkdirTemp("", b.Prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.dir, b.bins = d, map[string]string{}
+	}
+	bin := filepath.Join(b.dir, filepath.Base(pkg))
+	build := exec.Command("go", "build", "-o", bin, pkg)
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	b.bins[key] = bin
+	return bin
+}
+
+// Remove deletes the folder the commands were built into, if any.
+func (b *GoBuilds) Remove() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+}
