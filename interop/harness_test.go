@@ -42,9 +42,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("XDG_CONFIG_HOME", dir)
 	code := m.Run()
 	os.RemoveAll(dir)
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	goBuilds.Remove()
 	if code == 0 {
 		// Caddy's cache of dynamic upstreams forgets hosts an hour after
 		// their last use, from a goroutine nothing stops.
@@ -88,9 +86,10 @@ func requireJava(t *testing.T) {
 var (
 	buildMu sync.Mutex
 	built   = map[string]string{} // project -> jar, or "" after a failed build
-	goBins  = map[string]string{} // command -> binary
-	binDir  string
 )
+
+// goBuilds holds the module's commands, built once per test run.
+var goBuilds = testkit.GoBuilds{Prefix: "interop-bin-"}
 
 // jar builds the Maven project java/<project> once per test run and
 // returns its executable jar.
@@ -127,24 +126,9 @@ func jar(t *testing.T, project string) string {
 // test run.
 func goBinary(t *testing.T, pkg string) string {
 	t.Helper()
-	buildMu.Lock()
+	buildMu.Lock() // not alongside a Maven build
 	defer buildMu.Unlock()
-	if b, ok := goBins[pkg]; ok {
-		return b
-	}
-	if binDir == "" {
-		d, err := os.MkdirTemp("", "interop-bin-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		binDir = d
-	}
-	bin := filepath.Join(binDir, filepath.Base(pkg))
-	if out, err := exec.Command("go", "build", "-o", bin, "../"+pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	goBins[pkg] = bin
-	return bin
+	return goBuilds.Binary(t, "..", "./"+pkg)
 }
 
 // proc is a child process whose output is kept and can be waited on.
