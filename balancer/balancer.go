@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/perapp"
 )
 
 // Instancer returns the instances of an application that may take traffic
@@ -63,7 +64,7 @@ type Balancer struct {
 
 	// seen is, per app, the last instance list whose departed instances
 	// were forgotten: see forget.
-	seen perApp[appSeen]
+	seen perapp.Map[appSeen]
 }
 
 // instanceState is what the balancer knows of an instance. It is kept
@@ -170,7 +171,7 @@ func (b *Balancer) state(inst *eureka.InstanceInfo) *instanceState {
 		b.tracked.Add(1)
 		// The instance may have left its app's list already: have the
 		// next pick look again.
-		b.seen.get(app).added.Add(1)
+		b.seen.Get(app).added.Add(1)
 	}
 	return v.(*instanceState)
 }
@@ -197,11 +198,11 @@ func (b *Balancer) forget(app string, list []*eureka.InstanceInfo) {
 	if len(list) == 0 {
 		// Keep no record of apps without instances or states: app
 		// names can come from requests.
-		if seen = b.seen.lookup(app); seen == nil {
+		if seen = b.seen.Lookup(app); seen == nil {
 			return
 		}
 	} else {
-		seen = b.seen.get(app)
+		seen = b.seen.Get(app)
 		data = &list[0]
 	}
 	added := seen.added.Load()

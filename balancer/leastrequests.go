@@ -1,6 +1,10 @@
 package balancer
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/eurekagate/eurekagate/internal/perapp"
+)
 
 // LeastRequests takes the usable instance with the fewest calls in
 // progress, and among those that tie, the next in turn, with one counter
@@ -9,7 +13,7 @@ import "sync/atomic"
 // Caddy's eureka_least_requests counts every proxied request. With no
 // call counted it is round-robin. The zero value is ready to use.
 type LeastRequests struct {
-	counters perApp[atomic.Uint64]
+	counters perapp.Map[atomic.Uint64]
 }
 
 // Choose returns the next usable candidate in turn among those with the
@@ -30,7 +34,7 @@ func (lr *LeastRequests) Choose(c Candidates) (int, bool) {
 	if ties == 0 {
 		return -1, false
 	}
-	k := int((lr.counters.get(c.App).Add(1) - 1) % uint64(ties))
+	k := int((lr.counters.Get(c.App).Add(1) - 1) % uint64(ties))
 	for i := first; i < c.Len(); i++ {
 		if c.Usable(i) && c.InFlight(i) == least {
 			if k == 0 {

@@ -3,7 +3,6 @@ package balancer
 import (
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 
 	"github.com/eurekagate/eurekagate/eureka"
 )
@@ -103,45 +102,6 @@ func (c Candidates) Filter(keep func(int) bool) Candidates {
 	out.usable = func(i int) bool { return keep(i) && c.Usable(i) }
 	out.now = 0 // c.Usable checks ejection
 	return out
-}
-
-// perApp is a map from application name to a *T made on first use. It is
-// copy-on-write: apps are added rarely and read on every pick, and a plain
-// map read is the cheapest lookup there is. The zero value is ready to use.
-type perApp[T any] struct {
-	m  atomic.Pointer[map[string]*T]
-	mu sync.Mutex
-}
-
-// get returns app's value, making it if needed.
-func (p *perApp[T]) get(app string) *T {
-	if v := p.lookup(app); v != nil {
-		return v
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	old := p.m.Load()
-	if old != nil && (*old)[app] != nil {
-		return (*old)[app]
-	}
-	next := make(map[string]*T, 1)
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	v := new(T)
-	next[app] = v
-	p.m.Store(&next)
-	return v
-}
-
-// lookup returns app's value, or nil if it has none.
-func (p *perApp[T]) lookup(app string) *T {
-	if m := p.m.Load(); m != nil {
-		return (*m)[app]
-	}
-	return nil
 }
 
 // lockedRand is a *rand.Rand shared by concurrent callers; with a nil

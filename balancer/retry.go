@@ -77,9 +77,6 @@ func (r *Retry) Next() *eureka.InstanceInfo {
 	return inst
 }
 
-// Instance returns the instance of the current attempt.
-func (r *Retry) Instance() *eureka.InstanceInfo { return r.inst }
-
 // Attempt returns the number of the current attempt, from 1.
 func (r *Retry) Attempt() int { return r.attempt }
 

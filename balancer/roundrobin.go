@@ -1,6 +1,10 @@
 package balancer
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/eurekagate/eurekagate/internal/perapp"
+)
 
 // RoundRobin takes an application's usable instances in turn, with one
 // counter per application. It is the default policy. The zero value is
@@ -13,7 +17,7 @@ import "sync/atomic"
 // calls each (rather than the one after the ejected one getting two
 // thirds).
 type RoundRobin struct {
-	counters perApp[atomic.Uint64]
+	counters perapp.Map[atomic.Uint64]
 }
 
 // Choose returns the next usable candidate in turn from c.App's counter.
@@ -22,7 +26,7 @@ func (rr *RoundRobin) Choose(c Candidates) (int, bool) {
 	if n == 0 {
 		return -1, false
 	}
-	counter := rr.counters.get(c.App)
+	counter := rr.counters.Get(c.App)
 	var turn uint64
 	for range n {
 		turn = counter.Add(1) - 1

@@ -2,9 +2,7 @@ package caddymodule
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,21 +26,7 @@ func TestAccessRule(t *testing.T) {
 	base := "http://127.0.0.1:" + registryPort
 	call := func(method, path, user, body string) int {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		if user != "" {
-			req.SetBasicAuth(user, "s3cret")
-		}
-		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
+		return testkit.StatusAs(t, method, base+path, user, "s3cret", body)
 	}
 	inst := string(eureka.AppendInstanceJSON(nil, instanceAt("access-1", "ACCESSED", 1)))
 	// The config is loaded when a write with credentials lands in this

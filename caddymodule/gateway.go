@@ -167,11 +167,17 @@ func (g *Gateway) routerConfig() (routing.Config, error) {
 // Caddyfile checks lb_retries and max_fails as it reads them, with the
 // same rules.
 func (g *Gateway) check() error {
+	if g.Retries != nil {
+		if err := checkRetries(*g.Retries); err != nil {
+			return err
+		}
+	}
+	if g.MaxFails != 0 { // 0: unset
+		if err := checkMaxFails(g.MaxFails); err != nil {
+			return err
+		}
+	}
 	switch {
-	case g.Retries != nil && checkRetries(*g.Retries) != nil:
-		return checkRetries(*g.Retries)
-	case g.MaxFails != 0 && checkMaxFails(g.MaxFails) != nil: // 0: unset
-		return checkMaxFails(g.MaxFails)
 	case g.DialTimeout < 0:
 		return checkDuration("dial_timeout", time.Duration(g.DialTimeout), false)
 	case g.ReadTimeout < 0:

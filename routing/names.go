@@ -20,45 +20,46 @@ type nameCache struct {
 
 const maxNames = 4096
 
-// upper returns the upper-case name.
-func (c *nameCache) upper(raw []byte) string {
+// upper returns the upper-case name, and whether it came from the cache.
+func (c *nameCache) upper(raw []byte) (string, bool) {
 	if m := c.m.Load(); m != nil {
 		if s, ok := (*m)[string(raw)]; ok {
-			return s
+			return s, true
 		}
 	}
-	return eureka.AppName(raw)
+	return eureka.AppName(raw), false
 }
 
-// remember keeps the name raw spells, when it is in one case and not
-// kept yet.
+// remember keeps the name raw spells, one upper did not find, when it is
+// in one case.
 func (c *nameCache) remember(raw []byte, app string) {
-	if !oneCase(raw) {
+	// Full: the names kept are those of the apps seen first.
+	if !oneCase(raw) || c.full() {
 		return
-	}
-	if m := c.m.Load(); m != nil {
-		if _, ok := (*m)[string(raw)]; ok {
-			return
-		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.m.Load()
-	n := 0
-	if old != nil {
-		n = len(*old)
-	}
-	if n >= maxNames {
-		return // full: the names kept are those of the apps seen first
-	}
-	next := make(map[string]string, n+1)
-	if old != nil {
+	var next map[string]string
+	if old == nil {
+		next = make(map[string]string, 1)
+	} else {
+		if _, ok := (*old)[string(raw)]; ok || len(*old) >= maxNames {
+			return // kept meanwhile, or full
+		}
+		next = make(map[string]string, len(*old)+1)
 		for k, v := range *old {
 			next[k] = v
 		}
 	}
 	next[string(raw)] = app
 	c.m.Store(&next)
+}
+
+// full reports whether the cache holds maxNames names.
+func (c *nameCache) full() bool {
+	m := c.m.Load()
+	return m != nil && len(*m) >= maxNames
 }
 
 // oneCase reports whether name has no ASCII upper-case letter, or no

@@ -1,9 +1,6 @@
 package routing
 
 import (
-	"sync"
-	"sync/atomic"
-
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
@@ -23,37 +20,6 @@ type routable struct {
 	secure  bool
 }
 
-// routables holds each app's last routable, copy-on-write: apps are added
-// once (only registered ones) and read on every request.
-type routables struct {
-	m  atomic.Pointer[map[string]*atomic.Pointer[routable]]
-	mu sync.Mutex
-}
-
-func (c *routables) slot(app string) *atomic.Pointer[routable] {
-	if m := c.m.Load(); m != nil {
-		if p := (*m)[app]; p != nil {
-			return p
-		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.m.Load()
-	if old != nil && (*old)[app] != nil {
-		return (*old)[app]
-	}
-	next := make(map[string]*atomic.Pointer[routable], 1)
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	p := new(atomic.Pointer[routable])
-	next[app] = p
-	c.m.Store(&next)
-	return p
-}
-
 // routable returns the instances of up (app's UP instances, not empty)
 // that may take a request, whether they are reached on their secure port,
 // and whether any passes its health check.
@@ -62,7 +28,7 @@ func (r *Router) routable(app string, up []*eureka.InstanceInfo) (list []*eureka
 	if r.cfg.Health != nil {
 		gen = r.cfg.Health.Generation()
 	}
-	slot := r.cache.slot(app)
+	slot := r.cache.Get(app)
 	if c := slot.Load(); c != nil && c.data == &up[0] && c.n == len(up) && c.gen == gen {
 		return c.list, c.secure, c.healthy
 	}

@@ -1,8 +1,11 @@
 package routing
 
 import (
+	"sync/atomic"
+
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/perapp"
 )
 
 // Router decides, for every request a gateway gets, where it goes: which
@@ -18,9 +21,9 @@ type Router struct {
 	cfg    Config
 	bal    *balancer.Balancer
 	names  nameCache
-	cache  routables
-	plain  *side // the routable instances at their plain port
-	secure *side // at their secure port
+	cache  perapp.Map[atomic.Pointer[routable]] // each app's last routable
+	plain  *side                                // the routable instances at their plain port
+	secure *side                                // at their secure port
 }
 
 // New returns a Router over cfg.Instances. It starts nothing.
@@ -37,9 +40,6 @@ func New(cfg Config) (*Router, error) {
 // Config returns the Router's configuration, its defaults filled in: the
 // timeouts the transports apply.
 func (r *Router) Config() Config { return r.cfg }
-
-// Balancer returns the balancer that picks the instances.
-func (r *Router) Balancer() *balancer.Balancer { return r.bal }
 
 // A Route is the decision for one request.
 type Route struct {
@@ -80,14 +80,16 @@ func (r *Router) Route(dst, target []byte) (rt Route, name, path []byte) {
 	if len(rest) == 0 || rest[0] != '/' {
 		path = append(append(dst[:0], '/'), rest...)
 	}
-	app := r.names.upper(name)
+	app, cached := r.names.upper(name)
 	rt.App = app
 	up := r.cfg.Instances.Instances(app)
 	if len(up) == 0 {
 		rt.Answer = unavailable(r.registered(app), name)
 		return rt, name, path
 	}
-	r.names.remember(name, app)
+	if !cached {
+		r.names.remember(name, app)
+	}
 	list, secure, healthy := r.routable(app, up)
 	switch {
 	case !healthy:

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"io"
 	"net/http"
-	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
@@ -40,48 +38,20 @@ func TestAccessRule(t *testing.T) {
 				if !c.wantReadsOK {
 					want = http.StatusUnauthorized
 				}
-				if got := status(t, "GET", base+path, "", ""); got != want {
+				if got := testkit.StatusAs(t, "GET", base+path, "", "", ""); got != want {
 					t.Errorf("GET %s without credentials: %d, want %d", path, got, want)
 				}
-				if got := status(t, "GET", base+path, "ops", "s3cret"); got != http.StatusOK {
+				if got := testkit.StatusAs(t, "GET", base+path, "ops", "s3cret", ""); got != http.StatusOK {
 					t.Errorf("GET %s with credentials: %d", path, got)
 				}
 			}
-			inst := string(eureka.AppendInstanceJSON(nil, &eureka.InstanceInfo{InstanceID: "i", HasInstanceID: true, HostName: "127.0.0.1",
-				App: "ORDERS", IPAddr: "127.0.0.1", Status: eureka.StatusUp, Port: eureka.Port{Number: 1, Enabled: true},
-				DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}}))
-			if got := statusBody(t, "POST", base+"/eureka/apps/ORDERS", "", "", inst); got != http.StatusUnauthorized {
+			inst := string(eureka.AppendInstanceJSON(nil, testkit.Inst("ORDERS", "i")))
+			if got := testkit.StatusAs(t, "POST", base+"/eureka/apps/ORDERS", "", "", inst); got != http.StatusUnauthorized {
 				t.Errorf("a write without credentials: %d, want 401", got)
 			}
-			if got := statusBody(t, "POST", base+"/eureka/apps/ORDERS", "ops", "s3cret", inst); got != http.StatusNoContent {
+			if got := testkit.StatusAs(t, "POST", base+"/eureka/apps/ORDERS", "ops", "s3cret", inst); got != http.StatusNoContent {
 				t.Errorf("a write with credentials: %d, want 204", got)
 			}
 		})
 	}
-}
-
-func status(t *testing.T, method, url, user, password string) int {
-	return statusBody(t, method, url, user, password, "")
-}
-
-func statusBody(t *testing.T, method, url, user, password, body string) int {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if user != "" {
-		req.SetBasicAuth(user, password)
-	}
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
 }

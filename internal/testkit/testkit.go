@@ -109,6 +109,27 @@ func httpSend(t testing.TB, method, url, contentType, body string) (int, string)
 	return resp.StatusCode, answer
 }
 
+// StatusAs sends body (as JSON, when there is one) to url with method, as
+// user with password when user is not empty, on a connection of its own,
+// and returns the answer's status code; it fails the test if the request
+// fails.
+func StatusAs(t testing.TB, method, url, user, password, body string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if user != "" {
+		req.SetBasicAuth(user, password)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, _ := Do(t, c, req)
+	return resp.StatusCode
+}
+
 // Do sends req with c and returns the response, its body already read
 // whole and closed, and the body; it fails the test if sending or reading
 // fails.
