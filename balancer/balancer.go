@@ -128,14 +128,26 @@ func (b *Balancer) Pick(app string) (*eureka.InstanceInfo, error) {
 // it sees a new list, which a copy on every call would make it do on every
 // call.
 func (b *Balancer) Choose(app string, list []*eureka.InstanceInfo) *eureka.InstanceInfo {
+	return b.choose(app, "", list)
+}
+
+// choose is Choose with the key the policy keeps its state under (see
+// Candidates.Key). A list that is a subset of the app's instances (a
+// route's, a Selector's) is not the list the balancer forgets departed
+// instances by: that is the Instancer's own.
+func (b *Balancer) choose(app, key string, list []*eureka.InstanceInfo) *eureka.InstanceInfo {
 	if b.tracked.Load() > 0 {
-		b.forget(app, list)
+		if key == "" {
+			b.forget(app, list)
+		} else {
+			b.forget(app, b.src.Instances(app))
+		}
 	}
 	checker := b.cfg.Checker
 	if checker != nil {
 		checker.watch(app)
 	}
-	c := Candidates{App: app, n: len(list), instances: list, b: b}
+	c := Candidates{App: app, Key: key, n: len(list), instances: list, b: b}
 	if b.failing.Load() > 0 || (checker != nil && checker.anyDown()) {
 		c.now = b.cfg.Now().UnixNano()
 		if i, ok := b.policy.Choose(c); ok {

@@ -24,6 +24,13 @@ import (
 // LeastRequests) until its response body is closed, so close it, as
 // net/http asks.
 //
+// A request whose context carries a Selector (WithSelector; a service
+// served through Propagate has its requests' contexts carry the subset the
+// gateway chose), or that has a RouteHeader, goes to an instance of that
+// subset when the application has an UP one in it, and to any instance
+// when it has none; either way it carries the selector on in RouteHeader,
+// so that the next service's calls keep to the subset as well.
+//
 // A request that fails at the instance is reported to the balancer and
 // retried on another instance (up to Retries times):
 //
@@ -64,6 +71,7 @@ type HTTPClient struct {
 
 	clientOnce    sync.Once
 	defaultClient *http.Client
+	subsets       subsetLists
 }
 
 // Do sends req to an instance of the app named by req.URL.Host.
@@ -87,9 +95,16 @@ func (c *HTTPClient) Do(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("%w of %s", ErrNoInstances, app) // "balancer: no UP instance of INVENTORY"
 	}
 	try := c.Balancer.Retry(app, list, retries, replayable && Idempotent(req.Method))
+	sel, selected := requestSelector(req)
+	if selected {
+		c.selectSubset(&try, app, list, sel)
+	}
 	for {
 		inst := try.Next()
 		out, err := instanceRequest(req, inst, try.Attempt()-1)
+		if selected {
+			out.Header.Set(RouteHeader, sel.String())
+		}
 		if err != nil {
 			return nil, err
 		}

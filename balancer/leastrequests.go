@@ -34,7 +34,7 @@ func (lr *LeastRequests) Choose(c Candidates) (int, bool) {
 	if ties == 0 {
 		return -1, false
 	}
-	k := int((lr.counters.Get(c.App).Add(1) - 1) % uint64(ties))
+	k := int((lr.counters.Get(c.StateKey()).Add(1) - 1) % uint64(ties))
 	for i := first; i < c.Len(); i++ {
 		if c.Usable(i) && c.InFlight(i) == least {
 			if k == 0 {

@@ -16,7 +16,7 @@ import (
 // ejected instances, Caddy skips upstreams its health checks mark down).
 //
 // A policy is safe for concurrent use. One that keeps state per
-// application (a counter) keeps it under Candidates.App, so one policy
+// application (a counter) keeps it under Candidates.StateKey, so one policy
 // value can serve every application. To add a policy, write a type with
 // this method; nothing else needs to know about it.
 type Policy interface {
@@ -31,9 +31,13 @@ type Policy interface {
 // instance list, or with NewCandidates over any list, such as a Caddy
 // upstream pool. The zero value has no candidates.
 type Candidates struct {
-	// App is the application, upper case as Eureka stores it. Policies
-	// keep their per-application state under it.
+	// App is the application, upper case as Eureka stores it.
 	App string
+	// Key, when not empty, names the subset of App's instances the
+	// candidates are (a traffic rule's, say: "ORDERS version=2.1").
+	// Policies keep their per-application state under StateKey, so that
+	// each subset takes its turns apart from the others.
+	Key string
 
 	n         int
 	instances []*eureka.InstanceInfo
@@ -57,6 +61,15 @@ func NewCandidates(app string, n int, instances []*eureka.InstanceInfo, usable f
 		instances = nil
 	}
 	return Candidates{App: app, n: n, instances: instances, usable: usable, inFlight: inFlight}
+}
+
+// StateKey returns the key a policy keeps its per-application state
+// under: Key, or App when the candidates are all of App's instances.
+func (c Candidates) StateKey() string {
+	if c.Key != "" {
+		return c.Key
+	}
+	return c.App
 }
 
 // Len returns the number of candidates, usable or not.

@@ -41,6 +41,10 @@ type Retry struct {
 	// Source is where Failed reads the application's instances again
 	// (those a gateway routes to, say). Default: the Balancer's Instancer.
 	Source Instancer
+	// Key, when the call goes to a subset of the application's instances
+	// (the instances a Selector picks), names the subset for the policy
+	// (Candidates.Key). Default: none, the call may go to any instance.
+	Key string
 
 	b       *Balancer
 	app     string
@@ -60,10 +64,10 @@ func (b *Balancer) Retry(app string, list []*eureka.InstanceInfo, retries int, r
 // Next returns the instance for the next attempt: one not tried yet when
 // there is one, else any.
 func (r *Retry) Next() *eureka.InstanceInfo {
-	inst := r.b.Choose(r.app, r.list)
+	inst := r.b.choose(r.app, r.Key, r.list)
 	if r.attempt > 0 && r.wasTried(inst) {
 		for range r.list {
-			if i := r.b.Choose(r.app, r.list); !r.wasTried(i) {
+			if i := r.b.choose(r.app, r.Key, r.list); !r.wasTried(i) {
 				inst = i
 				break
 			}

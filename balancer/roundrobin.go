@@ -20,13 +20,13 @@ type RoundRobin struct {
 	counters perapp.Map[atomic.Uint64]
 }
 
-// Choose returns the next usable candidate in turn from c.App's counter.
+// Choose returns the next usable candidate in turn from c.StateKey()'s counter.
 func (rr *RoundRobin) Choose(c Candidates) (int, bool) {
 	n := uint64(c.Len())
 	if n == 0 {
 		return -1, false
 	}
-	counter := rr.counters.Get(c.App)
+	counter := rr.counters.Get(c.StateKey())
 	var turn uint64
 	for range n {
 		turn = counter.Add(1) - 1

@@ -310,6 +310,7 @@ func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 //		fail_duration <duration>
 //		max_fails <n>
 //		tls_trusted_ca_certs <pem_files...>
+//		rules <file>|<<heredoc
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -354,6 +355,8 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if g.TLSTrustedCACerts = append(g.TLSTrustedCACerts, d.RemainingArgs()...); len(g.TLSTrustedCACerts) == 0 {
 				err = d.Errf("tls_trusted_ca_certs needs PEM files of certificate authorities")
 			}
+		case "rules":
+			err = g.unmarshalRules(d)
 		default:
 			err = d.Errf("unrecognized eureka_gateway option %q", d.Val())
 		}
@@ -366,7 +369,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 
 // UnmarshalCaddyfile sets up the source from Caddyfile tokens:
 //
-//	dynamic eureka <service> [secure]
+//	dynamic eureka <service> [secure] {
+//		rules <file>|<<heredoc
+//	}
 func (u *Upstreams) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the module name
 	args := d.RemainingArgs()
@@ -378,8 +383,13 @@ func (u *Upstreams) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	default:
 		return d.Errf("dynamic eureka takes an application name and optionally secure (dynamic eureka orders secure), got %q", strings.Join(args, " "))
 	}
-	if d.NextBlock(0) {
-		return d.Errf("unrecognized eureka upstreams option %q", d.Val())
+	for d.NextBlock(0) {
+		if d.Val() != "rules" {
+			return d.Errf("unrecognized eureka upstreams option %q", d.Val())
+		}
+		if err := u.unmarshalRules(d); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -87,6 +87,10 @@ type Gateway struct {
 	// sign the certificates of instances reached on their secure port.
 	// Default: the system's roots.
 	TLSTrustedCACerts []string `json:"tls_trusted_ca_certs,omitempty"`
+	// The traffic rules: which subset of an application's instances takes
+	// a request. The instance is told in X-Eurekagate-Route. Default:
+	// none, any instance.
+	TrafficRules
 
 	router *routing.Router
 	log    *zap.Logger
@@ -118,7 +122,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg.Instances, cfg.Health = app.entry.instances, app.checker
+	if cfg.Rules, err = g.TrafficRules.load("eureka_gateway"); err != nil {
+		return err
+	}
+	cfg.Instances, cfg.Health, cfg.Counts = app.entry.instances, app.checker, app.entry.routeCounts
 	cfg.Balancer = app.entry.gatewayBalancer(cfg.MaxFails, cfg.FailDuration)
 	if g.router, err = routing.New(cfg); err != nil {
 		return err
@@ -245,7 +252,15 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		target = r.URL.EscapedPath()
 	}
 	var targetBuf, buf [512]byte
-	rt, appName, appPath := g.router.Route(buf[:0], append(targetBuf[:0], target...))
+	t := append(targetBuf[:0], target...)
+	if r.URL.RawQuery != "" {
+		t = append(append(t, '?'), r.URL.RawQuery...) // the rules read the query
+	}
+	rr := ruleRequest(r)
+	rt, appName, appPath := g.router.Route(buf[:0], t, &rr)
+	if i := bytes.IndexByte(appPath, '?'); i >= 0 {
+		appPath = appPath[:i] // the query stays in r.URL.RawQuery
+	}
 	switch {
 	case rt.Other:
 		return next.ServeHTTP(w, r)
@@ -262,6 +277,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	caddyhttp.SetVar(r.Context(), serviceVar, rt.App)
 	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
 	dropClaims(r, trusted)
+	setRoute(r.Header, rt.Subset)
 	r.Header.Set("X-Forwarded-Prefix", string(routing.AppendPrefix(nil, r.Header.Get("X-Forwarded-Prefix"), trusted, name)))
 	r.URL.Path, r.URL.RawPath = path, ""
 	if r.URL.EscapedPath() != rest {

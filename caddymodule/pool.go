@@ -21,6 +21,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/metrics"
 	"github.com/eurekagate/eurekagate/registry/replication"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // pool holds the registries by name. A reload provisions the new config,
@@ -60,6 +61,11 @@ type entry struct {
 
 	metricsOnce sync.Once
 	collector   *metrics.Collector
+
+	// The gateways' request counts per app and subset, kept with the
+	// registry so that the counters /metrics exports survive reloads.
+	routeCounts *routing.Counts
+	routes      *metrics.Routes
 
 	// The eureka_gateway balancers, by passive-health settings: kept with
 	// the registry so that what they know of failed instances survives
@@ -116,7 +122,8 @@ func others(name string) map[string]int {
 }
 
 func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
-	e := &entry{name: name, settings: s, roundRobin: new(balancer.RoundRobin), leastRequests: new(balancer.LeastRequests)}
+	e := &entry{name: name, settings: s, roundRobin: new(balancer.RoundRobin), leastRequests: new(balancer.LeastRequests), routeCounts: new(routing.Counts)}
+	e.routes = metrics.NewRoutes(e.routeCounts, "caddy_eureka")
 	opts := []fx.Option{
 		fxmodules.Balancer,
 		fx.Supply(balancer.Config{Policy: e.roundRobin}),

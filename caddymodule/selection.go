@@ -64,6 +64,11 @@ func eurekaApp(ctx caddy.Context) (*App, error) {
 	return v.(*App), nil
 }
 
+// subsetKeyVar holds the balancer key of the subset the eureka upstream
+// source's rules chose (routing.Subset.Key), so that each subset takes its
+// turns apart.
+const subsetKeyVar = "eureka.subset_key"
+
 // selectUpstream asks policy for one of pool's available upstreams. The
 // candidates carry the request's application, the instances behind the
 // upstreams when the eureka upstream source made the pool, and Caddy's
@@ -77,6 +82,7 @@ func selectUpstream(policy balancer.Policy, pool reverseproxy.UpstreamPool, r *h
 	c := balancer.NewCandidates(service, len(pool), instances,
 		func(i int) bool { return pool[i].Available() },
 		func(i int) int { return pool[i].NumRequests() })
+	c.Key, _ = caddyhttp.GetVar(r.Context(), subsetKeyVar).(string)
 	i, ok := policy.Choose(c)
 	if !ok {
 		return nil

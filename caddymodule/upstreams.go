@@ -44,9 +44,28 @@ type Upstreams struct {
 	// port; pair it with reverse_proxy's transport http { tls }. Default:
 	// the instances that enable their plain port, at that port.
 	Secure bool `json:"secure,omitempty"`
+	// The traffic rules: which subset of the service's instances a
+	// request gets as its upstreams. The instance is told in
+	// X-Eurekagate-Route (and the placeholder {http.vars.eureka.route}
+	// holds it), and the eureka selection policies take turns within the
+	// subset. A client's X-Eurekagate-Route is removed unless Caddy
+	// trusts it as a proxy (trusted_proxies). Default: none.
+	TrafficRules
 
-	app *App
+	app    *App
+	router *routing.Router
 }
+
+// routeVar is the request variable that holds the subset the traffic
+// rules chose, as text ("" for any instance): the placeholder
+// {http.vars.eureka.route}.
+const routeVar = "eureka.route"
+
+// subsetVar holds the request's decision (a decided), so that a retry
+// keeps the subset the first attempt got.
+const subsetVar = "eureka.subset"
+
+type decided struct{ sub *routing.Subset }
 
 // CaddyModule returns the Caddy module information.
 func (*Upstreams) CaddyModule() caddy.ModuleInfo {
@@ -63,14 +82,22 @@ func (u *Upstreams) Provision(ctx caddy.Context) error {
 		return err
 	}
 	u.app = app
-	return nil
+	rules, err := u.TrafficRules.load("eureka upstreams")
+	if err != nil {
+		return err
+	}
+	// The router only selects subsets here: reverse_proxy picks and
+	// reaches the instance.
+	u.router, err = routing.New(routing.Config{Instances: app.entry.instances, Health: app.checker, Counts: app.entry.routeCounts, Rules: rules})
+	return err
 }
 
 // GetUpstreams returns new Upstream values for the service's UP instances
 // that enable the port asked for (plain, or secure with Secure), in the
 // registry's stable order (by instance id), leaving out those failing the
-// eureka app's active health checks (health_interval). It leaves the
-// service name and the instances in the request for the eureka selection
+// eureka app's active health checks (health_interval), narrowed to the
+// subset the traffic rules give the request. It leaves the service name,
+// the instances and the subset in the request for the eureka selection
 // policies.
 func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, error) {
 	service := u.Service
@@ -82,6 +109,9 @@ func (u *Upstreams) GetUpstreams(r *http.Request) ([]*reverseproxy.Upstream, err
 	list := u.app.Instances(service)
 	if len(list) > 0 {
 		list = routing.Enabled(u.app.routable(service, list), u.Secure)
+	}
+	if len(list) > 0 {
+		list = u.subset(r, service, list)
 	}
 	caddyhttp.SetVar(r.Context(), instancesVar, list)
 	out := make([]*reverseproxy.Upstream, len(list))
@@ -96,3 +126,26 @@ var (
 	_ caddy.Provisioner           = (*Upstreams)(nil)
 	_ reverseproxy.UpstreamSource = (*Upstreams)(nil)
 )
+
+// subset narrows list, the service's instances, to the subset the rules
+// give r: decided on the first attempt, kept on retries.
+func (u *Upstreams) subset(r *http.Request, service string, list []*eureka.InstanceInfo) []*eureka.InstanceInfo {
+	if d, ok := caddyhttp.GetVar(r.Context(), subsetVar).(decided); ok {
+		return d.sub.Again(list)
+	}
+	rr := ruleRequest(r)
+	target := r.URL.EscapedPath()
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	sel := u.router.Select(service, list, &rr, []byte(target), []byte(target), []byte(service))
+	caddyhttp.SetVar(r.Context(), subsetVar, decided{sel.Subset})
+	setRoute(r.Header, sel.Subset)
+	label := ""
+	if sel.Subset != nil {
+		label = sel.Subset.Label()
+		caddyhttp.SetVar(r.Context(), subsetKeyVar, sel.Subset.Key())
+	}
+	caddyhttp.SetVar(r.Context(), routeVar, label)
+	return sel.Instances // none with fallback none: Caddy answers 503
+}

@@ -37,6 +37,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/version"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/replication"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 //go:embed static
@@ -63,6 +64,10 @@ type Config struct {
 	// gives no wait waits registry.DefaultWait (30s), as every long poll
 	// does (registry.ParseWait).
 	MaxWait time.Duration
+	// Rules, if set, returns the traffic rules in force (a gateway's:
+	// routing.Router.Rules), which the page shows per app with the
+	// instances of each subset. Default: none.
+	Rules func() *routing.Rules
 }
 
 // Peers reports each peer's replication state.

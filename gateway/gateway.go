@@ -64,6 +64,11 @@ func New(cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
+// Router returns the gateway's router: its traffic rules
+// (Router.SetRules puts new ones in force for the next request), its
+// request counts.
+func (g *Gateway) Router() *routing.Router { return g.router }
+
 // Close stops the pool sweeper, ends the tunnels (upgraded connections),
 // closes the pooled connections, and waits for the goroutines it started.
 // Requests still being served go on with fresh connections that are not
@@ -101,7 +106,8 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		uri = originForm(ctx) // absolute form: http://host/app/rest
 	}
 	var buf [512]byte
-	rt, name, path := g.router.Route(buf[:0], uri)
+	rr := g.ruleRequest(&ctx.Request.Header, ctx.RemoteAddr())
+	rt, name, path := g.router.Route(buf[:0], uri, &rr)
 	switch {
 	case rt.Other:
 		g.other(ctx)
@@ -119,7 +125,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 
 	// The header's edits may rebuild it: the target goes in last.
 	req := stripRequest(&ctx.Request.Header)
-	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, req)
+	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, req, routeLabel(&rt))
 	ctx.Request.SetRequestURIBytes(path)
 	if req.upgrade {
 		g.tunnel(ctx, &rt, name)

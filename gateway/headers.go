@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -66,13 +67,18 @@ type hopSet struct {
 // The headers the gateway sets, by bit in hopSet.has, then
 // routing.ClientClaims, which are removed from the requests of any client
 // but a trusted proxy.
-var ownHeaders = func() (own [5 + len(routing.ClientClaims)][]byte) {
+// Last, balancer.RouteHeader, which the gateway sets when the request goes
+// to a subset and removes from every client's request otherwise.
+var ownHeaders = func() (own [6 + len(routing.ClientClaims)][]byte) {
 	copy(own[:], [][]byte{headerXForwardedFor, headerXForwardedProto, headerXForwardedHost, headerXForwardedPrefix, []byte("Date")})
 	for i, name := range routing.ClientClaims {
 		own[5+i] = []byte(name)
 	}
+	own[len(own)-1] = headerRoute
 	return own
 }()
+
+var headerRoute = []byte(balancer.RouteHeader)
 
 const (
 	hasXForwardedFor = 1 << iota
@@ -85,6 +91,7 @@ const (
 	hasXForwardedPort
 	hasXForwardedSsl
 	hasTrueClientIP
+	hasRoute
 
 	// hasClientClaims are the headers only a trusted proxy's pass.
 	hasClientClaims = hasForwarded | hasXRealIP | hasXForwardedPort | hasXForwardedSsl | hasTrueClientIP
@@ -284,8 +291,9 @@ func addDate(h *fasthttp.ResponseHeader) {
 // same); a trusted proxy's X-Forwarded-For values are kept, in order,
 // before the client's address, and its first -Proto, -Host and -Prefix
 // stand. The headers of hasClientClaims pass from a trusted proxy only.
-// The other headers keep their order.
-func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls bool, app []byte, req request) {
+// route is the RouteHeader value the instance gets ("": none, and a
+// client's is removed). The other headers keep their order.
+func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls bool, app []byte, req request, route string) {
 	has := req.has
 	var ipBuf [64]byte
 	ip := appendClientIP(ipBuf[:0], remote)
@@ -322,7 +330,7 @@ func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls b
 	}
 	prefix := routing.AppendPrefix(prefixBuf[:0], prior, trusted, app)
 
-	const forwarded = hasXForwardedFor | hasXForwardedProto | hasXForwardedHost | hasXForwardedPrefix
+	const forwarded = hasXForwardedFor | hasXForwardedProto | hasXForwardedHost | hasXForwardedPrefix | hasRoute
 	claims := !trusted && has&hasClientClaims != 0
 	if req.dup&forwarded == 0 && !claims {
 		// At most one copy of each: replaced in place, or added.
@@ -337,6 +345,12 @@ func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls b
 		set(hasXForwardedProto, headerXForwardedProto, proto)
 		set(hasXForwardedHost, headerXForwardedHost, host)
 		set(hasXForwardedPrefix, headerXForwardedPrefix, prefix)
+		switch {
+		case route != "":
+			set(hasRoute, headerRoute, s2b(route))
+		case has&hasRoute != 0:
+			h.DelBytes(headerRoute)
+		}
 		return
 	}
 	if has&forwarded != 0 {
@@ -355,6 +369,9 @@ func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls b
 	h.AddBytesKV(headerXForwardedProto, proto)
 	h.AddBytesKV(headerXForwardedHost, host)
 	h.AddBytesKV(headerXForwardedPrefix, prefix)
+	if route != "" {
+		h.AddBytesKV(headerRoute, s2b(route))
+	}
 }
 
 // appendClientIP appends the IP address of addr.

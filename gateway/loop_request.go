@@ -75,7 +75,8 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 	}
 	g := lp.l.g
 	var clean [512]byte
-	rt, name, path := g.router.Route(clean[:0], uri)
+	rr := g.ruleRequest(h, cc.remote)
+	rt, name, path := g.router.Route(clean[:0], uri, &rr)
 	if rt.Other || rt.Answer.Status != 0 || rt.Secure {
 		// fasthttp serves it: the other handler, the router's answer,
 		// or the instances' secure port over TLS.
@@ -93,9 +94,13 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		f := append(ex.fwd[:0], "X-Forwarded-For: "...)
 		f = append(append(f, cc.ip...), "\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: "...)
 		f = append(append(f, h.Host()...), "\r\nX-Forwarded-Prefix: "...)
-		ex.fwd = append(routing.AppendPrefix(f, "", false, name), "\r\n"...)
+		f = append(routing.AppendPrefix(f, "", false, name), "\r\n"...)
+		if rt.Subset != nil {
+			f = append(append(append(f, balancer.RouteHeader+": "...), rt.Subset.Label()...), "\r\n"...)
+		}
+		ex.fwd = f
 	} else {
-		g.setForwarded(h, cc.remote, false, name, req)
+		g.setForwarded(h, cc.remote, false, name, req, routeLabel(&rt))
 	}
 	ex.name = append(ex.name[:0], name...)
 	var buf [512]byte

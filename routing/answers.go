@@ -63,3 +63,9 @@ func Resendable[T text](method T, replayable bool) bool {
 // Incomplete is the answer to a request whose client stopped sending its
 // body before its end.
 func Incomplete() Answer { return Answer{400, "incomplete request body\n"} }
+
+// emptySubset is the answer when the subset a request goes to has no
+// instance that can take it.
+func emptySubset(name []byte, sub *Subset) Answer {
+	return Answer{503, fmt.Sprintf("application %q has no UP instance in subset %s\n", string(name), sub.Label())}
+}

@@ -24,6 +24,10 @@ type Router struct {
 	cache  perapp.Map[atomic.Pointer[routable]] // each app's last routable
 	plain  *side                                // the routable instances at their plain port
 	secure *side                                // at their secure port
+
+	rules   atomic.Pointer[Rules]
+	subsets subsetStates
+	counts  *Counts
 }
 
 // New returns a Router over cfg.Instances. It starts nothing.
@@ -34,6 +38,11 @@ func New(cfg Config) (*Router, error) {
 	}
 	r := &Router{cfg: cfg, bal: cfg.Balancer}
 	r.plain, r.secure = &side{r: r}, &side{r: r, secure: true}
+	r.subsets.r, r.counts = r, cfg.Counts
+	if r.counts == nil {
+		r.counts = new(Counts)
+	}
+	r.SetRules(cfg.Rules)
 	return r, nil
 }
 
@@ -57,16 +66,25 @@ type Route struct {
 	Secure bool
 	// Instances are the instances that may take the request.
 	Instances []*eureka.InstanceInfo
+	// Subset, when not nil, is the subset of the app's instances that
+	// traffic rules (or a trusted proxy's RouteHeader) gave the request:
+	// Instances are of it. The transport tells the instance in
+	// balancer.RouteHeader, with Subset.Label.
+	Subset *Subset
+
+	state *subsetState
 }
 
 // Route decides where a request for target goes. target is the request's
 // origin-form target as the client sent it (path and query, escaped),
-// checked with CheckTarget. Route also returns the application's name as
+// checked with CheckTarget; req is what the traffic rules read of it (nil:
+// the rules see a request with no header, which goes to the default
+// subsets). Route also returns the application's name as
 // the client wrote it, and the target the instance gets: the rest of the
 // client's, from its first slash ("/" when it had none). They point into
 // target or into dst, where dot segments are resolved; the Route holds
 // neither, so that a caller's buffers stay on its stack.
-func (r *Router) Route(dst, target []byte) (rt Route, name, path []byte) {
+func (r *Router) Route(dst, target []byte, req *Request) (rt Route, name, path []byte) {
 	clean := target
 	if HasDotSegment(target) {
 		clean = RemoveDotSegments(dst[:0], target)
@@ -97,7 +115,9 @@ func (r *Router) Route(dst, target []byte) (rt Route, name, path []byte) {
 	case len(list) == 0:
 		rt.Answer = noPort(name)
 	default:
-		rt.Instances, rt.Secure = list, secure
+		rt.Secure = secure
+		sel := r.Select(app, list, req, target, path, name)
+		rt.Instances, rt.Subset, rt.Answer, rt.state = sel.Instances, sel.Subset, sel.Answer, sel.state
 	}
 	return rt, name, path
 }
@@ -107,9 +127,13 @@ func (r *Router) Route(dst, target []byte) (rt Route, name, path []byte) {
 // is idempotent (balancer.Idempotent) and its body is none or in memory.
 func (r *Router) Retry(rt *Route, resendable bool) balancer.Retry {
 	try := r.bal.Retry(rt.App, rt.Instances, r.cfg.Retries, resendable)
-	try.Source = r.plain
-	if rt.Secure {
+	switch {
+	case rt.state != nil:
+		try.Source, try.Key = rt.state.source(rt.Secure), rt.Subset.key
+	case rt.Secure:
 		try.Source = r.secure
+	default:
+		try.Source = r.plain
 	}
 	return try
 }

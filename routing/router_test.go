@@ -67,21 +67,21 @@ func TestRoute(t *testing.T) {
 		{target: "/sealed/x", app: "SEALED", name: "sealed", path: "/x", status: 503, reason: "application \"sealed\" has no instance with an enabled port\n"},
 	} {
 		var buf [512]byte
-		rt, name, path := r.Route(buf[:0], []byte(c.target))
+		rt, name, path := r.Route(buf[:0], []byte(c.target), nil)
 		if rt.Other || rt.App != c.app || string(name) != c.name || string(path) != c.path || rt.Secure != c.secure ||
 			rt.Answer.Status != c.status || rt.Answer.Reason != c.reason {
 			t.Errorf("%s: %+v name %q path %q", c.target, rt, name, path)
 		}
 	}
 	for _, target := range []string{"/", "/?x=1", "//"} {
-		if rt, _, _ := r.Route(nil, []byte(target)); !rt.Other {
+		if rt, _, _ := r.Route(nil, []byte(target), nil); !rt.Other {
 			t.Errorf("%s names an app: %+v", target, rt)
 		}
 	}
 	// Only the instances that enable the plain port take requests when
 	// some do.
 	var buf [512]byte
-	if rt, _, _ := r.Route(buf[:0], []byte("/orders/x")); len(rt.Instances) != 2 || rt.Secure {
+	if rt, _, _ := r.Route(buf[:0], []byte("/orders/x"), nil); len(rt.Instances) != 2 || rt.Secure {
 		t.Errorf("orders: %+v", rt)
 	}
 }
@@ -106,7 +106,7 @@ func TestRetry(t *testing.T) {
 	} {
 		r := newRouter(t, Config{Retries: c.retries})
 		var buf [512]byte
-		rt, _, _ := r.Route(buf[:0], []byte("/orders/x"))
+		rt, _, _ := r.Route(buf[:0], []byte("/orders/x"), nil)
 		try := r.Retry(&rt, c.resendable)
 		first := try.Next()
 		if got := try.Failed(c.failure); got != c.again {
@@ -153,7 +153,7 @@ func TestAnswersAndPrefix(t *testing.T) {
 func TestRoutingAllocatesNothing(t *testing.T) {
 	r := newRouter(t, Config{})
 	target := []byte("/orders/items/7?x=1")
-	r.Route(nil, target) // the name is cached from the first request on
+	r.Route(nil, target, nil) // the name is cached from the first request on
 	n := testing.AllocsPerRun(1000, func() { routeOnce(r, target) })
 	if n != 0 {
 		t.Errorf("%v allocations per request", n)
@@ -162,7 +162,7 @@ func TestRoutingAllocatesNothing(t *testing.T) {
 
 func routeOnce(r *Router, target []byte) *eureka.InstanceInfo {
 	var buf [512]byte
-	rt, _, _ := r.Route(buf[:0], target)
+	rt, _, _ := r.Route(buf[:0], target, nil)
 	try := r.Retry(&rt, true)
 	inst := try.Next()
 	try.Succeeded()
@@ -196,7 +196,7 @@ func TestRoutingWithAFailingInstanceAllocatesNothing(t *testing.T) {
 	target := []byte("/orders/x")
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if rt, _, _ := r.Route(nil, target); len(rt.Instances) == 1 {
+		if rt, _, _ := r.Route(nil, target, nil); len(rt.Instances) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -204,7 +204,7 @@ func TestRoutingWithAFailingInstanceAllocatesNothing(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	first, _, _ := r.Route(nil, target)
+	first, _, _ := r.Route(nil, target, nil)
 	n := testing.AllocsPerRun(1000, func() {
 		if inst := routeOnce(r, target); inst != b {
 			t.Fatalf("routed to %s, which fails its health check", inst.ID())
@@ -213,7 +213,7 @@ func TestRoutingWithAFailingInstanceAllocatesNothing(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%v allocations per request", n)
 	}
-	if again, _, _ := r.Route(nil, target); &again.Instances[0] != &first.Instances[0] {
+	if again, _, _ := r.Route(nil, target, nil); &again.Instances[0] != &first.Instances[0] {
 		t.Error("a new list per request")
 	}
 }
@@ -223,7 +223,7 @@ func TestRoutingWithAFailingInstanceAllocatesNothing(t *testing.T) {
 func TestNameCacheKeepsOneCaseSpellings(t *testing.T) {
 	r := newRouter(t, Config{})
 	for _, name := range []string{"orders", "ORDERS", "Orders", "oRDERS", "ordERS"} {
-		r.Route(nil, []byte("/"+name+"/x"))
+		r.Route(nil, []byte("/"+name+"/x"), nil)
 	}
 	if m := r.names.m.Load(); m == nil || len(*m) != 2 {
 		t.Errorf("cached spellings: %v", m)

@@ -47,3 +47,11 @@ func (p *Map[T]) Lookup(app string) *T {
 	}
 	return nil
 }
+
+// Snapshot returns the map as it is: it must not be modified.
+func (p *Map[T]) Snapshot() map[string]*T {
+	if m := p.m.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
