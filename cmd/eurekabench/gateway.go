@@ -30,7 +30,9 @@ import (
 // reverse_proxy with a static upstream (what routing by name costs in
 // Caddy), and for reference through a bare fasthttp proxy (no routing, no
 // header work: the ceiling of a proxy with a goroutine per connection) and
-// the gateway without its loops. Every server runs in a process of its
+// the gateway without its loops; and the gateway again with 20 traffic
+// rules on the app, the one that matches last (a weighted split with a
+// sticky key), both gateways sent the same headers. Every server runs in a process of its
 // own (this binary again, as "eurekabench gateway -serve <role>"), as it
 // would in production; the load comes from wrk when it is installed (as
 // the figures did), else from this process.
@@ -93,6 +95,7 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer) error {
 // target is one way to the backend.
 type target struct {
 	name, addr, path string
+	headers          [][2]string // sent with every request
 	pids             func() []int // the proxy's processes, nil for none
 	rates            []float64    // per round
 	cpu              []float64    // the proxy's CPU seconds per request, per round
@@ -115,7 +118,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 			stops[i]()
 		}
 	}()
-	ports, err := freePorts(7)
+	ports, err := freePorts(8)
 	if err != nil {
 		return err
 	}
@@ -124,7 +127,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	pids := map[string]int{}
 	for _, role := range []struct{ name, listen string }{
 		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)}, {"fasthttp-only", addr(5)},
-		{"caddy-static", addr(6)},
+		{"caddy-static", addr(6)}, {"fasthttp-rules", addr(7)},
 	} {
 		stop, pid, err := c.startServer(role.name, role.listen, backendAddr)
 		if err != nil {
@@ -144,12 +147,13 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 		targets = append(targets, &target{name: "nginx, static upstream", addr: addr(3), path: "/x",
 			pids: func() []int { return append(childrenOf(master), master) }})
 	}
-	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"])}
+	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"]), headers: ruleHeaders}
+	ruled := &target{name: "gateway, 20 traffic rules", addr: addr(7), path: "/svc/x", pids: one(pids["fasthttp-rules"]), headers: ruleHeaders}
 	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
 	caddyStatic := &target{name: "Caddy reverse_proxy, static", addr: addr(6), path: "/svc/x", pids: one(pids["caddy-static"])}
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
 	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
-	targets = append(targets, fast, caddyGW, caddyStatic, bare, only)
+	targets = append(targets, fast, ruled, caddyGW, caddyStatic, bare, only)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -202,6 +206,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 		fmt.Fprintf(out, "  gateway / Caddy                 %9.2f   (target >= 4)\n", last(fast)/last(caddyGW))
 		fmt.Fprintf(out, "  Caddy eureka_gateway / static   %9.2f   (target >= 0.90)\n", last(caddyGW)/last(caddyStatic))
 		fmt.Fprintf(out, "  gateway / direct                %9.2f\n", last(fast)/last(targets[0]))
+		fmt.Fprintf(out, "  gateway, 20 rules / no rules    %9.2f   (target >= 0.90)\n", last(ruled)/last(fast))
 	}
 
 	fmt.Fprintf(out, "\nranges over %d rounds\n", c.rounds)
@@ -232,6 +237,8 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	fmt.Fprintf(out, "  gateway / Caddy                 %.2f - %.2f (same round)\n", lo, hi)
 	lo, hi = ratios(caddyGW, caddyStatic)
 	fmt.Fprintf(out, "  Caddy eureka_gateway / static   %.2f - %.2f (same round)\n", lo, hi)
+	lo, hi = ratios(ruled, fast)
+	fmt.Fprintf(out, "  gateway, 20 rules / no rules    %.2f - %.2f (same round)\n", lo, hi)
 	return nil
 }
 
@@ -239,15 +246,23 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 // 200, and in how long.
 func (c gatewayBenchConfig) measure(t *target, d time.Duration) (requests, seconds float64, err error) {
 	if c.wrk == "" {
-		r, err := load(loadSpec{addr: t.addr, conc: c.conns, d: d, build: func(_ int, req *fasthttp.Request) { req.SetRequestURI(t.path) }})
+		r, err := load(loadSpec{addr: t.addr, conc: c.conns, d: d, build: func(_ int, req *fasthttp.Request) {
+			req.SetRequestURI(t.path)
+			for _, h := range t.headers {
+				req.Header.Set(h[0], h[1])
+			}
+		}})
 		if err != nil {
 			return 0, 0, fmt.Errorf("%s: %v", t.name, err)
 		}
 		return float64(r.n), r.elapsed.Seconds(), nil
 	}
 	secs := max(1, int(d.Round(time.Second)/time.Second))
-	outp, err := exec.Command(c.wrk, "-t1", "-c"+strconv.Itoa(c.conns), "-d"+strconv.Itoa(secs)+"s",
-		"http://"+t.addr+t.path).CombinedOutput()
+	args := []string{"-t1", "-c" + strconv.Itoa(c.conns), "-d" + strconv.Itoa(secs) + "s"}
+	for _, h := range t.headers {
+		args = append(args, "-H", h[0]+": "+h[1])
+	}
+	outp, err := exec.Command(c.wrk, append(args, "http://"+t.addr+t.path)...).CombinedOutput()
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: wrk: %v\n%s", t.name, err, outp)
 	}
@@ -305,12 +320,22 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		<-ctx.Done()
 		srv.Shutdown()
 		return <-done
-	case "fasthttp", "fasthttp-only":
+	case "fasthttp", "fasthttp-only", "fasthttp-rules":
 		store := registry.New(registry.Config{})
-		if err := store.Register(benchInstance(backend), false); err != nil {
+		cfg := routing.Config{Instances: store}
+		if role == "fasthttp-rules" {
+			if err := registerVersions(store, backend); err != nil {
+				return err
+			}
+			rules, err := routing.ParseRules("bench rules", []byte(benchRules()))
+			if err != nil {
+				return err
+			}
+			cfg.Rules = rules
+		} else if err := store.Register(benchInstance(backend), false); err != nil {
 			return err
 		}
-		g, err := gateway.New(gateway.Config{Routing: routing.Config{Instances: store}})
+		g, err := gateway.New(gateway.Config{Routing: cfg})
 		if err != nil {
 			return err
 		}
