@@ -95,7 +95,7 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer) error {
 // target is one way to the backend.
 type target struct {
 	name, addr, path string
-	headers          [][2]string // sent with every request
+	headers          [][2]string  // sent with every request
 	pids             func() []int // the proxy's processes, nil for none
 	rates            []float64    // per round
 	cpu              []float64    // the proxy's CPU seconds per request, per round
