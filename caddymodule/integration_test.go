@@ -83,19 +83,24 @@ func testPorts(n int) []string {
 }
 
 // testConfig is a test Caddyfile: the admin where caddytest expects it, the
-// eureka app with the given options, and the sites.
+// eureka app with the given options, and the sites. The old config's
+// servers get no grace period unless globals give one.
 func testConfig(globals, eureka string, sites ...string) string {
+	grace := "grace_period 1ns"
+	if strings.Contains(globals, "grace_period") {
+		grace = ""
+	}
 	return fmt.Sprintf(`{
 	admin localhost:%s
 	http_port %s
 	https_port %s
-	grace_period 1ns
+	%s
 	%s
 	eureka {
 		%s
 	}
 }
-%s`, adminPort, httpPort, httpsPort, globals, eureka, strings.Join(sites, ""))
+%s`, adminPort, httpPort, httpsPort, grace, globals, eureka, strings.Join(sites, ""))
 }
 
 // registries counts the registries the tests have named.

@@ -22,6 +22,10 @@ func jsonOptions(v any) []string {
 	typ := reflect.TypeOf(v).Elem()
 	for n := range typ.NumField() {
 		f := typ.Field(n)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			out = append(out, jsonOptions(reflect.New(f.Type).Interface())...) // flattened into the JSON
+			continue
+		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if f.IsExported() && name != "" && name != "-" {
 			out = append(out, name)

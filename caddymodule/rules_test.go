@@ -1,0 +1,231 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
+
+// versionBackend is an instance of version v: it answers with its
+// version and the route header it got.
+func versionBackend(t *testing.T, app, v string) *eureka.InstanceInfo {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s route=%s", v, r.Header.Get("X-Eurekagate-Route"))
+	}))
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	n, _ := strconv.Atoi(port)
+	return &eureka.InstanceInfo{
+		InstanceID: app + "-" + v, HasInstanceID: true, HostName: "127.0.0.1", App: strings.ToUpper(app), IPAddr: "127.0.0.1",
+		Status: eureka.StatusUp, Port: eureka.Port{Number: n, Enabled: true}, Metadata: map[string]string{"version": v},
+		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn},
+	}
+}
+
+// graceful is the registry and the gateway on loopback, the old config's
+// servers given time to finish their requests when a new one replaces it.
+func graceful(eureka, gateway string) string {
+	return testConfig("grace_period 5s", eureka, site(registryPort, "\teureka_server"),
+		site(gatewayPort, "\teureka_gateway {\n\t\t"+gateway+"\n\t}"))
+}
+
+// rulesHeredoc is a rules document in a Caddyfile heredoc, indented for
+// the gateway's block.
+func rulesHeredoc(doc string) string {
+	return "rules <<YAML\n" + doc + "\nYAML"
+}
+
+func defaultVersion(v string) string {
+	return `apps:
+  ORDERS:
+    default: {version: "` + v + `"}
+    rules:
+      - match: {header: {X-Canary: "1"}}
+        to: [{select: {version: "2.1"}}]`
+}
+
+func get(t *testing.T, url string, header ...string) (int, string) {
+	t.Helper()
+	return getWith(client, url, header...)
+}
+
+// keepAlive keeps its connections, as the clients of a gateway do: a
+// reload closes the old config's idle ones, and Go sends a GET again on a
+// new one. (A client that dials for every request can meet the instant
+// when the old config's socket, bound beside the new one with
+// SO_REUSEPORT, closes with connections in its queue: Caddy's reload,
+// whatever the handlers.)
+var keepAlive = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+
+func getWith(c *http.Client, url string, header ...string) (int, string) {
+	req, _ := http.NewRequest("GET", url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, err = fmt.Fprint(&b, readAll(resp))
+	return resp.StatusCode, b.String()
+}
+
+func readAll(resp *http.Response) string {
+	var b strings.Builder
+	buf := make([]byte, 512)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			return b.String()
+		}
+	}
+}
+
+// A config reload changes eureka_gateway's rules under load, without a
+// failed request; a reload whose rules do not parse is refused with the
+// line at fault, and the rules in force stay.
+func TestGatewayRulesChangeByReload(t *testing.T) {
+	name := newRegistry("rules-reload")
+	loadConfig(t, graceful("registry "+name, rulesHeredoc(defaultVersion("2.0"))))
+	registerVia(t, registryURL, versionBackend(t, "orders", "2.0"))
+	registerVia(t, registryURL, versionBackend(t, "orders", "2.1"))
+
+	if status, body := get(t, gatewayURL+"/orders/x", "X-Canary", "1"); status != 200 || body != "2.1 route=version=2.1" {
+		t.Fatalf("canary: %d %q", status, body)
+	}
+	// An outside client cannot pick the subset.
+	if status, body := get(t, gatewayURL+"/orders/x", "X-Eurekagate-Route", "version=2.1"); status != 200 || body != "2.0 route=version=2.0" {
+		t.Fatalf("a client's route header: %d %q", status, body)
+	}
+
+	var failed, sent atomic.Int64
+	var last atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				status, body := getWith(keepAlive, gatewayURL+"/orders/x")
+				sent.Add(1)
+				if status != 200 {
+					failed.Add(1)
+					t.Errorf("during the reload: %d %q", status, body)
+				}
+				last.Store(body)
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	testkit.Eventually(t, 5*time.Second, "load running", func() bool { return sent.Load() > 20 })
+	reloaded := time.Now()
+	loadConfig(t, graceful("registry "+name, rulesHeredoc(defaultVersion("2.1"))))
+	testkit.Eventually(t, 2*time.Second, "traffic on 2.1", func() bool {
+		v, _ := last.Load().(string)
+		return strings.HasPrefix(v, "2.1 ")
+	})
+	t.Logf("traffic moved %v after the reload began; %d requests, %d failed", time.Since(reloaded).Round(time.Millisecond), sent.Load(), failed.Load())
+
+	// Broken rules: the reload is refused, naming the line.
+	bad := graceful("registry "+name, rulesHeredoc("apps:\n  ORDERS:\n    fallback: sometimes"))
+	req, _ := http.NewRequest("POST", adminURL+"/load", strings.NewReader(bad))
+	req.Header.Set("Content-Type", "text/caddyfile")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(resp)
+	resp.Body.Close()
+	if resp.StatusCode == 200 || !strings.Contains(body, `heredoc:3: apps.ORDERS.fallback: \"sometimes\" is not default, any or none`) {
+		t.Fatalf("broken rules: %d %s", resp.StatusCode, body)
+	}
+	for range 20 {
+		if status, body := get(t, gatewayURL+"/orders/x"); status != 200 || !strings.HasPrefix(body, "2.1 ") {
+			t.Fatalf("after the refused reload: %d %q", status, body)
+		}
+	}
+	if failed.Load() != 0 {
+		t.Fatalf("%d of %d requests failed", failed.Load(), sent.Load())
+	}
+}
+
+// The eureka upstream source applies its rules too: the eureka selection
+// policy takes turns within the subset, the instance is told the subset,
+// and {http.vars.eureka.route} holds it.
+func TestUpstreamSourceRules(t *testing.T) {
+	name := newRegistry("rules-upstreams")
+	doc := `apps:
+  ORDERS:
+    default: {version: "2.0"}
+    rules:
+      - match: {header: {X-Canary: "1"}}
+        to: [{select: {version: "2.1"}}]
+    fallback: none`
+	proxy := "\treverse_proxy {\n\t\tdynamic eureka orders {\n\t\t\t" + rulesHeredoc(doc) + "\n\t\t}\n\t\tlb_policy eureka_round_robin\n\t\theader_down X-Subset {http.vars.eureka.route}\n\t}"
+	loadConfig(t, testConfig("", "registry "+name, site(registryPort, "\teureka_server"), site(gatewayPort, proxy)))
+	registerVia(t, registryURL, versionBackend(t, "orders", "2.0"))
+	a := versionBackend(t, "orders", "2.1")
+	registerVia(t, registryURL, a)
+	b := versionBackend(t, "orders", "2.1")
+	b.InstanceID = "orders-2.1-b"
+	registerVia(t, registryURL, b)
+
+	for range 10 {
+		req, _ := http.NewRequest("GET", gatewayURL+"/x", nil)
+		req.Header.Set("X-Canary", "1")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(resp)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || body != "2.1 route=version=2.1" || resp.Header.Get("X-Subset") != "version=2.1" {
+			t.Fatalf("canary: %d %q subset %q", resp.StatusCode, body, resp.Header.Get("X-Subset"))
+		}
+	}
+	if status, body := get(t, gatewayURL+"/x"); status != 200 || body != "2.0 route=version=2.0" {
+		t.Fatalf("default: %d %q", status, body)
+	}
+	// fallback none: the subset has no instance left.
+	for _, id := range []string{a.InstanceID, b.InstanceID} {
+		if status, _ := do(t, "DELETE", registryURL+"apps/ORDERS/"+id, nil); status != 200 {
+			t.Fatalf("cancel %s: %d", id, status)
+		}
+	}
+	if status, _ := get(t, gatewayURL+"/x", "X-Canary", "1"); status != 503 {
+		t.Fatalf("an empty subset with fallback none: %d", status)
+	}
+}
+
+func TestCaddyfileRulesRefused(t *testing.T) {
+	bad := "http://:1 {\n\teureka_gateway {\n\t\trules <<YAML\n\t\tapps:\n\t\t  ORDERS:\n\t\t    rules:\n\t\t      - match: {header: {X: {regex: \"(\"}}}\n\t\t        to: [{select: {v: \"1\"}}]\n\t\tYAML\n\t}\n}"
+	_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(bad), nil)
+	if err == nil || !strings.Contains(err.Error(), "heredoc:4: apps.ORDERS.rules[0].match.header.X.regex: error parsing regexp") {
+		t.Fatalf("bad rules: %v", err)
+	}
+}
