@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/eurekagate/eurekagate/dashboard"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 func init() {
@@ -17,10 +18,13 @@ func init() {
 
 // Dashboard serves the registry's web dashboard: the registry live
 // (instances, self-preservation, peers), with operator actions that go
-// through the Eureka REST API of eureka_server. Requests outside Path go to
-// the next handler. Protect it, and eureka_server, with basic_auth when the
-// registry is reachable from a network; the eureka app warns at start when
-// it is served beyond loopback without authentication.
+// through the Eureka REST API of eureka_server, and the traffic rules of
+// the eureka_gateway handlers routing to the same registry (those of the
+// gateway provisioned last that has rules), with the instances of each
+// subset. Requests outside Path go to the next handler. Protect it, and
+// eureka_server, with basic_auth when the registry is reachable from a
+// network; the eureka app warns at start when it is served beyond
+// loopback without authentication.
 type Dashboard struct {
 	// Path is where the dashboard is served. Default: "/".
 	Path string `json:"path,omitempty"`
@@ -55,7 +59,9 @@ func (d *Dashboard) Provision(ctx caddy.Context) error {
 	if !strings.HasSuffix(d.path, "/") {
 		d.path += "/"
 	}
-	d.handler = dashboard.New(store, dashboard.Config{Path: d.path, APIPrefix: d.APIPrefix})
+	e := app.entry
+	d.handler = dashboard.New(store, dashboard.Config{Path: d.path, APIPrefix: d.APIPrefix,
+		Rules: func() *routing.Rules { return rulesOf(e) }})
 	d.handler.Start()
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // chromium finds Debian's Chromium, which .ci/run installs when missing.
@@ -44,10 +45,17 @@ func startRegistry(t *testing.T, auth httpapi.AuthConfig) (string, *registry.Sto
 
 func startRegistryWith(t *testing.T, auth httpapi.AuthConfig, cfg registry.Config) (string, *registry.Store) {
 	t.Helper()
+	return startRegistryDashboard(t, auth, cfg, Config{Version: "test"})
+}
+
+func startRegistryDashboard(t *testing.T, auth httpapi.AuthConfig, cfg registry.Config, dash Config) (string, *registry.Store) {
+	t.Helper()
 	store := registry.New(cfg)
 	api := httpapi.NewAPI(store, httpapi.APIConfig{Auth: auth})
+	d := New(store, dash)
+	t.Cleanup(d.Close)
 	srv := httpapi.NewServer(api, httpapi.ServerConfig{
-		Addr: "127.0.0.1:0", Other: api.Protect(New(store, Config{Version: "test"})),
+		Addr: "127.0.0.1:0", Other: api.Protect(d),
 	})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -565,4 +573,79 @@ func TestDashboardCharts(t *testing.T) {
 		t.Fatal(err)
 	}
 	artifact(t, "dashboard-charts.png", png)
+}
+
+// An app with traffic rules shows them in its section, conditions to
+// targets with their weights, sticky key, default and fallback, and the
+// instances of each subset, as text (an instance id and a rule's value
+// that look like HTML stay text); a registration joins its subset without
+// a reload. An app without rules shows no rules.
+func TestDashboardTrafficRules(t *testing.T) {
+	rules := mustRules(t, `apps:
+  orders:
+    default: {version: "2.0"}
+    rules:
+      - match: {header: {X-Canary: "<i>1</i>"}}
+        to: [{select: {version: "2.1"}}]
+      - match: {cookie: {tenant: acme}}
+        to:
+          - {select: {version: "2.1"}, weight: 10}
+          - {select: {version: "2.0"}, weight: 90}
+        sticky: {header: X-User-Id}
+    fallback: none
+`)
+	addr, store := startRegistryDashboard(t, httpapi.AuthConfig{}, registry.Config{},
+		Config{Version: "test", Rules: func() *routing.Rules { return rules }})
+	const evil = `<img src=x onerror="window.__pwned=1">`
+	versioned(t, store, "ORDERS", "orders-1", "2.0", eureka.StatusUp)
+	versioned(t, store, "ORDERS", "orders-2", "2.1", eureka.StatusUp)
+	versioned(t, store, "ORDERS", evil, "2.1", eureka.StatusDown)
+	versioned(t, store, "ORDERS", "orders-3", "", eureka.StatusUp)
+	register(t, store, "INVENTORY", "inventory-1")
+	p := page{t, browser(t, 1280)}
+
+	const block = `tr.rules-row[data-app="ORDERS"]`
+	p.do(chromedp.Navigate("http://"+addr+"/"), visible(block), visible(row("inventory-1")))
+	got := p.text(block)
+	for _, want := range []string{
+		"Traffic rules from rules.yaml",
+		"if header X-Canary = <i>1</i> → version=2.1",
+		"if cookie tenant = acme → version=2.1 10% (weight 10), version=2.0 90% (weight 90) · sticky by header X-User-Id",
+		"otherwise → version=2.0 (default)",
+		"Fallback, when a subset has no instance that can take a request: none",
+		"1 instance in no subset",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rules block lacks %q:\n%s", want, got)
+		}
+	}
+	subset := func(label string) string {
+		return fmt.Sprintf(`%s li[data-subset=%q]`, block, label)
+	}
+	if s := p.text(subset("version=2.0")); !strings.Contains(s, "version=2.0 default: 1 instance · 1 UP") || !strings.Contains(s, "orders-1 UP") {
+		t.Errorf("default subset: %q", s)
+	}
+	if s := p.text(subset("version=2.1")); !strings.Contains(s, "2 instances · 1 UP · 1 DOWN") || !strings.Contains(s, "orders-2 UP") || !strings.Contains(s, evil+" DOWN") {
+		t.Errorf("canary subset: %q", s)
+	}
+	if n := p.eval(`document.querySelectorAll("#instances img, #instances i").length + (window.__pwned ? 100 : 0)`); n != float64(0) {
+		t.Errorf("markup from an instance id or a rule reached the page: %v", n)
+	}
+	if n := p.eval(`document.querySelectorAll('tr.rules-row:not([data-app="ORDERS"])').length`); n != float64(0) {
+		t.Errorf("%v rules blocks for apps without rules", n)
+	}
+	if note := p.text(`tr.app-row[data-app="ORDERS"] .counts`); !strings.Contains(note, "traffic rules") {
+		t.Errorf("app header: %q", note)
+	}
+	if note := p.text(`tr.app-row[data-app="INVENTORY"] .counts`); strings.Contains(note, "traffic rules") {
+		t.Errorf("app header without rules: %q", note)
+	}
+
+	// Registered after the page loaded: it joins its subset.
+	versioned(t, store, "ORDERS", "orders-4", "2.1", eureka.StatusUp)
+	p.do(visible(subset("version=2.1") + ` [data-instance="orders-4"]`))
+	p.screenshot("dashboard-rules.png")
+
+	// Collapsed, the app keeps its note and hides the block.
+	p.do(click(`tr.app-row[data-app="ORDERS"] button.toggle`), gone(block))
 }

@@ -5,7 +5,9 @@
 // it, charts of the last 15 minutes (registrations, cancels, evictions and
 // renews per minute against the self-preservation threshold, instances by
 // status), the recent changes, and the applications grouped with their
-// per-status counts, searchable and paged. The page loads the registry
+// per-status counts, searchable and paged, with the traffic rules in force
+// for each (Config.Rules) and the instances of each subset they name. The
+// page loads the registry
 // once and then applies only the changes since the version it holds
 // (api/changes, a bounded long poll on the Store's change stream), updating
 // the rows on screen in place. Operators can take an instance out of
@@ -20,6 +22,7 @@
 //	api/summary  the whole registry for the page (Summary)
 //	api/changes  ?since=V[&wait=S][&apps=A,B]: the changes after version V (Changes)
 //	api/charts   the per-minute series of the last 15 minutes (Charts)
+//	api/rules    the traffic rules in force and each subset's instances (RulesView)
 package dashboard
 
 import (
@@ -207,6 +210,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = c
 	case "api/charts":
 		body = h.rec.charts()
+	case "api/rules":
+		body = h.rules()
 	default:
 		h.files.ServeHTTP(w, r)
 		return

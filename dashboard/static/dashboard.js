@@ -4,8 +4,10 @@
 // seconds for a change), applies the changes to its model and updates the
 // rows on screen in place. Only one page of rows is in the DOM. The search
 // filters the applications and the recent changes as you type and lives in
-// the URL's hash, so a link shares it. The actions go through the Eureka
-// REST API, with the page's credentials.
+// the URL's hash, so a link shares it. The traffic rules in force
+// (api/rules) show in each app's section with the instances of each
+// subset, read again when those apps change and every 15 s. The actions
+// go through the Eureka REST API, with the page's credentials.
 (function () {
   const el = (id) => document.getElementById(id);
   const narrow = window.matchMedia("(max-width: 720px)");
@@ -14,6 +16,7 @@
   const FEED_KEEP = 100;    // changes kept for the feed
   const FEED_SHOW = 40;     // changes shown
   const WAIT = 10;          // seconds api/changes may wait for a change
+  const RULES_EVERY = 15000; // ms between reads of api/rules, for rules that change
   const FIELDS = { app: 0, id: 1, host: 2, status: 3, zone: 4 };
 
   let apiPrefix = "/eureka";
@@ -29,6 +32,9 @@
   let head = null;
   let feed = [];
   let feedDirty = true;
+  // The traffic rules (api/rules), by app.
+  let rulesByApp = new Map();
+  let rulesConfigured = true; // until api/rules says the dashboard has no rules to show
 
   // The view.
   let tokens = [];
@@ -153,6 +159,8 @@
     }
     feed = s.recent.slice(-FEED_KEEP);
     feedDirty = true;
+    rulesConfigured = true;
+    rulesSoon(0);
     started = s.started;
     version = s.registry_version;
     rows.clear();
@@ -179,6 +187,7 @@
       }
     }
     if (d.updates.length) document.dispatchEvent(new Event("registry-changed")); // the charts refresh
+    if (d.updates.some((u) => rulesByApp.has(u.app))) rulesSoon(500); // their subsets changed
     version = d.registry_version;
     setHead(d);
   }
@@ -230,7 +239,9 @@
       apps_++;
       instances += list.length;
       const open = expanded.has(name) ? expanded.get(name) : list.length <= COLLAPSE_AT;
-      out.push({ key: "a\u0000" + name, app: a, shown: list.length, open: open });
+      const r = rulesByApp.get(name);
+      out.push({ key: "a\u0000" + name, app: a, shown: list.length, open: open, hasRules: !!r });
+      if (open && r) out.push({ key: "r\u0000" + name, app: a, r: r });
       if (open) for (const i of list) out.push({ key: "i\u0000" + name + "\u0000" + i.id, app: a, i: i });
     }
     return { lines: out, apps: apps_, instances: instances };
@@ -292,7 +303,7 @@
 
   function fillAppRow(tr, line) {
     const a = line.app;
-    const sig = line.open + "|" + line.shown + "|" + a.list.length + "|" + JSON.stringify(a.counts);
+    const sig = line.open + "|" + line.shown + "|" + a.list.length + "|" + line.hasRules + "|" + JSON.stringify(a.counts);
     if (tr._sig === sig) return;
     tr._sig = sig;
     if (!tr._toggle) {
@@ -312,7 +323,89 @@
     for (const st of statuses) {
       parts.push(document.createTextNode(" · "), text("span", a.counts[st] + " " + st, { class: "status status-" + st }));
     }
+    if (line.hasRules) parts.push(document.createTextNode(" · "), text("span", "traffic rules", { class: "has-rules" }));
     tr._counts.replaceChildren(...parts);
+  }
+
+  const FALLBACK = {
+    default: "the default subset (any instance when there is none)",
+    any: "any instance of the app",
+    none: "none: the request is answered 503",
+  };
+
+  const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
+
+  // statusCounts renders counts by status: "3 UP · 1 DOWN".
+  function statusCounts(counts) {
+    const parts = [];
+    const statuses = Object.keys(counts).sort((x, y) => STATUS_ORDER.indexOf(x) - STATUS_ORDER.indexOf(y));
+    for (const st of statuses) {
+      parts.push(document.createTextNode(" · "), text("span", counts[st] + " " + st, { class: "status status-" + st }));
+    }
+    return parts;
+  }
+
+  // fillRulesRow shows an app's traffic rules, conditions to targets, and
+  // the instances of each subset. Everything is text: ids and metadata
+  // come from the registry's clients.
+  function fillRulesRow(tr, line) {
+    const r = line.r;
+    if (tr._sig === r.sig) return;
+    tr._sig = r.sig;
+    const doc = r.rules;
+    const box = text("div", undefined, { class: "rules" });
+    const title = text("h3", "Traffic rules");
+    if (r.source) title.append(" ", text("span", "from " + r.source, { class: "muted" }));
+    box.append(title);
+
+    const ol = text("ol", undefined, { class: "rule-list", "aria-label": "Rules of " + r.app + ", the first that holds takes the request" });
+    for (const rule of doc.rules || []) {
+      const li = document.createElement("li");
+      const when = rule.match && rule.match.length ? "if " + rule.match.join(" and ") : "every request";
+      li.append(text("span", when, { class: "when" }), document.createTextNode(" → "));
+      const sum = rule.to.reduce((n, t) => n + t.weight, 0);
+      rule.to.forEach((t, k) => {
+        if (k) li.append(document.createTextNode(", "));
+        li.append(text("code", t.subset, { class: "subset" }));
+        if (rule.to.length > 1) {
+          const share = sum ? Math.round((t.weight * 1000) / sum) / 10 : 0;
+          li.append(text("span", " " + share + "% (weight " + t.weight + ")", { class: "weight" }));
+        }
+      });
+      if (rule.sticky) li.append(text("span", " · sticky by " + rule.sticky, { class: "sticky muted" }));
+      ol.append(li);
+    }
+    const otherwise = text("li", undefined, { class: "otherwise" });
+    otherwise.append(text("span", doc.rules && doc.rules.length ? "otherwise" : "every request", { class: "when" }),
+      document.createTextNode(" → "),
+      doc.default ? text("code", doc.default, { class: "subset" }) : document.createTextNode("any instance"),
+      text("span", " (default)", { class: "muted" }));
+    ol.append(otherwise);
+    box.append(ol, text("p", "Fallback, when a subset has no instance that can take a request: " + (FALLBACK[doc.fallback] || doc.fallback), { class: "fallback muted" }));
+
+    const ul = text("ul", undefined, { class: "subsets", "aria-label": "Subsets of " + r.app });
+    for (const sub of r.subsets) {
+      const li = text("li", undefined, { "data-subset": sub.label });
+      li.append(text("code", sub.label, { class: "subset" }));
+      if (sub.default) li.append(text("span", " default", { class: "muted" }));
+      li.append(document.createTextNode(": " + plural(sub.count, "instance")), ...statusCounts(sub.counts));
+      if (sub.instances.length) {
+        const members = text("span", undefined, { class: "members" });
+        for (const i of sub.instances) {
+          const m = text("span", undefined, { class: "member", "data-instance": i.id });
+          m.append(text("span", i.id, { class: "id" }), document.createTextNode(" "), text("span", i.status, { class: "status status-" + i.status }));
+          members.append(m);
+        }
+        if (sub.count > sub.instances.length) members.append(text("span", "and " + (sub.count - sub.instances.length) + " more", { class: "muted" }));
+        li.append(members);
+      }
+      ul.append(li);
+    }
+    if (r.unmatched) ul.append(text("li", plural(r.unmatched, "instance") + " in no subset", { class: "unmatched muted" }));
+    box.append(ul);
+    const td = text("td", undefined, { colspan: "8" });
+    td.append(box);
+    tr.replaceChildren(td);
   }
 
   function heartbeat(i) {
@@ -362,7 +455,7 @@
         if (line.i) {
           tr.dataset.instance = line.i.id;
         } else {
-          tr.className = "app-row";
+          tr.className = line.r ? "rules-row" : "app-row";
         }
         tr.dataset.app = line.app.name;
         rows.set(line.key, tr);
@@ -370,6 +463,8 @@
       if (line.i) {
         fillInstanceRow(tr, line);
         onScreen.add(line.app.name);
+      } else if (line.r) {
+        fillRulesRow(tr, line);
       } else {
         fillAppRow(tr, line);
       }
@@ -568,6 +663,44 @@
     const resp = await fetch(url, { credentials: "same-origin", cache: "no-store", signal: signal });
     if (!resp.ok) throw new Error("HTTP " + resp.status);
     return resp.json();
+  }
+
+  // ---- traffic rules ----
+
+  let rulesTimer = 0, rulesDue = 0, rulesSeq = 0;
+
+  // rulesSoon reads api/rules in ms, or sooner if a read is due before.
+  function rulesSoon(ms) {
+    if (!rulesConfigured) return;
+    const due = Date.now() + ms;
+    if (rulesTimer && rulesDue <= due) return;
+    clearTimeout(rulesTimer);
+    rulesDue = due;
+    rulesTimer = setTimeout(readRules, ms);
+  }
+
+  async function readRules() {
+    rulesTimer = 0;
+    const seq = ++rulesSeq;
+    try {
+      const d = await getJSON("api/rules");
+      if (seq === rulesSeq) setRules(d);
+    } catch (e) {
+      // The next read tries again.
+    }
+    rulesSoon(RULES_EVERY);
+  }
+
+  function setRules(d) {
+    rulesConfigured = d.configured;
+    const next = new Map();
+    for (const a of d.apps) {
+      a.source = d.source || "";
+      a.sig = JSON.stringify(a);
+      next.set(a.app, a);
+    }
+    rulesByApp = next;
+    schedule();
   }
 
   async function run() {
