@@ -1,10 +1,18 @@
 package caddymodule
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/eurekagate/eurekagate/internal/gatewaysuite"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -12,15 +20,78 @@ import (
 func TestGatewaySuiteThroughCaddy(t *testing.T) {
 	gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store) {
 		name := newRegistry("gwsuite")
-		// The suite's settings (see gatewaysuite.Starter).
+		// The suite's settings (see gatewaysuite.Starter); the server has
+		// no trusted_proxies.
 		gw := fmt.Sprintf("response_header_timeout %s\n\t\tread_timeout %s\n\t\ttls_trusted_ca_certs %s",
 			gatewaysuite.ResponseHeaderTimeout, gatewaysuite.ReadTimeout, gatewaysuite.TrustedCA(t))
 		app := fmt.Sprintf("registry %s\n\t\thealth_interval %s", name, gatewaysuite.HealthInterval)
-		loadConfig(t, gatewayConfig(app, gw))
+		loadJSONConfig(t, withGatewayRules(t, gatewayConfig(app, gw), json.RawMessage(gatewaysuite.Rules)))
 		v, ok := lookupEntry(name)
 		if !ok {
 			t.Fatalf("registry %s not running", name)
 		}
 		return gatewayURL, v.store
 	}, gatewaysuite.Caddy)
+}
+
+// withGatewayRules adapts cfg, a test Caddyfile with one eureka_gateway,
+// to JSON and puts rules, a rules document in JSON, in the handler's
+// "rules" field.
+func withGatewayRules(t *testing.T, cfg string, rules json.RawMessage) string {
+	t.Helper()
+	if !json.Valid(rules) {
+		t.Fatal("the rules document is not JSON")
+	}
+	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cfg), nil)
+	if err != nil {
+		t.Fatalf("adapting: %v", err)
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber() // durations in nanoseconds stay as they are
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if v["handler"] == "eureka_gateway" {
+				v["rules"] = rules
+				found++
+			}
+			for _, c := range v {
+				walk(c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c)
+			}
+		}
+	}
+	walk(doc)
+	if found != 1 {
+		t.Fatalf("the adapted config has %d eureka_gateway handlers, want 1", found)
+	}
+	out, err = json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// loadJSONConfig is loadConfig for a JSON config.
+func loadJSONConfig(t *testing.T, cfg string) {
+	t.Helper()
+	failed := t.Failed()
+	caddytest.NewTester(t).InitServer(cfg, "json")
+	if t.Failed() && !failed {
+		t.FailNow() // caddytest has said why
+	}
+	for _, port := range []string{registryPort, gatewayPort} {
+		testkit.Eventually(t, 5*time.Second, "the previous config to close its listener on "+port, func() bool {
+			return caddy.ListenerUsage("tcp", "127.0.0.1:"+port) <= 1
+		})
+	}
 }

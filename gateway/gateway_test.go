@@ -73,10 +73,14 @@ func TestGatewaySuite(t *testing.T) {
 
 // suiteConfig is the gateway configuration the shared suite asks for
 // (see gatewaysuite.Starter): its response header timeout, active health
-// checks every HealthInterval, and its certificate authority trusted for
-// secure ports.
+// checks every HealthInterval, its certificate authority trusted for
+// secure ports, its traffic rules, and no trusted proxy.
 func suiteConfig(t *testing.T, store *registry.Store) Config {
 	t.Helper()
+	rules, err := routing.ParseRules("gatewaysuite.Rules", []byte(gatewaysuite.Rules))
+	if err != nil {
+		t.Fatal(err)
+	}
 	pem, err := os.ReadFile(gatewaysuite.TrustedCA(t))
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +95,8 @@ func suiteConfig(t *testing.T, store *registry.Store) Config {
 			Balancer:              balancer.New(store, balancer.Config{Checker: checker, MaxFails: routing.DefaultMaxFails, Cooldown: routing.DefaultFailDuration}),
 			ResponseHeaderTimeout: gatewaysuite.ResponseHeaderTimeout,
 			ReadTimeout:           gatewaysuite.ReadTimeout,
+			Rules:                 rules,
+			TrustedProxies:        nil, // no client's X-Forwarded-* or route header stands
 		},
 		TLS: &tls.Config{RootCAs: roots},
 	}

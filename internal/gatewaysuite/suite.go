@@ -27,8 +27,11 @@ import (
 // ResponseHeaderTimeout for an instance's response header and ReadTimeout
 // while a response body streams (never in a tunnel), runs active
 // health checks of the instances' healthCheckUrl every HealthInterval,
-// and trusts the certificate authority in the file TrustedCA(t) returns
-// for instances reached on their secure port.
+// trusts the certificate authority in the file TrustedCA(t) returns
+// for instances reached on their secure port, and puts the traffic rules
+// document Rules in force (the fasthttp gateway's through
+// routing.ParseRules, eureka_gateway's as its "rules" field). It trusts no
+// client as a proxy: no client's X-Forwarded-* or RouteHeader stands.
 type Starter func(t *testing.T) (string, *registry.Store)
 
 // Gateway says which gateway the suite runs against, for the few cases
@@ -67,6 +70,13 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"SecurePortOnly", securePortOnly},
 		{"RetryAfterTimeoutByMethod", retryAfterTimeoutByMethod},
 		{"RetryAfterRefusedPOST", retryAfterRefusedPOST},
+		{"RulesHeaderMatch", rulesHeaderMatch},
+		{"RulesWeightedSplit", rulesWeightedSplit},
+		{"RulesSticky", rulesSticky},
+		{"RulesDefault", rulesDefault},
+		{"RulesFallback", rulesFallback},
+		{"RulesChain", rulesChain},
+		{"RulesOutsideRoute", rulesOutsideRoute},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, start) })
 	}
