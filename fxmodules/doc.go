@@ -1,8 +1,8 @@
 // Package fxmodules wires Eurekagate's pieces into go.uber.org/fx
 // applications. Each module is thin wiring over the exported constructors
-// of the registry, discovery, balancer, dashboard and metrics packages:
-// supply a config with fx.Supply to change the defaults, or supply nothing
-// to get Eureka's.
+// of the registry, discovery, balancer, gateway, dashboard and metrics
+// packages: supply a config with fx.Supply to change the defaults, or
+// supply nothing to get Eureka's.
 //
 //   - Registry: the *registry.Store, the *replication.Peers of a cluster and
 //     the *httpapi.API (config RegistryConfig).
@@ -16,6 +16,10 @@
 //   - Balancer: a *balancer.Balancer over LocalInstances (the Store) or
 //     RemoteInstances (the client) (config balancer.Config, and
 //     *balancer.CheckConfig for active health checks).
+//   - Gateway: the fasthttp gateway, the *gateway.Gateway and its
+//     *gateway.Server, routing by LocalInstances or RemoteInstances
+//     (config gateway.Config, gateway.ServerConfig, default ":8080", and
+//     GatewayRules, a traffic rules file re-read when it changes).
 //
 // A registry with its dashboard and metrics:
 //

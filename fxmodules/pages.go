@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/eurekagate/eurekagate/dashboard"
+	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/metrics"
 	"github.com/eurekagate/eurekagate/registry/replication"
@@ -33,7 +34,9 @@ type Page struct {
 // from the application's start to its stop, and adds it to the pages the
 // Server module serves. Supply a dashboard.Config to change its path
 // (default "/") or the REST API prefix its actions use (default
-// "/eureka").
+// "/eureka"). With the Gateway module in the application, the dashboard
+// shows the traffic rules in force in the gateway (unless the
+// dashboard.Config's Rules names another source).
 var Dashboard = fx.Module("eureka.dashboard",
 	fx.Provide(NewDashboard),
 	fx.Invoke(func(*dashboard.Handler) {}),
@@ -47,6 +50,7 @@ type DashboardParams struct {
 	Store     *registry.Store
 	Peers     *replication.Peers `optional:"true"`
 	Config    dashboard.Config   `optional:"true"`
+	Gateway   *gateway.Gateway   `optional:"true"`
 }
 
 // DashboardResult is the dashboard and its page.
@@ -61,9 +65,21 @@ type DashboardResult struct {
 // Its hook comes before the Server module's, so it stops after the server,
 // whose shutdown has already ended the dashboard's long polls.
 func NewDashboard(p DashboardParams) DashboardResult {
+	cfg := dashboardConfig(p)
+	h := dashboard.New(p.Store, cfg)
+	p.Lifecycle.Append(fx.StartStopHook(h.Start, h.Close))
+	return DashboardResult{Handler: h, Page: Page{Path: cfg.Path, Handler: h}}
+}
+
+// dashboardConfig is the dashboard's config, its path ending in "/", with
+// the application's Peers and the gateway's rules.
+func dashboardConfig(p DashboardParams) dashboard.Config {
 	cfg := p.Config
 	if cfg.Peers == nil && p.Peers != nil {
 		cfg.Peers = p.Peers
+	}
+	if cfg.Rules == nil && p.Gateway != nil {
+		cfg.Rules = p.Gateway.Router().Rules
 	}
 	if cfg.Path == "" {
 		cfg.Path = "/"
@@ -71,9 +87,7 @@ func NewDashboard(p DashboardParams) DashboardResult {
 	if !strings.HasSuffix(cfg.Path, "/") {
 		cfg.Path += "/"
 	}
-	h := dashboard.New(p.Store, cfg)
-	p.Lifecycle.Append(fx.StartStopHook(h.Start, h.Close))
-	return DashboardResult{Handler: h, Page: Page{Path: cfg.Path, Handler: h}}
+	return cfg
 }
 
 // MetricsConfig configures the Metrics module.
@@ -86,13 +100,24 @@ type MetricsConfig struct {
 	Path string
 }
 
+// namespace returns the Namespace, or its default.
+func (c MetricsConfig) namespace() string {
+	if c.Namespace == "" {
+		return "eureka"
+	}
+	return c.Namespace
+}
+
 // Metrics provides the registry's Prometheus collector, a
 // *metrics.Collector over the Registry module's Store (and Peers),
 // registers it, and adds the metrics page to the pages the Server module
 // serves. It registers with the application's *prometheus.Registry if it
 // provides one, and otherwise with a registry of its own that also holds
-// Go and process metrics. Supply a MetricsConfig to change the names or
-// the path.
+// Go and process metrics and, with the Gateway module in the application,
+// the gateway's requests per app and subset
+// (<namespace>_gateway_requests_total; the Gateway module counts them in
+// the application's registry itself). Supply a MetricsConfig to change
+// the names or the path.
 var Metrics = fx.Module("eureka.metrics",
 	fx.Provide(NewMetrics),
 	fx.Invoke(func(*metrics.Collector) {}),
@@ -106,6 +131,7 @@ type MetricsParams struct {
 	Peers    *replication.Peers   `optional:"true"`
 	Registry *prometheus.Registry `optional:"true"`
 	Config   MetricsConfig        `optional:"true"`
+	Gateway  *gateway.Gateway     `optional:"true"`
 }
 
 // MetricsResult is the collector and the metrics page.
@@ -119,9 +145,7 @@ type MetricsResult struct {
 // NewMetrics builds the collector and registers it.
 func NewMetrics(p MetricsParams) (MetricsResult, error) {
 	cfg := p.Config
-	if cfg.Namespace == "" {
-		cfg.Namespace = "eureka"
-	}
+	cfg.Namespace = cfg.namespace()
 	if cfg.Path == "" {
 		cfg.Path = "/metrics"
 	}
@@ -129,6 +153,9 @@ func NewMetrics(p MetricsParams) (MetricsResult, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		if p.Gateway != nil {
+			reg.MustRegister(metrics.NewRoutes(p.Gateway.Router().Counts(), cfg.Namespace))
+		}
 	}
 	var peers metrics.Peers
 	if p.Peers != nil {

@@ -31,6 +31,7 @@ type options struct {
 	// set; its Instances are the registry's.
 	gateway       gateway.Config
 	gatewayServer gateway.ServerConfig
+	gatewayRules  fxmodules.GatewayRules
 }
 
 // parseOptions reads flags from args, with defaults taken from the
@@ -77,6 +78,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.Int64Var(&o.gateway.MaxRequestBodySize, "gateway-max-body-bytes", gateway.DefaultMaxRequestBodySize, "largest request body the gateway forwards (larger get 413; negative for no limit)")
 	proxies := fs.String("gateway-trusted-proxies", "", "comma-separated CIDRs of proxies in front of the gateway whose X-Forwarded-* headers are kept")
 	fs.BoolVar(&o.gateway.RewriteHost, "gateway-rewrite-host", false, "send the instance's host:port as Host instead of the client's")
+	fs.StringVar(&o.gatewayRules.File, "gateway-rules", "", "traffic rules of the gateway (YAML or JSON, see docs/gateway.md): re-read when the file changes, also when it is replaced by a rename; a document that does not parse is refused with its file and line, and the rules in force stay")
 	fs.DurationVar(&o.gatewayServer.HeaderTimeout, "gateway-header-timeout", gateway.DefaultHeaderTimeout, "limit on a client's request header as a whole, from its first byte (as nginx's client_header_timeout)")
 	fs.IntVar(&o.gatewayServer.Loops, "gateway-loops", 0, "event loops serving simple requests (no body, no Upgrade, a response of known length up to 64 KiB) without a goroutine per connection; 0 for GOMAXPROCS, negative for none (fasthttp serves every connection)")
 
@@ -128,6 +130,9 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	}
 	if err := checkPrefix(o.registry.API.Prefix, o.dashboardPath); err != nil {
 		return nil, err
+	}
+	if o.gatewayRules.File != "" && o.gatewayServer.Addr == "" {
+		return nil, errors.New("-gateway-rules is set without -gateway: the rules are the gateway's")
 	}
 	for _, p := range splitList(*proxies) {
 		prefix, err := netip.ParsePrefix(p)

@@ -5,6 +5,7 @@
 //	go run ./cmd/eureka                  # listens on :8761
 //	go run ./cmd/eureka -addr 127.0.0.1:8761 -self-preservation=false
 //	go run ./cmd/eureka -gateway :8080   # and routes /<app>/<rest> on :8080
+//	go run ./cmd/eureka -gateway :8080 -gateway-rules rules.yaml  # by traffic rules
 //
 // Every flag but -version can also be set as an environment variable:
 // -eviction-interval as EUREKA_EVICTION_INTERVAL. Run with -h for the
@@ -32,11 +33,13 @@ import (
 
 	"github.com/eurekagate/eurekagate/dashboard"
 	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/internal/version"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	registrymetrics "github.com/eurekagate/eurekagate/registry/metrics"
 	"github.com/eurekagate/eurekagate/registry/replication"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 func main() {
@@ -67,31 +70,57 @@ func main() {
 		os.Exit(1)
 	}
 	defer log.Sync()
-	fx.New(appOptions(opts, log)).Run()
+	app := fx.New(appOptions(opts, log))
+	if err := app.Err(); err != nil {
+		// fx has logged its account of the failure; this is the cause.
+		fmt.Fprintln(os.Stderr, "eureka:", buildError(err))
+		os.Exit(1)
+	}
+	app.Run()
+}
+
+// buildError returns the reason the application could not be built: a
+// -gateway-rules document refused, with its file and line, or err.
+func buildError(err error) error {
+	var rules *routing.RulesError
+	if errors.As(err, &rules) {
+		return fmt.Errorf("-gateway-rules: %w", rules)
+	}
+	return err
 }
 
 // appOptions assembles the server: the registry module and the fasthttp
 // server module, with the parsed settings, and the gateway module over the
-// registry when -gateway is set.
+// registry, with its rules file, when -gateway is set.
 func appOptions(opts *options, log *zap.Logger) fx.Option {
 	gw := fx.Options()
 	if opts.gatewayServer.Addr != "" {
-		gw = fx.Options(fxmodules.LocalInstances, fxmodules.Gateway, fx.Supply(opts.gateway, opts.gatewayServer))
+		gw = fx.Options(fxmodules.LocalInstances, fxmodules.Gateway, fx.Supply(opts.gateway, opts.gatewayServer, opts.gatewayRules))
 	}
 	return fx.Options(
 		gw,
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),
-		fx.Provide(func(lc fx.Lifecycle, store *registry.Store, api *httpapi.API, peers *replication.Peers) httpapi.ServerConfig {
-			return serverConfig(opts, lc, store, api, peers, log)
-		}),
+		fx.Provide(func(p serverParams) httpapi.ServerConfig { return serverConfig(opts, p, log) }),
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.ZapLogger{Logger: log.Named("fx")}
 			l.UseLogLevel(zap.DebugLevel)
 			return l
 		}),
 	)
+}
+
+// serverParams are what serverConfig builds the operator pages over; the
+// gateway when -gateway is set.
+type serverParams struct {
+	fx.In
+
+	Lifecycle fx.Lifecycle
+	Store     *registry.Store
+	API       *httpapi.API
+	Peers     *replication.Peers
+	Gateway   *gateway.Gateway `optional:"true"`
 }
 
 // serverConfig adds the operator pages to the server: /metrics and the
@@ -102,23 +131,30 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 // same rule. The dashboard's chart sampler
 // runs from start to stop (its hook, added before the server's, stops after
 // the server, whose shutdown has already ended the dashboard's long polls).
-// It warns when the registry is reachable from a network with no
+// With the gateway, /metrics counts its requests per app and subset
+// (eureka_gateway_requests_total) and the dashboard shows its traffic
+// rules. It warns when the registry is reachable from a network with no
 // credentials configured.
-func serverConfig(opts *options, lc fx.Lifecycle, store *registry.Store, api *httpapi.API, peers *replication.Peers, log *zap.Logger) httpapi.ServerConfig {
+func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.ServerConfig {
 	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(registrymetrics.New(store, peers, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics.MustRegister(registrymetrics.New(p.Store, p.Peers, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var rules func() *routing.Rules
+	if p.Gateway != nil {
+		metrics.MustRegister(registrymetrics.NewRoutes(p.Gateway.Router().Counts(), "eureka"))
+		rules = p.Gateway.Router().Rules
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	if opts.dashboardPath != "" {
 		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
-		d := dashboard.New(store, dashboard.Config{Path: path, Peers: peers})
-		lc.Append(fx.StartStopHook(d.Start, d.Close))
+		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules})
+		p.Lifecycle.Append(fx.StartStopHook(d.Start, d.Close))
 		mux.Handle(path, d)
 	}
 	cfg := opts.server
 	cfg.Other = mux
 	if opts.registry.API.Auth.RequireForReads {
-		cfg.Other = api.Protect(mux)
+		cfg.Other = p.API.Protect(mux)
 	}
 	auth := opts.registry.API.Auth
 	if len(auth.Users) == 0 && auth.Peer == nil && len(auth.PeerCertNames) == 0 && !loopbackOnly(cfg.Addr) {
