@@ -130,6 +130,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if g.router, err = routing.New(cfg); err != nil {
 		return err
 	}
+	register(app.entry, g.router) // the dashboard shows its rules
 	for secure := range 2 {
 		for upgrade := range 2 {
 			raw, err := g.proxyConfig(g.router.Config(), secure == 1, upgrade == 1)
@@ -319,6 +320,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 }
 
+// Cleanup takes the gateway's router off the dashboard's rules when its
+// config is unloaded.
+func (g *Gateway) Cleanup() error {
+	unregister(g.router)
+	return nil
+}
+
 // isUpgrade reports whether r asks to switch protocols (a WebSocket).
 func isUpgrade(r *http.Request) bool {
 	return r.Header.Get("Upgrade") != "" && httpguts.HeaderValuesContainsToken(r.Header["Connection"], "upgrade")
@@ -334,5 +342,6 @@ func b2i(b bool) int {
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*Gateway)(nil)
+	_ caddy.CleanerUpper          = (*Gateway)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Gateway)(nil)
 )

@@ -229,3 +229,36 @@ func TestCaddyfileRulesRefused(t *testing.T) {
 		t.Fatalf("bad rules: %v", err)
 	}
 }
+
+// eureka_dashboard shows the rules of the config's eureka_gateway, and
+// Caddy's metrics count the gateway's requests per subset; a reload
+// without the gateway's rules takes them off the dashboard.
+func TestGatewayRulesOnDashboardAndMetrics(t *testing.T) {
+	name := newRegistry("rules-dashboard")
+	withRules := func(gateway string) string {
+		return testConfig("metrics", "registry "+name, site(registryPort, "\teureka_server\n\teureka_dashboard"),
+			site(gatewayPort, "\teureka_gateway {\n\t\t"+gateway+"\n\t}"))
+	}
+	loadConfig(t, withRules(rulesHeredoc(defaultVersion("2.0"))))
+	registerVia(t, registryURL, versionBackend(t, "orders", "2.0"))
+	registerVia(t, registryURL, versionBackend(t, "orders", "2.1"))
+	get(t, gatewayURL+"/orders/x", "X-Canary", "1")
+	get(t, gatewayURL+"/orders/x")
+
+	status, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/api/rules", nil)
+	if status != 200 || !strings.Contains(body, `"app":"ORDERS"`) || !strings.Contains(body, `"label":"version=2.1"`) ||
+		!strings.Contains(body, `"id":"orders-2.1"`) {
+		t.Fatalf("dashboard rules: %d %s", status, body)
+	}
+	_, metrics := do(t, "GET", adminURL+"/metrics", nil)
+	for _, want := range []string{`caddy_eureka_gateway_requests_total{app="ORDERS",subset="version=2.0"} 1`,
+		`caddy_eureka_gateway_requests_total{app="ORDERS",subset="version=2.1"} 1`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("no %s in the metrics", want)
+		}
+	}
+	loadConfig(t, withRules(""))
+	if _, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/api/rules", nil); strings.Contains(body, "ORDERS") {
+		t.Fatalf("rules after a reload without them: %s", body)
+	}
+}

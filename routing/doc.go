@@ -36,7 +36,16 @@
 //     field name that is not a token is refused (400, or 505 for the
 //     protocol), as nginx refuses it.
 //
-// The package has no I/O and no HTTP library import: it reads bytes, and
-// instances through balancer.Instancer. Route and the attempts allocate
-// nothing on the way to an instance.
+// Traffic rules (Rules, ParseRules; Config.Rules, Router.SetRules) send a
+// request to a subset of its application's instances by their metadata:
+// by conditions on the request (header, cookie, query, path prefix,
+// method, client address), weights and sticky keys, with a fallback when
+// the subset is empty. Router.Select takes that decision; Route calls it.
+// The transports tell the instance the subset in balancer.RouteHeader,
+// which a trusted proxy may also send.
+//
+// The package has no HTTP library import: it reads bytes and strings, and
+// instances through balancer.Instancer. Its only I/O is reading a rules
+// file (LoadRules, and RulesFile, which watches one). Route, Select and
+// the attempts allocate nothing on the way to an instance.
 package routing
