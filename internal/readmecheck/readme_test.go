@@ -13,6 +13,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/eurekagate/eurekagate/caddymodule"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // snippets returns the bodies of the documentation's fenced blocks of the
@@ -130,12 +131,21 @@ func TestJSONBlocksParse(t *testing.T) {
 // diagram): a Go program or a Caddyfile tagged otherwise would be checked
 // by nothing.
 func TestBlocksHaveLanguages(t *testing.T) {
-	known := map[string]bool{"go": true, "caddyfile": true, "sh": true, "text": true, "json": true, "": true}
+	known := map[string]bool{"go": true, "caddyfile": true, "sh": true, "text": true, "json": true, "yaml": true, "": true}
 	for _, p := range pages(t) {
 		for _, b := range p.blocks {
 			if !known[b.lang] {
-				t.Errorf("the block at %s has language %q; use one of go, caddyfile, sh, json, text (or none for a diagram)", b.where(), b.lang)
+				t.Errorf("the block at %s has language %q; use one of go, caddyfile, sh, json, yaml, text (or none for a diagram)", b.where(), b.lang)
 			}
+		}
+	}
+}
+
+// Every yaml block is a traffic rules document, and parses as one.
+func TestRulesDocumentsParse(t *testing.T) {
+	for _, b := range blocksOf(t, "yaml") {
+		if _, err := routing.ParseRules(b.where(), []byte(b.body)); err != nil {
+			t.Errorf("the rules at %s do not parse: %v", b.where(), err)
 		}
 	}
 }

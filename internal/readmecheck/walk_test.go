@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,11 +40,11 @@ const (
 )
 
 // walkPorts are the ports the walks use; each run gets free ones instead.
-var walkPorts = []string{"8761", "8762", "8763", "8080", "9000", "2019"}
+var walkPorts = []string{"8761", "8762", "8763", "8080", "9000", "9001", "2019"}
 
-// walkDir is the directory the walks write their files into; each run
-// gets a temporary one instead.
-const walkDir = "/tmp/eurekagate-tls"
+// walkDirs are the directories the walks write their files into; each run
+// gets temporary ones instead.
+var walkDirs = []string{"/tmp/eurekagate-tls", "/tmp/eurekagate-canary"}
 
 // walkTools are the commands other than Go that walks may run; a walk
 // that needs one this machine lacks is skipped, saying so.
@@ -100,7 +101,7 @@ func TestWalksPresent(t *testing.T) {
 	for _, w := range walks(t) {
 		names = append(names, w.page+":"+w.name)
 	}
-	for _, want := range []string{"README.md:tour", "docs/clusters.md:cluster", "docs/clusters.md:mtls"} {
+	for _, want := range []string{"README.md:tour", "README.md:canary", "docs/clusters.md:cluster", "docs/clusters.md:mtls"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no walk %s; the walks are %v", want, names)
 		}
@@ -151,13 +152,19 @@ func runWalk(t *testing.T, w walk) {
 		}
 	}
 	portRE := regexp.MustCompile(`\b(` + strings.Join(walkPorts, "|") + `)\b`)
-	dir := filepath.Join(tmp, "files")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
+	dirs := map[string]string{}
+	for n, d := range walkDirs {
+		dirs[d] = filepath.Join(tmp, "files"+strconv.Itoa(n))
+		if err := os.Mkdir(dirs[d], 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rewrite := func(s string) string {
 		s = portRE.ReplaceAllStringFunc(s, func(p string) string { return ports[p] })
-		return strings.ReplaceAll(s, walkDir, dir)
+		for d, to := range dirs {
+			s = strings.ReplaceAll(s, d, to)
+		}
+		return s
 	}
 	caddyfile, err := os.ReadFile(filepath.Join(root, "Caddyfile"))
 	if err != nil {
