@@ -37,6 +37,8 @@ const (
 
 var fallbackNames = [...]string{"default", "any", "none"}
 
+// String returns the fallback's name in a rules document: default, any
+// or none.
 func (f Fallback) String() string { return fallbackNames[f] }
 
 // appRules are one application's rules.

@@ -25,6 +25,7 @@ type RulesError struct {
 	Reason string
 }
 
+// Error returns "source:line: reason".
 func (e *RulesError) Error() string {
 	if e.Line == 0 {
 		return e.Source + ": " + e.Reason
