@@ -5,14 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
-	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/eurekagate/eurekagate/internal/gatewaysuite"
-	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -25,7 +21,7 @@ func TestGatewaySuiteThroughCaddy(t *testing.T) {
 		gw := fmt.Sprintf("response_header_timeout %s\n\t\tread_timeout %s\n\t\ttls_trusted_ca_certs %s",
 			gatewaysuite.ResponseHeaderTimeout, gatewaysuite.ReadTimeout, gatewaysuite.TrustedCA(t))
 		app := fmt.Sprintf("registry %s\n\t\thealth_interval %s", name, gatewaysuite.HealthInterval)
-		loadJSONConfig(t, withGatewayRules(t, gatewayConfig(app, gw), json.RawMessage(gatewaysuite.Rules)))
+		loadConfigAs(t, withGatewayRules(t, gatewayConfig(app, gw), json.RawMessage(gatewaysuite.Rules)), "json")
 		v, ok := lookupEntry(name)
 		if !ok {
 			t.Fatalf("registry %s not running", name)
@@ -79,19 +75,4 @@ func withGatewayRules(t *testing.T, cfg string, rules json.RawMessage) string {
 		t.Fatal(err)
 	}
 	return string(out)
-}
-
-// loadJSONConfig is loadConfig for a JSON config.
-func loadJSONConfig(t *testing.T, cfg string) {
-	t.Helper()
-	failed := t.Failed()
-	caddytest.NewTester(t).InitServer(cfg, "json")
-	if t.Failed() && !failed {
-		t.FailNow() // caddytest has said why
-	}
-	for _, port := range []string{registryPort, gatewayPort} {
-		testkit.Eventually(t, 5*time.Second, "the previous config to close its listener on "+port, func() bool {
-			return caddy.ListenerUsage("tcp", "127.0.0.1:"+port) <= 1
-		})
-	}
 }

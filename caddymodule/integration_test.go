@@ -122,8 +122,14 @@ func newRegistry(base string) string { return fmt.Sprintf("%s-%d", base, registr
 // could still reach the previous config, and its registry.
 func loadConfig(t *testing.T, cfg string) {
 	t.Helper()
+	loadConfigAs(t, cfg, "caddyfile")
+}
+
+// loadConfigAs is loadConfig for a config in another format ("json").
+func loadConfigAs(t *testing.T, cfg, format string) {
+	t.Helper()
 	failed := t.Failed()
-	caddytest.NewTester(t).InitServer(cfg, "caddyfile")
+	caddytest.NewTester(t).InitServer(cfg, format)
 	if t.Failed() && !failed {
 		t.FailNow() // caddytest has said why
 	}

@@ -23,6 +23,16 @@ type Request struct {
 	Trusted bool
 	// Header reads the request's header fields.
 	Header Header
+
+	// The fields the rules read so far: twenty rules on one header read
+	// it once.
+	seen  [8]seenField
+	nSeen int
+}
+
+type seenField struct {
+	name, value string
+	ok          bool
 }
 
 // Header reads a request's header fields. The transports adapt their own
@@ -38,7 +48,17 @@ func (req *Request) field(name string) (string, bool) {
 	if req == nil || req.Header == nil {
 		return "", false
 	}
-	return req.Header.Field(name)
+	for i := range req.nSeen {
+		if f := &req.seen[i]; f.name == name {
+			return f.value, f.ok
+		}
+	}
+	v, ok := req.Header.Field(name)
+	if req.nSeen < len(req.seen) {
+		req.seen[req.nSeen] = seenField{name, v, ok}
+		req.nSeen++
+	}
+	return v, ok
 }
 
 // client returns the client's address: the connection's, or, from a

@@ -154,15 +154,15 @@ func TestRoutingAllocatesNothing(t *testing.T) {
 	r := newRouter(t, Config{})
 	target := []byte("/orders/items/7?x=1")
 	r.Route(nil, target, nil) // the name is cached from the first request on
-	n := testing.AllocsPerRun(1000, func() { routeOnce(r, target) })
+	n := testing.AllocsPerRun(1000, func() { routeOnce(r, target, nil) })
 	if n != 0 {
 		t.Errorf("%v allocations per request", n)
 	}
 }
 
-func routeOnce(r *Router, target []byte) *eureka.InstanceInfo {
+func routeOnce(r *Router, target []byte, req *Request) *eureka.InstanceInfo {
 	var buf [512]byte
-	rt, _, _ := r.Route(buf[:0], target, nil)
+	rt, _, _ := r.Route(buf[:0], target, req)
 	try := r.Retry(&rt, true)
 	inst := try.Next()
 	try.Succeeded()
@@ -176,7 +176,7 @@ func BenchmarkRoute(b *testing.B) {
 	target := []byte("/orders/items/7?x=1")
 	b.ReportAllocs()
 	for b.Loop() {
-		routeOnce(r, target)
+		routeOnce(r, target, nil)
 	}
 }
 
@@ -206,7 +206,7 @@ func TestRoutingWithAFailingInstanceAllocatesNothing(t *testing.T) {
 	}
 	first, _, _ := r.Route(nil, target, nil)
 	n := testing.AllocsPerRun(1000, func() {
-		if inst := routeOnce(r, target); inst != b {
+		if inst := routeOnce(r, target, nil); inst != b {
 			t.Fatalf("routed to %s, which fails its health check", inst.ID())
 		}
 	})

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -28,10 +27,7 @@ func TestListenersOutliveFileDescriptorExhaustion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the command")
 	}
-	bin := filepath.Join(t.TempDir(), "eureka")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	for _, loops := range []string{"0", "-1"} {
 		t.Run("loops="+loops, func(t *testing.T) { exhaustAndRecover(t, bin, loops) })
 	}

@@ -3,18 +3,35 @@ package main
 import (
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
-func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testkit.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		builds.Remove()
+		os.Exit(code)
+	}))
+}
+
+// builds holds this command, built once for the tests that run it as a
+// process.
+var builds = testkit.GoBuilds{Prefix: "eureka-bin-"}
+
+// binary returns this command, built from this tree.
+func binary(t *testing.T) string {
+	t.Helper()
+	return builds.Binary(t, "../..", "./cmd/eureka")
+}
 
 func TestOptionsFromFlagsAndEnv(t *testing.T) {
 	env := map[string]string{"EUREKA_EVICTION_INTERVAL": "5s", "EUREKA_ADDR": "127.0.0.1:9000", "EUREKA_SELF_PRESERVATION": "false"}

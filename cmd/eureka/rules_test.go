@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -33,14 +32,7 @@ func TestGatewayRulesFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the command")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "eureka")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	t.Run("a bad file at the start", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "rules.yaml")
 		if err := os.WriteFile(path, []byte(rulesDoc("2.0")+"    fallback: sometimes\n"), 0o644); err != nil {
