@@ -65,6 +65,8 @@ type Balancer struct {
 	// seen is, per app, the last instance list whose departed instances
 	// were forgotten: see forget.
 	seen perapp.Map[appSeen]
+	// ejections counts, per app, the instances ejected.
+	ejections perapp.Map[atomic.Uint64]
 }
 
 // instanceState is what the balancer knows of an instance. It is kept
@@ -299,7 +301,10 @@ func (b *Balancer) fail(inst *eureka.InstanceInfo, eject bool) {
 		b.failing.Add(1)
 	}
 	if eject || h.fails.Load() >= b.maxFails {
-		h.ejectedUntil.Store(b.cfg.Now().Add(b.cfg.Cooldown).UnixNano())
+		now := b.cfg.Now()
+		if h.ejectedUntil.Swap(now.Add(b.cfg.Cooldown).UnixNano()) <= now.UnixNano() {
+			b.ejections.Get(h.app).Add(1) // it was not out already
+		}
 	}
 	b.live(inst, h)
 }
@@ -317,6 +322,16 @@ func (b *Balancer) ReportSuccess(inst *eureka.InstanceInfo) {
 		}
 		h.ejectedUntil.Store(0)
 	}
+}
+
+// Ejections returns, per app (upper case), how many times its instances
+// were ejected (skipped after failures) so far.
+func (b *Balancer) Ejections() map[string]uint64 {
+	out := map[string]uint64{}
+	for app, n := range b.ejections.Snapshot() {
+		out[app] = n.Load()
+	}
+	return out
 }
 
 // Checker returns the balancer's Checker (Config.Checker), or nil.

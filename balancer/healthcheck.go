@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/perapp"
 )
 
 // The defaults of CheckConfig.
@@ -76,6 +77,8 @@ type Checker struct {
 	states sync.Map      // instance id -> *checkState
 	down   atomic.Int64  // states that are down
 	gen    atomic.Uint64 // moves whenever an instance goes down or comes back
+	// failed counts, per app (upper case), the checks that failed.
+	failed perapp.Map[atomic.Uint64]
 
 	runMu  sync.Mutex
 	cancel context.CancelFunc
@@ -306,8 +309,21 @@ func (c *Checker) dropApps(apps []string) {
 	c.apps.Store(&next)
 }
 
+// Failures returns, per app (upper case), how many of its instances'
+// health checks failed so far.
+func (c *Checker) Failures() map[string]uint64 {
+	out := map[string]uint64{}
+	for app, n := range c.failed.Snapshot() {
+		out[app] = n.Load()
+	}
+	return out
+}
+
 // set records the outcome of inst's check.
 func (c *Checker) set(inst *eureka.InstanceInfo, down bool, err error) {
+	if down {
+		c.failed.Get(strings.ToUpper(inst.App)).Add(1)
+	}
 	v, ok := c.states.Load(inst.ID())
 	if !ok {
 		if !down {

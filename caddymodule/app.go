@@ -186,7 +186,8 @@ func (a *App) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("registering metrics: %v", err)
 		}
 	}
-	if err := ctx.GetMetricsRegistry().Register(e.routes); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+	e.checker.Store(a.checker)
+	if err := ctx.GetMetricsRegistry().Register(e.trafficMetrics); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 		return fmt.Errorf("registering metrics: %v", err)
 	}
 	return nil

@@ -311,6 +311,7 @@ func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 //		max_fails <n>
 //		tls_trusted_ca_certs <pem_files...>
 //		rules <file>|<<heredoc
+//		request_id on|off
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -357,6 +358,18 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "rules":
 			err = g.unmarshalRules(d)
+		case "request_id":
+			var v string
+			if err = oneArg(d, &v); err == nil {
+				switch v {
+				case "on":
+					g.RequestID = boolPtr(true)
+				case "off":
+					g.RequestID = boolPtr(false)
+				default:
+					err = d.Errf("request_id takes on or off, got %q", v)
+				}
+			}
 		default:
 			err = d.Errf("unrecognized eureka_gateway option %q", d.Val())
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/routing"
+	"github.com/eurekagate/eurekagate/traffic"
 )
 
 func init() {
@@ -91,9 +92,14 @@ type Gateway struct {
 	// a request. The instance is told in X-Eurekagate-Route. Default:
 	// none, any instance.
 	TrafficRules
+	// RequestID gives a request without an X-Request-Id header a new one
+	// (32 hex digits), which the instance gets. Default: true.
+	RequestID *bool `json:"request_id,omitempty"`
 
-	router *routing.Router
-	log    *zap.Logger
+	router      *routing.Router
+	traffic     *traffic.Recorder
+	noRequestID bool
+	log         *zap.Logger
 	// The embedded reverse_proxy handlers, by [secure][upgrade]: to the
 	// plain or the secure ports (over TLS), and for Upgrade requests
 	// (WebSockets), whose tunnels may stay quiet as long as they like,
@@ -125,7 +131,9 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if cfg.Rules, err = g.TrafficRules.load("eureka_gateway"); err != nil {
 		return err
 	}
-	cfg.Instances, cfg.Health, cfg.Counts = app.entry.instances, app.checker, app.entry.routeCounts
+	cfg.Instances, cfg.Health = app.entry.instances, app.checker
+	g.traffic = app.entry.traffic
+	g.noRequestID = g.RequestID != nil && !*g.RequestID
 	cfg.Balancer = app.entry.gatewayBalancer(cfg.MaxFails, cfg.FailDuration)
 	if g.router, err = routing.New(cfg); err != nil {
 		return err
@@ -262,10 +270,19 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if i := bytes.IndexByte(appPath, '?'); i >= 0 {
 		appPath = appPath[:i] // the query stays in r.URL.RawQuery
 	}
-	switch {
-	case rt.Other:
+	if rt.Other {
 		return next.ServeHTTP(w, r)
-	case rt.Answer.Status != 0:
+	}
+	o := g.observe(&rt, r)
+	sw := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	err := g.proxy(sw, r, next, &rt, appName, appPath, o)
+	o.done(r, sw.status, err)
+	return err
+}
+
+// proxy sends a routed request to the route's instances (or answers it).
+func (g *Gateway) proxy(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, rt *routing.Route, appName, appPath []byte, o *observed) error {
+	if rt.Answer.Status != 0 {
 		return plainAnswer(w, rt.Answer)
 	}
 	rest := string(appPath)
@@ -279,6 +296,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
 	dropClaims(r, trusted)
 	setRoute(r.Header, rt.Subset)
+	if !g.noRequestID && r.Header.Get(routing.RequestIDHeader) == "" {
+		r.Header.Set(routing.RequestIDHeader, string(routing.AppendRequestID(nil)))
+	}
 	r.Header.Set("X-Forwarded-Prefix", string(routing.AppendPrefix(nil, r.Header.Get("X-Forwarded-Prefix"), trusted, name)))
 	r.URL.Path, r.URL.RawPath = path, ""
 	if r.URL.EscapedPath() != rest {
@@ -292,9 +312,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		defer replayPool.Put(body)
 	}
 	proxy := g.proxies[b2i(rt.Secure)][b2i(isUpgrade(r))]
-	try := g.router.Retry(&rt, resend)
+	try := g.router.Retry(rt, resend)
 	for {
 		inst := try.Next()
+		o.attempt(inst)
 		caddyhttp.SetVar(r.Context(), dialVar, balancer.Address(inst, rt.Secure))
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body.Bytes()))
@@ -314,7 +335,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		g.log.Info("instance failed", zap.String("app", rt.App), zap.String("instance", inst.ID()),
 			zap.Int("attempt", try.Attempt()), zap.Error(err))
-		if !try.Failed(f) {
+		again := try.Failed(f)
+		o.failed(f, again)
+		if !again {
 			return plainAnswer(w, routing.Failed(name, f))
 		}
 	}

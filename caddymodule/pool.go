@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -21,7 +22,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/metrics"
 	"github.com/eurekagate/eurekagate/registry/replication"
-	"github.com/eurekagate/eurekagate/routing"
+	"github.com/eurekagate/eurekagate/traffic"
 )
 
 // pool holds the registries by name. A reload provisions the new config,
@@ -62,10 +63,11 @@ type entry struct {
 	metricsOnce sync.Once
 	collector   *metrics.Collector
 
-	// The gateways' request counts per app and subset, kept with the
-	// registry so that the counters /metrics exports survive reloads.
-	routeCounts *routing.Counts
-	routes      *metrics.Routes
+	// The gateways' traffic, kept with the registry so that the counters
+	// /metrics exports survive reloads, and its collector.
+	traffic        *traffic.Recorder
+	trafficMetrics *metrics.Traffic
+	checker        atomic.Pointer[balancer.Checker] // the running config's, for its failure counts
 
 	// The eureka_gateway balancers, by passive-health settings: kept with
 	// the registry so that what they know of failed instances survives
@@ -122,8 +124,8 @@ func others(name string) map[string]int {
 }
 
 func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
-	e := &entry{name: name, settings: s, roundRobin: new(balancer.RoundRobin), leastRequests: new(balancer.LeastRequests), routeCounts: new(routing.Counts)}
-	e.routes = metrics.NewRoutes(e.routeCounts, "caddy_eureka")
+	e := &entry{name: name, settings: s, roundRobin: new(balancer.RoundRobin), leastRequests: new(balancer.LeastRequests), traffic: traffic.New()}
+	e.trafficMetrics = metrics.NewTraffic(e.traffic, e.gatewayHealth, "caddy_eureka")
 	opts := []fx.Option{
 		fxmodules.Balancer,
 		fx.Supply(balancer.Config{Policy: e.roundRobin}),
@@ -237,4 +239,21 @@ func (e *entry) Destruct() error {
 		return e.shutdown()
 	}
 	return nil
+}
+
+// gatewayHealth adds up the ejections of the eureka_gateway balancers, and
+// gives the health-check failures of the running config's checker.
+func (e *entry) gatewayHealth() (ejections, failures map[string]uint64) {
+	ejections = map[string]uint64{}
+	e.gatewaysMu.Lock()
+	for _, b := range e.gateways {
+		for app, n := range b.Ejections() {
+			ejections[app] += n
+		}
+	}
+	e.gatewaysMu.Unlock()
+	if c := e.checker.Load(); c != nil {
+		failures = c.Failures()
+	}
+	return ejections, failures
 }

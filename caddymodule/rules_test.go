@@ -251,8 +251,8 @@ func TestGatewayRulesOnDashboardAndMetrics(t *testing.T) {
 		t.Fatalf("dashboard rules: %d %s", status, body)
 	}
 	_, metrics := do(t, "GET", adminURL+"/metrics", nil)
-	for _, want := range []string{`caddy_eureka_gateway_requests_total{app="ORDERS",subset="version=2.0"} 1`,
-		`caddy_eureka_gateway_requests_total{app="ORDERS",subset="version=2.1"} 1`} {
+	for _, want := range []string{`caddy_eureka_gateway_requests_total{app="ORDERS",code="2xx",method="GET",subset="version=2.0"} 1`,
+		`caddy_eureka_gateway_requests_total{app="ORDERS",code="2xx",method="GET",subset="version=2.1"} 1`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("no %s in the metrics", want)
 		}

@@ -88,7 +88,7 @@ func (u *Upstreams) Provision(ctx caddy.Context) error {
 	}
 	// The router only selects subsets here: reverse_proxy picks and
 	// reaches the instance.
-	u.router, err = routing.New(routing.Config{Instances: app.entry.instances, Health: app.checker, Counts: app.entry.routeCounts, Rules: rules})
+	u.router, err = routing.New(routing.Config{Instances: app.entry.instances, Health: app.checker, Rules: rules})
 	return err
 }
 

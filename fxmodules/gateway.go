@@ -12,6 +12,7 @@ import (
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/registry/metrics"
 	"github.com/eurekagate/eurekagate/routing"
+	"github.com/eurekagate/eurekagate/traffic"
 )
 
 // Gateway serves the fasthttp gateway (package gateway): a request for
@@ -107,7 +108,7 @@ func NewGateway(p GatewayParams) (*gateway.Gateway, *gateway.Server, error) {
 		}
 	}
 	if p.Registry != nil {
-		if err := p.Registry.Register(metrics.NewRoutes(g.Router().Counts(), p.Metrics.namespace())); err != nil {
+		if err := p.Registry.Register(gatewayMetrics(g, p.Metrics.namespace())); err != nil {
 			g.Close()
 			return nil, nil, err
 		}
@@ -136,4 +137,14 @@ func NewGateway(p GatewayParams) (*gateway.Gateway, *gateway.Server, error) {
 		},
 	})
 	return g, srv, nil
+}
+
+// gatewayMetrics is the collector of g's traffic, nil-safe when g records
+// none.
+func gatewayMetrics(g *gateway.Gateway, namespace string) prometheus.Collector {
+	rec := g.Traffic()
+	if rec == nil {
+		rec = traffic.New() // exports nothing
+	}
+	return metrics.NewTraffic(rec, metrics.BalancerHealth(g.Router().Config().Balancer), namespace)
 }

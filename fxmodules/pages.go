@@ -154,7 +154,7 @@ func NewMetrics(p MetricsParams) (MetricsResult, error) {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		if p.Gateway != nil {
-			reg.MustRegister(metrics.NewRoutes(p.Gateway.Router().Counts(), cfg.Namespace))
+			reg.MustRegister(gatewayMetrics(p.Gateway, cfg.Namespace))
 		}
 	}
 	var peers metrics.Peers

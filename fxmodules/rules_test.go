@@ -105,8 +105,8 @@ func TestGatewayRulesFile(t *testing.T) {
 		t.Errorf("the dashboard's rules: %d %v %s", status, err, body)
 	}
 	status, body = testkit.HTTPGet(t, "http://"+reg.Addr().String()+"/metrics")
-	if status != 200 || !strings.Contains(body, `eureka_gateway_requests_total{app="ORDERS",subset="version=2.0"} `) ||
-		!strings.Contains(body, "eureka_gateway_requests_total{app=\"ORDERS\",subset=\"version=2.1\"} 1\n") {
+	if status != 200 || !strings.Contains(body, `eureka_gateway_requests_total{app="ORDERS",code="2xx",method="GET",subset="version=2.0"} `) ||
+		!strings.Contains(body, "eureka_gateway_requests_total{app=\"ORDERS\",code=\"2xx\",method=\"GET\",subset=\"version=2.1\"} 1\n") {
 		t.Errorf("/metrics: %d, no request counts per subset in\n%s", status, body)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/internal/settings"
 	"github.com/eurekagate/eurekagate/routing"
+	"github.com/eurekagate/eurekagate/traffic"
 )
 
 // Defaults of Config. Those of routing, retries and passive health are
@@ -73,6 +74,17 @@ type Config struct {
 	Other fasthttp.RequestHandler
 	// Logger receives the failures of instances. Default: none.
 	Logger *zap.Logger
+
+	// Traffic records the requests per app (for /metrics and the
+	// dashboard): a Recorder shared with them. Default: a Recorder of
+	// the gateway's own (Gateway.Traffic), unless DisableTraffic.
+	Traffic *traffic.Recorder
+	// DisableTraffic records no traffic.
+	DisableTraffic bool
+	// DisableRequestID leaves a request without X-Request-Id as it
+	// came. Default false: the gateway gives it a new id (32 hex
+	// digits), which the instance and the access log get.
+	DisableRequestID bool
 }
 
 // withDefaults returns cfg with its defaults filled in, and the router

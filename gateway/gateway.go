@@ -10,6 +10,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/routing"
+	"github.com/eurekagate/eurekagate/traffic"
 )
 
 const (
@@ -33,6 +34,7 @@ type Gateway struct {
 	router        *routing.Router // decides where each request goes
 	bal           *balancer.Balancer
 	countInFlight bool
+	traffic       *traffic.Recorder // nil: none recorded
 	dialer        dialer
 	pools         pools
 	tunnels       tunnels
@@ -57,6 +59,11 @@ func New(cfg Config) (*Gateway, error) {
 		stop:   make(chan struct{}),
 		swept:  make(chan struct{}),
 	}
+	if !cfg.DisableTraffic {
+		if g.traffic = cfg.Traffic; g.traffic == nil {
+			g.traffic = traffic.New()
+		}
+	}
 	_, g.countInFlight = cfg.Routing.Policy.(*balancer.LeastRequests)
 	g.dialer.net.Timeout = cfg.Routing.DialTimeout
 	g.dialer.timeout = cfg.Routing.ReadTimeout
@@ -68,6 +75,10 @@ func New(cfg Config) (*Gateway, error) {
 // (Router.SetRules puts new ones in force for the next request), its
 // request counts.
 func (g *Gateway) Router() *routing.Router { return g.router }
+
+// Traffic returns the gateway's traffic counters, nil with
+// Config.DisableTraffic.
+func (g *Gateway) Traffic() *traffic.Recorder { return g.traffic }
 
 // Close stops the pool sweeper, ends the tunnels (upgraded connections),
 // closes the pooled connections, and waits for the goroutines it started.
@@ -108,11 +119,14 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	var buf [512]byte
 	rr := g.ruleRequest(&ctx.Request.Header, ctx.RemoteAddr())
 	rt, name, path := g.router.Route(buf[:0], uri, &rr)
-	switch {
-	case rt.Other:
+	if rt.Other {
 		g.other(ctx)
 		return
-	case rt.Answer.Status != 0:
+	}
+	var o observed
+	g.observe(&o, &rt)
+	defer func() { o.done(ctx.Method(), ctx.Response.StatusCode()) }()
+	if rt.Answer.Status != 0 {
 		answer(ctx, rt.Answer)
 		return
 	}
@@ -126,6 +140,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	// The header's edits may rebuild it: the target goes in last.
 	req := stripRequest(&ctx.Request.Header)
 	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, req, routeLabel(&rt))
+	g.setRequestID(&ctx.Request.Header)
 	ctx.Request.SetRequestURIBytes(path)
 	if req.upgrade {
 		g.tunnel(ctx, &rt, name)
@@ -136,7 +151,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		defer bodyPool.Put(body.buf)
 	}
 	if ok {
-		g.forward(ctx, &rt, name, body)
+		g.forward(ctx, &rt, name, body, &o)
 	}
 }
 
@@ -264,11 +279,12 @@ func (b *streamedBody) Read(p []byte) (int, error) {
 // forward sends the request for the app the client spelled name to the
 // route's instances, as the router's Retry picks them and decides, after
 // a failure, whether another gets it.
-func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byte, body requestBody) {
+func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byte, body requestBody, o *observed) {
 	resend := routing.Resendable(ctx.Method(), body.replayable)
 	try := g.router.Retry(rt, resend)
 	for {
 		inst := try.Next()
+		o.attempt(inst)
 		u := g.upstream(rt.App, inst, rt.Secure)
 		if g.cfg.RewriteHost || len(ctx.Request.Header.Host()) == 0 {
 			ctx.Request.Header.SetHost(u.addr)
@@ -303,7 +319,9 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 		}
 		f := failureOf(err)
 		g.logFailure(rt.App, inst, u.addr, try.Attempt(), err)
-		if !try.Failed(f) {
+		again := try.Failed(f)
+		o.failed(f, again)
+		if !again {
 			answer(ctx, routing.Failed(name, f))
 			return
 		}

@@ -151,6 +151,7 @@ type exchange struct {
 	resent bool // sent again after a kept-alive connection broke
 	queued bool // in lp.waiting[key]
 	key    instKey
+	obs    observed // for the traffic counters
 }
 
 func (l *loops) state(el gnet.EventLoop) *loopState {

@@ -43,7 +43,9 @@ func (lp *loopState) failed(ex *exchange, err error, stale bool) {
 	}
 	f := failureOf(err)
 	g.logFailure(ex.app, ex.inst, balancer.Address(ex.inst, false), ex.try.Attempt(), err)
-	if ex.try.Failed(f) && !closing {
+	again := ex.try.Failed(f) && !closing
+	ex.obs.failed(f, again)
+	if again {
 		ex.resent = false
 		lp.send(ex)
 		return
@@ -62,6 +64,7 @@ func (lp *loopState) reply(ex *exchange, a routing.Answer) {
 	if !ex.head {
 		lp.out = append(lp.out, a.Reason...)
 	}
+	ex.obs.done(ex.h.Method(), a.Status)
 	lp.finish(ex)
 	cc.c.Write(lp.out)
 	lp.next(cc)

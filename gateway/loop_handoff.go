@@ -66,6 +66,8 @@ func (lp *loopState) stream(up *upConn, ex *exchange) gnet.Action {
 	ex.end = nil
 	inst, app, try := ex.inst, ex.app, ex.try
 	key, addr := up.key, up.addr
+	// Counted when its header came: the body streams from a goroutine.
+	ex.obs.done(ex.h.Method(), lp.respH.StatusCode())
 	cc.ex = nil
 	lp.recycle(ex)
 	lp.forget(cc)

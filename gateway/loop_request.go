@@ -95,12 +95,16 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		f = append(append(f, cc.ip...), "\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: "...)
 		f = append(append(f, h.Host()...), "\r\nX-Forwarded-Prefix: "...)
 		f = append(routing.AppendPrefix(f, "", false, name), "\r\n"...)
+		if !g.cfg.DisableRequestID && len(h.PeekBytes(headerRequestID)) == 0 {
+			f = append(routing.AppendRequestID(append(f, routing.RequestIDHeader+": "...)), "\r\n"...)
+		}
 		if rt.Subset != nil {
 			f = append(append(append(f, balancer.RouteHeader+": "...), rt.Subset.Label()...), "\r\n"...)
 		}
 		ex.fwd = f
 	} else {
 		g.setForwarded(h, cc.remote, false, name, req, routeLabel(&rt))
+		g.setRequestID(h)
 	}
 	ex.name = append(ex.name[:0], name...)
 	var buf [512]byte
@@ -109,6 +113,7 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 	ex.cc, ex.app = cc, rt.App
 	ex.resend, ex.head = routing.Resendable(h.Method(), true), h.IsHead() // no body
 	ex.try = g.router.Retry(&rt, ex.resend)
+	g.observe(&ex.obs, &rt)
 	cc.ex = ex
 	cc.closing = cc.closing || closing
 	return true
@@ -120,6 +125,7 @@ func (lp *loopState) send(ex *exchange) {
 	g := lp.l.g
 	inst := ex.try.Next()
 	ex.inst = inst
+	ex.obs.attempt(inst)
 	if g.countInFlight {
 		ex.end = g.bal.Begin(inst)
 	}
@@ -149,6 +155,8 @@ func (lp *loopState) recycle(ex *exchange) {
 	if ex.end != nil {
 		ex.end()
 	}
+	ex.obs.abandon() // a no-op when the answer was counted
+	ex.obs = observed{}
 	ex.h.Reset()
 	ex.fwd, ex.name = ex.fwd[:0], ex.name[:0]
 	ex.cc, ex.app, ex.inst, ex.up, ex.end = nil, "", nil, nil, nil

@@ -87,10 +87,6 @@ type Config struct {
 	// Router.SetRules changes them). Default: none, a request may go to
 	// any instance of its app.
 	Rules *Rules
-	// Counts counts the requests routed per app and subset. Default: the
-	// Router's own.
-	Counts *Counts
-
 	// TrustedProxies are the clients (proxies in front of the gateway)
 	// whose X-Forwarded-For, -Proto, -Host and -Prefix are kept and added
 	// to, and whose ClientClaims pass. Default: none.

@@ -1,9 +1,27 @@
 package routing
 
 import (
+	"math/rand/v2"
 	"net"
 	"net/netip"
 )
+
+// RequestIDHeader is the header that carries a request's id to the
+// instance, and that the gateways add when the client sent none.
+const RequestIDHeader = "X-Request-Id"
+
+// AppendRequestID appends a new request id: 32 random hex digits.
+func AppendRequestID(dst []byte) []byte {
+	const hex = "0123456789abcdef"
+	for range 2 {
+		v := rand.Uint64()
+		for range 16 {
+			dst = append(dst, hex[v&15])
+			v >>= 4
+		}
+	}
+	return dst
+}
 
 // Trusted reports whether the client at addr is one of the TrustedProxies,
 // whose forwarding headers are kept and added to.

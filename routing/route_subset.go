@@ -19,8 +19,8 @@ func (r *Router) SetRules(rules *Rules) {
 // Rules returns the rules in force, or nil.
 func (r *Router) Rules() *Rules { return r.rules.Load() }
 
-// subsetStates is a Router's state of each subset it routes to: its
-// request count and the instance sources of its retries. It is
+// subsetStates is a Router's state of each subset it routes to: the
+// instance sources of its retries. It is
 // copy-on-write: rules change rarely, and are read on every request.
 type subsetStates struct {
 	m  atomic.Pointer[map[*Subset]*subsetState]
@@ -35,9 +35,8 @@ type subsetStates struct {
 const maxForeign = 256
 
 type subsetState struct {
-	requests *atomic.Uint64
-	plain    subsetSide
-	secure   subsetSide
+	plain  subsetSide
+	secure subsetSide
 }
 
 // install makes the state of rules' subsets.
@@ -63,7 +62,7 @@ func (s *subsetStates) install(rules *Rules) {
 }
 
 func (s *subsetStates) state(sub *Subset) *subsetState {
-	st := &subsetState{requests: s.r.counts.subset(sub.app, sub.Label())}
+	st := &subsetState{}
 	st.plain = subsetSide{sub: sub, side: s.r.plain}
 	st.secure = subsetSide{sub: sub, side: s.r.secure}
 	return st
@@ -139,7 +138,7 @@ type Selection struct {
 // when that subset has none of them. target is the client's target, path
 // the one the instance gets, name the app as the client wrote it (for
 // the answer). Route calls it; a transport that routes otherwise (Caddy's
-// eureka upstream source) calls it itself. It counts the request.
+// eureka upstream source) calls it itself.
 func (r *Router) Select(app string, instances []*eureka.InstanceInfo, req *Request, target, path, name []byte) Selection {
 	sel := Selection{Instances: instances}
 	rules := r.rules.Load()
@@ -155,7 +154,6 @@ func (r *Router) Select(app string, instances []*eureka.InstanceInfo, req *Reque
 		}
 	}
 	if a == nil {
-		r.counts.any.Get(app).Add(1)
 		return sel
 	}
 	sub := a.decide(req, target, path)
@@ -164,7 +162,6 @@ func (r *Router) Select(app string, instances []*eureka.InstanceInfo, req *Reque
 	}
 	switch {
 	case sub == nil, a.fallback == FallbackAny, a.fallback == FallbackDefault && a.def == nil:
-		r.counts.any.Get(app).Add(1)
 	case a.fallback == FallbackDefault && a.def != sub && r.narrow(&sel, a.def):
 	case a.fallback == FallbackDefault:
 		sel.Instances, sel.Answer = nil, emptySubset(name, a.def)
@@ -174,8 +171,7 @@ func (r *Router) Select(app string, instances []*eureka.InstanceInfo, req *Reque
 	return sel
 }
 
-// narrow narrows sel to sub's instances, and counts the request, when
-// sub has any.
+// narrow narrows sel to sub's instances when sub has any.
 func (r *Router) narrow(sel *Selection, sub *Subset) bool {
 	list := sub.of(sel.Instances)
 	if len(list) == 0 {
@@ -185,7 +181,6 @@ func (r *Router) narrow(sel *Selection, sub *Subset) bool {
 	if st == nil {
 		return false // rules replaced meanwhile
 	}
-	st.requests.Add(1)
 	sel.Instances, sel.Subset, sel.state = list, sub, st
 	return true
 }

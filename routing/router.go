@@ -27,7 +27,6 @@ type Router struct {
 
 	rules   atomic.Pointer[Rules]
 	subsets subsetStates
-	counts  *Counts
 }
 
 // New returns a Router over cfg.Instances. It starts nothing.
@@ -38,10 +37,7 @@ func New(cfg Config) (*Router, error) {
 	}
 	r := &Router{cfg: cfg, bal: cfg.Balancer}
 	r.plain, r.secure = &side{r: r}, &side{r: r, secure: true}
-	r.subsets.r, r.counts = r, cfg.Counts
-	if r.counts == nil {
-		r.counts = new(Counts)
-	}
+	r.subsets.r = r
 	r.SetRules(cfg.Rules)
 	return r, nil
 }
@@ -61,6 +57,10 @@ type Route struct {
 
 	// App is the application, upper case as Eureka stores it.
 	App string
+	// Registered says the registry has the application (with or without
+	// UP instances): the name is one of the registry's, which metrics may
+	// use as a label.
+	Registered bool
 	// Secure says the instances are reached on their secure port, over
 	// TLS: none of them enables its plain port.
 	Secure bool
@@ -102,9 +102,11 @@ func (r *Router) Route(dst, target []byte, req *Request) (rt Route, name, path [
 	rt.App = app
 	up := r.cfg.Instances.Instances(app)
 	if len(up) == 0 {
-		rt.Answer = unavailable(r.registered(app), name)
+		rt.Registered = r.registered(app)
+		rt.Answer = unavailable(rt.Registered, name)
 		return rt, name, path
 	}
+	rt.Registered = true
 	if !cached {
 		r.names.remember(name, app)
 	}

@@ -248,27 +248,6 @@ func TestRulesRouteHeaderFromTrustedProxiesOnly(t *testing.T) {
 	}
 }
 
-func TestRulesCountPerSubset(t *testing.T) {
-	r := rulesRouter(t, exampleRules, versioned(1, "2.0", "2.1"))
-	for range 3 {
-		route(r, "/orders/x", &Request{Header: header{"X-Canary": "1"}})
-	}
-	route(r, "/orders/x", nil)
-	got := map[string]uint64{}
-	r.Counts().Each(func(app, subset string, n uint64) { got[app+" "+subset] = n })
-	if got["ORDERS version=2.1"] != 3 || got["ORDERS version=2.0"] != 1 {
-		t.Errorf("counts %v", got)
-	}
-	// New rules keep counting where the old ones were.
-	rules, _ := ParseRules("r", []byte(exampleRules))
-	r.SetRules(rules)
-	route(r, "/orders/x", nil)
-	r.Counts().Each(func(app, subset string, n uint64) { got[app+" "+subset] = n })
-	if got["ORDERS version=2.0"] != 2 {
-		t.Errorf("after new rules: %v", got)
-	}
-}
-
 func TestRulesRefusedWithLineAndReason(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		{"apps:\n  ORDERS:\n    rules:\n      - match: {header: {X: {regex: \"(\"}}}\n        to: [{select: {v: \"1\"}}]\n",

@@ -140,7 +140,7 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.Server
 	metrics.MustRegister(registrymetrics.New(p.Store, p.Peers, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var rules func() *routing.Rules
 	if p.Gateway != nil {
-		metrics.MustRegister(registrymetrics.NewRoutes(p.Gateway.Router().Counts(), "eureka"))
+		metrics.MustRegister(registrymetrics.NewTraffic(p.Gateway.Traffic(), registrymetrics.BalancerHealth(p.Gateway.Router().Config().Balancer), "eureka"))
 		rules = p.Gateway.Router().Rules
 	}
 	mux := http.NewServeMux()

@@ -166,7 +166,7 @@ func reloadUnderLoad(t *testing.T, bin string) {
 	}
 	status, metrics := testkit.HTTPGet(t, registry+"/metrics")
 	for _, v := range []string{"2.0", "2.1"} {
-		if want := `eureka_gateway_requests_total{app="ORDERS",subset="version=` + v + `"}`; status != 200 || !strings.Contains(metrics, want) {
+		if want := `eureka_gateway_requests_total{app="ORDERS",code="2xx",method="GET",subset="version=` + v + `"}`; status != 200 || !strings.Contains(metrics, want) {
 			t.Errorf("/metrics: %d, no %s", status, want)
 		}
 	}

@@ -1,0 +1,136 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/traffic"
+)
+
+// Traffic exports a gateway's traffic (a traffic.Recorder), read at scrape
+// time, with the same names in both gateways (prefix
+// <namespace>_gateway_):
+//
+//   - requests_total{app, subset, method, code}: requests served, by the
+//     subset the traffic rules chose ("" for any instance), method and
+//     status class ("2xx");
+//   - request_duration_seconds{app}: a histogram of their durations,
+//     buckets from 1 ms to 10 s;
+//   - upstream_failures_total{app, kind}: attempts that failed at an
+//     instance, kind refused, reset or timeout;
+//   - retries_total{app}: attempts sent again to another instance;
+//   - ejections_total{app}: instances skipped after failures (passive
+//     health), and health_check_failures_total{app}: failed active health
+//     checks, with a balancer;
+//   - requests_in_flight{app}, instance_requests_in_flight{app, instance}
+//     and, where the gateway keeps its own pools, instance_connections{app,
+//     instance}.
+//
+// app is a registry's application name, or "unknown" for requests that
+// name none, so that clients cannot grow the label set.
+type Traffic struct {
+	rec    *traffic.Recorder
+	health Health
+
+	requests, duration, failures, retries, ejections, healthFailures *prometheus.Desc
+	inFlight, instanceInFlight, connections                          *prometheus.Desc
+}
+
+// Health reports, per app, the ejections of its instances (passive
+// health) and their failed active health checks, cumulative.
+type Health func() (ejections, checkFailures map[string]uint64)
+
+// BalancerHealth is the Health of a balancer and its Checker, if any.
+func BalancerHealth(b *balancer.Balancer) Health {
+	return func() (map[string]uint64, map[string]uint64) {
+		var failures map[string]uint64
+		if c := b.Checker(); c != nil {
+			failures = c.Failures()
+		}
+		return b.Ejections(), failures
+	}
+}
+
+// NewTraffic returns the collector of rec and, if not nil, of health,
+// with names prefixed by namespace ("eureka", "caddy_eureka").
+func NewTraffic(rec *traffic.Recorder, health Health, namespace string) *Traffic {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "gateway", name), help, labels, nil)
+	}
+	return &Traffic{
+		rec:              rec,
+		health:           health,
+		requests:         d("requests_total", "Requests the gateway served, by application, subset of its instances (\"\": any), method and status class.", "app", "subset", "method", "code"),
+		duration:         d("request_duration_seconds", "How long the gateway's requests took, by application.", "app"),
+		failures:         d("upstream_failures_total", "Attempts that failed at an instance, by application and kind (refused, reset, timeout).", "app", "kind"),
+		retries:          d("retries_total", "Attempts sent again to another instance, by application.", "app"),
+		ejections:        d("ejections_total", "Instances taken out of rotation after failures (passive health), by application.", "app"),
+		healthFailures:   d("health_check_failures_total", "Failed active health checks, by application.", "app"),
+		inFlight:         d("requests_in_flight", "Requests being served, by application.", "app"),
+		instanceInFlight: d("instance_requests_in_flight", "Requests being served by each instance.", "app", "instance"),
+		connections:      d("instance_connections", "Connections the gateway holds to each instance.", "app", "instance"),
+	}
+}
+
+// Describe sends the metrics' descriptions.
+func (m *Traffic) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{m.requests, m.duration, m.failures, m.retries, m.ejections, m.healthFailures,
+		m.inFlight, m.instanceInFlight, m.connections} {
+		ch <- d
+	}
+}
+
+// Collect sends the metrics.
+func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	m.rec.Each(func(app string, a *traffic.App) {
+		s := a.Snapshot()
+		for subset, n := range s.Requests {
+			for mi := range n {
+				for ci, v := range n[mi] {
+					if v > 0 {
+						counter(m.requests, v, app, subset, traffic.Methods[mi], traffic.Classes[ci])
+					}
+				}
+			}
+		}
+		buckets := make(map[float64]uint64, len(traffic.Buckets))
+		var cum, count uint64
+		for i, v := range s.Latency {
+			count += v
+			if i < len(traffic.Buckets) {
+				cum += v
+				buckets[traffic.Buckets[i]] = cum
+			}
+		}
+		ch <- prometheus.MustNewConstHistogram(m.duration, count, s.Sum.Seconds(), buckets, app)
+		for k, v := range s.Failures {
+			counter(m.failures, v, app, traffic.Failures[k])
+		}
+		counter(m.retries, s.Retries, app)
+		gauge(m.inFlight, s.InFlight, app)
+		for id, inst := range s.Instances {
+			gauge(m.instanceInFlight, inst.InFlight, app, id)
+		}
+	})
+	if m.rec.Connections != nil {
+		m.rec.Connections(func(app, instance string, n int) {
+			gauge(m.connections, int64(n), app, instance)
+		})
+	}
+	if m.health == nil {
+		return
+	}
+	ejections, failures := m.health()
+	for app, n := range ejections {
+		counter(m.ejections, n, app)
+	}
+	for app, n := range failures {
+		counter(m.healthFailures, n, app)
+	}
+}
