@@ -32,7 +32,8 @@ import (
 // header work: the ceiling of a proxy with a goroutine per connection) and
 // the gateway without its loops; and the gateway again with 20 traffic
 // rules on the app, the one that matches last (a weighted split with a
-// sticky key), both gateways sent the same headers. Every server runs in a process of its
+// sticky key), and the gateway with its traffic counters and request ids
+// turned off; the gateways all sent the same headers. Every server runs in a process of its
 // own (this binary again, as "eurekabench gateway -serve <role>"), as it
 // would in production; the load comes from wrk when it is installed (as
 // the figures did), else from this process.
@@ -118,7 +119,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 			stops[i]()
 		}
 	}()
-	ports, err := freePorts(8)
+	ports, err := freePorts(9)
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	pids := map[string]int{}
 	for _, role := range []struct{ name, listen string }{
 		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)}, {"fasthttp-only", addr(5)},
-		{"caddy-static", addr(6)}, {"fasthttp-rules", addr(7)},
+		{"caddy-static", addr(6)}, {"fasthttp-rules", addr(7)}, {"fasthttp-quiet", addr(8)},
 	} {
 		stop, pid, err := c.startServer(role.name, role.listen, backendAddr)
 		if err != nil {
@@ -149,11 +150,12 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	}
 	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"]), headers: ruleHeaders}
 	ruled := &target{name: "gateway, 20 traffic rules", addr: addr(7), path: "/svc/x", pids: one(pids["fasthttp-rules"]), headers: ruleHeaders}
+	quiet := &target{name: "gateway, no metrics, no ids", addr: addr(8), path: "/svc/x", pids: one(pids["fasthttp-quiet"]), headers: ruleHeaders}
 	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
 	caddyStatic := &target{name: "Caddy reverse_proxy, static", addr: addr(6), path: "/svc/x", pids: one(pids["caddy-static"])}
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
 	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
-	targets = append(targets, fast, ruled, caddyGW, caddyStatic, bare, only)
+	targets = append(targets, fast, ruled, quiet, caddyGW, caddyStatic, bare, only)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -207,6 +209,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 		fmt.Fprintf(out, "  Caddy eureka_gateway / static   %9.2f   (target >= 0.90)\n", last(caddyGW)/last(caddyStatic))
 		fmt.Fprintf(out, "  gateway / direct                %9.2f\n", last(fast)/last(targets[0]))
 		fmt.Fprintf(out, "  gateway, 20 rules / no rules    %9.2f   (target >= 0.90)\n", last(ruled)/last(fast))
+		fmt.Fprintf(out, "  gateway / no metrics, no ids    %9.2f   (target >= 0.95)\n", last(fast)/last(quiet))
 	}
 
 	fmt.Fprintf(out, "\nranges over %d rounds\n", c.rounds)
@@ -239,6 +242,8 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	fmt.Fprintf(out, "  Caddy eureka_gateway / static   %.2f - %.2f (same round)\n", lo, hi)
 	lo, hi = ratios(ruled, fast)
 	fmt.Fprintf(out, "  gateway, 20 rules / no rules    %.2f - %.2f (same round)\n", lo, hi)
+	lo, hi = ratios(fast, quiet)
+	fmt.Fprintf(out, "  gateway / no metrics, no ids    %.2f - %.2f (same round)\n", lo, hi)
 	return nil
 }
 
@@ -320,7 +325,7 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		<-ctx.Done()
 		srv.Shutdown()
 		return <-done
-	case "fasthttp", "fasthttp-only", "fasthttp-rules":
+	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet":
 		store := registry.New(registry.Config{})
 		cfg := routing.Config{Instances: store}
 		if role == "fasthttp-rules" {
@@ -335,7 +340,11 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		} else if err := store.Register(benchInstance(backend), false); err != nil {
 			return err
 		}
-		g, err := gateway.New(gateway.Config{Routing: cfg})
+		gcfg := gateway.Config{Routing: cfg}
+		if role == "fasthttp-quiet" {
+			gcfg.DisableTraffic, gcfg.DisableRequestID = true, true
+		}
+		g, err := gateway.New(gcfg)
 		if err != nil {
 			return err
 		}
