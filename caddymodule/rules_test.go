@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -260,5 +262,36 @@ func TestGatewayRulesOnDashboardAndMetrics(t *testing.T) {
 	loadConfig(t, withRules(""))
 	if _, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/api/rules", nil); strings.Contains(body, "ORDERS") {
 		t.Fatalf("rules after a reload without them: %s", body)
+	}
+}
+
+// eureka_gateway adds the app and the instance to Caddy's access log
+// entries, and counts the request in the gateway metrics, with its
+// X-Request-Id given to the instance.
+func TestGatewayAccessLogFieldsAndTraffic(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "access.log")
+	name := newRegistry("access-log")
+	cfg := testConfig("metrics", "registry "+name, site(registryPort, "\teureka_server"),
+		site(gatewayPort, "\tlog {\n\t\toutput file "+logFile+"\n\t\tformat json\n\t}\n\teureka_gateway"))
+	loadConfig(t, cfg)
+	registerVia(t, registryURL, versionBackend(t, "orders", "2.0"))
+	if status, body := get(t, gatewayURL+"/orders/x"); status != 200 || !strings.HasPrefix(body, "2.0 ") {
+		t.Fatalf("GET: %d %q", status, body)
+	}
+	get(t, gatewayURL+"/nothing-registered/x")
+	testkit.Eventually(t, 5*time.Second, "the access log entry", func() bool {
+		data, _ := os.ReadFile(logFile)
+		return strings.Contains(string(data), `"app":"ORDERS"`) && strings.Contains(string(data), `"instance":"orders-2.0"`) &&
+			strings.Contains(string(data), `"app":"unknown"`)
+	})
+	_, metrics := do(t, "GET", adminURL+"/metrics", nil)
+	for _, want := range []string{
+		`caddy_eureka_gateway_requests_total{app="ORDERS",code="2xx",method="GET",subset=""} 1`,
+		`caddy_eureka_gateway_requests_total{app="unknown",code="5xx",method="GET",subset=""} 1`,
+		`caddy_eureka_gateway_request_duration_seconds_count{app="ORDERS"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("no %s in the metrics", want)
+		}
 	}
 }
