@@ -1,0 +1,234 @@
+package metrics_test
+
+import (
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/eurekagate/eurekagate/registry/metrics"
+	"github.com/eurekagate/eurekagate/traffic"
+)
+
+// Durations that are exact in binary, so that the histogram's sum is
+// exactly what the expected text says.
+const (
+	d2ms  = 1953125 * time.Nanosecond  // 2^-9 s: in the 2.5 ms bucket
+	d31ms = 31250000 * time.Nanosecond // 2^-5 s: in the 50 ms bucket
+)
+
+// trafficRecorder is a Recorder with requests of ORDERS (three served,
+// one in flight, failed attempts, a retry, an instance with one attempt
+// in flight and two connections) and one of an unknown app.
+func trafficRecorder() *traffic.Recorder {
+	rec := traffic.New()
+	orders := rec.App("ORDERS")
+	i1 := orders.Instance("i-1")
+	for _, d := range []time.Duration{d2ms, d31ms} {
+		orders.Start()
+		i1.Begin()
+		i1.End()
+		orders.Done("", []byte("GET"), 200, d, i1)
+	}
+	orders.Start()
+	orders.Failed(traffic.Refused)
+	orders.Failed(traffic.Timeout)
+	orders.Retried()
+	orders.Done("version=2.1", []byte("POST"), 503, 20*time.Second, nil)
+	orders.Start() // in flight
+	i1.Begin()
+	unknown := rec.App(traffic.Unknown)
+	unknown.Start()
+	unknown.Done("", []byte("GET"), 503, 625*time.Microsecond, nil)
+	rec.Connections = func(yield func(app, instance string, n int)) { yield("ORDERS", "i-1", 2) }
+	return rec
+}
+
+const trafficText = `
+# HELP eureka_gateway_requests_total Requests the gateway served, by application, subset of its instances ("": any), method and status class.
+# TYPE eureka_gateway_requests_total counter
+eureka_gateway_requests_total{app="ORDERS",code="2xx",method="GET",subset=""} 2
+eureka_gateway_requests_total{app="ORDERS",code="5xx",method="POST",subset="version=2.1"} 1
+eureka_gateway_requests_total{app="unknown",code="5xx",method="GET",subset=""} 1
+# HELP eureka_gateway_request_duration_seconds How long the gateway's requests took, by application.
+# TYPE eureka_gateway_request_duration_seconds histogram
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="0.001"} 0
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="0.0025"} 1
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="0.005"} 1
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="0.01"} 1
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="0.025"} 1
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="0.05"} 2
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="0.1"} 2
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="0.25"} 2
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="0.5"} 2
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="1"} 2
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="2.5"} 2
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="5"} 2
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="10"} 2
+eureka_gateway_request_duration_seconds_bucket{app="ORDERS",le="+Inf"} 3
+eureka_gateway_request_duration_seconds_sum{app="ORDERS"} 20.033203125
+eureka_gateway_request_duration_seconds_count{app="ORDERS"} 3
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="0.001"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="0.0025"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="0.005"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="0.01"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="0.025"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="0.05"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="0.1"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="0.25"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="0.5"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="1"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="2.5"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="5"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="10"} 1
+eureka_gateway_request_duration_seconds_bucket{app="unknown",le="+Inf"} 1
+eureka_gateway_request_duration_seconds_sum{app="unknown"} 0.000625
+eureka_gateway_request_duration_seconds_count{app="unknown"} 1
+# HELP eureka_gateway_upstream_failures_total Attempts that failed at an instance, by application and kind (refused, reset, timeout).
+# TYPE eureka_gateway_upstream_failures_total counter
+eureka_gateway_upstream_failures_total{app="ORDERS",kind="refused"} 1
+eureka_gateway_upstream_failures_total{app="ORDERS",kind="reset"} 0
+eureka_gateway_upstream_failures_total{app="ORDERS",kind="timeout"} 1
+eureka_gateway_upstream_failures_total{app="unknown",kind="refused"} 0
+eureka_gateway_upstream_failures_total{app="unknown",kind="reset"} 0
+eureka_gateway_upstream_failures_total{app="unknown",kind="timeout"} 0
+# HELP eureka_gateway_retries_total Attempts sent again to another instance, by application.
+# TYPE eureka_gateway_retries_total counter
+eureka_gateway_retries_total{app="ORDERS"} 1
+eureka_gateway_retries_total{app="unknown"} 0
+# HELP eureka_gateway_ejections_total Instances taken out of rotation after failures (passive health), by application.
+# TYPE eureka_gateway_ejections_total counter
+eureka_gateway_ejections_total{app="ORDERS"} 2
+# HELP eureka_gateway_health_check_failures_total Failed active health checks, by application.
+# TYPE eureka_gateway_health_check_failures_total counter
+eureka_gateway_health_check_failures_total{app="BILLING"} 3
+# HELP eureka_gateway_requests_in_flight Requests being served, by application.
+# TYPE eureka_gateway_requests_in_flight gauge
+eureka_gateway_requests_in_flight{app="ORDERS"} 1
+eureka_gateway_requests_in_flight{app="unknown"} 0
+# HELP eureka_gateway_instance_requests_in_flight Requests being served by each instance.
+# TYPE eureka_gateway_instance_requests_in_flight gauge
+eureka_gateway_instance_requests_in_flight{app="ORDERS",instance="i-1"} 1
+# HELP eureka_gateway_instance_connections Connections the gateway holds to each instance.
+# TYPE eureka_gateway_instance_connections gauge
+eureka_gateway_instance_connections{app="ORDERS",instance="i-1"} 2
+`
+
+// exposition is what a scrape of reg returns, in the text format, its
+// lines sorted (a family's HELP and TYPE among them), or those of the
+// families names when given. (It does what prometheus/testutil's
+// GatherAndCompare does, without testutil's dependencies, which go.mod
+// does not have.)
+func exposition(t *testing.T, reg *prometheus.Registry, names ...string) []string {
+	t.Helper()
+	w := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}).
+		ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	if w.Code != 200 {
+		t.Fatalf("scrape: %d %s", w.Code, w.Body)
+	}
+	return sortedLines(w.Body.String(), names...)
+}
+
+// sortedLines are text's lines, sorted, without the blank ones and, with
+// names, those of the other families.
+func sortedLines(text string, names ...string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if l == "" {
+			continue
+		}
+		if len(names) > 0 && !slices.Contains(names, family(l)) {
+			continue
+		}
+		out = append(out, l)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// family is the name of the family a line of the text format belongs to.
+func family(line string) string {
+	if f, ok := strings.CutPrefix(line, "# HELP "); ok {
+		line = f
+	} else if f, ok := strings.CutPrefix(line, "# TYPE "); ok {
+		line = f
+	}
+	name, _, _ := strings.Cut(line, " ")
+	name, _, _ = strings.Cut(name, "{")
+	for _, s := range []string{"_bucket", "_sum", "_count"} {
+		if n, ok := strings.CutSuffix(name, s); ok && strings.HasSuffix(n, "_seconds") {
+			return n
+		}
+	}
+	return name
+}
+
+// compareLines reports the lines of want that got lacks and those of got
+// that want lacks.
+func compareLines(t *testing.T, got, want []string) {
+	t.Helper()
+	for _, l := range want {
+		if !slices.Contains(got, l) {
+			t.Errorf("missing: %s", l)
+		}
+	}
+	for _, l := range got {
+		if !slices.Contains(want, l) {
+			t.Errorf("unexpected: %s", l)
+		}
+	}
+}
+
+// The traffic collector's names, labels, types, help and values, the
+// latency histogram's cumulative buckets, sum and count among them, with
+// the balancers' ejections and the health checks' failures: nothing more,
+// nothing less. The registry is pedantic: it checks what the collector
+// collects against what it describes.
+func TestTrafficCollector(t *testing.T) {
+	health := func() (map[string]uint64, map[string]uint64) {
+		return map[string]uint64{"ORDERS": 2}, map[string]uint64{"BILLING": 3}
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewTraffic(trafficRecorder(), health, "eureka"))
+	compareLines(t, exposition(t, reg), sortedLines(trafficText))
+}
+
+// The namespace prefixes every name (Caddy's are caddy_eureka_gateway_*);
+// without a health func and a Connections func there are no ejections,
+// health-check failures or connections; the counters are read at scrape
+// time, so that a second scrape sees what was recorded since.
+func TestTrafficCollectorNamespaceAndScrapeTime(t *testing.T) {
+	rec := traffic.New()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewTraffic(rec, nil, "caddy_eureka"))
+	if got := exposition(t, reg); len(got) != 0 {
+		t.Errorf("an empty recorder gives %q", got)
+	}
+	a := rec.App("ORDERS")
+	a.Start()
+	a.Done("", []byte("DELETE"), 204, d2ms, nil)
+	const want = `
+# HELP caddy_eureka_gateway_requests_total Requests the gateway served, by application, subset of its instances ("": any), method and status class.
+# TYPE caddy_eureka_gateway_requests_total counter
+caddy_eureka_gateway_requests_total{app="ORDERS",code="2xx",method="DELETE",subset=""} %d
+# HELP caddy_eureka_gateway_requests_in_flight Requests being served, by application.
+# TYPE caddy_eureka_gateway_requests_in_flight gauge
+caddy_eureka_gateway_requests_in_flight{app="ORDERS"} 0
+`
+	names := []string{"caddy_eureka_gateway_requests_total", "caddy_eureka_gateway_requests_in_flight",
+		"caddy_eureka_gateway_ejections_total", "caddy_eureka_gateway_health_check_failures_total", "caddy_eureka_gateway_instance_connections"}
+	compareLines(t, exposition(t, reg, names...), sortedLines(strings.Replace(want, "%d", "1", 1)))
+	a.Start()
+	a.Done("", []byte("DELETE"), 204, d2ms, nil)
+	compareLines(t, exposition(t, reg, names...), sortedLines(strings.Replace(want, "%d", "2", 1)))
+	for _, l := range exposition(t, reg) {
+		if f := family(l); !strings.HasPrefix(f, "caddy_eureka_gateway_") {
+			t.Errorf("%s lacks the namespace", l)
+		}
+	}
+}
