@@ -14,7 +14,7 @@ import (
 
 // eureka_gateway passes the same gateway suite as the fasthttp gateway.
 func TestGatewaySuiteThroughCaddy(t *testing.T) {
-	gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store) {
+	gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store, gatewaysuite.Metrics) {
 		name := newRegistry("gwsuite")
 		// The suite's settings (see gatewaysuite.Starter); the server has
 		// no trusted_proxies.
@@ -26,8 +26,19 @@ func TestGatewaySuiteThroughCaddy(t *testing.T) {
 		if !ok {
 			t.Fatalf("registry %s not running", name)
 		}
-		return gatewayURL, v.store
+		return gatewayURL, v.store, gatewaysuite.Metrics{Namespace: "caddy_eureka", Scrape: scrapeAdmin}
 	}, gatewaysuite.Caddy)
+}
+
+// scrapeAdmin returns what the admin endpoint's /metrics serves: the
+// running config's metrics, those of its registry's gateways among them.
+func scrapeAdmin(t *testing.T) string {
+	t.Helper()
+	status, body := do(t, "GET", adminURL+"/metrics", nil)
+	if status != 200 {
+		t.Fatalf("admin /metrics: %d %.300s", status, body)
+	}
+	return body
 }
 
 // withGatewayRules adapts cfg, a test Caddyfile with one eureka_gateway,

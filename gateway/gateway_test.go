@@ -4,14 +4,19 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/internal/gatewaysuite"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/metrics"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -62,13 +67,30 @@ func startServer(t *testing.T, cfg Config, scfg ServerConfig, store *registry.St
 func TestGatewaySuite(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store) {
+			gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store, gatewaysuite.Metrics) {
 				store := registry.New(registry.Config{})
-				base, _, _ := startServer(t, suiteConfig(t, store), ServerConfig{Loops: m.loops}, store)
-				return base, store
+				base, g, _ := startServer(t, suiteConfig(t, store), ServerConfig{Loops: m.loops}, store)
+				return base, store, suiteMetrics(g)
 			}, gatewaysuite.FastHTTP)
 		})
 	}
+}
+
+// suiteMetrics are g's traffic metrics as cmd/eureka's /metrics has them
+// (namespace eureka), gathered in process.
+func suiteMetrics(g *Gateway) gatewaysuite.Metrics {
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewTraffic(g.Traffic(), metrics.BalancerHealth(g.Router().Config().Balancer), "eureka"))
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
+	return gatewaysuite.Metrics{Namespace: "eureka", Scrape: func(t *testing.T) string {
+		t.Helper()
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+		if w.Code != 200 {
+			t.Fatalf("metrics: %d %s", w.Code, w.Body)
+		}
+		return w.Body.String()
+	}}
 }
 
 // suiteConfig is the gateway configuration the shared suite asks for

@@ -48,7 +48,7 @@ func expectOwn(t *testing.T, what string, r reply, status int, body string) {
 // names the application as the client spelled it: names match
 // case-insensitively, but the client knows its own spelling.
 func unknownApp(t *testing.T, start Starter) {
-	base, _ := start(t)
+	base, _, _ := start(t)
 	r := get(t, base+"/nosuch/x")
 	expectOwn(t, "unknown app", r, 503, "no application \"nosuch\" is registered\n")
 	expect(t, "unknown app: Cache-Control", r.header.Get("Cache-Control"), "no-store")
@@ -58,7 +58,7 @@ func unknownApp(t *testing.T, start Starter) {
 // An application whose instances are all registered but none UP is
 // answered 503 with its own reason, again in the client's spelling.
 func noUPInstance(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	a := newBackend(t, "a", nil)
 	down := instance("resting", "a", a.port)
 	down.Status = eureka.StatusDown
@@ -71,7 +71,7 @@ func noUPInstance(t *testing.T, start Starter) {
 // reason that tells it apart from an instance that is not UP, and sends
 // nothing more to the instance while the check keeps failing.
 func failingHealthChecks(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	var checks, requests atomic.Int64
 	sick := newBackend(t, "sick", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/health" {
@@ -114,7 +114,7 @@ func failingHealthChecks(t *testing.T, start Starter) {
 // over TLS, its certificate verified against TrustedCA, and the path
 // forwarded as on the plain port.
 func securePortOnly(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	v := newTLSBackend(t, "vault", nil)
 	i := instance("vault", "vault", deadPort(t))
 	i.Port.Enabled = false
@@ -196,7 +196,7 @@ func send(t *testing.T, method, url, body string) reply {
 // exactly one PUT and one POST, every PUT is answered by live, and of the
 // POSTs one is answered by live and one 504.
 func retryAfterTimeoutByMethod(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 
 	var putSlow, putLive methodHits
 	register(t, store, instance("puts", "puts-slow", slowInstance(t, &putSlow).port))
@@ -236,7 +236,7 @@ func retryAfterTimeoutByMethod(t *testing.T, start Starter) {
 // A refused connection means the instance never got the request, so even
 // a POST is retried on another instance, with its body.
 func retryAfterRefusedPOST(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	live := newBackend(t, "live", nil)
 	register(t, store, instance("refuse", "dead", deadPort(t)))
 	register(t, store, instance("refuse", "live", live.port))

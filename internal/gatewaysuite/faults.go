@@ -18,7 +18,7 @@ import (
 // A WebSocket may stay quiet for longer than ReadTimeout: tunnels have no
 // idle limit on either gateway.
 func quietWebSocket(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	a := newBackend(t, "a", wsEcho(t))
 	register(t, store, instance("quiet", "quiet-a", a.port))
 	wsRoundTripPausing(t, strings.TrimPrefix(base, "http://"), "/quiet/ws", []string{"hello", "after a silence"}, ReadTimeout+ReadTimeout/2)
@@ -29,7 +29,7 @@ func quietWebSocket(t *testing.T, start Starter) {
 // goes to another instance, and the one that hung gets no more requests
 // (passive health), exactly as one that sent nothing.
 func interimThenHang(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	var hinting methodHits
 	release := make(chan struct{})
 	var once sync.Once
@@ -59,7 +59,7 @@ func interimThenHang(t *testing.T, start Starter) {
 // pooled connection is not used, over TLS as over plain HTTP, so even a
 // POST, which is never sent twice, gets through.
 func secureIdleClosed(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	v := newTLSBackend(t, "vault", nil)
 	v.srv.Config.IdleTimeout = 100 * time.Millisecond
 	i := instance("vault", "vault-idle", deadPort(t))

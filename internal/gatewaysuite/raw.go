@@ -144,7 +144,7 @@ var rawCases = []rawCase{
 
 // rawRequests sends each of rawCases on a connection of its own.
 func rawRequests(t *testing.T, start Starter, gw Gateway) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	host := strings.TrimPrefix(base, "http://")
 	// hits counts the bytes the instances read: a request their HTTP
 	// server refuses (HTTP/2.0, a bad header name) reaches no handler.
@@ -257,7 +257,7 @@ func sendRaw(t *testing.T, host, req string) (int, *http.Response, string) {
 // after its response, has its connection closed, and the next client
 // gets its own answer.
 func noStrayBytes(t *testing.T, start Starter, _ Gateway) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -203,7 +203,7 @@ func parallel(t *testing.T, n, workers int, f func(i int) error) {
 // A request that matches a rule's header condition goes to the rule's
 // subset, every time, and the instance is told the subset.
 func rulesHeaderMatch(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	hits := versioned(t, store, "rules-canary", "2.0", "2.1")
 	c := keepAlive(t)
 	const n = 100
@@ -223,7 +223,7 @@ func rulesHeaderMatch(t *testing.T, start Starter) {
 // A rule's weights split its requests: 10 % to 2.1, 90 % to 2.0, within
 // 1 % of all requests over 10,000 of them.
 func rulesWeightedSplit(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	hits := versioned(t, store, "rules-split", "2.0", "2.1")
 	c := keepAlive(t)
 	const n = 10_000
@@ -251,7 +251,7 @@ func rulesWeightedSplit(t *testing.T, start Starter) {
 // each key keeps its subset over 1,000 requests, and the keys are spread
 // over both.
 func rulesSticky(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	versioned(t, store, "rules-sticky", "2.0", "2.1")
 	c := keepAlive(t)
 	const n, keys = 1000, 20
@@ -292,7 +292,7 @@ func rulesSticky(t *testing.T, start Starter) {
 // A request that matches no rule (here, one meeting one of the rule's two
 // conditions only) goes to the default subset, not to any instance.
 func rulesDefault(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	versioned(t, store, "rules-default", "1.9", "2.0", "2.1")
 	c := keepAlive(t)
 	for i, h := range [][]string{nil, {"X-Canary", "1"}, {"X-Canary", "0"}} {
@@ -320,7 +320,7 @@ func rulesDefault(t *testing.T, start Starter) {
 // and the subset.
 func rulesFallback(t *testing.T, start Starter) {
 	t.Run("default", func(t *testing.T) {
-		base, store := start(t)
+		base, store, _ := start(t)
 		versioned(t, store, "rules-fb-default", "2.0", "2.1")
 		c := keepAlive(t)
 		for range 6 {
@@ -334,7 +334,7 @@ func rulesFallback(t *testing.T, start Starter) {
 		}
 	})
 	t.Run("any", func(t *testing.T) {
-		base, store := start(t)
+		base, store, _ := start(t)
 		versioned(t, store, "rules-fb-any", "2.0", "2.1")
 		c := keepAlive(t)
 		reached := map[string]int{}
@@ -353,7 +353,7 @@ func rulesFallback(t *testing.T, start Starter) {
 		}
 	})
 	t.Run("none", func(t *testing.T) {
-		base, store := start(t)
+		base, store, _ := start(t)
 		hits := versioned(t, store, "rules-fb-none", "2.0", "2.1")
 		c := keepAlive(t)
 		for range 3 {
@@ -372,7 +372,7 @@ func rulesFallback(t *testing.T, start Starter) {
 // balancer.HTTPClient with its request's context; a canary request
 // reaches B's 2.1 instance every time, another B's 2.0.
 func rulesChain(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	versioned(t, store, "chain-b", "2.0", "2.1")
 
 	tr := &http.Transport{MaxIdleConnsPerHost: 4}
@@ -423,7 +423,7 @@ func rulesChain(t *testing.T, start Starter) {
 // instance told the gateway's subset and never the client's; for an app
 // without rules, the client's header is removed.
 func rulesOutsideRoute(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	versioned(t, store, "rules-outside", "2.0", "2.1")
 	versioned(t, store, "rules-canary", "2.0", "2.1")
 	versioned(t, store, "rules-unruled", "2.0", "2.1")

@@ -20,8 +20,11 @@ import (
 )
 
 // Starter starts a gateway routing by a fresh, empty registry and returns
-// the gateway's base URL (http://127.0.0.1:port) and the registry's Store.
-// The gateway stops when the test ends.
+// the gateway's base URL (http://127.0.0.1:port), the registry's Store,
+// and the gateway's traffic Metrics: for the fasthttp gateway, a
+// registry/metrics.Traffic of its Traffic and its balancer, namespace
+// "eureka", gathered in process; in Caddy, the admin endpoint's /metrics,
+// namespace "caddy_eureka". The gateway stops when the test ends.
 //
 // Every Starter gives its gateway the suite's settings: it waits
 // ResponseHeaderTimeout for an instance's response header and ReadTimeout
@@ -32,7 +35,7 @@ import (
 // document Rules in force (the fasthttp gateway's through
 // routing.ParseRules, eureka_gateway's as its "rules" field). It trusts no
 // client as a proxy: no client's X-Forwarded-* or RouteHeader stands.
-type Starter func(t *testing.T) (string, *registry.Store)
+type Starter func(t *testing.T) (string, *registry.Store, Metrics)
 
 // Gateway says which gateway the suite runs against, for the few cases
 // that belong to one.
@@ -45,7 +48,9 @@ const (
 	Caddy
 )
 
-// Run runs the suite against the gateway start makes.
+// Run runs the suite against the gateway start makes. The traffic cases
+// (traffic.go) read its Metrics before and after their requests and check
+// what rose.
 func Run(t *testing.T, start Starter, gw Gateway) {
 	for _, c := range []struct {
 		name string
@@ -77,6 +82,10 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"RulesFallback", rulesFallback},
 		{"RulesChain", rulesChain},
 		{"RulesOutsideRoute", rulesOutsideRoute},
+		{"TrafficRequestCounts", trafficCounts},
+		{"TrafficRefusedInstance", trafficRefused},
+		{"TrafficUnknownAppsOneLabel", trafficUnknownApps},
+		{"TraceContextAndRequestID", traceContext},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, start) })
 	}
@@ -85,7 +94,7 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 // /<app>/<rest> goes to /<rest> (query kept) on the app's instances in
 // turn, the app name matched case-insensitively.
 func roundRobinByName(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	a, b := newBackend(t, "a", nil), newBackend(t, "b", nil)
 	register(t, store, instance("orders", "a", a.port))
 	register(t, store, instance("orders", "b", b.port))
@@ -110,7 +119,7 @@ func roundRobinByName(t *testing.T, start Starter) {
 // An unknown application, and one without an UP instance, are answered
 // 503 with a plain-text reason.
 func unavailable(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	r := get(t, base+"/nope/x")
 	expect(t, "unknown app status", r.status, 503)
 	expect(t, "unknown app body", r.body, "no application \"nope\" is registered\n")
@@ -129,7 +138,7 @@ func unavailable(t *testing.T, start Starter) {
 // Hop-by-hop headers, those a Connection header names included, do not
 // cross the gateway in either direction; end-to-end ones do.
 func hopByHopHeaders(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	a := newBackend(t, "a", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Connection", "X-Hop-Resp")
@@ -178,7 +187,7 @@ func hopByHopHeaders(t *testing.T, start Starter) {
 // X-Forwarded-For, -Proto and -Host describe the client's request, and
 // replace what an untrusted client claims; Host passes through.
 func forwardedHeaders(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	a := newBackend(t, "a", nil)
 	register(t, store, instance("orders", "a", a.port))
 	host := strings.TrimPrefix(base, "http://")
@@ -207,7 +216,7 @@ func (p *pattern) Read(b []byte) (int, error) {
 // are streamed, not buffered. (The client and the instance run in this
 // process too, and stream as well.)
 func streamedBodies(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	a := newBackend(t, "a", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case "POST":
@@ -300,7 +309,7 @@ func heapGrowth(t *testing.T, f func()) uint64 {
 
 // A WebSocket handshake and messages cross the gateway both ways.
 func webSocketEcho(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	a := newBackend(t, "a", wsEcho(t))
 	register(t, store, instance("chat", "a", a.port))
 	wsRoundTrip(t, strings.TrimPrefix(base, "http://"), "/chat/ws", []string{"hello", strings.Repeat("x", 70000), "bye"})
@@ -309,7 +318,7 @@ func webSocketEcho(t *testing.T, start Starter) {
 // A request to an instance that refuses connections is retried on
 // another, and the next requests avoid it.
 func retryAfterRefused(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	live := newBackend(t, "live", nil)
 	register(t, store, instance("payments", "dead", deadPort(t)))
 	register(t, store, instance("payments", "live", live.port))
@@ -321,7 +330,7 @@ func retryAfterRefused(t *testing.T, start Starter) {
 // Requests to an instance that accepts them and never answers do not hold
 // up those to the other instances.
 func hungInstance(t *testing.T, start Starter) {
-	base, store := start(t)
+	base, store, _ := start(t)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	hung := newBackend(t, "hung", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
