@@ -130,8 +130,8 @@ func (a *App) Done(subset string, method []byte, status int, d time.Duration, in
 	a.sumNanos.Add(int64(d))
 	if inst != nil {
 		inst.requests.Add(1)
-		if status >= 500 {
-			inst.errors.Add(1)
+		if statusClass(status) == len(Classes)-1 {
+			inst.errors.Add(1) // as the app counts it: 5xx, or no status
 		}
 	}
 }
