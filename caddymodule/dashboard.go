@@ -21,7 +21,9 @@ func init() {
 // through the Eureka REST API of eureka_server, and the traffic rules of
 // the eureka_gateway handlers routing to the same registry (those of the
 // gateway provisioned last that has rules), with the instances of each
-// subset. Requests outside Path go to the next handler. Protect it, and
+// subset, and their traffic live (requests per second, 5xx share, latency
+// per app and instance) while at least one eureka_gateway routes to the
+// registry. Requests outside Path go to the next handler. Protect it, and
 // eureka_server, with basic_auth when the registry is reachable from a
 // network; the eureka app warns at start when it is served beyond
 // loopback without authentication.
@@ -61,9 +63,19 @@ func (d *Dashboard) Provision(ctx caddy.Context) error {
 	}
 	e := app.entry
 	d.handler = dashboard.New(store, dashboard.Config{Path: d.path, APIPrefix: d.APIPrefix,
-		Rules: func() *routing.Rules { return rulesOf(e) }})
+		Rules:   func() *routing.Rules { return rulesOf(e) },
+		Traffic: e.traffic, TrafficLive: func() bool { return hasGateway(e) }})
 	d.handler.Start()
 	return nil
+}
+
+// hasGateway reports whether an eureka_gateway routes to e's registry
+// (its router is registered), and so records into e.traffic: the
+// dashboard shows the traffic panel only then.
+func hasGateway(e *entry) bool {
+	gatewayRouters.mu.Lock()
+	defer gatewayRouters.mu.Unlock()
+	return len(gatewayRouters.byEntry[e]) > 0
 }
 
 // Cleanup stops the dashboard's chart sampler, ends its long polls and

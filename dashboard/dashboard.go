@@ -6,11 +6,14 @@
 // renews per minute against the self-preservation threshold, instances by
 // status), the recent changes, and the applications grouped with their
 // per-status counts, searchable and paged, with the traffic rules in force
-// for each (Config.Rules) and the instances of each subset they name. The
-// page loads the registry
-// once and then applies only the changes since the version it holds
-// (api/changes, a bounded long poll on the Store's change stream), updating
-// the rows on screen in place. Operators can take an instance out of
+// for each (Config.Rules) and the instances of each subset they name, and,
+// with a gateway's traffic (Config.Traffic), a live Traffic panel: per app
+// the requests per second, the share of 5xx answers, the latency's median
+// and 99th percentile, charts of the last minute and 15 minutes and the
+// split per instance, the apps with errors first. The page loads the
+// registry once and then applies only the changes since the version it
+// holds (api/changes, a bounded long poll on the Store's change stream),
+// updating the rows on screen in place. Operators can take an instance out of
 // service, put it back and deregister it; the page does it through the
 // Eureka REST API, so the API's access control applies, and the browser
 // sends the credentials it was given for the page.
@@ -23,6 +26,7 @@
 //	api/changes  ?since=V[&wait=S][&apps=A,B]: the changes after version V (Changes)
 //	api/charts   the per-minute series of the last 15 minutes (Charts)
 //	api/rules    the traffic rules in force and each subset's instances (RulesView)
+//	api/traffic  [?top=N]: the gateways' requests per app, live (TrafficView)
 package dashboard
 
 import (
@@ -41,6 +45,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/replication"
 	"github.com/eurekagate/eurekagate/routing"
+	"github.com/eurekagate/eurekagate/traffic"
 )
 
 //go:embed static
@@ -71,6 +76,17 @@ type Config struct {
 	// routing.Router.Rules), which the page shows per app with the
 	// instances of each subset. Default: none.
 	Rules func() *routing.Rules
+	// Traffic, if set, is the gateways' traffic counters (a gateway's
+	// Traffic()): the Handler samples them every second into the last 15
+	// minutes per app (api/traffic) and the page shows them live in a
+	// Traffic panel. Default: none, and no panel.
+	Traffic *traffic.Recorder
+	// TrafficLive, if set with Traffic, says whether a gateway records
+	// into Traffic now: while it returns false, api/traffic answers
+	// {"enabled": false} and the page shows no panel (Caddy's
+	// eureka_dashboard: no eureka_gateway routes to its registry).
+	// Default: always.
+	TrafficLive func() bool
 }
 
 // Peers reports each peer's replication state.
@@ -88,13 +104,16 @@ const sampleInterval = 10 * time.Second
 // and the recent changes; the numbers that are not changes (renews, the
 // threshold, instances by status) are sampled on every request and change.
 // Start adds a sampler goroutine so that the charts keep their history
-// while nobody has the page open. Close stops the sampler, ends the long
-// polls in progress and unsubscribes.
+// while nobody has the page open, and that samples Config.Traffic every
+// second. Close stops the sampler, ends the long polls in progress and
+// unsubscribes.
 type Handler struct {
 	store *registry.Store
 	cfg   Config
 	files http.Handler
 	rec   *recorder
+	// traffic samples Config.Traffic; nil without it.
+	traffic *trafficRecorder
 
 	unsubscribe func()
 	// closed ends the long polls in progress when the Handler is closed.
@@ -126,14 +145,18 @@ func New(store *registry.Store, cfg Config) *Handler {
 	}
 	sub, _ := fs.Sub(static, "static")
 	h := &Handler{store: store, cfg: cfg, files: http.StripPrefix(cfg.Path, http.FileServerFS(sub)), rec: newRecorder(store)}
+	if cfg.Traffic != nil {
+		h.traffic = newTrafficRecorder(cfg.Traffic, store.Config().Clock.Now)
+	}
 	h.closed, h.close = context.WithCancel(context.Background())
 	h.unsubscribe = store.Subscribe(h.rec.onChange)
 	return h
 }
 
-// Start starts sampling the Store every few seconds for the charts, on
-// one goroutine that Close stops. Without it the charts are sampled only
-// when the page is open or the registry changes. Start after Close, or a
+// Start starts sampling the Store every few seconds for the charts, and
+// Config.Traffic every second, on one goroutine that Close stops. Without
+// it the charts and the traffic are sampled only when the page is open
+// (and the charts when the registry changes). Start after Close, or a
 // second Start, does nothing.
 func (h *Handler) Start() {
 	h.mu.Lock()
@@ -147,11 +170,20 @@ func (h *Handler) Start() {
 		defer close(done)
 		t := time.NewTicker(sampleInterval)
 		defer t.Stop()
+		var trafficTick <-chan time.Time // nil without Config.Traffic: never
+		if h.traffic != nil {
+			tt := time.NewTicker(trafficEvery)
+			defer tt.Stop()
+			trafficTick = tt.C
+			h.traffic.sample(true)
+		}
 		h.rec.sample(true)
 		for {
 			select {
 			case <-t.C:
 				h.rec.sample(true)
+			case <-trafficTick:
+				h.traffic.sample(true)
 			case <-h.closed.Done():
 				return
 			}
@@ -212,6 +244,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = h.rec.charts()
 	case "api/rules":
 		body = h.rules()
+	case "api/traffic":
+		v, err := h.trafficView(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = v
 	default:
 		h.files.ServeHTTP(w, r)
 		return

@@ -36,7 +36,8 @@ type Page struct {
 // (default "/") or the REST API prefix its actions use (default
 // "/eureka"). With the Gateway module in the application, the dashboard
 // shows the traffic rules in force in the gateway (unless the
-// dashboard.Config's Rules names another source).
+// dashboard.Config's Rules names another source) and the gateway's
+// traffic live (unless its Traffic names other counters).
 var Dashboard = fx.Module("eureka.dashboard",
 	fx.Provide(NewDashboard),
 	fx.Invoke(func(*dashboard.Handler) {}),
@@ -72,7 +73,7 @@ func NewDashboard(p DashboardParams) DashboardResult {
 }
 
 // dashboardConfig is the dashboard's config, its path ending in "/", with
-// the application's Peers and the gateway's rules.
+// the application's Peers and the gateway's rules and traffic.
 func dashboardConfig(p DashboardParams) dashboard.Config {
 	cfg := p.Config
 	if cfg.Peers == nil && p.Peers != nil {
@@ -80,6 +81,9 @@ func dashboardConfig(p DashboardParams) dashboard.Config {
 	}
 	if cfg.Rules == nil && p.Gateway != nil {
 		cfg.Rules = p.Gateway.Router().Rules
+	}
+	if cfg.Traffic == nil && p.Gateway != nil {
+		cfg.Traffic = p.Gateway.Traffic() // nil with the gateway's DisableTraffic: no panel
 	}
 	if cfg.Path == "" {
 		cfg.Path = "/"
