@@ -259,9 +259,19 @@ func TestGatewayRulesOnDashboardAndMetrics(t *testing.T) {
 			t.Errorf("no %s in the metrics", want)
 		}
 	}
+	// The dashboard's traffic panel has the gateway's requests.
+	testkit.Eventually(t, 5*time.Second, "ORDERS in api/traffic", func() bool {
+		_, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/api/traffic", nil)
+		return strings.Contains(body, `"enabled":true`) && strings.Contains(body, `"app":"ORDERS"`)
+	})
 	loadConfig(t, withRules(""))
 	if _, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/api/rules", nil); strings.Contains(body, "ORDERS") {
 		t.Fatalf("rules after a reload without them: %s", body)
+	}
+	// Without a gateway in the config, no traffic panel.
+	loadConfig(t, testConfig("metrics", "registry "+name, site(registryPort, "\teureka_server\n\teureka_dashboard")))
+	if _, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/api/traffic", nil); strings.TrimSpace(body) != `{"enabled":false}` {
+		t.Fatalf("api/traffic without a gateway: %s", body)
 	}
 }
 
