@@ -3,6 +3,7 @@ package gateway
 import (
 	"crypto/tls"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -85,6 +86,22 @@ type Config struct {
 	// came. Default false: the gateway gives it a new id (32 hex
 	// digits), which the instance and the access log get.
 	DisableRequestID bool
+
+	// AccessLog, when set, receives the access log: one JSON line per
+	// request, with the fields of Caddy's access log (ts, request,
+	// status, size, duration) and the gateway's (app, instance, subset,
+	// retries, request_id), as docs/gateway.md describes. The requests
+	// do not wait for it: they queue their lines in memory, and a
+	// goroutine of the gateway writes them in batches, one Write at a
+	// time, each line within a second; Close writes the last lines (and
+	// waits for the Write in progress). A line that finds AccessLogBuffer
+	// bytes queued (the Writer is behind) is dropped and counted
+	// (Gateway.AccessLogDropped). Closing the Writer is the caller's,
+	// after Close. Default: none.
+	AccessLog io.Writer
+	// AccessLogBuffer is how many bytes of lines may wait for AccessLog.
+	// Default DefaultAccessLogBuffer (4 MiB, some 10,000 lines).
+	AccessLogBuffer int
 }
 
 // withDefaults returns cfg with its defaults filled in, and the router
@@ -101,6 +118,7 @@ func (cfg Config) withDefaults() (Config, *routing.Router, error) {
 	settings.Default(&cfg.MaxConnsPerInstance, DefaultMaxConnsPerInstance)
 	settings.Default(&cfg.IdleConnTimeout, DefaultIdleConnTimeout)
 	settings.Default(&cfg.SweepInterval, DefaultSweepInterval)
+	settings.Default(&cfg.AccessLogBuffer, DefaultAccessLogBuffer)
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}

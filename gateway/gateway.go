@@ -35,6 +35,7 @@ type Gateway struct {
 	bal           *balancer.Balancer
 	countInFlight bool
 	traffic       *traffic.Recorder // nil: none recorded
+	log           *accessLog        // nil: none written
 	dialer        dialer
 	pools         pools
 	tunnels       tunnels
@@ -44,9 +45,10 @@ type Gateway struct {
 	closeOnce sync.Once
 }
 
-// New returns a Gateway over cfg.Routing.Instances. It starts nothing: the
-// goroutine that closes the connection pools of instances that leave the
-// registry starts with the first pool, and Close stops it.
+// New returns a Gateway over cfg.Routing.Instances. It starts nothing but
+// the access log's writer, with Config.AccessLog: the goroutine that
+// closes the connection pools of instances that leave the registry starts
+// with the first pool. Close stops them.
 func New(cfg Config) (*Gateway, error) {
 	cfg, router, err := cfg.withDefaults()
 	if err != nil {
@@ -64,6 +66,9 @@ func New(cfg Config) (*Gateway, error) {
 			g.traffic = traffic.New()
 		}
 	}
+	if cfg.AccessLog != nil {
+		g.log = newAccessLog(cfg.AccessLog, cfg.AccessLogBuffer, cfg.Logger)
+	}
 	_, g.countInFlight = cfg.Routing.Policy.(*balancer.LeastRequests)
 	g.dialer.net.Timeout = cfg.Routing.DialTimeout
 	g.dialer.timeout = cfg.Routing.ReadTimeout
@@ -80,11 +85,24 @@ func (g *Gateway) Router() *routing.Router { return g.router }
 // Config.DisableTraffic.
 func (g *Gateway) Traffic() *traffic.Recorder { return g.traffic }
 
+// AccessLogDropped returns how many access log lines were dropped, since
+// the gateway started: lines that found Config.AccessLogBuffer bytes
+// waiting for the writer, lines whose Write failed, and lines of requests
+// answered after Close. 0 without an access log.
+func (g *Gateway) AccessLogDropped() uint64 {
+	if g.log == nil {
+		return 0
+	}
+	return g.log.dropped.Load()
+}
+
 // Close stops the pool sweeper, ends the tunnels (upgraded connections),
-// closes the pooled connections, and waits for the goroutines it started.
-// Requests still being served go on with fresh connections that are not
-// pooled. Close is for after the servers that use the handler have
-// stopped; it may be called more than once.
+// closes the pooled connections, writes the access log's lines still
+// queued (waiting for Config.AccessLog's Write), and waits for the
+// goroutines it started. Requests still being served go on with fresh
+// connections that are not pooled, and are not logged. Close is for
+// after the servers that use the handler have stopped; it may be called
+// more than once.
 func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {
 		p := &g.pools
@@ -98,6 +116,9 @@ func (g *Gateway) Close() error {
 		}
 		g.tunnels.closeAll()
 		g.closePools()
+		if g.log != nil {
+			g.log.close()
+		}
 	})
 	return nil
 }
@@ -107,6 +128,9 @@ func (g *Gateway) Close() error {
 // Config.Other. Where it goes is the router's decision (package
 // routing); the handler carries the bytes.
 func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
+	var o observed
+	g.begin(&o, &ctx.Request.Header, ctx.RemoteAddr(), nil)
+	defer o.served(ctx)
 	if status, reason := checkRequest(&ctx.Request.Header); status != 0 {
 		plain(ctx, status, reason+"\n")
 		ctx.SetConnectionClose()
@@ -123,9 +147,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		g.other(ctx)
 		return
 	}
-	var o observed
 	g.observe(&o, &rt)
-	defer func() { o.done(ctx.Method(), ctx.Response.StatusCode()) }()
 	if rt.Answer.Status != 0 {
 		answer(ctx, rt.Answer)
 		return

@@ -151,7 +151,8 @@ type exchange struct {
 	resent bool // sent again after a kept-alive connection broke
 	queued bool // in lp.waiting[key]
 	key    instKey
-	obs    observed // for the traffic counters
+	obs    observed // for the traffic counters and the access log
+	line   logLine  // the access log's line, reused
 }
 
 func (l *loops) state(el gnet.EventLoop) *loopState {

@@ -61,10 +61,12 @@ func (lp *loopState) reply(ex *exchange, a routing.Answer) {
 		cc.closing = true
 	}
 	lp.out = appendPlain(lp.out[:0], a.Status, len(a.Reason), cc.closing)
+	size := 0
 	if !ex.head {
 		lp.out = append(lp.out, a.Reason...)
+		size = len(a.Reason)
 	}
-	ex.obs.done(ex.h.Method(), a.Status)
+	ex.obs.done(&ex.h, a.Status, int64(size))
 	lp.finish(ex)
 	cc.c.Write(lp.out)
 	lp.next(cc)

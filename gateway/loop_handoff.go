@@ -66,8 +66,12 @@ func (lp *loopState) stream(up *upConn, ex *exchange) gnet.Action {
 	ex.end = nil
 	inst, app, try := ex.inst, ex.app, ex.try
 	key, addr := up.key, up.addr
-	// Counted when its header came: the body streams from a goroutine.
-	ex.obs.done(ex.h.Method(), lp.respH.StatusCode())
+	// Counted when its header came: the body streams from a goroutine,
+	// which logs it once it has gone.
+	line := ex.obs.answered(&ex.h, lp.respH.StatusCode())
+	if line != nil {
+		line = line.detached()
+	}
 	cc.ex = nil
 	lp.recycle(ex)
 	lp.forget(cc)
@@ -77,13 +81,19 @@ func (lp *loopState) stream(up *upConn, ex *exchange) gnet.Action {
 		if end != nil {
 			end()
 		}
+		if line != nil {
+			line.finish(0)
+		}
 		return gnet.Close
 	}
 	l := lp.l
 	l.work.Add(1)
 	go func() {
 		defer l.work.Done()
-		reusable, err := l.streamResponse(&prefixConn{Conn: upNC, prefix: upPrefix}, clNC, closing)
+		reusable, size, err := l.streamResponse(&prefixConn{Conn: upNC, prefix: upPrefix}, clNC, closing)
+		if line != nil {
+			line.finish(size)
+		}
 		if end != nil {
 			end()
 		}
@@ -128,15 +138,16 @@ func (lp *loopState) enroll(up *upConn, c net.Conn) bool {
 // writes it to the client: the header as the instance sent it (its Date,
 // no Content-Type added, hop-by-hop fields removed), then the body, framed
 // by its length or else in chunks (trailer fields after the last). It
-// reports whether the instance's connection may carry another request.
-func (l *loops) streamResponse(upstream, client net.Conn, closing bool) (reusable bool, err error) {
+// reports whether the instance's connection may carry another request,
+// and the bytes of body written.
+func (l *loops) streamResponse(upstream, client net.Conn, closing bool) (reusable bool, size int64, err error) {
 	up := &idleConn{Conn: upstream, read: l.g.cfg.Routing.ReadTimeout, write: l.g.cfg.Routing.ReadTimeout}
 	br := bufio.NewReaderSize(up, bufferSize)
 	var h, trailer fasthttp.ResponseHeader
 	h.SetNoDefaultContentType(true)
 	trailer.SetNoDefaultContentType(true)
 	if err := readHeader(br, &h); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	n := h.ContentLength()
 	body := &upstreamBody{br: br, header: &trailer, left: n, reuse: n != -2 && !h.ConnectionClose()}
@@ -153,10 +164,10 @@ func (l *loops) streamResponse(upstream, client net.Conn, closing bool) (reusabl
 	bw := bufio.NewWriterSize(&idleConn{Conn: client, write: l.cfg.WriteTimeout}, bufferSize)
 	bw.Write(appendResponse(nil, &h))
 	if n >= 0 {
-		_, err = io.Copy(bw, body)
+		size, err = io.Copy(bw, body)
 	} else {
 		cw := httputil.NewChunkedWriter(bw)
-		if _, err = io.Copy(cw, body); err == nil {
+		if size, err = io.Copy(cw, body); err == nil {
 			err = cw.Close() // the last chunk
 		}
 		if err == nil {
@@ -170,9 +181,9 @@ func (l *loops) streamResponse(upstream, client net.Conn, closing bool) (reusabl
 		err = bw.Flush()
 	}
 	if err != nil {
-		return false, err
+		return false, size, err
 	}
-	return body.done && body.reuse && br.Buffered() == 0, nil
+	return body.done && body.reuse && br.Buffered() == 0, size, nil
 }
 
 // fileConn returns a net.Conn on a duplicate of c's socket, which stays

@@ -88,6 +88,9 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		// fasthttp answers Expect: 100-continue, and tunnels upgrades.
 		return false
 	}
+	// Observed from here, as the client sent it: the loop serves it.
+	g.begin(&ex.obs, h, cc.remote, &ex.line)
+	g.observe(&ex.obs, &rt)
 	if has := req.has; has == 0 {
 		// What setForwarded would add, written straight after the
 		// header: the common case, without four header edits.
@@ -95,13 +98,21 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		f = append(append(f, cc.ip...), "\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: "...)
 		f = append(append(f, h.Host()...), "\r\nX-Forwarded-Prefix: "...)
 		f = append(routing.AppendPrefix(f, "", false, name), "\r\n"...)
+		idStart, idEnd := 0, 0 // the request id's, in f
 		if !g.cfg.DisableRequestID && len(h.PeekBytes(headerRequestID)) == 0 {
-			f = append(routing.AppendRequestID(append(f, routing.RequestIDHeader+": "...)), "\r\n"...)
+			f = append(f, routing.RequestIDHeader+": "...)
+			idStart = len(f)
+			f = routing.AppendRequestID(f)
+			idEnd = len(f)
+			f = append(f, "\r\n"...)
 		}
 		if rt.Subset != nil {
 			f = append(append(append(f, balancer.RouteHeader+": "...), rt.Subset.Label()...), "\r\n"...)
 		}
 		ex.fwd = f
+		if idEnd > 0 {
+			ex.obs.reqID = f[idStart:idEnd] // for the access log
+		}
 	} else {
 		g.setForwarded(h, cc.remote, false, name, req, routeLabel(&rt))
 		g.setRequestID(h)
@@ -113,7 +124,6 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 	ex.cc, ex.app = cc, rt.App
 	ex.resend, ex.head = routing.Resendable(h.Method(), true), h.IsHead() // no body
 	ex.try = g.router.Retry(&rt, ex.resend)
-	g.observe(&ex.obs, &rt)
 	cc.ex = ex
 	cc.closing = cc.closing || closing
 	return true
@@ -155,7 +165,7 @@ func (lp *loopState) recycle(ex *exchange) {
 	if ex.end != nil {
 		ex.end()
 	}
-	ex.obs.abandon() // a no-op when the answer was counted
+	ex.obs.abandon(&ex.h) // a no-op when the answer was counted, else a 499 logged
 	ex.obs = observed{}
 	ex.h.Reset()
 	ex.fwd, ex.name = ex.fwd[:0], ex.name[:0]

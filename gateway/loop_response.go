@@ -93,7 +93,7 @@ func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeade
 	up.c.Discard(size)
 	ex.try.Succeeded()
 	up.ex, ex.up = nil, nil
-	ex.obs.done(ex.h.Method(), h.StatusCode())
+	ex.obs.done(&ex.h, h.StatusCode(), int64(len(body)))
 	lp.finish(ex)
 	cc.c.Write(lp.out) // before putIdle, which may send a waiting request (lp.out)
 	action := gnet.None

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -11,24 +12,49 @@ import (
 	"github.com/eurekagate/eurekagate/traffic"
 )
 
-// observed is what the gateway saw of one routed request, on either
-// path, for the traffic counters: its app (Unknown for a name the
-// registry does not have), subset, the instance of the current attempt,
-// and the attempts sent again.
+// observed is what the gateway saw of one request, on either path, for
+// the traffic counters and the access log: its app (Unknown for a name
+// the registry does not have), subset, the instance of the current
+// attempt, the attempts sent again, and the access log's line.
 type observed struct {
 	begun   time.Time
+	ended   time.Time    // when the client had its status
 	app     *traffic.App // nil: no traffic recorded
 	appName string       // as the counters know it
 	subset  string
 	inst    *eureka.InstanceInfo
-	ti      *traffic.Instance
+	ti      *traffic.Instance // nil once its attempt ended
 	retries int
+	line    *logLine // nil: not logged
+	// reqID is the X-Request-Id the instance got when it is not in the
+	// request's header (the loops write it after the header); nil: the
+	// header's.
+	reqID []byte
 }
 
-// observe starts the observation of a request routed as rt.
+// begin starts the observation of a request as the client sent it,
+// before the gateway changes it (its URI, its Host): the access log's
+// line, when the log is on, takes its request part, in own when given
+// (the loops' exchange has its line), else in one from the log's pool.
+func (g *Gateway) begin(o *observed, h *fasthttp.RequestHeader, remote net.Addr, own *logLine) {
+	o.begun = time.Now()
+	if g.log == nil {
+		return
+	}
+	if own == nil {
+		own = g.log.get()
+	} else {
+		own.log = g.log
+	}
+	own.begun = o.begun
+	own.request(h, remote)
+	o.line = own
+}
+
+// observe goes on with the observation of a request routed as rt: its
+// traffic is counted from now.
 func (g *Gateway) observe(o *observed, rt *routing.Route) {
-	*o = observed{begun: time.Now()}
-	if g.traffic == nil {
+	if g.traffic == nil && o.line == nil {
 		return
 	}
 	o.appName = traffic.Unknown
@@ -38,8 +64,10 @@ func (g *Gateway) observe(o *observed, rt *routing.Route) {
 	if rt.Subset != nil {
 		o.subset = rt.Subset.Label()
 	}
-	o.app = g.traffic.App(o.appName)
-	o.app.Start()
+	if g.traffic != nil {
+		o.app = g.traffic.App(o.appName)
+		o.app.Start()
+	}
 }
 
 // attempt records that an attempt goes to inst.
@@ -52,10 +80,11 @@ func (o *observed) attempt(inst *eureka.InstanceInfo) {
 	}
 }
 
-// endAttempt ends the current attempt's count in flight.
+// endAttempt ends the current attempt's count in flight, once.
 func (o *observed) endAttempt() {
 	if o.ti != nil {
 		o.ti.End()
+		o.ti = nil
 	}
 }
 
@@ -73,22 +102,84 @@ func (o *observed) failed(f balancer.Failure, again bool) {
 	}
 }
 
-// done ends the observation with the status the client got.
-func (o *observed) done(method []byte, status int) {
-	o.endAttempt()
-	if o.app != nil {
-		o.app.Done(o.subset, method, status, time.Since(o.begun), o.ti)
-		o.app = nil
+// done ends the observation of the request of header h: the client got
+// status and size bytes of body.
+func (o *observed) done(h *fasthttp.RequestHeader, status int, size int64) {
+	if l := o.answered(h, status); l != nil {
+		l.finishAt(size, o.ended)
 	}
 }
 
+// answered ends the traffic's count of the request of header h once the
+// client has its status, the body to follow, and returns the access
+// log's line (nil when there is none), for the caller to finish when the
+// body has gone.
+func (o *observed) answered(h *fasthttp.RequestHeader, status int) *logLine {
+	ti := o.ti
+	o.endAttempt()
+	if o.app == nil && o.line == nil {
+		return nil
+	}
+	o.ended = time.Now()
+	if o.app != nil {
+		o.app.Done(o.subset, h.Method(), status, o.ended.Sub(o.begun), ti)
+		o.app = nil
+	}
+	return o.endLine(h, status)
+}
+
 // abandon ends the observation of a request whose client went away
-// before its answer: no longer in flight, and not counted.
-func (o *observed) abandon() {
+// before its answer: no longer in flight, and not counted; logged with
+// status 499. Once the observation has ended it does nothing.
+func (o *observed) abandon(h *fasthttp.RequestHeader) {
 	o.endAttempt()
 	if o.app != nil {
 		o.app.Abandon()
 		o.app = nil
+	}
+	if l := o.endLine(h, statusClientClosed); l != nil {
+		l.finish(0)
+	}
+}
+
+// endLine adds to the access log's line what the gateway did with the
+// request, and hands the line over.
+func (o *observed) endLine(h *fasthttp.RequestHeader, status int) *logLine {
+	l := o.line
+	if l == nil {
+		return nil
+	}
+	o.line = nil
+	id := o.reqID
+	if id == nil {
+		id = h.PeekBytes(headerRequestID)
+	}
+	var inst string
+	if o.inst != nil {
+		inst = o.inst.ID()
+	}
+	l.response(o.appName, o.subset, inst, o.retries, id, status)
+	return l
+}
+
+// served ends the observation of a request the fasthttp path answered
+// with ctx's response: when its body streams, the access log's line
+// waits for it to have gone.
+func (o *observed) served(ctx *fasthttp.RequestCtx) {
+	resp := &ctx.Response
+	status := resp.StatusCode()
+	if ctx.Hijacked() {
+		status = fasthttp.StatusSwitchingProtocols // a tunnel
+	}
+	l := o.answered(&ctx.Request.Header, status)
+	switch {
+	case l == nil:
+	case ctx.Hijacked() || ctx.IsHead() || resp.SkipBody:
+		l.finish(0)
+	case resp.IsBodyStream():
+		logStream(resp, l)
+	default:
+		l.finish(int64(len(resp.Body())))
 	}
 }
 

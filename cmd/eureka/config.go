@@ -32,6 +32,10 @@ type options struct {
 	gateway       gateway.Config
 	gatewayServer gateway.ServerConfig
 	gatewayRules  fxmodules.GatewayRules
+	// gatewayAccessLog is where the gateway's access log goes: a file's
+	// path, "stdout", or "" for none. main opens it into
+	// gateway.AccessLog.
+	gatewayAccessLog string
 }
 
 // parseOptions reads flags from args, with defaults taken from the
@@ -80,6 +84,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.BoolVar(&o.gateway.RewriteHost, "gateway-rewrite-host", false, "send the instance's host:port as Host instead of the client's")
 	fs.StringVar(&o.gatewayRules.File, "gateway-rules", "", "traffic rules of the gateway (YAML or JSON, see docs/gateway.md): re-read when the file changes, also when it is replaced by a rename; a document that does not parse is refused with its file and line, and the rules in force stay")
 	fs.DurationVar(&o.gatewayServer.HeaderTimeout, "gateway-header-timeout", gateway.DefaultHeaderTimeout, "limit on a client's request header as a whole, from its first byte (as nginx's client_header_timeout)")
+	fs.StringVar(&o.gatewayAccessLog, "gateway-access-log", "", "write the gateway's access log, a JSON line per request with the fields of Caddy's (see docs/gateway.md), to this file (appended to) or to stdout; lines are written within a second, and dropped when the writer falls behind")
 	fs.IntVar(&o.gatewayServer.Loops, "gateway-loops", 0, "event loops serving simple requests (no body, no Upgrade, a response of known length up to 64 KiB) without a goroutine per connection; 0 for GOMAXPROCS, negative for none (fasthttp serves every connection)")
 
 	var envErr error
@@ -133,6 +138,9 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	}
 	if o.gatewayRules.File != "" && o.gatewayServer.Addr == "" {
 		return nil, errors.New("-gateway-rules is set without -gateway: the rules are the gateway's")
+	}
+	if o.gatewayAccessLog != "" && o.gatewayServer.Addr == "" {
+		return nil, errors.New("-gateway-access-log is set without -gateway: the log is the gateway's")
 	}
 	for _, p := range splitList(*proxies) {
 		prefix, err := netip.ParsePrefix(p)

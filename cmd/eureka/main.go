@@ -40,6 +40,7 @@ import (
 	registrymetrics "github.com/eurekagate/eurekagate/registry/metrics"
 	"github.com/eurekagate/eurekagate/registry/replication"
 	"github.com/eurekagate/eurekagate/routing"
+	"github.com/eurekagate/eurekagate/traffic"
 )
 
 func main() {
@@ -70,6 +71,14 @@ func main() {
 		os.Exit(1)
 	}
 	defer log.Sync()
+	closeAccessLog, err := openAccessLog(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "eureka:", err)
+		os.Exit(1)
+	}
+	// After the app has stopped: the gateway's Close has written the
+	// last lines.
+	defer closeAccessLog()
 	app := fx.New(appOptions(opts, log))
 	if err := app.Err(); err != nil {
 		// fx has logged its account of the failure; this is the cause.
@@ -77,6 +86,26 @@ func main() {
 		os.Exit(1)
 	}
 	app.Run()
+}
+
+// openAccessLog opens -gateway-access-log into the gateway's config: a
+// file, created if need be (readable by its owner only, as Caddy's
+// logs), appended to, or stdout. It returns what closes it.
+func openAccessLog(opts *options) (func() error, error) {
+	switch path := opts.gatewayAccessLog; path {
+	case "":
+		return func() error { return nil }, nil
+	case "stdout":
+		opts.gateway.AccessLog = os.Stdout
+		return func() error { return nil }, nil
+	default:
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("-gateway-access-log: %w", err)
+		}
+		opts.gateway.AccessLog = f
+		return f.Close, nil
+	}
 }
 
 // buildError returns the reason the application could not be built: a
@@ -133,21 +162,23 @@ type serverParams struct {
 // the server, whose shutdown has already ended the dashboard's long polls).
 // With the gateway, /metrics counts its requests per app and subset
 // (eureka_gateway_requests_total) and the dashboard shows its traffic
-// rules. It warns when the registry is reachable from a network with no
-// credentials configured.
+// rules and its traffic, live. It warns when the registry is reachable
+// from a network with no credentials configured.
 func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.ServerConfig {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(registrymetrics.New(p.Store, p.Peers, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var rules func() *routing.Rules
+	var rec *traffic.Recorder
 	if p.Gateway != nil {
 		metrics.MustRegister(registrymetrics.NewTraffic(p.Gateway.Traffic(), registrymetrics.BalancerHealth(p.Gateway.Router().Config().Balancer), "eureka"))
 		rules = p.Gateway.Router().Rules
+		rec = p.Gateway.Traffic()
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	if opts.dashboardPath != "" {
 		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
-		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules})
+		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules, Traffic: rec})
 		p.Lifecycle.Append(fx.StartStopHook(d.Start, d.Close))
 		mux.Handle(path, d)
 	}
