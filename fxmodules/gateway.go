@@ -146,5 +146,7 @@ func gatewayMetrics(g *gateway.Gateway, namespace string) prometheus.Collector {
 	if rec == nil {
 		rec = traffic.New() // exports nothing
 	}
-	return metrics.NewTraffic(rec, metrics.BalancerHealth(g.Router().Config().Balancer), namespace)
+	t := metrics.NewTraffic(rec, metrics.BalancerHealth(g.Router().Config().Balancer), namespace)
+	t.AccessLogDropped = g.AccessLogDropped
+	return t
 }

@@ -35,6 +35,7 @@ type Gateway struct {
 	bal           *balancer.Balancer
 	countInFlight bool
 	traffic       *traffic.Recorder // nil: none recorded
+	conns         sync.Map          // instKey -> *atomic.Int64: the loops' connections
 	log           *accessLog        // nil: none written
 	dialer        dialer
 	pools         pools
@@ -64,6 +65,9 @@ func New(cfg Config) (*Gateway, error) {
 	if !cfg.DisableTraffic {
 		if g.traffic = cfg.Traffic; g.traffic == nil {
 			g.traffic = traffic.New()
+		}
+		if g.traffic.Connections == nil {
+			g.traffic.Connections = g.connections
 		}
 	}
 	if cfg.AccessLog != nil {

@@ -175,6 +175,7 @@ func (l *loops) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		if !up.counted {
 			up.counted = true
 			up.lp.conns[up.key]++
+			up.lp.l.g.loopConns(up.key).Add(1)
 		}
 		up.lp.opened(up)
 		return nil, gnet.None

@@ -17,6 +17,7 @@ func (lp *loopState) sendTo(ex *exchange, key instKey) {
 	}
 	up := &upConn{lp: lp, key: key, addr: balancer.Address(ex.inst, false), ex: ex, counted: true}
 	lp.conns[key]++
+	lp.l.g.loopConns(key).Add(1)
 	ex.up = up
 	ex.sent = now()
 	lp.setHost(ex, up)
@@ -93,6 +94,7 @@ func (lp *loopState) uncount(up *upConn) {
 	}
 	up.counted = false
 	lp.conns[up.key]--
+	lp.l.g.loopConns(up.key).Add(-1)
 	if lp.conns[up.key] <= 0 {
 		delete(lp.conns, up.key)
 	}

@@ -59,9 +59,10 @@ var Failures = [numFailures]string{"refused", "reset", "timeout"}
 // ready; use New. It is safe for concurrent use.
 type Recorder struct {
 	apps perapp.Map[App]
-	// Connections, when set, reports the connections each instance has
-	// from the gateway (its pools), for the readers.
-	Connections func(yield func(app, instance string, n int))
+	// Connections, when set, reports the connections the gateway holds
+	// to each instance, by its host:port, for the readers. The fasthttp
+	// gateway sets it on the Recorder it records into.
+	Connections func(yield func(app, addr string, n int))
 }
 
 // New returns an empty Recorder.

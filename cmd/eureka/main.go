@@ -170,7 +170,11 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.Server
 	var rules func() *routing.Rules
 	var rec *traffic.Recorder
 	if p.Gateway != nil {
-		metrics.MustRegister(registrymetrics.NewTraffic(p.Gateway.Traffic(), registrymetrics.BalancerHealth(p.Gateway.Router().Config().Balancer), "eureka"))
+		t := registrymetrics.NewTraffic(p.Gateway.Traffic(), registrymetrics.BalancerHealth(p.Gateway.Router().Config().Balancer), "eureka")
+		if opts.gatewayAccessLog != "" {
+			t.AccessLogDropped = p.Gateway.AccessLogDropped
+		}
+		metrics.MustRegister(t)
 		rules = p.Gateway.Router().Rules
 		rec = p.Gateway.Traffic()
 	}

@@ -23,17 +23,22 @@ import (
 //     health), and health_check_failures_total{app}: failed active health
 //     checks, with a balancer;
 //   - requests_in_flight{app}, instance_requests_in_flight{app, instance}
-//     and, where the gateway keeps its own pools, instance_connections{app,
-//     instance}.
+//     and, where the gateway keeps its own pools (the fasthttp gateway),
+//     instance_connections{app, address} (the instance's host:port);
+//   - access_log_dropped_total, with AccessLogDropped.
 //
 // app is a registry's application name, or "unknown" for requests that
 // name none, so that clients cannot grow the label set.
 type Traffic struct {
+	// AccessLogDropped, when set, is a gateway's
+	// Gateway.AccessLogDropped: access log lines dropped.
+	AccessLogDropped func() uint64
+
 	rec    *traffic.Recorder
 	health Health
 
 	requests, duration, failures, retries, ejections, healthFailures *prometheus.Desc
-	inFlight, instanceInFlight, connections                          *prometheus.Desc
+	inFlight, instanceInFlight, connections, accessLogDropped        *prometheus.Desc
 }
 
 // Health reports, per app, the ejections of its instances (passive
@@ -68,14 +73,15 @@ func NewTraffic(rec *traffic.Recorder, health Health, namespace string) *Traffic
 		healthFailures:   d("health_check_failures_total", "Failed active health checks, by application.", "app"),
 		inFlight:         d("requests_in_flight", "Requests being served, by application.", "app"),
 		instanceInFlight: d("instance_requests_in_flight", "Requests being served by each instance.", "app", "instance"),
-		connections:      d("instance_connections", "Connections the gateway holds to each instance.", "app", "instance"),
+		connections:      d("instance_connections", "Connections the gateway holds to each instance, by its address.", "app", "address"),
+		accessLogDropped: d("access_log_dropped_total", "Access log lines the gateway dropped: its writer was behind (the queue full) or a write failed."),
 	}
 }
 
 // Describe sends the metrics' descriptions.
 func (m *Traffic) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.requests, m.duration, m.failures, m.retries, m.ejections, m.healthFailures,
-		m.inFlight, m.instanceInFlight, m.connections} {
+		m.inFlight, m.instanceInFlight, m.connections, m.accessLogDropped} {
 		ch <- d
 	}
 }
@@ -119,9 +125,12 @@ func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
 		}
 	})
 	if m.rec.Connections != nil {
-		m.rec.Connections(func(app, instance string, n int) {
-			gauge(m.connections, int64(n), app, instance)
+		m.rec.Connections(func(app, addr string, n int) {
+			gauge(m.connections, int64(n), app, addr)
 		})
+	}
+	if m.AccessLogDropped != nil {
+		counter(m.accessLogDropped, m.AccessLogDropped())
 	}
 	if m.health == nil {
 		return

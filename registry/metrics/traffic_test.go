@@ -44,7 +44,7 @@ func trafficRecorder() *traffic.Recorder {
 	unknown := rec.App(traffic.Unknown)
 	unknown.Start()
 	unknown.Done("", []byte("GET"), 503, 625*time.Microsecond, nil)
-	rec.Connections = func(yield func(app, instance string, n int)) { yield("ORDERS", "i-1", 2) }
+	rec.Connections = func(yield func(app, addr string, n int)) { yield("ORDERS", "127.0.0.1:9000", 2) }
 	return rec
 }
 
@@ -113,9 +113,9 @@ eureka_gateway_requests_in_flight{app="unknown"} 0
 # HELP eureka_gateway_instance_requests_in_flight Requests being served by each instance.
 # TYPE eureka_gateway_instance_requests_in_flight gauge
 eureka_gateway_instance_requests_in_flight{app="ORDERS",instance="i-1"} 1
-# HELP eureka_gateway_instance_connections Connections the gateway holds to each instance.
+# HELP eureka_gateway_instance_connections Connections the gateway holds to each instance, by its address.
 # TYPE eureka_gateway_instance_connections gauge
-eureka_gateway_instance_connections{app="ORDERS",instance="i-1"} 2
+eureka_gateway_instance_connections{address="127.0.0.1:9000",app="ORDERS"} 2
 `
 
 // exposition is what a scrape of reg returns, in the text format, its
