@@ -33,7 +33,8 @@ import (
 // the gateway without its loops; and the gateway again with 20 traffic
 // rules on the app, the one that matches last (a weighted split with a
 // sticky key), and the gateway with its traffic counters and request ids
-// turned off; the gateways all sent the same headers. Every server runs in a process of its
+// turned off, and with its access log written to a file; the gateways
+// all sent the same headers. Every server runs in a process of its
 // own (this binary again, as "eurekabench gateway -serve <role>"), as it
 // would in production; the load comes from wrk when it is installed (as
 // the figures did), else from this process.
@@ -119,7 +120,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 			stops[i]()
 		}
 	}()
-	ports, err := freePorts(9)
+	ports, err := freePorts(10)
 	if err != nil {
 		return err
 	}
@@ -129,6 +130,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	for _, role := range []struct{ name, listen string }{
 		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)}, {"fasthttp-only", addr(5)},
 		{"caddy-static", addr(6)}, {"fasthttp-rules", addr(7)}, {"fasthttp-quiet", addr(8)},
+		{"fasthttp-log", addr(9)},
 	} {
 		stop, pid, err := c.startServer(role.name, role.listen, backendAddr)
 		if err != nil {
@@ -151,11 +153,12 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"]), headers: ruleHeaders}
 	ruled := &target{name: "gateway, 20 traffic rules", addr: addr(7), path: "/svc/x", pids: one(pids["fasthttp-rules"]), headers: ruleHeaders}
 	quiet := &target{name: "gateway, no metrics, no ids", addr: addr(8), path: "/svc/x", pids: one(pids["fasthttp-quiet"]), headers: ruleHeaders}
+	logged := &target{name: "gateway, access log to a file", addr: addr(9), path: "/svc/x", pids: one(pids["fasthttp-log"]), headers: ruleHeaders}
 	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
 	caddyStatic := &target{name: "Caddy reverse_proxy, static", addr: addr(6), path: "/svc/x", pids: one(pids["caddy-static"])}
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
 	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
-	targets = append(targets, fast, ruled, quiet, caddyGW, caddyStatic, bare, only)
+	targets = append(targets, fast, ruled, quiet, logged, caddyGW, caddyStatic, bare, only)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -210,6 +213,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 		fmt.Fprintf(out, "  gateway / direct                %9.2f\n", last(fast)/last(targets[0]))
 		fmt.Fprintf(out, "  gateway, 20 rules / no rules    %9.2f   (target >= 0.90)\n", last(ruled)/last(fast))
 		fmt.Fprintf(out, "  gateway / no metrics, no ids    %9.2f   (target >= 0.95)\n", last(fast)/last(quiet))
+		fmt.Fprintf(out, "  gateway, access log / without   %9.2f   (target >= 0.85)\n", last(logged)/last(fast))
 	}
 
 	fmt.Fprintf(out, "\nranges over %d rounds\n", c.rounds)
@@ -244,6 +248,8 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 	fmt.Fprintf(out, "  gateway, 20 rules / no rules    %.2f - %.2f (same round)\n", lo, hi)
 	lo, hi = ratios(fast, quiet)
 	fmt.Fprintf(out, "  gateway / no metrics, no ids    %.2f - %.2f (same round)\n", lo, hi)
+	lo, hi = ratios(logged, fast)
+	fmt.Fprintf(out, "  gateway, access log / without   %.2f - %.2f (same round)\n", lo, hi)
 	return nil
 }
 
@@ -325,7 +331,7 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		<-ctx.Done()
 		srv.Shutdown()
 		return <-done
-	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet":
+	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet", "fasthttp-log":
 		store := registry.New(registry.Config{})
 		cfg := routing.Config{Instances: store}
 		if role == "fasthttp-rules" {
@@ -341,8 +347,17 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 			return err
 		}
 		gcfg := gateway.Config{Routing: cfg}
-		if role == "fasthttp-quiet" {
+		switch role {
+		case "fasthttp-quiet":
 			gcfg.DisableTraffic, gcfg.DisableRequestID = true, true
+		case "fasthttp-log":
+			f, err := os.CreateTemp("", "eurekabench-access-*.log")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(f.Name())
+			defer f.Close()
+			gcfg.AccessLog = f
 		}
 		g, err := gateway.New(gcfg)
 		if err != nil {

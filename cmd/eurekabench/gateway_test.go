@@ -19,7 +19,7 @@ func TestGatewayStudySmall(t *testing.T) {
 	}
 	t.Log(out.String())
 	for _, want := range []string{"gateway, by name", "Caddy eureka_gateway, by name", "Caddy reverse_proxy, static",
-		"gateway / Caddy", "Caddy eureka_gateway / static", "gateway without loops", "gateway, 20 traffic rules", "gateway, 20 rules / no rules", "gateway, no metrics, no ids", "gateway / no metrics, no ids"} {
+		"gateway / Caddy", "Caddy eureka_gateway / static", "gateway without loops", "gateway, 20 traffic rules", "gateway, 20 rules / no rules", "gateway, no metrics, no ids", "gateway / no metrics, no ids", "gateway, access log to a file", "gateway, access log / without"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in the output", want)
 		}
