@@ -20,12 +20,9 @@ import (
 // and meanings) and for Caddy's access log, which gets the app and the
 // instance.
 type observed struct {
-	begun  time.Time
-	app    *traffic.App // nil: none recorded
-	subset string
-	inst   *eureka.InstanceInfo
-	ti     *traffic.Instance
-	extra  *caddyhttp.ExtraLogFields
+	begun time.Time
+	tr    traffic.Request
+	extra *caddyhttp.ExtraLogFields
 }
 
 // observe starts the observation of a request routed as rt.
@@ -35,62 +32,30 @@ func (g *Gateway) observe(rt *routing.Route, r *http.Request) *observed {
 	if rt.Registered {
 		name = rt.App
 	}
+	subset := ""
 	if rt.Subset != nil {
-		o.subset = rt.Subset.Label()
+		subset = rt.Subset.Label()
 	}
 	o.extra, _ = r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields)
 	if o.extra != nil {
 		o.extra.Set(zap.String("app", name))
 	}
-	if g.traffic != nil {
-		o.app = g.traffic.App(name)
-		o.app.Start()
-	}
+	g.traffic.Begin(&o.tr, name, subset)
 	return o
 }
 
 func (o *observed) attempt(inst *eureka.InstanceInfo) {
-	o.endAttempt()
-	o.inst = inst
 	if o.extra != nil {
 		o.extra.Set(zap.String("instance", inst.ID()))
 	}
-	if o.app != nil {
-		o.ti = o.app.Instance(inst.ID())
-		o.ti.Begin()
-	}
+	o.tr.Attempt(inst.ID())
 }
 
-func (o *observed) endAttempt() {
-	if o.ti != nil {
-		o.ti.End()
-	}
-}
-
-func (o *observed) failed(f balancer.Failure, again bool) {
-	if o.app == nil {
-		return
-	}
-	switch f {
-	case balancer.Refused:
-		o.app.Failed(traffic.Refused)
-	case balancer.TimedOut:
-		o.app.Failed(traffic.Timeout)
-	default:
-		o.app.Failed(traffic.Reset)
-	}
-	if again {
-		o.app.Retried()
-	}
-}
+func (o *observed) failed(f balancer.Failure, again bool) { o.tr.Failed(f, again) }
 
 // done ends the observation: status is what the client was sent (0 when
 // nothing was), err what the handler returned to Caddy.
 func (o *observed) done(r *http.Request, status int, err error) {
-	o.endAttempt()
-	if o.app == nil {
-		return
-	}
 	if status == 0 {
 		status = http.StatusOK
 		if err != nil {
@@ -102,10 +67,10 @@ func (o *observed) done(r *http.Request, status int, err error) {
 		}
 	}
 	if status == 499 || r.Context().Err() != nil && err != nil {
-		o.app.Abandon() // the client went away
+		o.tr.Abandon() // the client went away
 		return
 	}
-	o.app.Done(o.subset, []byte(r.Method), status, time.Since(o.begun), o.ti)
+	o.tr.Done([]byte(r.Method), status, time.Since(o.begun))
 }
 
 // statusWriter notes the status of the response the client is sent.

@@ -18,13 +18,11 @@ import (
 // attempt, the attempts sent again, and the access log's line.
 type observed struct {
 	begun   time.Time
-	ended   time.Time    // when the client had its status
-	app     *traffic.App // nil: no traffic recorded
-	appName string       // as the counters know it
+	ended   time.Time // when the client had its status
+	tr      traffic.Request
+	appName string // as the counters know it
 	subset  string
 	inst    *eureka.InstanceInfo
-	ti      *traffic.Instance // nil once its attempt ended
-	retries int
 	line    *logLine // nil: not logged
 	// reqID is the X-Request-Id the instance got when it is not in the
 	// request's header (the loops write it after the header); nil: the
@@ -64,43 +62,18 @@ func (g *Gateway) observe(o *observed, rt *routing.Route) {
 	if rt.Subset != nil {
 		o.subset = rt.Subset.Label()
 	}
-	if g.traffic != nil {
-		o.app = g.traffic.App(o.appName)
-		o.app.Start()
-	}
+	g.traffic.Begin(&o.tr, o.appName, o.subset)
 }
 
 // attempt records that an attempt goes to inst.
 func (o *observed) attempt(inst *eureka.InstanceInfo) {
-	o.endAttempt()
 	o.inst = inst
-	if o.app != nil {
-		o.ti = o.app.Instance(inst.ID())
-		o.ti.Begin()
-	}
-}
-
-// endAttempt ends the current attempt's count in flight, once.
-func (o *observed) endAttempt() {
-	if o.ti != nil {
-		o.ti.End()
-		o.ti = nil
-	}
+	o.tr.Attempt(inst.ID())
 }
 
 // failed records the current attempt's failure, and whether the request
 // goes on to another attempt.
-func (o *observed) failed(f balancer.Failure, again bool) {
-	if o.app != nil {
-		o.app.Failed(failureKind(f))
-		if again {
-			o.app.Retried()
-		}
-	}
-	if again {
-		o.retries++
-	}
-}
+func (o *observed) failed(f balancer.Failure, again bool) { o.tr.Failed(f, again) }
 
 // done ends the observation of the request of header h: the client got
 // status and size bytes of body.
@@ -115,16 +88,12 @@ func (o *observed) done(h *fasthttp.RequestHeader, status int, size int64) {
 // log's line (nil when there is none), for the caller to finish when the
 // body has gone.
 func (o *observed) answered(h *fasthttp.RequestHeader, status int) *logLine {
-	ti := o.ti
-	o.endAttempt()
-	if o.app == nil && o.line == nil {
+	if !o.tr.Active() && o.line == nil {
+		o.tr.EndAttempt()
 		return nil
 	}
 	o.ended = time.Now()
-	if o.app != nil {
-		o.app.Done(o.subset, h.Method(), status, o.ended.Sub(o.begun), ti)
-		o.app = nil
-	}
+	o.tr.Done(h.Method(), status, o.ended.Sub(o.begun))
 	return o.endLine(h, status)
 }
 
@@ -132,11 +101,7 @@ func (o *observed) answered(h *fasthttp.RequestHeader, status int) *logLine {
 // before its answer: no longer in flight, and not counted; logged with
 // status 499. Once the observation has ended it does nothing.
 func (o *observed) abandon(h *fasthttp.RequestHeader) {
-	o.endAttempt()
-	if o.app != nil {
-		o.app.Abandon()
-		o.app = nil
-	}
+	o.tr.Abandon()
 	if l := o.endLine(h, statusClientClosed); l != nil {
 		l.finish(0)
 	}
@@ -158,7 +123,7 @@ func (o *observed) endLine(h *fasthttp.RequestHeader, status int) *logLine {
 	if o.inst != nil {
 		inst = o.inst.ID()
 	}
-	l.response(o.appName, o.subset, inst, o.retries, id, status)
+	l.response(o.appName, o.subset, inst, o.tr.Retries, id, status)
 	return l
 }
 
@@ -181,16 +146,6 @@ func (o *observed) served(ctx *fasthttp.RequestCtx) {
 	default:
 		l.finish(int64(len(resp.Body())))
 	}
-}
-
-func failureKind(f balancer.Failure) int {
-	switch f {
-	case balancer.Refused:
-		return traffic.Refused
-	case balancer.TimedOut:
-		return traffic.Timeout
-	}
-	return traffic.Reset
 }
 
 // setRequestID gives a request without X-Request-Id a new one, unless
