@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,26 +59,8 @@ func TestGatewayAccessLog(t *testing.T) {
 			if where == "stdout" {
 				arg = "stdout"
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "-addr", "127.0.0.1:0", "-gateway", "127.0.0.1:0", "-gateway-access-log", arg)
-			logs, stdout := new(processLog), new(processLog)
-			cmd.Stderr, cmd.Stdout = logs, stdout
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			stopped := false
-			defer func() {
-				if !stopped {
-					cmd.Process.Kill()
-					cmd.Wait()
-				}
-				if t.Failed() {
-					t.Logf("the server's log:\n%s", logs.String())
-				}
-			}()
-			registry := "http://" + fmt.Sprint(logs.line(t, "registry listening")["addr"])
-			gw := "http://" + fmt.Sprint(logs.line(t, "gateway listening")["addr"])
+			proc := startProcess(t, bin, true, "-addr", "127.0.0.1:0", "-gateway", "127.0.0.1:0", "-gateway-access-log", arg)
+			registry, gw, stdout := proc.registry, proc.gateway, proc.stdout
 			body := fmt.Sprintf(`{"instance":{"instanceId":"orders-1","hostName":"127.0.0.1","app":"ORDERS","ipAddr":"127.0.0.1",`+
 				`"status":"UP","port":{"$":%d,"@enabled":"true"},"securePort":{"$":443,"@enabled":"false"},`+
 				`"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"},`+
@@ -122,12 +102,7 @@ func TestGatewayAccessLog(t *testing.T) {
 			}
 
 			// SIGINT stops it gracefully, and the log is closed.
-			if err := cmd.Process.Signal(os.Interrupt); err == nil {
-				stopped = true
-				if err := cmd.Wait(); err != nil {
-					t.Errorf("after SIGINT: %v", err)
-				}
-			}
+			proc.stop(t)
 			if n := strings.Count(read(), "\n"); (where == "file" && n != 2) || (where == "stdout" && n != 1) {
 				t.Errorf("%d lines at the end:\n%s", n, read())
 			}

@@ -88,26 +88,8 @@ func replaceFile(t *testing.T, path, data string) {
 func reloadUnderLoad(t *testing.T, bin string) {
 	path := filepath.Join(t.TempDir(), "rules.yaml")
 	replaceFile(t, path, rulesDoc("2.0"))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-addr", "127.0.0.1:0", "-gateway", "127.0.0.1:0", "-gateway-rules", path)
-	logs := new(processLog)
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("the server's log:\n%s", logs.String())
-		}
-	}()
-	registry := "http://" + fmt.Sprint(logs.line(t, "registry listening")["addr"])
-	gw := "http://" + fmt.Sprint(logs.line(t, "gateway listening")["addr"])
+	proc := startProcess(t, bin, true, "-addr", "127.0.0.1:0", "-gateway", "127.0.0.1:0", "-gateway-rules", path)
+	registry, gw, logs := proc.registry, proc.gateway, proc.logs
 
 	// Two backends of ORDERS, registered as a Java client registers, each
 	// telling its version.
@@ -173,12 +155,7 @@ func reloadUnderLoad(t *testing.T, bin string) {
 	http.DefaultClient.CloseIdleConnections()
 
 	// SIGINT stops it gracefully, the rules file's watcher with it.
-	if err := cmd.Process.Signal(os.Interrupt); err == nil {
-		stopped = true
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("after SIGINT: %v", err)
-		}
-	}
+	proc.stop(t)
 }
 
 // load sends GETs to a URL from several goroutines, each on a connection
