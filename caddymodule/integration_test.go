@@ -137,8 +137,28 @@ func loadConfigAs(t *testing.T, cfg, format string) {
 		testkit.Eventually(t, 5*time.Second, "the previous config to close its listener on "+port, func() bool {
 			return caddy.ListenerUsage("tcp", "127.0.0.1:"+port) <= 1
 		})
+		if caddy.ListenerUsage("tcp", "127.0.0.1:"+port) == 0 {
+			continue // the config serves nothing there
+		}
+		// The old config's socket, bound beside the new one, may still
+		// hold connections it will reset as it closes: wait until fresh
+		// connections are answered several times in a row.
+		ok := 0
+		testkit.Eventually(t, 5*time.Second, "fresh connections answered on "+port, func() bool {
+			resp, err := probe.Get("http://127.0.0.1:" + port + "/") // names no app: the gateways count nothing
+			if err != nil {
+				ok = 0
+				return false
+			}
+			resp.Body.Close()
+			ok++
+			return ok >= 3
+		})
 	}
 }
+
+// probe opens a connection per request, with a short timeout.
+var probe = &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 // site is a loopback site on port with the given directives.
 func site(port, body string) string {
