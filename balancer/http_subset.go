@@ -35,38 +35,27 @@ func (c *HTTPClient) selectSubset(try *Retry, app string, list []*eureka.Instanc
 }
 
 // subsetLists keeps, per app and selector, the instances selected from
-// the app's last list, so that a call does not filter the list again
-// while it has not changed and the balancer sees one list per subset.
+// the app's last list (Selected).
 type subsetLists struct {
-	m sync.Map     // key -> *subsetList
+	m sync.Map     // key -> *Selected
 	n atomic.Int64 // entries in m
 }
 
 // maxSubsetLists bounds the lists kept: selectors come from requests.
 const maxSubsetLists = 1024
 
-type subsetList struct {
-	data **eureka.InstanceInfo // the backing array of the list it was made from
-	n    int
-	list []*eureka.InstanceInfo
-}
-
 func (l *subsetLists) of(key string, list []*eureka.InstanceInfo, sel Selector) []*eureka.InstanceInfo {
-	if len(list) == 0 {
-		return nil
-	}
 	if v, ok := l.m.Load(key); ok {
-		if c := v.(*subsetList); c.data == &list[0] && c.n == len(list) {
-			return c.list
-		}
+		return v.(*Selected).Of(sel, list)
 	}
-	sub := sel.Filter(list)
-	if _, ok := l.m.Load(key); ok || l.n.Load() < maxSubsetLists {
-		if _, loaded := l.m.Swap(key, &subsetList{data: &list[0], n: len(list), list: sub}); !loaded {
-			l.n.Add(1)
-		}
+	if l.n.Load() >= maxSubsetLists {
+		return sel.Filter(list)
 	}
-	return sub
+	v, loaded := l.m.LoadOrStore(key, new(Selected))
+	if !loaded {
+		l.n.Add(1)
+	}
+	return v.(*Selected).Of(sel, list)
 }
 
 // subsetSource is the instances of one subset, for a Retry's Failed.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/eurekagate/eurekagate/eureka"
 )
@@ -143,15 +144,6 @@ func (s Selector) Match(inst *eureka.InstanceInfo) bool {
 	return true
 }
 
-// Keys returns the metadata keys the selector reads, in order.
-func (s Selector) Keys() []string {
-	out := make([]string, len(s.terms))
-	for n, t := range s.terms {
-		out[n] = t.key
-	}
-	return out
-}
-
 // Filter returns the instances of list in the subset: list itself when
 // all are, nil when none is.
 func (s Selector) Filter(list []*eureka.InstanceInfo) []*eureka.InstanceInfo {
@@ -174,4 +166,32 @@ func (s Selector) Filter(list []*eureka.InstanceInfo) []*eureka.InstanceInfo {
 		}
 	}
 	return out
+}
+
+// Selected keeps the instances a Selector selected from an application's
+// list while that list (its backing array and length) stays the same, so
+// that the calls to a subset filter nothing and the balancer sees one
+// list per subset. The zero value is ready to use; it is safe for
+// concurrent use.
+type Selected struct {
+	last atomic.Pointer[selected]
+}
+
+type selected struct {
+	data **eureka.InstanceInfo // the backing array of the list it was made from
+	n    int
+	list []*eureka.InstanceInfo
+}
+
+// Of returns the instances of list that sel selects.
+func (c *Selected) Of(sel Selector, list []*eureka.InstanceInfo) []*eureka.InstanceInfo {
+	if len(list) == 0 {
+		return nil
+	}
+	if s := c.last.Load(); s != nil && s.data == &list[0] && s.n == len(list) {
+		return s.list
+	}
+	sub := sel.Filter(list)
+	c.last.Store(&selected{data: &list[0], n: len(list), list: sub})
+	return sub
 }

@@ -281,7 +281,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 }
 
 // proxy sends a routed request to the route's instances (or answers it).
-func (g *Gateway) proxy(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, rt *routing.Route, appName, appPath []byte, o *observed) error {
+func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler, rt *routing.Route, appName, appPath []byte, o *observed) error {
 	if rt.Answer.Status != 0 {
 		return plainAnswer(w, rt.Answer)
 	}
@@ -320,13 +320,12 @@ func (g *Gateway) proxy(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body.Bytes()))
 		}
-		aw := &attemptWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
-		err := proxy.ServeHTTP(aw, r, next)
+		err := proxy.ServeHTTP(w, r, next)
 		if err == nil {
 			try.Succeeded()
 			return nil
 		}
-		if aw.wrote {
+		if w.wrote() {
 			return err // the response began: it cannot go elsewhere
 		}
 		f, ok := failureOf(err)

@@ -18,31 +18,39 @@ import (
 // carries: whether the response began, how the attempt failed, and a body
 // that can be sent again.
 
-// attemptWriter notes whether an attempt wrote anything of its response:
-// once it has, the request is answered and cannot go elsewhere. An
-// informational answer (100 Continue, 103 Early Hints) is not the
-// response: the instance may still fail the request after it.
-type attemptWriter struct {
+// statusWriter notes the status of the response the client is sent, for
+// the traffic counters and for the attempts: once it has one, the
+// request is answered and cannot go elsewhere. An informational answer
+// (100 Continue, 103 Early Hints) is not the response: the instance may
+// still fail the request after it.
+type statusWriter struct {
 	*caddyhttp.ResponseWriterWrapper
-	wrote bool
+	status int
 }
 
-func (w *attemptWriter) WriteHeader(status int) {
-	if status >= 200 || status == http.StatusSwitchingProtocols {
-		w.wrote = true
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 && (status >= 200 || status == http.StatusSwitchingProtocols) {
+		w.status = status
 	}
 	w.ResponseWriterWrapper.WriteHeader(status)
 }
 
-func (w *attemptWriter) Write(p []byte) (int, error) {
-	w.wrote = true
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
 	return w.ResponseWriterWrapper.Write(p)
 }
 
-func (w *attemptWriter) ReadFrom(r io.Reader) (int64, error) {
-	w.wrote = true
+func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
 	return w.ResponseWriterWrapper.ReadFrom(r)
 }
+
+// wrote reports whether the response began.
+func (w *statusWriter) wrote() bool { return w.status != 0 }
 
 // failureOf classifies the error of an attempt that wrote nothing: a
 // failed dial never reached the instance, a 504 is a timeout, the other

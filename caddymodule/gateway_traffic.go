@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -71,31 +70,4 @@ func (o *observed) done(r *http.Request, status int, err error) {
 		return
 	}
 	o.tr.Done([]byte(r.Method), status, time.Since(o.begun))
-}
-
-// statusWriter notes the status of the response the client is sent.
-type statusWriter struct {
-	*caddyhttp.ResponseWriterWrapper
-	status int
-}
-
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 && (status >= 200 || status == http.StatusSwitchingProtocols) {
-		w.status = status
-	}
-	w.ResponseWriterWrapper.WriteHeader(status)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriterWrapper.Write(p)
-}
-
-func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriterWrapper.ReadFrom(r)
 }

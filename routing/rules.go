@@ -4,7 +4,6 @@ import (
 	"net/netip"
 	"regexp"
 	"sort"
-	"strings"
 	"sync/atomic"
 
 	"github.com/eurekagate/eurekagate/balancer"
@@ -73,10 +72,10 @@ type Subset struct {
 	// Selector selects the subset's instances.
 	Selector balancer.Selector
 
-	app     string // upper case
-	key     string // the balancer's state key: "ORDERS version=2.1"
-	lists   subsetLists
-	foreign bool // named by a trusted proxy, not by a rule
+	app     string            // upper case
+	key     string            // the balancer's state key: "ORDERS version=2.1"
+	lists   balancer.Selected // its instances among the last routable list
+	foreign bool              // named by a trusted proxy, not by a rule
 }
 
 // Label returns the subset's selector as text ("version=2.1"), as
@@ -328,18 +327,4 @@ func fnv64(s string) uint64 {
 	h *= 0x94d049bb133111eb
 	h ^= h >> 31
 	return h
-}
-
-// canonicalField returns a header field name as net/http canonicalizes
-// it.
-func canonicalField(name string) string {
-	b := []byte(strings.ToLower(name))
-	upper := true
-	for i, c := range b {
-		if upper && c >= 'a' && c <= 'z' {
-			b[i] = c - 'a' + 'A'
-		}
-		upper = c == '-'
-	}
-	return string(b)
 }

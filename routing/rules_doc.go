@@ -3,6 +3,7 @@ package routing
 import (
 	"fmt"
 	"net/netip"
+	"net/textproto"
 	"os"
 	"regexp"
 	"slices"
@@ -390,7 +391,7 @@ func (p *parser) rule(n *yaml.Node, at string, subset func(*yaml.Node, string) (
 				}
 				switch k.Value {
 				case "header":
-					r.sticky = sticky{where: inHeader, name: canonicalField(name)}
+					r.sticky = sticky{where: inHeader, name: textproto.CanonicalMIMEHeaderKey(name)}
 				case "cookie":
 					r.sticky = sticky{where: inCookie, name: name}
 				case "query":
@@ -433,7 +434,7 @@ func (p *parser) match(n *yaml.Node, at string, r *rule, doc *RuleDoc) error {
 		}
 	}
 	return p.mapping(n, at, map[string]func(*yaml.Node, string) error{
-		"header": named(inHeader, canonicalField),
+		"header": named(inHeader, textproto.CanonicalMIMEHeaderKey),
 		"cookie": named(inCookie, nil),
 		"query":  named(inQuery, nil),
 		"path_prefix": func(n *yaml.Node, at string) error {
