@@ -59,10 +59,14 @@ func (c *changeLog) purge(cutoff int64) bool {
 
 // PurgeDeltas drops changes older than DeltaRetention from the log (and so
 // from the delta), as Eureka's retention task does every 30 s, forgets the
-// cancels of that age, and expires idle overrides.
+// cancels of that age, expires idle overrides, and drops the remote
+// regions' changes of that age and the regions that stopped answering
+// (DropStaleRegions).
 func (s *Store) PurgeDeltas() {
 	s.expireOverrides()
 	cutoff := s.nowMillis() - s.cfg.DeltaRetention.Milliseconds()
+	s.regions.purge(cutoff)
+	s.DropStaleRegions()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.changes.purge(cutoff)

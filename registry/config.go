@@ -62,6 +62,29 @@ type Config struct {
 	// is reported with isCoordinatingDiscoveryServer "true". Optional.
 	InstanceID string
 
+	// Region is this registry's region (eureka.region). Default
+	// DefaultRegion, "us-east-1", as Eureka's.
+	Region string
+	// RemoteRegions are the other regions this registry serves on request
+	// (the names of eureka.server.remoteRegionUrlsWithName; whoever feeds
+	// them, such as package registry/regions, holds their URLs): a read
+	// with regions=a,b merges their instances in. Default: none.
+	RemoteRegions []RemoteRegion
+	// RemoteRegionAppWhitelist is the global app whitelist
+	// (eureka.server.remoteRegion.global.appWhiteList): the apps of a
+	// remote region without a whitelist of its own that reads merge in.
+	// Default: every app.
+	RemoteRegionAppWhitelist []string
+	// DisableTransparentFallback stops GET /apps/{app} from answering a
+	// remote region's copy of an app the local region has no instance of
+	// (eureka.server.disableTransparentFallbackToOtherRegion).
+	DisableTransparentFallback bool
+	// RemoteRegionRetention is how long a remote region that stopped
+	// answering keeps serving its last registry; then its instances are
+	// dropped (reads answer without them) until it answers again. Eureka
+	// keeps them for ever. Default DefaultRemoteRegionRetention, 5m.
+	RemoteRegionRetention time.Duration
+
 	// Logger receives one info line per state change an operator cares
 	// about: registrations of new instances, cancels, evictions, status
 	// overrides, and self-preservation starting and ending. Never
@@ -97,6 +120,10 @@ func (c Config) withDefaults() Config {
 	settings.Default(&c.DeltaRetentionCleanupInterval, DefaultDeltaRetentionCleanupInterval)
 	settings.Default(&c.OverrideIdleExpiry, DefaultOverrideIdleExpiry)
 	settings.Default(&c.PayloadMaxAge, DefaultPayloadMaxAge)
+	settings.Default(&c.RemoteRegionRetention, DefaultRemoteRegionRetention)
+	if c.Region == "" {
+		c.Region = DefaultRegion
+	}
 	if c.ExpectedRenewsStart <= 0 {
 		c.ExpectedRenewsStart = DefaultExpectedRenewsStart
 	}

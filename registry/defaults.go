@@ -28,4 +28,13 @@ const (
 	DefaultOverrideIdleExpiry = time.Hour
 	// DefaultPayloadMaxAge is PayloadMaxAge's default.
 	DefaultPayloadMaxAge = 60 * time.Second
+	// DefaultRemoteRegionRetention is RemoteRegionRetention's default.
+	DefaultRemoteRegionRetention = 5 * time.Minute
+	// DefaultRemoteRegionFetchInterval is how often a remote region's
+	// registry is read when it offers no watch
+	// (eureka.server.remoteRegionRegistryFetchInterval).
+	DefaultRemoteRegionFetchInterval = 30 * time.Second
 )
+
+// DefaultRegion is Config.Region's default (eureka.region).
+const DefaultRegion = "us-east-1"

@@ -19,7 +19,9 @@ type Payload struct {
 
 	version uint64 // the Store (or app) version it was built at
 	purges  uint64 // for deltas: the change log's purge count
-	built   int64  // ms
+	// rversion is the remote regions' version, for reads with regions.
+	rversion uint64
+	built    int64 // ms
 
 	gzipOnce sync.Once
 	gzip     func() [][]byte // builds the gzip parts; nil: compress the whole

@@ -53,6 +53,7 @@ type Store struct {
 
 	payloads payloadCache
 	views    views
+	regions  regionSet
 	counters counters
 
 	loops loopGroup
@@ -96,6 +97,7 @@ func New(cfg Config) *Store {
 	s.updateThresholdLocked()
 	s.payloads.init()
 	s.stream.init()
+	s.regions.init(cfg)
 	return s
 }
 

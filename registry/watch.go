@@ -114,6 +114,11 @@ type Poll struct {
 	// Stop, if set, ends the wait too: a server's or a handler's own end,
 	// beside the request's context.
 	Stop context.Context
+	// Regions, if not empty, are remote regions (from ParseRegions) whose
+	// changes after SinceRegions (the remote version of a RegionsToken)
+	// the answer carries too, and whose instances its hash counts.
+	Regions      []string
+	SinceRegions uint64
 }
 
 // Polled is a long poll's answer.
@@ -131,6 +136,11 @@ type Polled struct {
 	// (newer than its version, or older than its change log): the reader
 	// must read the whole registry. Changes and Hash are then empty.
 	Stale bool
+	// RegionVersion and RegionChanges are, with Poll.Regions, the remote
+	// regions' version to poll from next and their changes after
+	// SinceRegions, as delta entries per application.
+	RegionVersion uint64
+	RegionChanges []*eureka.Application
 }
 
 // Poll answers p: at once when there are changes after p.Since (of
@@ -147,15 +157,29 @@ func (s *Store) Poll(ctx context.Context, p Poll) Polled {
 		defer context.AfterFunc(p.Stop, cancel)()
 	}
 	for {
-		version, changes, hash, ok := s.ChangesFor(p.Since, p.Apps)
-		switch {
-		case !ok:
+		version, changes, counts, ok := s.changesFor(p.Since, p.Apps)
+		if !ok {
 			return Polled{Version: version, Stale: true}
-		case len(changes) > 0 || ctx.Err() != nil:
-			return Polled{Version: version, Changes: changes, Hash: hash}
+		}
+		var rversion uint64
+		var rchanges []*eureka.Application
+		if len(p.Regions) > 0 {
+			var rcounts eureka.StatusCounts
+			rversion, rchanges, rcounts, ok = s.pollRegions(p)
+			if !ok {
+				return Polled{Version: version, RegionVersion: rversion, Stale: true}
+			}
+			addCounts(&counts, rcounts)
+		}
+		if len(changes) > 0 || len(rchanges) > 0 || ctx.Err() != nil {
+			return Polled{Version: version, Changes: changes, Hash: counts.Hash(), RegionVersion: rversion, RegionChanges: rchanges}
 		}
 		// Nothing for this reader up to version: wait for a newer change.
-		s.Watch(ctx, version)
+		if len(p.Regions) > 0 {
+			s.waitRegions(ctx, version, rversion)
+		} else {
+			s.Watch(ctx, version)
+		}
 	}
 }
 
@@ -201,20 +225,28 @@ func (s *Store) ChangesSince(since uint64) (changes []Change, ok bool) {
 // the reader must read the whole registry. The slice is shared and must not
 // be modified.
 func (s *Store) ChangesFor(since uint64, apps []string) (version uint64, changes []Change, hash string, ok bool) {
+	version, changes, counts, ok := s.changesFor(since, apps)
+	if !ok {
+		return version, nil, "", false
+	}
+	return version, changes, counts.Hash(), true
+}
+
+// changesFor is ChangesFor with the status counts behind the hash.
+func (s *Store) changesFor(since uint64, apps []string) (version uint64, changes []Change, counts eureka.StatusCounts, ok bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	version = s.version.Load()
 	if since > version {
-		return version, nil, "", false
+		return version, nil, counts, false
 	}
 	all, ok := s.changes.after(since, version)
 	if !ok {
-		return version, nil, "", false
+		return version, nil, counts, false
 	}
 	if len(apps) == 0 {
-		return version, all, s.counts.Hash(), true
+		return version, all, s.counts, true
 	}
-	var counts eureka.StatusCounts
 	for _, app := range apps {
 		if a := s.apps[app]; a != nil {
 			for st, n := range a.counts {
@@ -227,7 +259,7 @@ func (s *Store) ChangesFor(since uint64, apps []string) (version uint64, changes
 			changes = append(changes, c)
 		}
 	}
-	return version, changes, counts.Hash(), true
+	return version, changes, counts, true
 }
 
 // Interest parses a comma-separated list of application names, as the

@@ -260,8 +260,16 @@ func (a *API) Serve(req *Request, resp *Response) {
 	switch r.ep {
 	case epApps:
 		a.only(req, resp, http.MethodGet, func() {
+			regions, ok := a.regionsOf(req, resp)
+			if !ok {
+				return
+			}
 			if apps, ok := req.Query.Get(ParamApps); ok {
-				a.fullFetchOf(req, resp, registry.Interest(apps))
+				a.fullFetchOf(req, resp, registry.Interest(apps), regions)
+				return
+			}
+			if len(regions) > 0 {
+				a.regionsPayload(req, resp, a.store.FullPayloadIn(regions, eureka.AcceptFormat(req.Accept)))
 				return
 			}
 			a.payload(req, resp, a.store.FullPayload(eureka.AcceptFormat(req.Accept)))
@@ -341,8 +349,20 @@ func (a *API) getDelta(req *Request, resp *Response) {
 		resp.empty(http.StatusForbidden)
 		return
 	}
+	regions, ok := a.regionsOf(req, resp)
+	if !ok {
+		return
+	}
 	if token, ok := req.Query.Get(ParamWatch); ok {
+		if len(regions) > 0 {
+			a.regionsWatch(req, resp, token, regions)
+			return
+		}
 		a.watch(req, resp, token)
+		return
+	}
+	if len(regions) > 0 {
+		a.regionsPayload(req, resp, a.store.DeltaPayloadIn(regions, eureka.AcceptFormat(req.Accept)))
 		return
 	}
 	a.payload(req, resp, a.store.DeltaPayload(eureka.AcceptFormat(req.Accept)))
@@ -350,6 +370,10 @@ func (a *API) getDelta(req *Request, resp *Response) {
 
 func (a *API) getApp(req *Request, resp *Response, app string) {
 	p, ok := a.store.AppPayload(app, eureka.AcceptFormat(req.Accept))
+	if !ok {
+		// Eureka's transparent fallback: a remote region's copy.
+		p, ok = a.store.RemoteAppPayload(app, eureka.AcceptFormat(req.Accept))
+	}
 	if !ok {
 		resp.empty(http.StatusNotFound)
 		return

@@ -58,22 +58,31 @@ func (a *API) watch(req *Request, resp *Response, token string) {
 		resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" is not one of this node's: read the whole registry")
 		return
 	}
-	v, _ := req.Query.Get(ParamWait)
-	wait, err := registry.ParseWait(v, a.maxWait)
-	if err != nil {
-		resp.text(http.StatusBadRequest, err.Error())
+	poll, ok := a.pollArgs(req, resp, since)
+	if !ok {
 		return
 	}
-	var apps []string
-	if list, has := req.Query.Get(ParamApps); has {
-		apps = registry.Interest(list)
-	}
-	p := a.store.Poll(req.Context, registry.Poll{Since: since, Apps: apps, Wait: wait, Stop: a.closed})
+	p := a.store.Poll(req.Context, poll)
 	if p.Stale {
 		resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" is not one of this node's or is older than its change log: read the whole registry")
 		return
 	}
 	a.watchAnswer(req, resp, p.Version, p.Changes, p.Hash)
+}
+
+// pollArgs reads a watch's wait and apps, answering 400 for a bad wait.
+func (a *API) pollArgs(req *Request, resp *Response, since uint64) (registry.Poll, bool) {
+	v, _ := req.Query.Get(ParamWait)
+	wait, err := registry.ParseWait(v, a.maxWait)
+	if err != nil {
+		resp.text(http.StatusBadRequest, err.Error())
+		return registry.Poll{}, false
+	}
+	var apps []string
+	if list, has := req.Query.Get(ParamApps); has {
+		apps = registry.Interest(list)
+	}
+	return registry.Poll{Since: since, Apps: apps, Wait: wait, Stop: a.closed}, true
 }
 
 // watchAnswer renders changes as a delta document.
@@ -84,10 +93,17 @@ func (a *API) watchAnswer(req *Request, resp *Response, version uint64, changes 
 		Version: a.token(version)}
 }
 
-// fullFetchOf answers a full fetch restricted to apps.
-func (a *API) fullFetchOf(req *Request, resp *Response, apps []string) {
-	doc, version := a.store.ApplicationsOf(apps)
+// fullFetchOf answers a full fetch restricted to apps (with the
+// instances of regions, if any).
+func (a *API) fullFetchOf(req *Request, resp *Response, apps, regions []string) {
 	f := eureka.AcceptFormat(req.Accept)
+	if len(regions) > 0 {
+		doc, version, rversion := a.store.ApplicationsOfIn(apps, regions)
+		*resp = Response{Status: http.StatusOK, ContentType: f.ContentType(), Body: eureka.AppendApplications(nil, f, doc),
+			Version: a.store.RegionsToken(version, rversion)}
+		return
+	}
+	doc, version := a.store.ApplicationsOf(apps)
 	*resp = Response{Status: http.StatusOK, ContentType: f.ContentType(), Body: eureka.AppendApplications(nil, f, doc),
 		Version: a.token(version)}
 }
