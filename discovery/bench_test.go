@@ -25,7 +25,7 @@ func BenchmarkApplyDelta(b *testing.B) {
 		a.Instances = append(a.Instances, i)
 	}
 	full.AppsHashcode = eureka.ReconcileHash(full.Applications)
-	c := newCache()
+	c := newCache(nil)
 	c.replace(full)
 
 	deltas := make([]*eureka.Applications, 2)

@@ -25,6 +25,11 @@ type Client struct {
 	servers *eurekahttp.Cluster // the Eureka servers, with failover
 
 	snap atomic.Pointer[snapshot]
+	// regions is the regions parameter of every fetch ("" without remote
+	// regions).
+	regions string
+	// last is the outcome of the fetches, for LastFetch.
+	last atomic.Pointer[fetchOutcome]
 	// fetchMu serializes the fetches (the fetch loop's, Refresh's); it
 	// guards cache and the watch's version.
 	fetchMu sync.Mutex
@@ -89,7 +94,8 @@ func New(cfg Config) (*Client, error) {
 		cfg:     cfg,
 		http:    httpClient,
 		servers: servers,
-		cache:   newCache(),
+		regions: regionsQuery(cfg.FetchRemoteRegions),
+		cache:   newCache(newPlacement(cfg)),
 		subs:    map[*subscription]struct{}{},
 		ready:   make(chan struct{}),
 		stop:    make(chan struct{}),
@@ -167,8 +173,9 @@ func orderEndpoints(cfg Config, rnd *rand.Rand) ([]eureka.ServiceURL, error) {
 // once if fetching is disabled).
 func (c *Client) Ready() <-chan struct{} { return c.ready }
 
-// Instances returns the UP instances of app, sorted by id. It reads the
-// current snapshot: no lock, no I/O. The result must not be modified.
+// Instances returns the UP instances of app in the local region, sorted
+// by id. It reads the current snapshot: no lock, no I/O. The result must
+// not be modified.
 func (c *Client) Instances(app string) []*eureka.InstanceInfo {
 	if a := c.snap.Load().apps[app]; a != nil {
 		return a.up
@@ -194,7 +201,8 @@ func upperAll(apps []string) []string {
 	return out
 }
 
-// AllInstances returns every instance of app, whatever its status.
+// AllInstances returns every instance of app in the local region,
+// whatever its status.
 func (c *Client) AllInstances(app string) []*eureka.InstanceInfo {
 	if a := c.snap.Load().apps[app]; a != nil {
 		return a.all
@@ -203,13 +211,16 @@ func (c *Client) AllInstances(app string) []*eureka.InstanceInfo {
 	return nil
 }
 
-// Applications returns the whole local registry as a document. It must not
-// be modified.
+// Applications returns the local region's whole registry as a document.
+// It must not be modified. With FetchRemoteRegions, its apps__hashcode is
+// that of its own instances, not the server's, which covers the remote
+// regions' too.
 func (c *Client) Applications() *eureka.Applications { return c.snap.Load().applications() }
 
 // Subscribe returns a channel that receives a value after each change of
-// the local registry. Changes that arrive while a value is pending are
-// coalesced into it. Call the returned function to unsubscribe.
+// the local registry, in the local region or a remote one. Changes that
+// arrive while a value is pending are coalesced into it. Call the returned
+// function to unsubscribe.
 func (c *Client) Subscribe() (<-chan struct{}, func()) {
 	s := &subscription{ch: make(chan struct{}, 1)}
 	c.subsMu.Lock()
@@ -226,9 +237,11 @@ type subscription struct{ ch chan struct{} }
 
 // publish makes s the local registry and announces it if it changed,
 // before Ready closes: a subscriber that drains its channel after Ready is
-// not told of the first fetch again.
+// not told of the first fetch again. s comes from a server's answer, so
+// publish also records a successful fetch, for LastFetch.
 func (c *Client) publish(s *snapshot, changed bool) {
 	c.snap.Store(s)
+	c.fetched(nil)
 	if changed {
 		c.subsMu.Lock()
 		for sub := range c.subs {

@@ -29,6 +29,33 @@ type Config struct {
 	// instead, starting with the first zone that is not Zone.
 	DisablePreferSameZone bool
 
+	// Region is this client's region (eureka.client.region): the fetched
+	// instances placed in no remote region are its. Region names are
+	// matched without regard to case. Default DefaultRegion, "us-east-1".
+	Region string
+	// FetchRemoteRegions are the remote regions whose instances to fetch
+	// as well (eureka.client.fetchRemoteRegionsRegistry, which Java reads
+	// as one comma-separated list; an entry here may hold several too).
+	// Every full fetch, delta and watch then asks the server for them
+	// (regions=...), the server merges their instances into its answer,
+	// and the client keeps each region's apart: Instances, AllInstances
+	// and Applications answer the local region, InstancesIn any of them.
+	// The server must serve these regions (a Java or eurekagate server
+	// configured with them); one that is not ready for one refuses the
+	// fetch. Names are lower-cased; the local region, if listed, is
+	// ignored. Default: none, and the requests are those of a client
+	// without remote regions.
+	FetchRemoteRegions []string
+	// AvailabilityZones lists the zones of each region, by region name
+	// (eureka.client.availabilityZones; an entry may hold several zones,
+	// comma-separated). It places each fetched instance in a region: see
+	// InstancesIn. Zones listed under a region that is neither Region nor
+	// one of FetchRemoteRegions are ignored. Unlike Java's, it does not
+	// order the Eureka servers: Zone and ZoneServiceURLs do. Default:
+	// none, and a zone is placed by its name alone ("eu-west-1a" is in
+	// eu-west-1).
+	AvailabilityZones map[string][]string
+
 	// RegistryFetchInterval is how often the local registry is refreshed
 	// with a delta. Default 30s.
 	RegistryFetchInterval time.Duration
@@ -153,6 +180,11 @@ func (c Config) withDefaults() Config {
 	if len(c.ServiceURLs) == 0 && len(c.ZoneServiceURLs) == 0 {
 		c.ServiceURLs = []string{"http://localhost:8761/eureka/"}
 	}
+	c.Region = normRegion(c.Region)
+	if c.Region == "" {
+		c.Region = DefaultRegion
+	}
+	c.FetchRemoteRegions = remoteRegions(c.FetchRemoteRegions, c.Region)
 	settings.Default(&c.RegistryFetchInterval, DefaultRegistryFetchInterval)
 	settings.Default(&c.QuarantineDuration, DefaultQuarantineDuration)
 	settings.Default(&c.ServerReshuffleInterval, DefaultServerReshuffleInterval)

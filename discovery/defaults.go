@@ -27,4 +27,6 @@ const (
 	DefaultReadTimeout    = eurekahttp.DefaultReadTimeout
 	// DefaultPort is InstanceConfig.Port's default.
 	DefaultPort = 8080
+	// DefaultRegion is Region's default (eureka.client.region), as Java's.
+	DefaultRegion = "us-east-1"
 )

@@ -6,7 +6,12 @@
 // Reads of the local copy (Instances, AllInstances, Applications) take no
 // lock and never do I/O: they load an immutable snapshot that the fetch
 // loop replaces after each change. Subscribe tells a balancer or gateway
-// when that happens.
+// when that happens, and LastFetch whether the servers still answer.
+//
+// With FetchRemoteRegions the client also fetches the instances of other
+// regions, as Java's fetchRemoteRegionsRegistry does, and keeps them apart
+// from the local region's: the reads above answer the local region,
+// InstancesIn any region.
 //
 // All HTTP goes through fasthttp. The package imports neither fx nor Caddy:
 // construct a Client with New and call Start and Stop.

@@ -63,7 +63,9 @@ type fakeEureka struct {
 	deltaStatus int
 	fullCalls   int
 	deltaCalls  int
-	queries     []string // the query of every request
+	queries     []string          // the query of every request
+	uris        []string          // the path and query of every request
+	headers     map[string]string // sent with every answer
 	srv         *httptest.Server
 }
 
@@ -78,6 +80,10 @@ func (f *fakeEureka) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queries = append(f.queries, r.URL.RawQuery)
+	f.uris = append(f.uris, r.URL.RequestURI())
+	for k, v := range f.headers {
+		w.Header().Set(k, v)
+	}
 	if r.Header.Get("Accept") != "application/json" {
 		http.Error(w, "client must ask for JSON", http.StatusNotAcceptable)
 		return

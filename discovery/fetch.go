@@ -36,6 +36,9 @@ func (c *Client) fetchLoop() {
 		} else {
 			err = c.refresh()
 		}
+		if err != nil {
+			c.fetched(err)
+		}
 		watchNext := c.watchable()
 		c.fetchMu.Unlock()
 		switch {
@@ -66,13 +69,17 @@ func (c *Client) Refresh() error {
 	defer done()
 	c.fetchMu.Lock()
 	defer c.fetchMu.Unlock()
-	return c.refresh()
+	err := c.refresh()
+	if err != nil {
+		c.fetched(err)
+	}
+	return err
 }
 
 // refresh is Refresh. The caller holds c.fetchMu.
 func (c *Client) refresh() error {
 	last := c.cache.last
-	if c.cfg.DisableDelta || len(c.cache.local) == 0 || last.version == -1 {
+	if c.cfg.DisableDelta || c.cache.empty() || last.version == -1 {
 		return c.fullFetch(nil)
 	}
 	if c.watch.interest() != nil && c.watch.offered {
@@ -81,7 +88,7 @@ func (c *Client) refresh() error {
 		// whatever the interest, so its deltas apply as for any client.
 		return c.fullFetch(nil)
 	}
-	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: "apps/delta", FailOver: eurekahttp.FailOverDelta})
+	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: withQuery("apps/delta", c.regions), FailOver: eurekahttp.FailOverDelta})
 	if err != nil {
 		return err
 	}
@@ -118,10 +125,7 @@ func deltaChanges(d *eureka.Applications) bool {
 func (c *Client) fullFetch(version *int64) error {
 	// Any status but 2xx (a Netflix server refuses full fetches with 403
 	// in its first minutes) tries the next server.
-	path := "apps/"
-	if q := appsQuery(c.watch.interest()); q != "" {
-		path += "?" + q
-	}
+	path := withQuery("apps/", appsQuery(c.watch.interest()), c.regions)
 	resp, err := c.servers.Do(c.ctx, eurekahttp.Request{Path: path, FailOver: eurekahttp.FailOverUnlessOK})
 	if err != nil {
 		return err

@@ -133,10 +133,8 @@ func (c *Client) watchOnce() error {
 	if c.watch.takeChanged() {
 		return c.fullFetch(nil)
 	}
-	path := "apps/delta?watch=" + url.QueryEscape(c.watch.token) + "&wait=" + strconv.FormatFloat(c.cfg.WatchWait.Seconds(), 'f', -1, 64)
-	if q := appsQuery(apps); q != "" {
-		path += "&" + q
-	}
+	path := withQuery("apps/delta?watch="+url.QueryEscape(c.watch.token)+"&wait="+strconv.FormatFloat(c.cfg.WatchWait.Seconds(), 'f', -1, 64),
+		appsQuery(apps), c.regions)
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.watch.setInFlight(cancel)
 	defer func() { c.watch.setInFlight(nil); cancel() }()
