@@ -8,6 +8,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -22,18 +23,26 @@ type RegistryConfig struct {
 	// Store syncs from them when the application starts (before the server
 	// module listens) and replicates its client writes to them.
 	Peers replication.Config
+	// RemoteRegions are the remote regions the Store serves and the
+	// service URLs they are read from (the Remotes), with how often and
+	// with which TLS. A remote region named here and not in
+	// Store.RemoteRegions is added to them, with no whitelist of its own;
+	// list it there too to give it one. Default: none.
+	RemoteRegions regions.Config
 }
 
 // Registry provides a *registry.Store, whose background loops (eviction,
 // delta retention, threshold recount) run between the application's start
 // and stop; the *replication.Peers that keep it in step with the other
-// nodes of a cluster (nil without peers); and the *httpapi.API over it.
-// Supply a RegistryConfig to change the defaults.
+// nodes of a cluster (nil without peers); the *regions.Feeds that read
+// its remote regions (nil without RemoteRegions.Remotes); and the
+// *httpapi.API over it. Supply a RegistryConfig to change the defaults.
 var Registry = fx.Module("eureka.registry",
 	namedLogger("eureka.registry"),
-	fx.Provide(NewStore, NewPeers, NewAPI),
-	// Replication runs whether or not anything asks for the Peers.
-	fx.Invoke(func(*replication.Peers) {}),
+	fx.Provide(NewStore, NewPeers, NewRegions, NewAPI),
+	// Replication and the remote regions' feeds run whether or not
+	// anything asks for them.
+	fx.Invoke(func(*replication.Peers, *regions.Feeds) {}),
 )
 
 // StoreParams are the dependencies of NewStore.
@@ -46,12 +55,14 @@ type StoreParams struct {
 }
 
 // NewStore builds the Store and ties its loops to the lifecycle. The Store
-// logs to the module's logger unless the config names another.
+// logs to the module's logger unless the config names another. Its remote
+// regions are Store.RemoteRegions and those of RemoteRegions.Remotes.
 func NewStore(p StoreParams) *registry.Store {
 	cfg := p.Config.Store
 	if cfg.Logger == nil {
 		cfg.Logger = p.Logger
 	}
+	cfg.RemoteRegions = withRemotes(cfg.RemoteRegions, p.Config.RemoteRegions.Remotes)
 	s := registry.New(cfg)
 	p.Lifecycle.Append(fx.Hook{
 		OnStart: func(context.Context) error { s.Start(); return nil },

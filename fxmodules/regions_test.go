@@ -1,0 +1,92 @@
+package fxmodules
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/regions"
+)
+
+// With RemoteRegions, the Registry module reads each remote region into
+// the Store from the application's start to its stop; the region is a
+// remote region of the Store without being listed in Store.RemoteRegions.
+func TestRegistryReadsRemoteRegions(t *testing.T) {
+	remote := registry.New(registry.Config{})
+	testkit.MustRegister(t, remote, testkit.Inst("ORDERS", "o1"), false)
+	srv := httpapi.NewServer(httpapi.NewAPI(remote, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { srv.Stop(ctx) })
+
+	var store *registry.Store
+	var feeds *regions.Feeds
+	app := fxtest.New(t, Registry,
+		fx.Supply(RegistryConfig{
+			Store: registry.Config{RemoteRegionAppWhitelist: []string{"ORDERS"}},
+			RemoteRegions: regions.Config{Remotes: []regions.Remote{
+				{Name: "EU-West-1", URLs: []string{"http://" + srv.Addr().String() + "/eureka/"}},
+			}},
+		}),
+		fx.Populate(&store, &feeds))
+	app.RequireStart()
+	if feeds == nil {
+		t.Fatal("no Feeds with remote regions")
+	}
+	if got := store.RemoteRegions(); len(got) != 1 || got[0] != "eu-west-1" {
+		t.Errorf("the Store's remote regions: %v", got)
+	}
+	testkit.Eventually(t, 5*time.Second, "the remote region's instance", func() bool {
+		return len(store.InstancesIn("ORDERS", "eu-west-1")) == 1
+	})
+	testkit.MustRegister(t, remote, testkit.Inst("ORDERS", "o2"), false)
+	testkit.Eventually(t, 5*time.Second, "the remote region's change", func() bool {
+		return len(store.InstancesIn("ORDERS", "eu-west-1")) == 2
+	})
+	app.RequireStop()
+}
+
+func TestRegistryWithoutRemoteRegionsHasNoFeeds(t *testing.T) {
+	var feeds *regions.Feeds
+	app := fxtest.New(t, Registry, fx.Populate(&feeds))
+	app.RequireStart()
+	if feeds != nil {
+		t.Error("Feeds without remote regions")
+	}
+	app.RequireStop()
+}
+
+// A remote region that cannot be read fails the application before it
+// starts.
+func TestRegistryRefusesBadRemoteRegion(t *testing.T) {
+	app := fx.New(Registry, fx.NopLogger,
+		fx.Supply(RegistryConfig{
+			Store:         registry.Config{Region: "eu-west-1"},
+			RemoteRegions: regions.Config{Remotes: []regions.Remote{{Name: "eu-west-1", URLs: []string{"http://eu:8761/eureka/"}}}},
+		}))
+	if err := app.Err(); err == nil || !strings.Contains(err.Error(), "own region") {
+		t.Fatalf("app error %v, want the own-region refusal", err)
+	}
+}
+
+// The supplied Store config is not modified when remote regions are added
+// to it.
+func TestWithRemotesKeepsConfigured(t *testing.T) {
+	configured := make([]registry.RemoteRegion, 1, 4)
+	configured[0] = registry.RemoteRegion{Name: "eu-west-1", AppWhitelist: []string{"A"}}
+	got := withRemotes(configured, []regions.Remote{{Name: "EU-WEST-1"}, {Name: "ap-south-1"}})
+	if len(got) != 2 || got[0].AppWhitelist == nil || got[1].Name != "ap-south-1" {
+		t.Errorf("withRemotes = %+v", got)
+	}
+	if full := configured[:2]; full[1].Name != "" {
+		t.Errorf("the configured slice's array was written: %+v", full)
+	}
+}
