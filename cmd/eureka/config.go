@@ -16,6 +16,7 @@ import (
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -64,6 +65,8 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	peers := fs.String("peers", "", "comma-separated service URLs of the other registry nodes (user:password@ for peers that need credentials)")
 	fs.StringVar(&o.registry.Peers.Self, "self-url", "", "this node's own service URL, to recognise it among -peers")
 	fs.DurationVar(&o.registry.Peers.MaxBatchDelay, "max-batch-delay", 0, "how long a replication task waits for others to join its batch (default 0: sent at once, batched while a batch is in flight)")
+	var rf regionFlags
+	rf.register(fs, &o)
 
 	fs.StringVar(&o.dashboardPath, "dashboard-path", "/", `where the dashboard is served ("off" for none)`)
 	users := fs.String("auth-users", "", "comma-separated user:bcrypt-hash accounts; when set, writes need HTTP basic auth")
@@ -85,6 +88,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.StringVar(&o.gatewayRules.File, "gateway-rules", "", "traffic rules of the gateway (YAML or JSON, see docs/gateway.md): re-read when the file changes, also when it is replaced by a rename; a document that does not parse is refused with its file and line, and the rules in force stay")
 	fs.DurationVar(&o.gatewayServer.HeaderTimeout, "gateway-header-timeout", gateway.DefaultHeaderTimeout, "limit on a client's request header as a whole, from its first byte (as nginx's client_header_timeout)")
 	fs.StringVar(&o.gatewayAccessLog, "gateway-access-log", "", "write the gateway's access log, a JSON line per request with the fields of Caddy's (see docs/gateway.md), to this file (appended to) or to stdout; lines are written within a second, and dropped when the writer falls behind")
+	failover := fs.String("gateway-failover-regions", "", "comma-separated remote regions (of -remote-regions), in order, whose instances take an app's requests when the local region has none that can take them; the local region takes them back as soon as it has one (default: none, the local region only)")
 	fs.IntVar(&o.gatewayServer.Loops, "gateway-loops", 0, "event loops serving simple requests (no body, no Upgrade, a response of known length up to 64 KiB) without a goroutine per connection; 0 for GOMAXPROCS, negative for none (fasthttp serves every connection)")
 
 	var envErr error
@@ -141,6 +145,12 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	}
 	if o.gatewayAccessLog != "" && o.gatewayServer.Addr == "" {
 		return nil, errors.New("-gateway-access-log is set without -gateway: the log is the gateway's")
+	}
+	if err := rf.apply(fs, &o); err != nil {
+		return nil, err
+	}
+	if err := failoverRegions(&o, *failover); err != nil {
+		return nil, err
 	}
 	for _, p := range splitList(*proxies) {
 		prefix, err := netip.ParsePrefix(p)
@@ -224,5 +234,105 @@ func checkURL(flagName, raw string) error {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%s: %q is not an http or https URL with a host; write it as http://host:8761/eureka/", flagName, raw)
 	}
+	return nil
+}
+
+// regionFlags are the remote regions' settings: the regions and their
+// URLs, their whitelists, and the flags that apply only with them.
+type regionFlags struct {
+	remotes string
+	apps    []string // -remote-region-apps values, as given
+}
+
+func (r *regionFlags) register(fs *flag.FlagSet, o *options) {
+	st := &o.registry.Store
+	fs.StringVar(&st.Region, "region", registry.DefaultRegion, "this registry's region (eureka.region): its own instances' region, as reads with regions= and -gateway-failover-regions tell them from the remote regions'")
+	fs.StringVar(&r.remotes, "remote-regions", "", "comma-separated name=URL service URLs of the remote regions this registry serves on request (GET /eureka/apps?regions=name, as Java's remoteRegionUrlsWithName; name;URL is read too, and a name repeated adds a URL): each region's registry is read whole, without registering, watched on our servers and read every -remote-region-fetch-interval on others, over -tls-ca and -tls-cert for https://")
+	fs.Func("remote-region-apps", "REGION=APP,APP: the apps of a remote region that reads with regions= merge in (remoteRegion.<region>.appWhiteList), REGION global for every region without a list of its own; repeatable, or several joined with ;. Without one, every app", func(v string) error {
+		r.apps = append(r.apps, v)
+		return nil
+	})
+	fs.DurationVar(&o.registry.RemoteRegions.FetchInterval, "remote-region-fetch-interval", registry.DefaultRemoteRegionFetchInterval, "how often a remote region whose servers offer no watch (Java Eureka) is read again")
+	fs.DurationVar(&st.RemoteRegionRetention, "remote-region-retention", registry.DefaultRemoteRegionRetention, "how long a remote region that stopped answering keeps serving its last registry; then its instances are dropped until it answers again")
+	fs.BoolVar(&st.DisableTransparentFallback, "disable-transparent-fallback", false, "answer GET /eureka/apps/{app} 404 for an app the local region has no instance of, instead of a remote region's copy of it")
+}
+
+// apply reads the remote regions and their whitelists into o, after the
+// TLS flags: the regions are read with the TLS configuration of the
+// peers.
+func (r *regionFlags) apply(fs *flag.FlagSet, o *options) error {
+	st := &o.registry.Store
+	remotes, err := regions.ParseRemotes(r.remotes)
+	if err != nil {
+		return fmt.Errorf("-remote-regions: %v", err)
+	}
+	if len(remotes) == 0 {
+		var stray []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "remote-region-apps", "remote-region-fetch-interval", "remote-region-retention", "disable-transparent-fallback":
+				stray = append(stray, "-"+f.Name)
+			}
+		})
+		if len(stray) > 0 {
+			return fmt.Errorf("%s set without -remote-regions: they apply to remote regions; add -remote-regions name=URL", strings.Join(stray, ", "))
+		}
+		return nil
+	}
+	whitelists := map[string][]string{}
+	for _, v := range r.apps {
+		for entry := range strings.SplitSeq(v, ";") {
+			if entry = strings.TrimSpace(entry); entry == "" {
+				continue
+			}
+			name, list, ok := strings.Cut(entry, "=")
+			name = strings.ToLower(strings.TrimSpace(name))
+			apps := splitList(list)
+			switch {
+			case !ok || name == "":
+				return fmt.Errorf("-remote-region-apps: %q names no region; write it as REGION=APP,APP, such as %s=ORDERS,USERS (global for every region)", entry, remotes[0].Name)
+			case len(apps) == 0:
+				return fmt.Errorf("-remote-region-apps: %q lists no app; leave the region out for every app", entry)
+			case name != "global" && !lo.ContainsBy(remotes, func(rr regions.Remote) bool { return rr.Name == name }):
+				return fmt.Errorf("-remote-region-apps: %q is not one of -remote-regions (%s) or global", name,
+					strings.Join(lo.Map(remotes, func(rr regions.Remote, _ int) string { return rr.Name }), ", "))
+			}
+			whitelists[name] = append(whitelists[name], apps...)
+		}
+	}
+	st.RemoteRegionAppWhitelist = whitelists["global"]
+	for _, rr := range remotes {
+		if strings.EqualFold(rr.Name, st.Region) {
+			return fmt.Errorf("-remote-regions: %s is this registry's own -region; a remote region is another one", rr.Name)
+		}
+		st.RemoteRegions = append(st.RemoteRegions, registry.RemoteRegion{Name: rr.Name, AppWhitelist: whitelists[rr.Name]})
+	}
+	o.registry.RemoteRegions.Remotes = remotes
+	o.registry.RemoteRegions.TLS = o.registry.Peers.TLS
+	return nil
+}
+
+// failoverRegions reads -gateway-failover-regions into the gateway's
+// routing: remote regions, each once, which needs -gateway.
+func failoverRegions(o *options, v string) error {
+	names := splitList(v)
+	if len(names) == 0 {
+		return nil
+	}
+	if o.gatewayServer.Addr == "" {
+		return errors.New("-gateway-failover-regions is set without -gateway: the regions are the gateway's")
+	}
+	remote := o.registry.Store.RemoteRegions
+	for n, name := range names {
+		name = strings.ToLower(name)
+		names[n] = name
+		switch {
+		case !lo.ContainsBy(remote, func(r registry.RemoteRegion) bool { return r.Name == name }):
+			return fmt.Errorf("-gateway-failover-regions: %q is not one of -remote-regions, which it would read its instances from", name)
+		case lo.Contains(names[:n], name):
+			return fmt.Errorf("-gateway-failover-regions: %q is listed twice", name)
+		}
+	}
+	o.gateway.Routing.FailoverRegions = names
 	return nil
 }
