@@ -125,6 +125,27 @@ func checkValue(v string) error {
 	return nil
 }
 
+// Without returns s without its term for key, and the values that term
+// had (nil when s has none): for a key that is not metadata, such as the
+// routing core's region.
+func (s Selector) Without(key string) (Selector, []string) {
+	i := slices.IndexFunc(s.terms, func(t term) bool { return t.key == key })
+	if i < 0 {
+		return s, nil
+	}
+	rest := make(map[string][]string, len(s.terms)-1)
+	for n, t := range s.terms {
+		if n != i {
+			rest[t.key] = t.values
+		}
+	}
+	if len(rest) == 0 {
+		return Selector{}, s.terms[i].values
+	}
+	out, _ := NewSelector(rest) // the terms were valid
+	return out, s.terms[i].values
+}
+
 // IsZero reports whether s is the zero Selector, which selects every
 // instance.
 func (s Selector) IsZero() bool { return len(s.terms) == 0 }

@@ -296,6 +296,7 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
 	dropClaims(r, trusted)
 	setRoute(r.Header, rt.Subset)
+	setRegion(r.Header, rt.Region)
 	if !g.noRequestID && r.Header.Get(routing.RequestIDHeader) == "" {
 		r.Header.Set(routing.RequestIDHeader, string(routing.AppendRequestID(nil)))
 	}

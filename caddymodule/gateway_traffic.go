@@ -38,8 +38,12 @@ func (g *Gateway) observe(rt *routing.Route, r *http.Request) *observed {
 	o.extra, _ = r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields)
 	if o.extra != nil {
 		o.extra.Set(zap.String("app", name))
+		if rt.Region != "" {
+			o.extra.Set(zap.String("region", rt.Region))
+		}
 	}
 	g.traffic.Begin(&o.tr, name, subset)
+	o.tr.Region(rt.Region)
 	return o
 }
 

@@ -71,6 +71,16 @@ func setRoute(h http.Header, sub *routing.Subset) {
 	h.Set(balancer.RouteHeader, sub.Label())
 }
 
+// setRegion tells the instance, in routing.RegionHeader, that its request
+// crossed from another region ("": it did not, and a client's is removed).
+func setRegion(h http.Header, region string) {
+	if region == "" {
+		h.Del(routing.RegionHeader)
+		return
+	}
+	h.Set(routing.RegionHeader, region)
+}
+
 // unmarshalRules reads the Caddyfile's rules option: a heredoc holding
 // the document (YAML or JSON), checked and turned into JSON, or the name
 // of a file holding it, read when the config is provisioned.

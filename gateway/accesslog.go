@@ -208,11 +208,14 @@ func (l *logLine) request(h *fasthttp.RequestHeader, remote net.Addr) {
 
 // response adds what the gateway did with the request, and the status
 // the client got.
-func (l *logLine) response(app, subset, instance string, retries int, requestID []byte, status int) {
+func (l *logLine) response(app, subset, region, instance string, retries int, requestID []byte, status int) {
 	b := appendJSONBytes(append(l.b, `,"request_id":`...), requestID)
 	b = appendJSONString(append(b, `,"app":`...), app)
 	if subset != "" {
 		b = appendJSONString(append(b, `,"subset":`...), subset)
+	}
+	if region != "" {
+		b = appendJSONString(append(b, `,"region":`...), region)
 	}
 	b = appendJSONString(append(b, `,"instance":`...), instance)
 	b = strconv.AppendInt(append(b, `,"retries":`...), int64(retries), 10)

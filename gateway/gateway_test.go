@@ -68,7 +68,7 @@ func TestGatewaySuite(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store, gatewaysuite.Metrics) {
-				store := registry.New(registry.Config{})
+				store := registry.New(registry.Config{RemoteRegions: []registry.RemoteRegion{{Name: gatewaysuite.Region}}})
 				base, g, _ := startServer(t, suiteConfig(t, store), ServerConfig{Loops: m.loops}, store)
 				return base, store, suiteMetrics(g)
 			}, gatewaysuite.FastHTTP)
@@ -119,6 +119,7 @@ func suiteConfig(t *testing.T, store *registry.Store) Config {
 			ReadTimeout:           gatewaysuite.ReadTimeout,
 			Rules:                 rules,
 			TrustedProxies:        nil, // no client's X-Forwarded-* or route header stands
+			FailoverRegions:       []string{gatewaysuite.Region},
 		},
 		TLS: &tls.Config{RootCAs: roots},
 	}

@@ -68,17 +68,22 @@ type hopSet struct {
 // routing.ClientClaims, which are removed from the requests of any client
 // but a trusted proxy.
 // Last, balancer.RouteHeader, which the gateway sets when the request goes
-// to a subset and removes from every client's request otherwise.
-var ownHeaders = func() (own [6 + len(routing.ClientClaims)][]byte) {
+// to a subset and removes from every client's request otherwise, and
+// routing.RegionHeader, the same when it goes to another region.
+var ownHeaders = func() (own [7 + len(routing.ClientClaims)][]byte) {
 	copy(own[:], [][]byte{headerXForwardedFor, headerXForwardedProto, headerXForwardedHost, headerXForwardedPrefix, []byte("Date")})
 	for i, name := range routing.ClientClaims {
 		own[5+i] = []byte(name)
 	}
-	own[len(own)-1] = headerRoute
+	own[len(own)-2] = headerRoute
+	own[len(own)-1] = headerRegion
 	return own
 }()
 
-var headerRoute = []byte(balancer.RouteHeader)
+var (
+	headerRoute  = []byte(balancer.RouteHeader)
+	headerRegion = []byte(routing.RegionHeader)
+)
 
 const (
 	hasXForwardedFor = 1 << iota
@@ -92,6 +97,7 @@ const (
 	hasXForwardedSsl
 	hasTrueClientIP
 	hasRoute
+	hasRegion
 
 	// hasClientClaims are the headers only a trusted proxy's pass.
 	hasClientClaims = hasForwarded | hasXRealIP | hasXForwardedPort | hasXForwardedSsl | hasTrueClientIP
@@ -292,8 +298,9 @@ func addDate(h *fasthttp.ResponseHeader) {
 // before the client's address, and its first -Proto, -Host and -Prefix
 // stand. The headers of hasClientClaims pass from a trusted proxy only.
 // route is the RouteHeader value the instance gets ("": none, and a
-// client's is removed). The other headers keep their order.
-func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls bool, app []byte, req request, route string) {
+// client's is removed), region the RegionHeader one, alike. The other
+// headers keep their order.
+func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls bool, app []byte, req request, route, region string) {
 	has := req.has
 	var ipBuf [64]byte
 	ip := appendClientIP(ipBuf[:0], remote)
@@ -330,7 +337,7 @@ func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls b
 	}
 	prefix := routing.AppendPrefix(prefixBuf[:0], prior, trusted, app)
 
-	const forwarded = hasXForwardedFor | hasXForwardedProto | hasXForwardedHost | hasXForwardedPrefix | hasRoute
+	const forwarded = hasXForwardedFor | hasXForwardedProto | hasXForwardedHost | hasXForwardedPrefix | hasRoute | hasRegion
 	claims := !trusted && has&hasClientClaims != 0
 	if req.dup&forwarded == 0 && !claims {
 		// At most one copy of each: replaced in place, or added.
@@ -350,6 +357,12 @@ func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls b
 			set(hasRoute, headerRoute, s2b(route))
 		case has&hasRoute != 0:
 			h.DelBytes(headerRoute)
+		}
+		switch {
+		case region != "":
+			set(hasRegion, headerRegion, s2b(region))
+		case has&hasRegion != 0:
+			h.DelBytes(headerRegion)
 		}
 		return
 	}
@@ -371,6 +384,9 @@ func (g *Gateway) setForwarded(h *fasthttp.RequestHeader, remote net.Addr, tls b
 	h.AddBytesKV(headerXForwardedPrefix, prefix)
 	if route != "" {
 		h.AddBytesKV(headerRoute, s2b(route))
+	}
+	if region != "" {
+		h.AddBytesKV(headerRegion, s2b(region))
 	}
 }
 

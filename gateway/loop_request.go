@@ -109,12 +109,15 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		if rt.Subset != nil {
 			f = append(append(append(f, balancer.RouteHeader+": "...), rt.Subset.Label()...), "\r\n"...)
 		}
+		if rt.Region != "" {
+			f = append(append(append(f, routing.RegionHeader+": "...), rt.Region...), "\r\n"...)
+		}
 		ex.fwd = f
 		if idEnd > 0 {
 			ex.obs.reqID = f[idStart:idEnd] // for the access log
 		}
 	} else {
-		g.setForwarded(h, cc.remote, false, name, req, routeLabel(&rt))
+		g.setForwarded(h, cc.remote, false, name, req, routeLabel(&rt), rt.Region)
 		g.setRequestID(h)
 	}
 	ex.name = append(ex.name[:0], name...)

@@ -22,6 +22,7 @@ type observed struct {
 	tr      traffic.Request
 	appName string // as the counters know it
 	subset  string
+	region  string // another region's, when the request fails over
 	inst    *eureka.InstanceInfo
 	line    *logLine // nil: not logged
 	// reqID is the X-Request-Id the instance got when it is not in the
@@ -63,6 +64,8 @@ func (g *Gateway) observe(o *observed, rt *routing.Route) {
 		o.subset = rt.Subset.Label()
 	}
 	g.traffic.Begin(&o.tr, o.appName, o.subset)
+	o.region = rt.Region
+	o.tr.Region(rt.Region)
 }
 
 // attempt records that an attempt goes to inst.
@@ -123,7 +126,7 @@ func (o *observed) endLine(h *fasthttp.RequestHeader, status int) *logLine {
 	if o.inst != nil {
 		inst = o.inst.ID()
 	}
-	l.response(o.appName, o.subset, inst, o.tr.Retries, id, status)
+	l.response(o.appName, o.subset, o.region, inst, o.tr.Retries, id, status)
 	return l
 }
 

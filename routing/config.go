@@ -91,6 +91,16 @@ type Config struct {
 	// whose X-Forwarded-For, -Proto, -Host and -Prefix are kept and added
 	// to, and whose ClientClaims pass. Default: none.
 	TrustedProxies []netip.Prefix
+
+	// FailoverRegions are the remote regions, in order, that take an
+	// app's requests when its local region has no instance that can take
+	// them (none UP, healthy and with a port): the first of them that has
+	// one gets the request, and the local region gets them back as soon
+	// as it has one again. Instances must then also answer for other
+	// regions (RegionInstancer: a *registry.Store with remote regions, a
+	// *discovery.Client that fetches them). Default: none, the local
+	// region only.
+	FailoverRegions []string
 }
 
 // WithDefaults returns cfg with the defaults of its settings filled in:

@@ -1,6 +1,8 @@
 package routing
 
 import (
+	"sync/atomic"
+
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
@@ -24,11 +26,16 @@ type routable struct {
 // that may take a request, whether they are reached on their secure port,
 // and whether any passes its health check.
 func (r *Router) routable(app string, up []*eureka.InstanceInfo) (list []*eureka.InstanceInfo, secure, healthy bool) {
+	return r.routableIn(r.cache.Get(app), app, up)
+}
+
+// routableIn is routable with the cache slot of the list (a region's own
+// for a remote region's instances).
+func (r *Router) routableIn(slot *atomic.Pointer[routable], app string, up []*eureka.InstanceInfo) (list []*eureka.InstanceInfo, secure, healthy bool) {
 	var gen uint64
 	if r.cfg.Health != nil {
 		gen = r.cfg.Health.Generation()
 	}
-	slot := r.cache.Get(app)
 	if c := slot.Load(); c != nil && c.data == &up[0] && c.n == len(up) && c.gen == gen {
 		return c.list, c.secure, c.healthy
 	}

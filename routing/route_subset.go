@@ -98,7 +98,11 @@ func (s *subsetStates) trusted(app string, a *appRules, label string) *Subset {
 	if err != nil || s.nForeign.Load() >= maxForeign {
 		return nil
 	}
-	sub := &Subset{Selector: sel, app: app, key: app + " " + sel.String(), foreign: true}
+	sub, err := newSubset(app, sel)
+	if err != nil {
+		return nil
+	}
+	sub.foreign = true
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.foreign.Get(app).Get(label)
@@ -171,9 +175,19 @@ func (r *Router) Select(app string, instances []*eureka.InstanceInfo, req *Reque
 	return sel
 }
 
-// narrow narrows sel to sub's instances when sub has any.
+// narrow narrows sel to sub's instances when sub has any: of
+// sel.Instances, or, for a subset of a region, of that region's.
 func (r *Router) narrow(sel *Selection, sub *Subset) bool {
-	list := sub.of(sel.Instances)
+	base := sel.Instances
+	if sub.region != "" {
+		// The port side of the list the route chose: a secure list has
+		// no instance with its plain port enabled.
+		base = r.regionList(sub.app, sub.region, len(base) > 0 && !base[0].Port.Enabled)
+		if len(base) == 0 {
+			return false
+		}
+	}
+	list := sub.of(base)
 	if len(list) == 0 {
 		return false
 	}

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/eurekagate/eurekagate/balancer"
@@ -27,6 +28,10 @@ type Router struct {
 
 	rules   atomic.Pointer[Rules]
 	subsets subsetStates
+	regions *regions // nil: no FailoverRegions
+	// regionCache is each region's routable lists, for fail-over and the
+	// subsets of a region, by region + "\x00" + app.
+	regionCache perapp.Map[atomic.Pointer[routable]]
 }
 
 // New returns a Router over cfg.Instances. It starts nothing.
@@ -38,6 +43,13 @@ func New(cfg Config) (*Router, error) {
 	r := &Router{cfg: cfg, bal: cfg.Balancer}
 	r.plain, r.secure = &side{r: r}, &side{r: r, secure: true}
 	r.subsets.r = r
+	if len(cfg.FailoverRegions) > 0 {
+		in, ok := cfg.Instances.(RegionInstancer)
+		if !ok {
+			return nil, errors.New("routing: FailoverRegions needs Instances that answer for other regions (InstancesIn)")
+		}
+		r.regions = &regions{in: in, names: cfg.FailoverRegions}
+	}
 	r.SetRules(cfg.Rules)
 	return r, nil
 }
@@ -71,6 +83,10 @@ type Route struct {
 	// Instances are of it. The transport tells the instance in
 	// balancer.RouteHeader, with Subset.Label.
 	Subset *Subset
+	// Region, when not "", is the remote region (one of FailoverRegions)
+	// whose instances take the request, because the local region has
+	// none that can: the transport tells the instance in RegionHeader.
+	Region string
 
 	state *subsetState
 }
@@ -101,7 +117,17 @@ func (r *Router) Route(dst, target []byte, req *Request) (rt Route, name, path [
 	app, cached := r.names.upper(name)
 	rt.App = app
 	up := r.cfg.Instances.Instances(app)
-	if len(up) == 0 {
+	var list []*eureka.InstanceInfo
+	var secure, healthy bool
+	if len(up) > 0 {
+		list, secure, healthy = r.routable(app, up)
+	}
+	if len(list) == 0 && r.regions != nil {
+		if rl, rs, region := r.failover(app); region != "" {
+			list, secure, healthy, rt.Region = rl, rs, true, region
+		}
+	}
+	if len(up) == 0 && rt.Region == "" {
 		rt.Registered = r.registered(app)
 		rt.Answer = unavailable(rt.Registered, name)
 		return rt, name, path
@@ -110,7 +136,6 @@ func (r *Router) Route(dst, target []byte, req *Request) (rt Route, name, path [
 	if !cached {
 		r.names.remember(name, app)
 	}
-	list, secure, healthy := r.routable(app, up)
 	switch {
 	case !healthy:
 		rt.Answer = unhealthy(name)
@@ -171,10 +196,16 @@ type side struct {
 
 func (s *side) Instances(app string) []*eureka.InstanceInfo {
 	up := s.r.cfg.Instances.Instances(app)
-	if len(up) == 0 {
-		return nil
+	var list []*eureka.InstanceInfo
+	var secure bool
+	if len(up) > 0 {
+		list, secure, _ = s.r.routable(app, up)
 	}
-	list, secure, _ := s.r.routable(app, up)
+	if len(list) == 0 {
+		// The local region has none (left meanwhile, or never had): the
+		// retries follow the route to the fail-over region.
+		list, secure, _ = s.r.failover(app)
+	}
 	if secure != s.secure {
 		return nil // the app moved to the other port meanwhile
 	}

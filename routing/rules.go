@@ -74,6 +74,8 @@ type Subset struct {
 
 	app     string            // upper case
 	key     string            // the balancer's state key: "ORDERS version=2.1"
+	region  string            // RegionKey's value: the instances are that region's
+	match   balancer.Selector // Selector without RegionKey
 	lists   balancer.Selected // its instances among the last routable list
 	foreign bool              // named by a trusted proxy, not by a rule
 }

@@ -249,7 +249,10 @@ func (p *parser) app(n *yaml.Node, at, app, name string) (*appRules, error) {
 		if s, ok := subsets[sel.String()]; ok {
 			return s, nil
 		}
-		s := &Subset{Selector: sel, app: app, key: app + " " + sel.String()}
+		s, err := newSubset(app, sel)
+		if err != nil {
+			return nil, p.fail(n, at, err.Error())
+		}
 		subsets[sel.String()] = s
 		a.subsets = append(a.subsets, s)
 		return s, nil

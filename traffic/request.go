@@ -17,6 +17,7 @@ type Request struct {
 
 	app    *App
 	subset string
+	region string
 	ti     *Instance // the current attempt's, nil once it ended
 	last   *Instance // the last attempt's, for Done
 }
@@ -31,6 +32,10 @@ func (r *Recorder) Begin(q *Request, app, subset string) {
 		q.app.Start()
 	}
 }
+
+// Region records that the request goes to another region's instances
+// (routing.Route.Region), counted by region when it is Done.
+func (q *Request) Region(region string) { q.region = region }
 
 // Attempt records that an attempt goes to the instance id.
 func (q *Request) Attempt(id string) {
@@ -77,6 +82,9 @@ func (q *Request) Done(method []byte, status int, d time.Duration) {
 	q.EndAttempt()
 	if q.app != nil {
 		q.app.Done(q.subset, method, status, d, q.last)
+		if q.region != "" {
+			q.app.regions.Get(q.region).Add(1)
+		}
 		q.app = nil
 	}
 }

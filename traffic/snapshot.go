@@ -22,6 +22,9 @@ type Snapshot struct {
 	Retries uint64
 	// Instances are the counters of each instance that took requests.
 	Instances map[string]InstanceSnapshot
+	// Regions are the requests served by another region's instances
+	// because the local region had none that could take them, by region.
+	Regions map[string]uint64
 }
 
 // InstanceSnapshot is an instance's counters at one moment.
@@ -50,6 +53,12 @@ func (a *App) Snapshot() Snapshot {
 	}
 	for i := range s.Failures {
 		s.Failures[i] = a.failures[i].Load()
+	}
+	for region, n := range a.regions.Snapshot() {
+		if s.Regions == nil {
+			s.Regions = map[string]uint64{}
+		}
+		s.Regions[region] = n.Load()
 	}
 	for id, inst := range a.instances.Snapshot() {
 		s.Instances[id] = InstanceSnapshot{Requests: inst.requests.Load(), Errors: inst.errors.Load(), InFlight: inst.inFlight.Load()}

@@ -88,7 +88,8 @@ type App struct {
 	sumNanos  atomic.Int64
 	failures  [numFailures]atomic.Uint64
 	retries   atomic.Uint64
-	instances perapp.Map[Instance] // by instance id
+	instances perapp.Map[Instance]      // by instance id
+	regions   perapp.Map[atomic.Uint64] // requests sent to another region, by region
 }
 
 // counts are the requests of one subset, by method and status class.

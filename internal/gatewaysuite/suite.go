@@ -34,7 +34,9 @@ import (
 // for instances reached on their secure port, and puts the traffic rules
 // document Rules in force (the fasthttp gateway's through
 // routing.ParseRules, eureka_gateway's as its "rules" field). It trusts no
-// client as a proxy: no client's X-Forwarded-* or RouteHeader stands.
+// client as a proxy: no client's X-Forwarded-* or RouteHeader stands. Its
+// registry serves the remote region Region, which the gateway fails over
+// to.
 type Starter func(t *testing.T) (string, *registry.Store, Metrics)
 
 // Gateway says which gateway the suite runs against, for the few cases
@@ -86,6 +88,7 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"TrafficRefusedInstance", trafficRefused},
 		{"TrafficUnknownAppsOneLabel", trafficUnknownApps},
 		{"TraceContextAndRequestID", traceContext},
+		{"RegionFailover", regionFailover},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, start) })
 	}

@@ -19,6 +19,9 @@ import (
 //   - upstream_failures_total{app, kind}: attempts that failed at an
 //     instance, kind refused, reset or timeout;
 //   - retries_total{app}: attempts sent again to another instance;
+//   - region_requests_total{app, region}: requests served by another
+//     region's instances (routing.Config.FailoverRegions) because the
+//     local region had none that could take them;
 //   - ejections_total{app}: instances skipped after failures (passive
 //     health), and health_check_failures_total{app}: failed active health
 //     checks, with a balancer;
@@ -38,6 +41,7 @@ type Traffic struct {
 	health Health
 
 	requests, duration, failures, retries, ejections, healthFailures *prometheus.Desc
+	regionRequests                                                   *prometheus.Desc
 	inFlight, instanceInFlight, connections, accessLogDropped        *prometheus.Desc
 }
 
@@ -69,6 +73,7 @@ func NewTraffic(rec *traffic.Recorder, health Health, namespace string) *Traffic
 		duration:         d("request_duration_seconds", "How long the gateway's requests took, by application.", "app"),
 		failures:         d("upstream_failures_total", "Attempts that failed at an instance, by application and kind (refused, reset, timeout).", "app", "kind"),
 		retries:          d("retries_total", "Attempts sent again to another instance, by application.", "app"),
+		regionRequests:   d("region_requests_total", "Requests served by another region's instances because the local region had none that could take them, by application and region.", "app", "region"),
 		ejections:        d("ejections_total", "Instances taken out of rotation after failures (passive health), by application.", "app"),
 		healthFailures:   d("health_check_failures_total", "Failed active health checks, by application.", "app"),
 		inFlight:         d("requests_in_flight", "Requests being served, by application.", "app"),
@@ -80,7 +85,7 @@ func NewTraffic(rec *traffic.Recorder, health Health, namespace string) *Traffic
 
 // Describe sends the metrics' descriptions.
 func (m *Traffic) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.requests, m.duration, m.failures, m.retries, m.ejections, m.healthFailures,
+	for _, d := range []*prometheus.Desc{m.requests, m.duration, m.failures, m.retries, m.regionRequests, m.ejections, m.healthFailures,
 		m.inFlight, m.instanceInFlight, m.connections, m.accessLogDropped} {
 		ch <- d
 	}
@@ -119,6 +124,9 @@ func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
 			counter(m.failures, v, app, traffic.Failures[k])
 		}
 		counter(m.retries, s.Retries, app)
+		for region, v := range s.Regions {
+			counter(m.regionRequests, v, app, region)
+		}
 		gauge(m.inFlight, s.InFlight, app)
 		for id, inst := range s.Instances {
 			gauge(m.instanceInFlight, inst.InFlight, app, id)

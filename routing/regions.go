@@ -1,0 +1,68 @@
+package routing
+
+import (
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// RegionInstancer is what Config.Instances must also have for
+// FailoverRegions: the UP instances of app in a region, sorted by id. A
+// *registry.Store with remote regions and a *discovery.Client that
+// fetches them both have it.
+type RegionInstancer interface {
+	InstancesIn(app, region string) []*eureka.InstanceInfo
+}
+
+// RegionHeader tells an instance that its request came from another
+// region's gateway because the instance's own region had no instance
+// that could take it: its value is the instance's region, as the
+// gateway's FailoverRegions name it. A client's own is removed.
+const RegionHeader = "X-Eurekagate-Region"
+
+// regions is a Router's fail-over state.
+type regions struct {
+	in    RegionInstancer
+	names []string
+}
+
+// failover returns the routable instances of app in the first of the
+// FailoverRegions that has some, with whether they are at their secure
+// port and the region's name; "" when none has any.
+func (r *Router) failover(app string) (list []*eureka.InstanceInfo, secure bool, region string) {
+	rg := r.regions
+	if rg == nil {
+		return nil, false, ""
+	}
+	for _, name := range rg.names {
+		up := rg.in.InstancesIn(app, name)
+		if len(up) == 0 {
+			continue
+		}
+		list, secure, healthy := r.routableIn(r.regionCache.Get(name+"\x00"+app), app, up)
+		if healthy && len(list) > 0 {
+			return list, secure, name
+		}
+	}
+	return nil, false, ""
+}
+
+// regionList returns the routable instances of app in region at the
+// plain or secure port: the local region's for its own name (or when the
+// Router has no remote regions to read), a remote region's otherwise.
+func (r *Router) regionList(app, region string, secure bool) []*eureka.InstanceInfo {
+	var up []*eureka.InstanceInfo
+	slot := r.cache.Get(app)
+	if in, ok := r.cfg.Instances.(RegionInstancer); ok {
+		up = in.InstancesIn(app, region)
+		slot = r.regionCache.Get(region + "\x00" + app)
+	} else {
+		up = r.cfg.Instances.Instances(app)
+	}
+	if len(up) == 0 {
+		return nil
+	}
+	list, s, healthy := r.routableIn(slot, app, up)
+	if !healthy || s != secure {
+		return nil
+	}
+	return list
+}
