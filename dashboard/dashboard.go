@@ -27,6 +27,7 @@
 //	api/charts   the per-minute series of the last 15 minutes (Charts)
 //	api/rules    the traffic rules in force and each subset's instances (RulesView)
 //	api/traffic  [?top=N]: the gateways' requests per app, live (TrafficView)
+//	api/regions  the remote regions' state, counted apart (RegionsView)
 package dashboard
 
 import (
@@ -244,6 +245,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = h.rec.charts()
 	case "api/rules":
 		body = h.rules()
+	case "api/regions":
+		body = h.regions()
 	case "api/traffic":
 		v, err := h.trafficView(r)
 		if err != nil {

@@ -31,6 +31,7 @@ type Collector struct {
 	registrations, renewals, cancels, evictions, fetches, payloadBytes *prometheus.Desc
 	peerQueue, peerBatches, peerFailures, peerDropped, peerLastSuccess *prometheus.Desc
 	acceptErrors                                                       *prometheus.Desc
+	regions                                                            *regions
 }
 
 // Peers reports each peer's replication state; *replication.Peers
@@ -65,6 +66,7 @@ func New(store *registry.Store, peers Peers, namespace string) *Collector {
 		peerDropped:      d("peer_dropped_total", "Replication tasks dropped (queue full, stale, refused).", "peer"),
 		peerLastSuccess:  d("peer_last_success_timestamp_seconds", "When a peer last accepted a batch.", "peer"),
 		acceptErrors:     d("accept_errors_total", "Failures to accept a connection (out of file descriptors, say) of this process's fasthttp servers, which wait and accept again.", "server"),
+		regions:          newRegions(store, namespace),
 	}
 }
 
@@ -75,6 +77,7 @@ func (m *Collector) Describe(ch chan<- *prometheus.Desc) {
 		m.peerQueue, m.peerBatches, m.peerFailures, m.peerDropped, m.peerLastSuccess, m.acceptErrors} {
 		ch <- d
 	}
+	m.regions.Describe(ch)
 }
 
 // Collect reads the Store and sends the current values.
@@ -120,6 +123,7 @@ func (m *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, a := range fastserve.AcceptErrors() {
 		counter(m.acceptErrors, a.Count, a.Name)
 	}
+	m.regions.Collect(ch)
 	if m.peers == nil {
 		return
 	}

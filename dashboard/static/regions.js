@@ -1,0 +1,86 @@
+"use strict";
+// The Remote regions block: the other regions' registries this node
+// serves (api/regions), one row per region with its state, the apps and
+// instances held of it and the age of its last successful read, read
+// every 5 s while the page is visible. Their instances are counted here
+// only, never in the page's local totals. Without remote regions the
+// block stays hidden. Names and errors come from configuration and remote
+// servers: all text.
+(function () {
+  const EVERY = 5000;          // ms between reads while the page is visible
+  const HIDDEN_EVERY = 30000;  // ... while it is not
+  const NONE_EVERY = 60000;    // ... while the node has no remote region
+  const RETRY = 5000;          // ... after a failed read
+  // Each state's colour, from the instance statuses' classes.
+  const LOOK = { ready: "UP", waiting: "STARTING", stale: "STARTING", unreachable: "DOWN", dropped: "DOWN" };
+
+  const el = (id) => document.getElementById(id);
+  const section = el("regions-section");
+  const body = el("regions").tBodies[0];
+
+  function text(tag, value, attrs) {
+    const e = document.createElement(tag);
+    if (value !== undefined) e.textContent = value;
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    return e;
+  }
+
+  function cell(label, content) {
+    const td = document.createElement("td");
+    td.dataset.label = label;
+    if (content instanceof Node) td.append(content); else td.textContent = content;
+    return td;
+  }
+
+  function age(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
+    if (s < 60) return s + " s ago";
+    if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s ago";
+    const h = Math.floor(s / 3600);
+    return (h < 48 ? h + " h " + Math.floor((s % 3600) / 60) + " min" : Math.floor(h / 24) + " days") + " ago";
+  }
+
+  function render(d) {
+    section.hidden = d.regions.length === 0;
+    el("regions-note").textContent = d.region ? "this node: " + d.region : "";
+    body.replaceChildren(...d.regions.map((r) => {
+      const tr = text("tr", undefined, { "data-region": r.name });
+      const state = text("span", r.state, { class: "status status-" + (LOOK[r.state] || "UNKNOWN") });
+      const last = r.last_sync_age_ms === undefined ? "never" : age(r.last_sync_age_ms);
+      const lastCell = cell("Last sync", last);
+      if (r.last_sync) lastCell.title = new Date(r.last_sync).toLocaleString();
+      tr.append(cell("Region", r.name), cell("State", state), cell("Apps", String(r.apps)),
+        cell("Instances", String(r.instances)), lastCell,
+        cell("Syncs / failures", r.syncs + " / " + r.failures), cell("Last error", r.last_error || ""));
+      return tr;
+    }));
+  }
+
+  let timer = 0, reading = false;
+
+  async function read() {
+    reading = true;
+    let next = EVERY;
+    try {
+      const resp = await fetch("api/regions", { credentials: "same-origin", cache: "no-store" });
+      if (!resp.ok) throw new Error("HTTP " + resp.status);
+      const d = await resp.json();
+      render(d);
+      if (d.regions.length === 0) next = NONE_EVERY;
+    } catch (e) {
+      if (!section.hidden) el("regions-note").textContent = "not updating (" + e.message + ")";
+      next = RETRY;
+    }
+    reading = false;
+    if (document.hidden) next = Math.max(next, HIDDEN_EVERY);
+    timer = setTimeout(read, next);
+  }
+
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden && !reading) {
+      clearTimeout(timer);
+      read();
+    }
+  });
+  read();
+})();
