@@ -1,9 +1,11 @@
 package caddymodule
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/tlsfiles"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -105,6 +108,39 @@ type App struct {
 	// join its batch. Default 0: sent at once, batched only while a batch
 	// is in flight.
 	MaxBatchDelay caddy.Duration `json:"max_batch_delay,omitempty"`
+	// Region is the hosted registry's region (eureka.region): its own
+	// instances' region, as reads with regions= and eureka_gateway's
+	// failover_regions tell them from the remote regions'. Default:
+	// us-east-1, as Eureka's.
+	Region string `json:"region,omitempty"`
+	// RemoteRegions are the other regions the hosted registry serves on
+	// request (eureka.server.remoteRegionUrlsWithName), in order, each
+	// with the service URLs of its Eureka servers. Each region's registry
+	// is read whole, with no registration and no regions parameter (so
+	// regions never chain), watched on our servers and read every
+	// RemoteRegionFetchInterval on others, over tls_ca and tls_cert for
+	// https:// URLs. A read with regions=<name> merges in the region's
+	// instances, and is answered 403 until the region has been read once.
+	// The regions are read while the config runs. Default: none.
+	RemoteRegions []RemoteRegion `json:"remote_regions,omitempty"`
+	// RemoteRegionApps are the apps of each remote region, by its name,
+	// that reads with regions= merge in
+	// (eureka.server.remoteRegion.<region>.appWhiteList); under "global",
+	// those of every region without a list of its own. Default: every app.
+	RemoteRegionApps map[string][]string `json:"remote_region_apps,omitempty"`
+	// RemoteRegionFetchInterval is how often a remote region whose servers
+	// offer no watch (Java Eureka) is read again. Default: 30s.
+	RemoteRegionFetchInterval caddy.Duration `json:"remote_region_fetch_interval,omitempty"`
+	// RemoteRegionRetention is how long a remote region that stopped
+	// answering keeps serving its last registry; then its instances are
+	// dropped until it answers again. Default: 5m.
+	RemoteRegionRetention caddy.Duration `json:"remote_region_retention,omitempty"`
+	// DisableTransparentFallback answers GET /eureka/apps/{app} 404 for an
+	// app the local region has no instance of, instead of a remote
+	// region's copy of it
+	// (eureka.server.disableTransparentFallbackToOtherRegion).
+	DisableTransparentFallback bool `json:"disable_transparent_fallback,omitempty"`
+
 	// DisableWatch makes remote mode poll every fetch_interval instead of
 	// watching a server that offers the watch (Caddyfile: watch off).
 	// Default: watch, so changes arrive within a round trip.
@@ -139,10 +175,21 @@ type App struct {
 
 	entry   *entry
 	checker *balancer.Checker // nil without active health checks
+	feeds   *regions.Feeds    // this config's; nil without remote regions
 	log     *zap.Logger
 
 	servedMu sync.Mutex
 	served   map[*caddyhttp.Server][]string // the HTTP servers that serve this registry, and by which handlers
+}
+
+// RemoteRegion is one remote region of the hosted registry.
+type RemoteRegion struct {
+	// Name is the region's name, as reads' regions parameter names it
+	// (without regard to case).
+	Name string `json:"name"`
+	// URLs are its Eureka servers' service URLs, such as
+	// http://eureka.eu-west-1:8761/eureka/, tried in turn.
+	URLs []string `json:"urls"`
 }
 
 // CaddyModule returns the Caddy module information.
@@ -187,9 +234,40 @@ func (a *App) Provision(ctx caddy.Context) error {
 		}
 	}
 	e.checker.Store(a.checker)
+	if err := a.provisionRegions(); err != nil {
+		return err
+	}
 	if err := ctx.GetMetricsRegistry().Register(e.trafficMetrics); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 		return fmt.Errorf("registering metrics: %v", err)
 	}
+	return nil
+}
+
+// provisionRegions makes this config's feeds of the remote regions: they
+// read the regions into the registry while the config runs, as the
+// active health checks run, so that a reload may change the regions'
+// service URLs and fetch interval (not their names, which are the
+// registry's) while the registry and the regions' last registries stay.
+func (a *App) provisionRegions() error {
+	if len(a.RemoteRegions) == 0 || a.entry.store == nil {
+		return nil
+	}
+	cfg := regions.Config{FetchInterval: time.Duration(a.RemoteRegionFetchInterval), Logger: a.log.Named("regions")}
+	for _, r := range a.RemoteRegions {
+		cfg.Remotes = append(cfg.Remotes, regions.Remote{Name: r.Name, URLs: r.URLs})
+	}
+	if files := (tlsfiles.Files{CA: a.TLSCA, Cert: a.TLSCert, Key: a.TLSKey}); files != (tlsfiles.Files{}) {
+		tc, err := tlsfiles.Client(files)
+		if err != nil {
+			return err
+		}
+		cfg.TLS = tc
+	}
+	f, err := regions.New(a.entry.store, cfg)
+	if err != nil {
+		return fmt.Errorf("remote_regions: %v", err)
+	}
+	a.feeds = f
 	return nil
 }
 
@@ -217,6 +295,9 @@ func (a *App) check() error {
 	if err := a.checkMode(); err != nil {
 		return err
 	}
+	if err := a.checkRegions(); err != nil {
+		return err
+	}
 	for _, d := range []struct {
 		name string
 		v    caddy.Duration
@@ -226,6 +307,7 @@ func (a *App) check() error {
 		{"renewal_threshold_update_interval", a.RenewalThresholdUpdateInterval},
 		{"delta_retention", a.DeltaRetention}, {"override_idle_expiry", a.OverrideIdleExpiry},
 		{"max_batch_delay", a.MaxBatchDelay}, {"health_interval", a.HealthInterval}, {"health_timeout", a.HealthTimeout},
+		{"remote_region_fetch_interval", a.RemoteRegionFetchInterval}, {"remote_region_retention", a.RemoteRegionRetention},
 	} {
 		if d.v < 0 { // zero is the default in JSON
 			return checkDuration(d.name, time.Duration(d.v), false)
@@ -263,21 +345,40 @@ func (a *App) Start() error {
 	if a.checker != nil {
 		a.checker.Start()
 	}
+	if a.feeds != nil {
+		a.feeds.Start()
+	}
 	return nil
 }
 
-// Stop stops the active health checks, and the background work unless
-// another running config uses the same registry.
+// Stop stops the active health checks and the remote regions' feeds, and
+// the background work unless another running config uses the same
+// registry.
 func (a *App) Stop() error {
 	if a.checker != nil {
 		a.checker.Stop()
 	}
-	return a.entry.stop()
+	var err error
+	if a.feeds != nil {
+		err = a.stopFeeds()
+	}
+	return errors.Join(err, a.entry.stop())
+}
+
+// stopFeeds stops the remote regions' feeds, waiting for them.
+func (a *App) stopFeeds() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return a.feeds.Stop(ctx)
 }
 
 // Cleanup releases the registry; the last config that releases it
-// destroys it.
+// destroys it. The remote regions' feeds of a config that never started
+// are let go.
 func (a *App) Cleanup() error {
+	if a.feeds != nil {
+		a.stopFeeds()
+	}
 	if a.entry == nil {
 		return nil
 	}
@@ -297,6 +398,13 @@ func (a *App) settings() settings {
 		OverrideIdleExpiry:             time.Duration(a.OverrideIdleExpiry),
 		DisableDelta:                   a.DisableDelta,
 		LegacyLeaseExpiry:              a.LegacyLeaseExpiry,
+		Region:                         a.Region,
+		RemoteRegionAppWhitelist:       a.remoteRegionApps("global"),
+		DisableTransparentFallback:     a.DisableTransparentFallback,
+		RemoteRegionRetention:          time.Duration(a.RemoteRegionRetention),
+	}
+	for _, r := range a.RemoteRegions {
+		st.RemoteRegions = append(st.RemoteRegions, registry.RemoteRegion{Name: r.Name, AppWhitelist: a.remoteRegionApps(r.Name)})
 	}
 	s := settings{store: st, maxBody: a.MaxBodySize, tls: tlsfiles.Files{CA: a.TLSCA, Cert: a.TLSCert, Key: a.TLSKey},
 		peers: replication.Config{Peers: a.Peers, Self: a.SelfURL, MaxBatchDelay: time.Duration(a.MaxBatchDelay)}}
@@ -305,6 +413,17 @@ func (a *App) settings() settings {
 			DisableWatch: a.DisableWatch}
 	}
 	return s
+}
+
+// remoteRegionApps returns the whitelist of the remote region name, nil
+// for none of its own.
+func (a *App) remoteRegionApps(name string) []string {
+	for region, apps := range a.RemoteRegionApps {
+		if strings.EqualFold(region, name) {
+			return apps
+		}
+	}
+	return nil
 }
 
 // Store returns the hosted registry, or nil in remote mode.

@@ -53,6 +53,14 @@ func init() {
 //		peers <service_urls...>
 //		self_url <service_url>
 //		max_batch_delay <duration>
+//		region <region>
+//		remote_regions [<region> <service_urls...>] {
+//			<region> <service_urls...>
+//		}
+//		remote_region_apps <region>|global <apps...>
+//		remote_region_fetch_interval <duration>
+//		remote_region_retention <duration>
+//		disable_transparent_fallback
 //		watch off
 //		tls_ca <pem_file>
 //		tls_cert <pem_file>
@@ -155,6 +163,27 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					}
 				}
 			}
+		case "region":
+			err = oneArg(d, &a.Region)
+		case "remote_regions":
+			err = a.unmarshalRemoteRegions(d)
+		case "remote_region_apps":
+			args := d.RemainingArgs()
+			if len(args) < 2 {
+				err = d.Errf("remote_region_apps takes a remote region (or global) and its apps, such as remote_region_apps eu-west-1 ORDERS USERS")
+				break
+			}
+			if a.RemoteRegionApps == nil {
+				a.RemoteRegionApps = map[string][]string{}
+			}
+			region := strings.ToLower(args[0])
+			a.RemoteRegionApps[region] = append(a.RemoteRegionApps[region], args[1:]...)
+		case "remote_region_fetch_interval":
+			err = durationArg(d, &a.RemoteRegionFetchInterval)
+		case "remote_region_retention":
+			err = durationArg(d, &a.RemoteRegionRetention)
+		case "disable_transparent_fallback":
+			a.DisableTransparentFallback, err = true, noArgs(d)
 		case "watch":
 			var v string
 			if err = oneArg(d, &v); err == nil {
@@ -192,6 +221,58 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return fmt.Errorf("%w, at %s", err, p.at)
 			}
 		}
+	}
+	// Remote regions that could not be read, at the last region option.
+	if err := a.checkRegions(); err != nil {
+		at := ""
+		for _, p := range set {
+			if p.name == "region" || p.name == "remote_regions" || p.name == "remote_region_apps" {
+				at = p.at
+			}
+		}
+		return fmt.Errorf("%w, at %s", err, at)
+	}
+	return nil
+}
+
+// unmarshalRemoteRegions reads remote_regions: a region and its service
+// URLs on the option's line, or one a line in its block, or both; a
+// region that comes again adds URLs to its entry.
+func (a *App) unmarshalRemoteRegions(d *caddyfile.Dispenser) error {
+	add := func(args []string) error {
+		if len(args) < 2 {
+			return d.Errf("remote_regions takes a region and its service URLs, such as eu-west-1 http://eureka.eu-west-1:8761/eureka/, got %q", strings.Join(args, " "))
+		}
+		for _, u := range args[1:] {
+			if err := checkServiceURL("remote_regions "+args[0], u); err != nil {
+				return d.WrapErr(err)
+			}
+		}
+		name := strings.ToLower(args[0])
+		for n := range a.RemoteRegions {
+			if a.RemoteRegions[n].Name == name {
+				a.RemoteRegions[n].URLs = append(a.RemoteRegions[n].URLs, args[1:]...)
+				return nil
+			}
+		}
+		a.RemoteRegions = append(a.RemoteRegions, RemoteRegion{Name: name, URLs: args[1:]})
+		return nil
+	}
+	given := false
+	if args := d.RemainingArgs(); len(args) > 0 {
+		if err := add(args); err != nil {
+			return err
+		}
+		given = true
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		if err := add(append([]string{d.Val()}, d.RemainingArgs()...)); err != nil {
+			return err
+		}
+		given = true
+	}
+	if !given {
+		return d.Errf("remote_regions needs a region and its service URLs, such as remote_regions eu-west-1 http://eureka.eu-west-1:8761/eureka/")
 	}
 	return nil
 }
@@ -312,6 +393,7 @@ func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 //		tls_trusted_ca_certs <pem_files...>
 //		rules <file>|<<heredoc
 //		request_id on|off
+//		failover_regions <regions...>
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -369,6 +451,10 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				default:
 					err = d.Errf("request_id takes on or off, got %q", v)
 				}
+			}
+		case "failover_regions":
+			if g.FailoverRegions = append(g.FailoverRegions, d.RemainingArgs()...); len(g.FailoverRegions) == 0 {
+				err = d.Errf("failover_regions needs the remote regions to fail over to, in order, such as failover_regions eu-west-1 ap-south-1")
 			}
 		default:
 			err = d.Errf("unrecognized eureka_gateway option %q", d.Val())

@@ -95,6 +95,11 @@ type Gateway struct {
 	// RequestID gives a request without an X-Request-Id header a new one
 	// (32 hex digits), which the instance gets. Default: true.
 	RequestID *bool `json:"request_id,omitempty"`
+	// FailoverRegions are the eureka app's remote regions, in order, that
+	// take an app's requests when its local region has no instance that
+	// can take them; the local region takes them back as soon as it has
+	// one. Default: none, the local region only.
+	FailoverRegions []string `json:"failover_regions,omitempty"`
 
 	router      *routing.Router
 	traffic     *traffic.Recorder
@@ -175,6 +180,7 @@ func (g *Gateway) routerConfig() (routing.Config, error) {
 		ReadTimeout:           time.Duration(g.ReadTimeout),
 		FailDuration:          time.Duration(g.FailDuration),
 		MaxFails:              g.MaxFails,
+		FailoverRegions:       g.FailoverRegions,
 	}
 	return cfg.WithDefaults(), nil
 }

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"slices"
@@ -26,6 +27,8 @@ var (
 		"expected_client_renewal_interval", "renewal_threshold_update_interval",
 		"delta_retention", "override_idle_expiry", "disable_delta", "legacy_lease_expiry",
 		"max_body_size", "peers", "self_url", "max_batch_delay",
+		"region", "remote_regions", "remote_region_apps", "remote_region_fetch_interval",
+		"remote_region_retention", "disable_transparent_fallback",
 	}
 	remoteOnly = []string{"fetch_interval", "zone", "watch", "disable_watch"}
 )
@@ -39,6 +42,8 @@ var durationDefaults = map[string]string{
 	"renewal_threshold_update_interval": formatDuration(registry.DefaultRenewalThresholdUpdateInterval),
 	"delta_retention":                   formatDuration(registry.DefaultDeltaRetention),
 	"override_idle_expiry":              formatDuration(registry.DefaultOverrideIdleExpiry),
+	"remote_region_fetch_interval":      formatDuration(registry.DefaultRemoteRegionFetchInterval),
+	"remote_region_retention":           formatDuration(registry.DefaultRemoteRegionRetention),
 	"health_timeout":                    formatDuration(balancer.DefaultCheckTimeout),
 	"dial_timeout":                      formatDuration(routing.DefaultDialTimeout),
 	"response_header_timeout":           formatDuration(routing.DefaultResponseHeaderTimeout),
@@ -98,6 +103,52 @@ func (a *App) checkURLs() error {
 	return nil
 }
 
+// checkRegions refuses remote regions that could not be read or
+// whitelists that name no remote region: each region named once, not as
+// the registry's own region nor global, with service URLs.
+func (a *App) checkRegions() error {
+	own := a.Region
+	if own == "" {
+		own = registry.DefaultRegion
+	}
+	var names []string
+	for _, r := range a.RemoteRegions {
+		name := strings.ToLower(strings.TrimSpace(r.Name))
+		switch {
+		case name == "":
+			return errors.New("remote_regions: a region without a name; give each region its name and service URLs")
+		case name == "global":
+			return errors.New("remote_regions: global is not a region's name; remote_region_apps global lists the apps of every region")
+		case strings.EqualFold(name, own):
+			return fmt.Errorf("remote_regions: %s is this registry's own region; a remote region is another one", r.Name)
+		case slices.Contains(names, name):
+			return fmt.Errorf("remote_regions: %s is listed twice; give it one entry with all its service URLs", r.Name)
+		case len(r.URLs) == 0:
+			return fmt.Errorf("remote_regions: %s needs at least one service URL, such as http://eureka.%s:8761/eureka/", r.Name, name)
+		}
+		for _, u := range r.URLs {
+			if err := checkServiceURL("remote_regions "+r.Name, u); err != nil {
+				return err
+			}
+		}
+		names = append(names, name)
+	}
+	var seen []string
+	for region, apps := range a.RemoteRegionApps {
+		key := strings.ToLower(region)
+		switch {
+		case key != "global" && !slices.Contains(names, key):
+			return fmt.Errorf("remote_region_apps: %s is not one of remote_regions (%s) or global", region, strings.Join(names, ", "))
+		case slices.Contains(seen, key):
+			return fmt.Errorf("remote_region_apps: %s is listed twice", region)
+		case len(apps) == 0:
+			return fmt.Errorf("remote_region_apps: %s lists no app; leave it out for every app", region)
+		}
+		seen = append(seen, key)
+	}
+	return nil
+}
+
 // checkMode refuses settings of the mode the app is not in, which would
 // be ignored.
 func (a *App) checkMode() error {
@@ -136,6 +187,18 @@ func (a *App) options() map[string]string {
 			out[name] = map[bool]string{true: "on", false: "off"}[*x]
 		case []string:
 			out[name] = strings.Join(x, " ")
+		case []RemoteRegion:
+			var parts []string
+			for _, r := range x {
+				parts = append(parts, r.Name+" "+strings.Join(r.URLs, " "))
+			}
+			out[name] = strings.Join(parts, "; ")
+		case map[string][]string:
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				parts = append(parts, k+" "+strings.Join(x[k], " "))
+			}
+			out[name] = strings.Join(parts, "; ")
 		default:
 			out[name] = fmt.Sprint(x)
 		}
@@ -144,11 +207,20 @@ func (a *App) options() map[string]string {
 }
 
 // registryOptions are the options a registry is created with: all but
-// its name and the active health checks, which belong to each config.
+// its name, the active health checks and how the remote regions are read
+// (their service URLs, remote_region_fetch_interval), which belong to
+// each config; the remote regions' names are the registry's.
 func (a *App) registryOptions() map[string]string {
 	opts := a.options()
-	for _, name := range []string{"registry", "health_interval", "health_timeout", "health_status"} {
+	for _, name := range []string{"registry", "health_interval", "health_timeout", "health_status", "remote_region_fetch_interval"} {
 		delete(opts, name)
+	}
+	if len(a.RemoteRegions) > 0 {
+		var names []string
+		for _, r := range a.RemoteRegions {
+			names = append(names, strings.ToLower(r.Name))
+		}
+		opts["remote_regions"] = strings.Join(names, " ")
 	}
 	return opts
 }
