@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -18,9 +19,12 @@ func TestGatewaySuiteThroughCaddy(t *testing.T) {
 		name := newRegistry("gwsuite")
 		// The suite's settings (see gatewaysuite.Starter); the server has
 		// no trusted_proxies.
-		gw := fmt.Sprintf("response_header_timeout %s\n\t\tread_timeout %s\n\t\ttls_trusted_ca_certs %s",
-			gatewaysuite.ResponseHeaderTimeout, gatewaysuite.ReadTimeout, gatewaysuite.TrustedCA(t))
-		app := fmt.Sprintf("registry %s\n\t\thealth_interval %s", name, gatewaysuite.HealthInterval)
+		gw := fmt.Sprintf("response_header_timeout %s\n\t\tread_timeout %s\n\t\ttls_trusted_ca_certs %s\n\t\tfailover_regions %s",
+			gatewaysuite.ResponseHeaderTimeout, gatewaysuite.ReadTimeout, gatewaysuite.TrustedCA(t), gatewaysuite.Region)
+		// The remote region's servers never answer: the suite feeds it
+		// with Store.UpdateRegion.
+		app := fmt.Sprintf("registry %s\n\t\thealth_interval %s\n\t\tremote_regions %s http://127.0.0.1:%d/eureka/",
+			name, gatewaysuite.HealthInterval, gatewaysuite.Region, deadPort(t))
 		loadConfigAs(t, withGatewayRules(t, gatewayConfig(app, gw), json.RawMessage(gatewaysuite.Rules)), "json")
 		v, ok := lookupEntry(name)
 		if !ok {
@@ -86,4 +90,15 @@ func withGatewayRules(t *testing.T, cfg string, rules json.RawMessage) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// deadPort returns a loopback port nothing listens on (a moment ago).
+func deadPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
