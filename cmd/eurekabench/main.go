@@ -65,6 +65,7 @@ var commands = []command{
 	{"fetch", "a full fetch of 10,000 instances by discovery.Client and by hudl/fargo", fetchCommand},
 	{"authflood", "authenticated heartbeats while one client floods wrong passwords", authFloodCommand},
 	{"gateway", "requests per second through the gateways, nginx and Caddy, each in a process of its own", gatewayCommand},
+	{"regions", "a region fail-over through the gateway under wrk load: every local instance cancelled, then registered again", regionsCommand},
 	{"push-server", "internal: the push study's registry, in a process of its own", pushServerCommand},
 }
 
