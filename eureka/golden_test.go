@@ -200,3 +200,26 @@ func TestApplicationsFromPieces(t *testing.T) {
 		}
 	}
 }
+
+// An application entry assembled from its pieces is the entry written
+// whole.
+func TestEntryFromPieces(t *testing.T) {
+	a := &Application{Name: "A"}
+	for _, id := range []string{"a1", "a2", "a3"} {
+		a.Instances = append(a.Instances, &InstanceInfo{InstanceID: id, HasInstanceID: true, HostName: "h", App: "A",
+			Status: StatusUp, DataCenterInfo: DataCenterInfo{Name: DataCenterMyOwn}, Metadata: map[string]string{"k": id}})
+	}
+	for _, f := range []Format{FormatJSON, FormatXML} {
+		b := AppendEntryHead(nil, f, a.Name)
+		for n, i := range a.Instances {
+			if n > 0 {
+				b = append(b, InstanceSeparator(f)...)
+			}
+			b = AppendEntryInstance(b, f, i)
+		}
+		b = AppendEntryTail(b, f)
+		if whole := AppendApplicationsEntry(nil, f, a); string(b) != string(whole) {
+			t.Errorf("format %v: pieces\n%q\nwhole\n%q", f, b, whole)
+		}
+	}
+}

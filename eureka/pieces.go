@@ -46,3 +46,43 @@ func AppendApplicationsTail(b []byte, f Format) []byte {
 	}
 	return append(b, "</applications>"...)
 }
+
+// An application entry can itself be assembled from pieces, so that a
+// server re-encodes only the instances that changed (the delta): the
+// entry's head, its instances (in JSON separated by
+// InstanceSeparator), its tail. The concatenation is byte for byte what
+// AppendApplicationsEntry writes for the application.
+
+// AppendEntryHead appends the start of application name's entry, up to
+// its first instance.
+func AppendEntryHead(b []byte, f Format, name string) []byte {
+	if f == FormatJSON {
+		b = append(b, `{"name":`...)
+		b = AppendJSONString(b, name)
+		return append(b, `,"instance":[`...)
+	}
+	b = appendIndent(b, 1)
+	b = append(b, "<application>\n"...)
+	return appendXMLElem(b, 2, "name", name)
+}
+
+// AppendEntryInstance appends one instance of an application entry.
+func AppendEntryInstance(b []byte, f Format, i *InstanceInfo) []byte {
+	if f == FormatJSON {
+		return AppendInstanceJSONBody(b, i)
+	}
+	return appendInstanceXML(b, i, 2)
+}
+
+// InstanceSeparator returns what goes between two instances of an
+// entry: a comma in JSON, nothing in XML.
+func InstanceSeparator(f Format) []byte { return ApplicationsSeparator(f) }
+
+// AppendEntryTail appends the end of an application entry.
+func AppendEntryTail(b []byte, f Format) []byte {
+	if f == FormatJSON {
+		return append(b, "]}"...)
+	}
+	b = appendIndent(b, 1)
+	return append(b, "</application>\n"...)
+}

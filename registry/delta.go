@@ -6,16 +6,28 @@ import "github.com/eurekagate/eurekagate/eureka"
 // DeltaPayload), and a watcher's changes rendered the same way
 // (ChangesDocument).
 
-// deltaLocked renders the change log: each changed instance once, with its
-// current state, grouped by app in first-seen order, and the hash of the
-// full registry. The caller holds s.mu.
+// deltaLocked renders the change log whole: each changed instance once,
+// in its state at its latest change (deltaInstance), apps sorted by name
+// and instances by id, and the hash of the full registry. DeltaPayload
+// assembles the same document from pieces (deltabuild.go). The caller
+// holds s.mu.
 func (s *Store) deltaLocked(versionsDelta int64) *eureka.Applications {
 	values := make([]eureka.InstanceInfo, len(s.changes.entries))
 	apps := groupChanges(s.changes.entries, func(n int, c *Change) *eureka.InstanceInfo {
-		values[n] = s.decorate(c.lease)
+		values[n] = s.deltaInstance(c)
 		return &values[n]
 	})
+	eureka.SortByName(apps)
 	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: s.hashLocked(), Applications: apps}
+}
+
+// deltaInstance is a change's instance as the delta shows it: with the
+// lease's timestamps at the change.
+func (s *Store) deltaInstance(c *Change) eureka.InstanceInfo {
+	i := *c.Instance
+	i.LeaseInfo = c.Lease
+	i.IsCoordinatingDiscoveryServer = s.cfg.InstanceID != "" && i.ID() == s.cfg.InstanceID
+	return i
 }
 
 // ChangesDocument renders changes (from ChangesFor) as a delta document:

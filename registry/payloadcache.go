@@ -34,17 +34,22 @@ type namedKey struct {
 // change re-encodes only its application. Every encoding happens outside
 // the Store's lock: under it, a build only copies what it will encode.
 type payloadCache struct {
-	build        sync.Mutex
+	// One build at a time per document: readers of a document being
+	// built wait for that build, and take its result.
+	fullBuild    [2]sync.Mutex
 	full         [2]atomic.Pointer[Payload]
 	frags        [2]map[string]*fragment
+	deltaBuild   [2]sync.Mutex
 	delta        [2]atomic.Pointer[Payload]
+	deltaDocs    [2]*deltaDoc // owned by deltaBuild
 	deltaCounter atomic.Int64
 
 	namedMu sync.Mutex
 	named   map[namedKey]*Payload
 
-	builds  atomic.Uint64 // assemblies of the full registry
-	encodes atomic.Uint64 // application pieces encoded
+	builds      atomic.Uint64 // assemblies of the full registry
+	encodes     atomic.Uint64 // application pieces encoded
+	deltaBuilds atomic.Uint64 // assemblies of the delta
 }
 
 // fragment is one application's entry in the full registry, in one format.
@@ -67,6 +72,7 @@ func (fr *fragment) deflated() []byte {
 func (c *payloadCache) init() {
 	c.named = map[namedKey]*Payload{}
 	c.frags = [2]map[string]*fragment{{}, {}}
+	c.deltaDocs = [2]*deltaDoc{newDeltaDoc(eureka.FormatXML), newDeltaDoc(eureka.FormatJSON)}
 }
 
 // FullPayloadBuilds counts how many times the full registry has been
@@ -90,8 +96,8 @@ func (s *Store) FullPayload(f eureka.Format) *Payload {
 	if p := c.full[f].Load(); s.current(p, s.version.Load(), s.nowMillis()) {
 		return p
 	}
-	c.build.Lock()
-	defer c.build.Unlock()
+	c.fullBuild[f].Lock()
+	defer c.fullBuild[f].Unlock()
 	if p := c.full[f].Load(); s.current(p, s.version.Load(), s.nowMillis()) {
 		return p
 	}
@@ -110,7 +116,7 @@ type staleApp struct {
 }
 
 // assembleFull builds the full registry from the application pieces,
-// re-encoding the stale ones. The caller holds c.build.
+// re-encoding the stale ones. The caller holds c.fullBuild[f].
 func (s *Store) assembleFull(f eureka.Format) *Payload {
 	c := &s.payloads
 	frags := c.frags[f]
@@ -219,8 +225,8 @@ func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 	if p := c.delta[f].Load(); fresh(p) {
 		return p
 	}
-	c.build.Lock()
-	defer c.build.Unlock()
+	c.deltaBuild[f].Lock()
+	defer c.deltaBuild[f].Unlock()
 	if p := c.delta[f].Load(); fresh(p) {
 		return p
 	}
@@ -228,13 +234,25 @@ func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 	if !fresh(c.delta[1-f].Load()) {
 		counter = c.deltaCounter.Add(1) // a new delta, not the other format of this one
 	}
+	d := c.deltaDocs[f]
 	s.mu.RLock()
-	version, purges, now := s.version.Load(), s.changes.purged.Load(), s.nowMillis()
-	doc := s.deltaLocked(counter) // copies: encoded below, outside the lock
+	version, purges, now, hash, base := s.version.Load(), s.changes.purged.Load(), s.nowMillis(), s.hashLocked(), s.changes.base
+	changes, ok := s.changes.after(d.upTo, version)
+	if !ok {
+		// Changes left the log before this document took them in: start
+		// again from what the log holds.
+		d = newDeltaDoc(f)
+		d.upTo, d.base = base, base
+		c.deltaDocs[f] = d
+		changes, _ = s.changes.after(base, version)
+	}
 	s.mu.RUnlock()
-	p := newPayload(version, now, eureka.AppendApplications(sizedLike(c.delta[f].Load()), f, doc))
+	// Changes are immutable once recorded: encoded outside the lock.
+	d.fold(changes, base, s.deltaInstance)
+	p := d.assemble(version, now, counter, hash)
 	p.purges = purges
 	c.delta[f].Store(p)
+	c.deltaBuilds.Add(1)
 	return p
 }
 

@@ -1,0 +1,141 @@
+package registry
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// wholeDelta is the delta written whole, from the retained log.
+func wholeDelta(s *Store, f eureka.Format, counter int64) []byte {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return eureka.AppendApplications(nil, f, s.deltaLocked(counter))
+}
+
+func gunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// counterOf reads versions__delta back from a delta document.
+func counterOf(t *testing.T, f eureka.Format, b []byte) int64 {
+	t.Helper()
+	doc, err := eureka.DecodeApplications(f, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc.VersionsDelta
+}
+
+// The delta assembled from pieces is, byte for byte, the delta written
+// whole, in both formats, plain and gzipped, with the same hash, over
+// random changes of a few instances (registrations and re-registrations,
+// status overrides set and deleted, heartbeats that fix a status,
+// metadata, cancels and evictions of the same instances) and purges of
+// the log.
+func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
+	for seed := range uint64(6) {
+		rnd := rand.New(rand.NewPCG(seed, 99))
+		s, clock := newTestStore(t, Config{DisableSelfPreservation: true})
+		apps := []string{"A", "B", "C"}
+		for step := range 400 {
+			app := apps[rnd.IntN(len(apps))]
+			id := app + strconv.Itoa(rnd.IntN(90)) // enough to split chunks
+			switch k := rnd.IntN(10); {
+			case k < 4:
+				i := inst(app, id)
+				i.Metadata = map[string]string{"step": strconv.Itoa(step)}
+				s.Register(i, false)
+			case k == 4:
+				s.SetStatus(app, id, eureka.StatusOutOfService, 0, false)
+			case k == 5:
+				s.DeleteStatusOverride(app, id, eureka.StatusUp, 0, false)
+			case k == 6:
+				s.UpdateMetadata(app, id, map[string]string{"m": strconv.Itoa(step)})
+			case k == 7:
+				s.Cancel(app, id, false)
+			case k == 8:
+				s.Renew(app, id, RenewRequest{})
+			default:
+				clock.Advance(time.Duration(rnd.IntN(40)) * time.Second)
+				if rnd.IntN(3) == 0 {
+					s.PurgeDeltas()
+				}
+				if rnd.IntN(5) == 0 {
+					s.Evict()
+				}
+			}
+			if rnd.IntN(4) != 0 {
+				continue // let changes pile up between reads, too
+			}
+			for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
+				p := s.DeltaPayload(f)
+				got := p.Bytes()
+				want := wholeDelta(s, f, counterOf(t, f, got))
+				if !bytes.Equal(got, want) {
+					t.Fatalf("seed %d step %d format %v: pieces\n%s\nwhole\n%s", seed, step, f, got, want)
+				}
+				if z := gunzip(t, p.Gzip().Bytes()); !bytes.Equal(z, want) {
+					t.Fatalf("seed %d step %d format %v: the gzip form differs from the document", seed, step, f)
+				}
+			}
+		}
+	}
+}
+
+// Concurrent readers of a document that is not built yet wait for one
+// build and share it: 20 first fetches of the full registry and 20 of
+// the delta, in each format, make one build of each.
+func TestConcurrentReadersShareOneBuild(t *testing.T) {
+	s, _ := newTestStore(t, Config{})
+	for n := range 2000 {
+		mustRegister(t, s, inst("APP"+strconv.Itoa(n%20), "i"+strconv.Itoa(n)), false)
+	}
+	for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
+		fulls, deltas := s.payloads.builds.Load(), s.payloads.deltaBuilds.Load()
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		got := make([]*Payload, 40)
+		for n := range 40 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if n%2 == 0 {
+					got[n] = s.FullPayload(f)
+				} else {
+					got[n] = s.DeltaPayload(f)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if b := s.payloads.builds.Load() - fulls; b != 1 {
+			t.Errorf("format %v: %d builds of the full registry for 20 readers, want 1", f, b)
+		}
+		if b := s.payloads.deltaBuilds.Load() - deltas; b != 1 {
+			t.Errorf("format %v: %d builds of the delta for 20 readers, want 1", f, b)
+		}
+		for n := 2; n < 40; n++ {
+			if got[n] != got[n%2] {
+				t.Fatalf("format %v: reader %d got another document", f, n)
+			}
+		}
+	}
+}
