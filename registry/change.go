@@ -71,8 +71,6 @@ type Change struct {
 	Replicated bool
 	// At is when the change happened, in milliseconds since the epoch.
 	At int64
-
-	lease *lease // for the delta, which renders each lease's current state
 }
 
 // Decorated returns a copy of the instance with Lease in its leaseInfo,
@@ -92,6 +90,6 @@ func (s *Store) record(kind ChangeKind, app string, l *lease, isNew, replicated 
 	}
 	s.changes.add(Change{
 		Version: v, Kind: kind, App: app, ID: l.info.ID(), Instance: l.info, Lease: s.leaseInfo(l),
-		New: isNew, Replicated: replicated, At: now, lease: l,
+		New: isNew, Replicated: replicated, At: now,
 	})
 }
