@@ -49,6 +49,14 @@ type Config struct {
 	// heartbeats move without being changes. Default 60s (Eureka's
 	// response cache: up to 180s).
 	PayloadMaxAge time.Duration
+	// MaxPlainPayload is the largest full registry or delta document kept
+	// serialized as it is read plain; a larger one is kept compressed only
+	// (its gzip form is what most clients read), and a plain read inflates
+	// it as it writes it: at a million instances that keeps gigabytes of
+	// JSON and XML out of memory, for a plain reader's CPU. Default
+	// DefaultMaxPlainPayload, 256 MiB (about 200,000 Spring-shaped
+	// instances in JSON); negative: always keep the plain form.
+	MaxPlainPayload int64
 	// DisableDelta makes the delta endpoint answer 403, so clients fall
 	// back to full fetches (eureka.server.disableDelta).
 	DisableDelta bool
@@ -121,6 +129,9 @@ func (c Config) withDefaults() Config {
 	settings.Default(&c.OverrideIdleExpiry, DefaultOverrideIdleExpiry)
 	settings.Default(&c.PayloadMaxAge, DefaultPayloadMaxAge)
 	settings.Default(&c.RemoteRegionRetention, DefaultRemoteRegionRetention)
+	if c.MaxPlainPayload == 0 {
+		c.MaxPlainPayload = DefaultMaxPlainPayload // negative stays: never
+	}
 	if c.Region == "" {
 		c.Region = DefaultRegion
 	}

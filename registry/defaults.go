@@ -28,6 +28,8 @@ const (
 	DefaultOverrideIdleExpiry = time.Hour
 	// DefaultPayloadMaxAge is PayloadMaxAge's default.
 	DefaultPayloadMaxAge = 60 * time.Second
+	// DefaultMaxPlainPayload is MaxPlainPayload's default.
+	DefaultMaxPlainPayload = 256 << 20
 	// DefaultRemoteRegionRetention is RemoteRegionRetention's default.
 	DefaultRemoteRegionRetention = 5 * time.Minute
 	// DefaultRemoteRegionFetchInterval is how often a remote region's

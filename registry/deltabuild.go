@@ -54,12 +54,16 @@ type deltaApp struct {
 }
 
 // deltaChunk is a run of an application's instances, sorted by id. A
-// chunk with a body is sealed: payloads hold it, so a change makes a new
-// chunk in its place.
+// sealed chunk is not modified (payloads hold it), but for gz, made once:
+// a change makes a new chunk in its place, and so does keeping it
+// compressed only (body nil) or plain again.
 type deltaChunk struct {
-	insts []deltaInst
-	body  []byte // the pieces with their separators; nil until sealed
-	crc   uint32
+	insts  []deltaInst
+	pieces [][]byte // until sealed: each instance's piece
+	sealed bool
+	body   []byte // once sealed: the pieces with their separators, or nil when kept compressed only
+	n      int    // len of the plain body
+	crc    uint32
 
 	gzOnce sync.Once
 	gz     []byte
@@ -68,7 +72,7 @@ type deltaChunk struct {
 type deltaInst struct {
 	id      string
 	version uint64 // of the change it renders
-	piece   []byte
+	off, n  int    // its piece in the body, once sealed
 }
 
 func (ch *deltaChunk) deflated() []byte {
@@ -76,20 +80,42 @@ func (ch *deltaChunk) deflated() []byte {
 	return ch.gz
 }
 
-// seal makes the chunk's body.
+// seal makes the chunk's body from its pieces.
 func (ch *deltaChunk) seal(sep []byte) {
 	n := 0
-	for _, in := range ch.insts {
-		n += len(in.piece) + len(sep)
+	for _, p := range ch.pieces {
+		n += len(p) + len(sep)
 	}
 	b := make([]byte, 0, n)
-	for k, in := range ch.insts {
+	for k, p := range ch.pieces {
 		if k > 0 {
 			b = append(b, sep...)
 		}
-		b = append(b, in.piece...)
+		ch.insts[k].off, ch.insts[k].n = len(b), len(p)
+		b = append(b, p...)
 	}
-	ch.body, ch.crc = b, crc32.ChecksumIEEE(b)
+	ch.body, ch.n, ch.crc, ch.pieces, ch.sealed = b, len(b), crc32.ChecksumIEEE(b), nil, true
+}
+
+// compressedOnly returns the sealed ch without its plain body.
+func (ch *deltaChunk) compressedOnly() *deltaChunk {
+	if ch.body == nil {
+		return ch
+	}
+	out := &deltaChunk{insts: ch.insts, sealed: true, n: ch.n, crc: ch.crc}
+	gz := ch.deflated()
+	out.gzOnce.Do(func() { out.gz = gz })
+	return out
+}
+
+// withPlain returns the sealed ch with its plain body.
+func (ch *deltaChunk) withPlain() *deltaChunk {
+	if ch.body != nil {
+		return ch
+	}
+	out := &deltaChunk{insts: ch.insts, sealed: true, n: ch.n, crc: ch.crc, body: inflatePiece(ch.gz, ch.n)}
+	out.gzOnce.Do(func() { out.gz = ch.gz })
+	return out
 }
 
 func newDeltaDoc(f eureka.Format) *deltaDoc {
@@ -117,7 +143,7 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 			continue
 		}
 		i := render(c)
-		d.put(c.App, deltaInst{id: c.ID, version: c.Version, piece: eureka.AppendEntryInstance(nil, d.f, &i)})
+		d.put(c.App, deltaInst{id: c.ID, version: c.Version}, eureka.AppendEntryInstance(nil, d.f, &i))
 		d.folded = append(d.folded, foldedChange{c.Version, c.App, c.ID})
 		d.upTo = c.Version
 	}
@@ -139,16 +165,23 @@ func (a *deltaApp) find(id string) int {
 // if not sealed yet, else an unsealed copy in its place.
 func (a *deltaApp) editable(k int) *deltaChunk {
 	ch := a.chunks[k]
-	if ch.body == nil {
+	if !ch.sealed {
 		return ch
 	}
-	ch = &deltaChunk{insts: slices.Clone(ch.insts)}
-	a.chunks[k] = ch
-	return ch
+	plain := ch.body
+	if plain == nil {
+		plain = inflatePiece(ch.gz, ch.n)
+	}
+	out := &deltaChunk{insts: slices.Clone(ch.insts), pieces: make([][]byte, len(ch.insts))}
+	for n, in := range ch.insts {
+		out.pieces[n] = plain[in.off : in.off+in.n : in.off+in.n]
+	}
+	a.chunks[k] = out
+	return out
 }
 
-// put adds or replaces an instance of app.
-func (d *deltaDoc) put(app string, in deltaInst) {
+// put adds or replaces an instance of app, with its piece.
+func (d *deltaDoc) put(app string, in deltaInst, piece []byte) {
 	a := d.apps[app]
 	if a == nil {
 		a = &deltaApp{head: eureka.AppendEntryHead(nil, d.f, app), tail: eureka.AppendEntryTail(nil, d.f)}
@@ -159,21 +192,22 @@ func (d *deltaDoc) put(app string, in deltaInst) {
 		d.names = slices.Insert(d.names, at, app)
 	}
 	if len(a.chunks) == 0 {
-		a.chunks = []*deltaChunk{{insts: []deltaInst{in}}}
+		a.chunks = []*deltaChunk{{insts: []deltaInst{in}, pieces: [][]byte{piece}}}
 		return
 	}
 	k := a.find(in.id)
 	ch := a.editable(k)
 	at, found := slices.BinarySearchFunc(ch.insts, in.id, func(x deltaInst, id string) int { return strings.Compare(x.id, id) })
 	if found {
-		ch.insts[at] = in
+		ch.insts[at], ch.pieces[at] = in, piece
 		return
 	}
 	ch.insts = slices.Insert(ch.insts, at, in)
+	ch.pieces = slices.Insert(ch.pieces, at, piece)
 	if len(ch.insts) > deltaChunkSize {
 		half := len(ch.insts) / 2
-		next := &deltaChunk{insts: slices.Clone(ch.insts[half:])}
-		ch.insts = slices.Clip(ch.insts[:half])
+		next := &deltaChunk{insts: slices.Clone(ch.insts[half:]), pieces: slices.Clone(ch.pieces[half:])}
+		ch.insts, ch.pieces = slices.Clip(ch.insts[:half]), slices.Clip(ch.pieces[:half])
 		a.chunks = slices.Insert(a.chunks, k+1, next)
 	}
 }
@@ -192,6 +226,7 @@ func (d *deltaDoc) drop(app, id string, version uint64) {
 	}
 	ch := a.editable(k)
 	ch.insts = slices.Delete(ch.insts, at, at+1)
+	ch.pieces = slices.Delete(ch.pieces, at, at+1)
 	if len(ch.insts) > 0 {
 		return
 	}
@@ -205,8 +240,9 @@ func (d *deltaDoc) drop(app, id string, version uint64) {
 
 // assemble returns the document at version with versions__delta counter
 // and hash, sealing the chunks that changed. Its gzip form is made from
-// the chunks' own compressed forms.
-func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string) *Payload {
+// the chunks' own compressed forms; a document larger than keepPlain
+// allows is kept compressed only.
+func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, keepPlain func(int) bool) *Payload {
 	f := d.f
 	sep := eureka.ApplicationsSeparator(f)
 	head := eureka.AppendApplicationsHead(nil, f, counter, hash)
@@ -217,15 +253,66 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string) *
 	}
 	entries := make([]entry, 0, len(d.names))
 	nparts := 2
+	size := len(head) + len(tail)
 	for _, name := range d.names {
 		a := d.apps[name]
 		for _, ch := range a.chunks {
-			if ch.body == nil {
+			if !ch.sealed {
 				ch.seal(sep)
 			}
+			size += ch.n + len(sep)
 		}
-		entries = append(entries, entry{a, slices.Clip(a.chunks)})
+		size += len(a.head) + len(a.tail) + len(sep)
 		nparts += 3 + 2*len(a.chunks)
+	}
+	plain := keepPlain(size)
+	for _, name := range d.names {
+		a := d.apps[name]
+		for k, ch := range a.chunks {
+			if plain {
+				a.chunks[k] = ch.withPlain()
+			} else {
+				a.chunks[k] = ch.compressedOnly()
+			}
+		}
+		// A copy: the builder replaces chunks in a.chunks in place,
+		// while this payload may still be compressed later.
+		entries = append(entries, entry{a, slices.Clone(a.chunks)})
+	}
+	gzipped := func() ([][]byte, uint32, int) {
+		z := make([][]byte, 0, nparts+2)
+		z = append(z, deflate(head, false))
+		crc, total := crc32.ChecksumIEEE(head), len(head)
+		sepCRC := crc32.ChecksumIEEE(sep)
+		addSep := func() {
+			if len(sep) > 0 {
+				z = append(z, deflatedSeparator)
+				crc, total = crc32Combine(crc, sepCRC, len(sep)), total+len(sep)
+			}
+		}
+		for n, e := range entries {
+			if n > 0 {
+				addSep()
+			}
+			z = append(z, e.a.headZ)
+			crc, total = crc32Combine(crc, e.a.headCRC, len(e.a.head)), total+len(e.a.head)
+			for k, ch := range e.chunks {
+				if k > 0 {
+					addSep()
+				}
+				z = append(z, ch.deflated())
+				crc, total = crc32Combine(crc, ch.crc, ch.n), total+ch.n
+			}
+			z = append(z, e.a.tailZ)
+			crc, total = crc32Combine(crc, e.a.tailC, len(e.a.tail)), total+len(e.a.tail)
+		}
+		z = append(z, deflate(tail, false), finalBlock)
+		crc = crc32Combine(crc, crc32.ChecksumIEEE(tail), len(tail))
+		return z, crc, total + len(tail)
+	}
+	if !plain {
+		z, crc, total := gzipped()
+		return newCompressedPayload(version, built, total, crc, z)
 	}
 	parts := make([][]byte, 0, nparts)
 	parts = append(parts, head)
@@ -245,34 +332,7 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string) *
 	parts = append(parts, tail)
 	p := newPayload(version, built, parts...)
 	p.gzip = func() [][]byte {
-		z := make([][]byte, 0, len(parts)+2)
-		z = append(z, deflate(head, false))
-		crc := crc32.ChecksumIEEE(head)
-		sepCRC := crc32.ChecksumIEEE(sep)
-		addSep := func() {
-			if len(sep) > 0 {
-				z = append(z, deflatedSeparator)
-				crc = crc32Combine(crc, sepCRC, len(sep))
-			}
-		}
-		for n, e := range entries {
-			if n > 0 {
-				addSep()
-			}
-			z = append(z, e.a.headZ)
-			crc = crc32Combine(crc, e.a.headCRC, len(e.a.head))
-			for k, ch := range e.chunks {
-				if k > 0 {
-					addSep()
-				}
-				z = append(z, ch.deflated())
-				crc = crc32Combine(crc, ch.crc, len(ch.body))
-			}
-			z = append(z, e.a.tailZ)
-			crc = crc32Combine(crc, e.a.tailC, len(e.a.tail))
-		}
-		z = append(z, deflate(tail, false), finalBlock)
-		crc = crc32Combine(crc, crc32.ChecksumIEEE(tail), len(tail))
+		z, crc, _ := gzipped()
 		return gzipMember(crc, p.Len(), z...)
 	}
 	return p

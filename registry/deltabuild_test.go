@@ -48,11 +48,13 @@ func counterOf(t *testing.T, f eureka.Format, b []byte) int64 {
 // random changes of a few instances (registrations and re-registrations,
 // status overrides set and deleted, heartbeats that fix a status,
 // metadata, cancels and evictions of the same instances) and purges of
-// the log.
+// the log; kept plain, compressed only (MaxPlainPayload), and switching
+// between the two as the delta grows and shrinks. The full registry too.
 func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
-	for seed := range uint64(6) {
+	for seed := range uint64(9) {
 		rnd := rand.New(rand.NewPCG(seed, 99))
-		s, clock := newTestStore(t, Config{DisableSelfPreservation: true})
+		limit := [...]int64{-1, 1, 40_000}[seed%3]
+		s, clock := newTestStore(t, Config{DisableSelfPreservation: true, MaxPlainPayload: limit})
 		apps := []string{"A", "B", "C"}
 		for step := range 400 {
 			app := apps[rnd.IntN(len(apps))]
@@ -93,6 +95,29 @@ func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
 				}
 				if z := gunzip(t, p.Gzip().Bytes()); !bytes.Equal(z, want) {
 					t.Fatalf("seed %d step %d format %v: the gzip form differs from the document", seed, step, f)
+				}
+				if limit == 1 && !p.Compressed() || limit == -1 && p.Compressed() {
+					t.Fatalf("seed %d: limit %d, compressed %v", seed, limit, p.Compressed())
+				}
+				var streamed bytes.Buffer
+				if _, err := io.Copy(&streamed, p.Reader()); err != nil || !bytes.Equal(streamed.Bytes(), want) || p.Len() != len(want) {
+					t.Fatalf("seed %d step %d format %v: read as a stream: %v, %d of %d bytes", seed, step, f, err, streamed.Len(), len(want))
+				}
+				// The full registry's lease timestamps lag heartbeats
+				// (PayloadMaxAge): its forms agree, and it holds every lease.
+				full := s.FullPayload(f)
+				plainFull := full.Bytes()
+				var fullStream bytes.Buffer
+				io.Copy(&fullStream, full.Reader())
+				if !bytes.Equal(gunzip(t, full.Gzip().Bytes()), plainFull) || !bytes.Equal(fullStream.Bytes(), plainFull) || full.Len() != len(plainFull) {
+					t.Fatalf("seed %d step %d format %v: the full registry's forms differ", seed, step, f)
+				}
+				doc, err := eureka.DecodeApplications(f, plainFull)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := len(idsOfDoc(doc)); n != s.Len() {
+					t.Fatalf("seed %d step %d format %v: full registry of %d instances, the Store holds %d", seed, step, f, n, s.Len())
 				}
 			}
 		}
@@ -138,4 +163,61 @@ func TestConcurrentReadersShareOneBuild(t *testing.T) {
 			}
 		}
 	}
+}
+
+func idsOfDoc(doc *eureka.Applications) []string {
+	var out []string
+	for _, a := range doc.Applications {
+		for _, i := range a.Instances {
+			out = append(out, a.Name+"/"+i.ID())
+		}
+	}
+	return out
+}
+
+// Readers of every form of the documents while writes go on and the
+// documents cross MaxPlainPayload both ways: each document read is whole
+// and agrees with its gzip form (run with -race).
+func TestDocumentsReadWhileTheyChangeForm(t *testing.T) {
+	s, _ := newTestStore(t, Config{MaxPlainPayload: 30_000})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := eureka.Format(r % 2)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, p := range []*Payload{s.FullPayload(f), s.DeltaPayload(f)} {
+					var b bytes.Buffer
+					io.Copy(&b, p.Reader())
+					zr, err := gzip.NewReader(p.Gzip().Reader())
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					z, err := io.ReadAll(zr)
+					if err != nil || !bytes.Equal(z, b.Bytes()) || b.Len() != p.Len() {
+						t.Errorf("a document's forms differ: %v", err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for n := range 300 {
+		id := "i" + strconv.Itoa(n%40)
+		if n%80 < 40 {
+			s.Register(inst("A", id), false)
+		} else {
+			s.Cancel("A", id, false)
+		}
+	}
+	close(stop)
+	wg.Wait()
 }

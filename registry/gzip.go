@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
+	"io"
 	"sync"
 )
 
@@ -59,4 +60,12 @@ func gzipMember(crc uint32, size int, pieces ...[]byte) [][]byte {
 	out = append(out, gzipHeader)
 	out = append(out, pieces...)
 	return append(out, trailer)
+}
+
+// inflatePiece returns the n plain bytes of a flushed deflate piece.
+func inflatePiece(z []byte, n int) []byte {
+	out := make([]byte, n)
+	r := flate.NewReader(io.MultiReader(bytes.NewReader(z), bytes.NewReader(finalBlock)))
+	io.ReadFull(r, out)
+	return out
 }

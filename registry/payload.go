@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"bytes"
+	"compress/flate"
 	"hash/crc32"
 	"io"
 	"slices"
@@ -26,6 +28,34 @@ type Payload struct {
 	gzipOnce sync.Once
 	gzip     func() [][]byte // builds the gzip parts; nil: compress the whole
 	gz       *Payload
+
+	// z, for a document kept compressed only (larger than
+	// Config.MaxPlainPayload), is its deflate stream in pieces, the last
+	// one final; parts is then nil and a plain read inflates z as it goes.
+	z [][]byte
+}
+
+// newCompressedPayload returns a document of size plain bytes held only
+// as the deflate pieces z (the last final) of CRC-32 crc: its gzip form
+// is z framed, its plain form z inflated on each read.
+func newCompressedPayload(version uint64, built int64, size int, crc uint32, z [][]byte) *Payload {
+	p := &Payload{size: size, version: version, built: built, z: z}
+	p.gzip = func() [][]byte { return gzipMember(crc, size, z...) }
+	return p
+}
+
+// Compressed reports whether the document is kept compressed only: a
+// plain read inflates it (Reader, WriteTo), and Parts and Bytes make a
+// copy of it whole.
+func (p *Payload) Compressed() bool { return p.z != nil }
+
+// inflater reads a compressed-only document's plain bytes.
+func (p *Payload) inflater() io.Reader {
+	rs := make([]io.Reader, len(p.z))
+	for n, z := range p.z {
+		rs[n] = bytes.NewReader(z)
+	}
+	return flate.NewReader(io.MultiReader(rs...))
 }
 
 func newPayload(version uint64, built int64, parts ...[]byte) *Payload {
@@ -45,12 +75,23 @@ func (p *Payload) Version() uint64 { return p.version }
 func (p *Payload) Len() int { return p.size }
 
 // Parts returns the document's bytes in order. They are shared and must not
-// be modified.
-func (p *Payload) Parts() [][]byte { return p.parts }
+// be modified. A Compressed document is inflated into one new part.
+func (p *Payload) Parts() [][]byte {
+	if p.z != nil {
+		return [][]byte{p.Bytes()}
+	}
+	return p.parts
+}
 
 // Bytes returns the document in one slice: its only part, or a copy of the
 // parts joined.
 func (p *Payload) Bytes() []byte {
+	if p.z != nil {
+		out := make([]byte, 0, p.size)
+		buf := bytes.NewBuffer(out)
+		io.Copy(buf, p.inflater())
+		return buf.Bytes()
+	}
 	if len(p.parts) == 1 {
 		return p.parts[0]
 	}
@@ -63,6 +104,9 @@ func (p *Payload) Bytes() []byte {
 
 // WriteTo writes the document to w, part by part.
 func (p *Payload) WriteTo(w io.Writer) (int64, error) {
+	if p.z != nil {
+		return io.Copy(w, p.inflater())
+	}
 	var n int64
 	for _, b := range p.parts {
 		m, err := w.Write(b)
@@ -77,7 +121,12 @@ func (p *Payload) WriteTo(w io.Writer) (int64, error) {
 // Reader returns a reader of the document that does not copy it first.
 // It writes each part straight to a writer that asks (io.WriterTo), so a
 // server copying it to a connection allocates no buffer per part.
-func (p *Payload) Reader() io.Reader { return &partsReader{parts: slices.Clone(p.parts)} }
+func (p *Payload) Reader() io.Reader {
+	if p.z != nil {
+		return p.inflater()
+	}
+	return &partsReader{parts: slices.Clone(p.parts)}
+}
 
 type partsReader struct{ parts [][]byte }
 

@@ -52,11 +52,14 @@ type payloadCache struct {
 	deltaBuilds atomic.Uint64 // assemblies of the delta
 }
 
-// fragment is one application's entry in the full registry, in one format.
+// fragment is one application's entry in the full registry, in one
+// format. It is not modified once made, but for gz, made once: a
+// fragment kept compressed only (body nil) is a new fragment.
 type fragment struct {
 	version uint64 // the app's version
 	built   int64  // ms
-	body    []byte
+	body    []byte // nil when kept compressed only
+	n       int    // len of the plain body
 	crc     uint32 // CRC-32 of body, for the gzip trailer
 	counts  eureka.StatusCounts
 
@@ -67,6 +70,34 @@ type fragment struct {
 func (fr *fragment) deflated() []byte {
 	fr.gzOnce.Do(func() { fr.gz = deflate(fr.body, false) })
 	return fr.gz
+}
+
+// compressedOnly returns fr without its plain body.
+func (fr *fragment) compressedOnly() *fragment {
+	if fr.body == nil {
+		return fr
+	}
+	out := &fragment{version: fr.version, built: fr.built, n: fr.n, crc: fr.crc, counts: fr.counts}
+	gz := fr.deflated()
+	out.gzOnce.Do(func() { out.gz = gz })
+	return out
+}
+
+// withPlain returns fr with its plain body, inflated if it was kept
+// compressed only.
+func (fr *fragment) withPlain() *fragment {
+	if fr.body != nil {
+		return fr
+	}
+	out := &fragment{version: fr.version, built: fr.built, n: fr.n, crc: fr.crc, counts: fr.counts, body: inflatePiece(fr.gz, fr.n)}
+	out.gzOnce.Do(func() { out.gz = fr.gz })
+	return out
+}
+
+// keepPlain reports whether a document of size bytes is kept plain
+// (MaxPlainPayload).
+func (s *Store) keepPlain(size int) bool {
+	return s.cfg.MaxPlainPayload < 0 || int64(size) <= s.cfg.MaxPlainPayload
 }
 
 func (c *payloadCache) init() {
@@ -158,15 +189,50 @@ func (s *Store) assembleFull(f eureka.Format) *Payload {
 	sort.Strings(names)
 	var counts eureka.StatusCounts
 	pieces := make([]*fragment, len(names))
+	head := eureka.AppendApplicationsHead(nil, f, 1, "")
+	tail := eureka.AppendApplicationsTail(nil, f)
+	sep := eureka.ApplicationsSeparator(f)
+	size := len(head) + len(tail) + 64 // the hash's room
 	for n, name := range names {
 		pieces[n] = frags[name]
+		size += pieces[n].n + len(sep)
 		for st, k := range pieces[n].counts {
 			counts[st] += k
 		}
 	}
-	head := eureka.AppendApplicationsHead(nil, f, 1, counts.Hash())
-	tail := eureka.AppendApplicationsTail(nil, f)
-	sep := eureka.ApplicationsSeparator(f)
+	head = eureka.AppendApplicationsHead(head[:0], f, 1, counts.Hash())
+	plain := s.keepPlain(size)
+	for n, fr := range pieces {
+		// Kept in the form the document is kept in, so that memory holds
+		// one of them.
+		if plain {
+			pieces[n] = fr.withPlain()
+		} else {
+			pieces[n] = fr.compressedOnly()
+		}
+		frags[names[n]] = pieces[n]
+	}
+	gzipped := func() ([][]byte, uint32, int) {
+		z := make([][]byte, 0, 2*len(pieces)+3)
+		z = append(z, deflate(head, false))
+		crc, total := crc32.ChecksumIEEE(head), len(head)
+		sepCRC := crc32.ChecksumIEEE(sep)
+		for n, fr := range pieces {
+			if n > 0 && len(sep) > 0 {
+				z = append(z, deflatedSeparator)
+				crc, total = crc32Combine(crc, sepCRC, len(sep)), total+len(sep)
+			}
+			z = append(z, fr.deflated())
+			crc, total = crc32Combine(crc, fr.crc, fr.n), total+fr.n
+		}
+		z = append(z, deflate(tail, false), finalBlock)
+		crc = crc32Combine(crc, crc32.ChecksumIEEE(tail), len(tail))
+		return z, crc, total + len(tail)
+	}
+	if !plain {
+		z, crc, total := gzipped()
+		return newCompressedPayload(version, now, total, crc, z)
+	}
 	parts := make([][]byte, 0, 2*len(pieces)+2)
 	parts = append(parts, head)
 	for n, fr := range pieces {
@@ -178,20 +244,7 @@ func (s *Store) assembleFull(f eureka.Format) *Payload {
 	parts = append(parts, tail)
 	p := newPayload(version, now, parts...)
 	p.gzip = func() [][]byte {
-		z := make([][]byte, 0, len(parts))
-		z = append(z, deflate(head, false))
-		crc := crc32.ChecksumIEEE(head)
-		sepCRC := crc32.ChecksumIEEE(sep)
-		for n, fr := range pieces {
-			if n > 0 && len(sep) > 0 {
-				z = append(z, deflatedSeparator)
-				crc = crc32Combine(crc, sepCRC, len(sep))
-			}
-			z = append(z, fr.deflated())
-			crc = crc32Combine(crc, fr.crc, len(fr.body))
-		}
-		z = append(z, deflate(tail, false), finalBlock)
-		crc = crc32Combine(crc, crc32.ChecksumIEEE(tail), len(tail))
+		z, crc, _ := gzipped()
 		return gzipMember(crc, p.Len(), z...)
 	}
 	return p
@@ -210,7 +263,7 @@ func encodeFragment(f eureka.Format, st staleApp, now int64) *fragment {
 	}
 	eureka.SortInstances(list)
 	fr.body = eureka.AppendApplicationsEntry(nil, f, &eureka.Application{Name: st.name, Instances: list})
-	fr.crc = crc32.ChecksumIEEE(fr.body)
+	fr.crc, fr.n = crc32.ChecksumIEEE(fr.body), len(fr.body)
 	return fr
 }
 
@@ -249,7 +302,7 @@ func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 	s.mu.RUnlock()
 	// Changes are immutable once recorded: encoded outside the lock.
 	d.fold(changes, base, s.deltaInstance)
-	p := d.assemble(version, now, counter, hash)
+	p := d.assemble(version, now, counter, hash, s.keepPlain)
 	p.purges = purges
 	c.delta[f].Store(p)
 	c.deltaBuilds.Add(1)

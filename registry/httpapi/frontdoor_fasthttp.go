@@ -120,7 +120,7 @@ func setBody(ctx *fasthttp.RequestCtx, resp *Response) {
 	switch {
 	case resp.Payload == nil:
 		ctx.Response.SetBodyRaw(resp.Body)
-	case len(resp.Payload.Parts()) == 1:
+	case !resp.Payload.Compressed() && len(resp.Payload.Parts()) == 1:
 		ctx.Response.SetBodyRaw(resp.Payload.Parts()[0])
 	default:
 		ctx.Response.SetBodyStream(resp.Payload.Reader(), resp.Payload.Len())
