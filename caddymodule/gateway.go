@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -16,6 +18,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic"
 )
@@ -137,6 +140,9 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		return err
 	}
 	cfg.Instances, cfg.Health = app.entry.instances, app.checker
+	if err := checkFailoverRegions(g.FailoverRegions, app.entry.store); err != nil {
+		return err
+	}
 	g.traffic = app.entry.traffic
 	g.noRequestID = g.RequestID != nil && !*g.RequestID
 	cfg.Balancer = app.entry.gatewayBalancer(cfg.MaxFails, cfg.FailDuration)
@@ -183,6 +189,25 @@ func (g *Gateway) routerConfig() (routing.Config, error) {
 		FailoverRegions:       g.FailoverRegions,
 	}
 	return cfg.WithDefaults(), nil
+}
+
+// checkFailoverRegions refuses fail-over regions the registry does not
+// serve: a hosted one's remote_regions (a registry in remote mode serves
+// none).
+func checkFailoverRegions(regions []string, store *registry.Store) error {
+	if len(regions) == 0 {
+		return nil
+	}
+	var served []string
+	if store != nil {
+		served = store.RemoteRegions()
+	}
+	for _, r := range regions {
+		if !slices.Contains(served, strings.ToLower(r)) {
+			return fmt.Errorf("failover_regions: %q is not one of the eureka app's remote_regions %v: add it there, or remove it here", r, served)
+		}
+	}
+	return nil
 }
 
 // check refuses settings out of range, saying how to fix them. The

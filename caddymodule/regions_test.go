@@ -270,3 +270,20 @@ func TestRemoteRegionThroughCaddy(t *testing.T) {
 	// checks at the end that nothing is left running).
 	loadConfig(t, testConfig("", "registry "+newRegistry("regions-after"), site(registryPort, "\teureka_server")))
 }
+
+// failover_regions must name remote regions the eureka app serves.
+func TestFailoverRegionsMustBeServed(t *testing.T) {
+	store := registry.New(registry.Config{RemoteRegions: []registry.RemoteRegion{{Name: "eu-west"}}})
+	if err := checkFailoverRegions([]string{"EU-West"}, store); err != nil {
+		t.Errorf("a served region: %v", err)
+	}
+	if err := checkFailoverRegions([]string{"ap-south"}, store); err == nil || !strings.Contains(err.Error(), "remote_regions") {
+		t.Errorf("an unknown region: %v", err)
+	}
+	if err := checkFailoverRegions([]string{"eu-west"}, nil); err == nil {
+		t.Error("a region accepted for a registry in remote mode")
+	}
+	if err := checkFailoverRegions(nil, nil); err != nil {
+		t.Errorf("none: %v", err)
+	}
+}
