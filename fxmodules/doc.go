@@ -4,8 +4,10 @@
 // packages: supply a config with fx.Supply to change the defaults, or
 // supply nothing to get Eureka's.
 //
-//   - Registry: the *registry.Store, the *replication.Peers of a cluster and
-//     the *httpapi.API (config RegistryConfig).
+//   - Registry: the *registry.Store, the *replication.Peers of a cluster,
+//     the *regions.Feeds that read its remote regions
+//     (RegistryConfig.RemoteRegions; nil without) and the *httpapi.API
+//     (config RegistryConfig).
 //   - Server: the standalone fasthttp server of the API and of the
 //     operator pages (config httpapi.ServerConfig, default ":8761").
 //   - Dashboard and Metrics: the registry's web dashboard (config
