@@ -14,8 +14,10 @@ type loopGroup struct {
 }
 
 // Start runs the Store's background work until Stop: eviction every
-// EvictionInterval, delta retention every DeltaRetentionCleanupInterval, and
-// the renewal threshold recount every RenewalThresholdUpdateInterval. It
+// EvictionInterval, delta retention every DeltaRetentionCleanupInterval, the
+// renewal threshold recount every RenewalThresholdUpdateInterval, and, with
+// remote regions, DropStaleRegions every tenth of RemoteRegionRetention (at
+// most DeltaRetentionCleanupInterval). It
 // does not block. Calling Start on a running Store does nothing.
 func (s *Store) Start() {
 	g := &s.loops
@@ -32,6 +34,11 @@ func (s *Store) Start() {
 	s.every(s.cfg.EvictionInterval, func() { s.Evict() })
 	s.every(s.cfg.DeltaRetentionCleanupInterval, s.PurgeDeltas)
 	s.every(s.cfg.RenewalThresholdUpdateInterval, s.UpdateRenewalThreshold)
+	if len(s.regions.order) > 0 {
+		// A region that stopped answering is dropped within a tenth of
+		// the retention after it, not at the next delta cleanup.
+		s.every(min(s.cfg.DeltaRetentionCleanupInterval, max(s.cfg.RemoteRegionRetention/10, 100*time.Millisecond)), s.DropStaleRegions)
+	}
 }
 
 // Stop stops the background work and waits for it to finish.

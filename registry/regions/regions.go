@@ -16,8 +16,10 @@
 // it then, DropStaleRegions), and takes it up again at the region's next
 // answer. Against our servers that next answer is the watch's: at once
 // when the region's registry has changed, else when the server ends the
-// held watch (discovery.Config.WatchWait, 30s), so a region that comes
-// back unchanged is seen as answering up to that late.
+// held watch, which a feed asks to be at most a quarter of the retention
+// (discovery.Config.WatchWait, 30s by default), so that a quiet region
+// that is up answers several times within the retention and is never
+// taken for gone.
 package regions
 
 import (
@@ -147,6 +149,7 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 			ServiceURLs:           r.URLs,
 			Region:                name,
 			RegistryFetchInterval: cfg.FetchInterval,
+			WatchWait:             min(discovery.DefaultWatchWait, store.Config().RemoteRegionRetention/4),
 			TLS:                   cfg.TLS,
 			Logger:                log.With(zap.String("region", name)),
 		})

@@ -295,3 +295,29 @@ func TestStartStopTwice(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A quiet region that is up is never taken for gone, however short the
+// retention: the feed's watch is held at most a quarter of it, and each
+// empty answer counts as the region answering.
+func TestQuietRegionOutlivesAShortRetention(t *testing.T) {
+	rs := registry.New(registry.Config{})
+	testkit.MustRegister(t, rs, testkit.Inst("ORDERS", "o1"), false)
+	r := startRemote(t, "127.0.0.1:0", rs)
+	local := registry.New(registry.Config{
+		RemoteRegions: []registry.RemoteRegion{{Name: region}}, RemoteRegionRetention: time.Second,
+	})
+	local.Start() // its own loop drops stale regions, on the system clock
+	t.Cleanup(local.Stop)
+	startFeeds(t, local, r.url())
+	waitInstances(t, local, "ORDERS", "o1")
+	deadline := time.Now().Add(3 * time.Second) // three retentions without a change
+	for time.Now().Before(deadline) {
+		if st := state(local); st.Dropped || ids(local.InstancesIn("ORDERS", region)) != "o1" {
+			t.Fatalf("a quiet region that is up was dropped: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// And once it stops, it is dropped within the retention and its tenth.
+	r.stop()
+	testkit.Eventually(t, 5*time.Second, "the stopped region to be dropped", func() bool { return state(local).Dropped })
+}
