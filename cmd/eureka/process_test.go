@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,7 +23,14 @@ type process struct {
 // registry (and, with -gateway, its gateway) listens.
 func startProcess(t *testing.T, bin string, gateway bool, args ...string) *process {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return startProcessFor(t, 30*time.Second, bin, gateway, args...)
+}
+
+// startProcessFor is startProcess for a process that lives up to life
+// (the two-region test's outlive 30 s on a loaded machine).
+func startProcessFor(t *testing.T, life time.Duration, bin string, gateway bool, args ...string) *process {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), life)
 	p := &process{cmd: exec.CommandContext(ctx, bin, args...), logs: new(processLog), stdout: new(processLog)}
 	p.cmd.Stderr, p.cmd.Stdout = p.logs, p.stdout
 	if err := p.cmd.Start(); err != nil {
@@ -36,7 +44,7 @@ func startProcess(t *testing.T, bin string, gateway bool, args ...string) *proce
 		}
 		cancel()
 		if t.Failed() {
-			t.Logf("the server's log:\n%s", p.logs.String())
+			t.Logf("the log of %s:\n%s", strings.Join(args, " "), logSummary(p.logs.String(), 40))
 		}
 	})
 	p.registry = "http://" + fmt.Sprint(p.logs.line(t, "registry listening")["addr"])
