@@ -101,7 +101,7 @@ func TestWalksPresent(t *testing.T) {
 	for _, w := range walks(t) {
 		names = append(names, w.page+":"+w.name)
 	}
-	for _, want := range []string{"README.md:tour", "README.md:canary", "docs/clusters.md:cluster", "docs/clusters.md:mtls"} {
+	for _, want := range []string{"README.md:tour", "README.md:canary", "README.md:regions", "docs/clusters.md:cluster", "docs/clusters.md:mtls"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no walk %s; the walks are %v", want, names)
 		}
