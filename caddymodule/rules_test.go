@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,32 +117,16 @@ func TestGatewayRulesChangeByReload(t *testing.T) {
 
 	var failed, sent atomic.Int64
 	var last atomic.Value
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				status, body := getWith(keepAlive, gatewayURL+"/orders/x")
-				sent.Add(1)
-				if status != 200 {
-					failed.Add(1)
-					t.Errorf("during the reload: %d %q", status, body)
-				}
-				last.Store(body)
-			}
-		}()
-	}
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
+	stop := testkit.Loop(4, func(int) {
+		status, body := getWith(keepAlive, gatewayURL+"/orders/x")
+		sent.Add(1)
+		if status != 200 {
+			failed.Add(1)
+			t.Errorf("during the reload: %d %q", status, body)
+		}
+		last.Store(body)
+	})
+	defer stop()
 	testkit.Eventually(t, 5*time.Second, "load running", func() bool { return sent.Load() > 20 })
 	reloaded := time.Now()
 	loadConfig(t, graceful("registry "+name, rulesHeredoc(defaultVersion("2.1"))))

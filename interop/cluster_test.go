@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // Mixed clusters: a Spring Cloud Netflix Eureka Server (the java/server
@@ -951,30 +952,14 @@ func fullFetchAfterWrites(t *testing.T, nodes []*mnode) {
 	t.Helper()
 	const rounds = 20
 	for n, origin := range nodes {
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					tryCall("GET", origin.url+"apps/", nil, "Accept", "application/json")
-				}
-			}()
-		}
+		stop := testkit.Loop(3, func(int) { tryCall("GET", origin.url+"apps/", nil, "Accept", "application/json") })
 		var made []*fakeInstance
 		var stale []string
 		for i := range rounds {
 			f := newInstance("CACHE", fmt.Sprintf("cache-%d-%d", n, i), 9300+100*n+i, 300)
 			code, body, err := f.register(origin)
 			if err != nil || code != 204 {
-				close(stop)
-				wg.Wait()
+				stop()
 				t.Fatalf("register %s on %s: %d %q %v", f.key(), origin.name, code, body, err)
 			}
 			made = append(made, f)
@@ -984,8 +969,7 @@ func fullFetchAfterWrites(t *testing.T, nodes []*mnode) {
 				}
 			}
 		}
-		close(stop)
-		wg.Wait()
+		stop()
 		switch {
 		case len(stale) > 0 && origin.java:
 			t.Logf("JAVA STALE FULL REGISTRY: %d of %d full fetches from %s made right after a registration was answered 204 lacked it (%v)",

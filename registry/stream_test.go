@@ -2,11 +2,11 @@ package registry
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // Every kind of write records exactly one change, in order, with versions
@@ -84,28 +84,14 @@ func TestChangeStreamOneChangePerWriteKind(t *testing.T) {
 // sorted, and the last change once the writes return.
 func TestViewsUnderConcurrentChanges(t *testing.T) {
 	s, _ := newTestStore(t, Config{})
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				list := s.Instances("A")
-				for k := 1; k < len(list); k++ {
-					if list[k-1].ID() >= list[k].ID() {
-						t.Errorf("view not sorted: %s before %s", list[k-1].ID(), list[k].ID())
-						return
-					}
-				}
+	stop := testkit.Loop(4, func(int) {
+		list := s.Instances("A")
+		for k := 1; k < len(list) && !t.Failed(); k++ {
+			if list[k-1].ID() >= list[k].ID() {
+				t.Errorf("view not sorted: %s before %s", list[k-1].ID(), list[k].ID())
 			}
-		}()
-	}
+		}
+	})
 	for n := range 2000 {
 		id := fmt.Sprintf("i%04d", n%300)
 		if n%3 == 2 {
@@ -114,7 +100,6 @@ func TestViewsUnderConcurrentChanges(t *testing.T) {
 			mustRegister(t, s, inst("A", id), false)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	want(t, "view after the writes", len(s.AllInstances("A")), len(s.Applications().Applications[0].Instances))
 }

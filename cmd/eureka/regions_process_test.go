@@ -532,46 +532,25 @@ func (c *regionCluster) gatewayFailover(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		results []result
-		stop    = make(chan struct{})
-		wg      sync.WaitGroup
 	)
 	tr := &http.Transport{MaxIdleConnsPerHost: 4}
 	defer tr.CloseIdleConnections()
 	gc := &http.Client{Timeout: 5 * time.Second, Transport: tr}
-	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := result{sent: time.Now()}
-				resp, err := gc.Get(c.a1.gateway + "/orders/where")
-				if err == nil {
-					b, rerr := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					r.status, r.body, r.err = resp.StatusCode, string(b), rerr
-				} else {
-					r.err = err
-				}
-				r.done = time.Now()
-				mu.Lock()
-				results = append(results, r)
-				mu.Unlock()
-			}
-		}()
-	}
-	stopped := false
-	stopLoad := func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-			wg.Wait()
+	stopLoad := testkit.Loop(3, func(int) {
+		r := result{sent: time.Now()}
+		resp, err := gc.Get(c.a1.gateway + "/orders/where")
+		if err == nil {
+			b, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			r.status, r.body, r.err = resp.StatusCode, string(b), rerr
+		} else {
+			r.err = err
 		}
-	}
+		r.done = time.Now()
+		mu.Lock()
+		results = append(results, r)
+		mu.Unlock()
+	})
 	defer stopLoad()
 	// count counts the answers sent after since whose body starts with
 	// prefix.
