@@ -167,3 +167,41 @@ func BenchmarkEvictionRun(b *testing.B) {
 		}
 	}
 }
+
+// The first build of the full registry and of the delta after a mass
+// registration of 100,000 instances (every piece encoded), gzipped as
+// clients read them, and one more version of the delta after a change
+// (only the change's chunk): eurekabench million runs the same at a
+// million, in a process of its own.
+func BenchmarkFirstReads100k(b *testing.B) {
+	for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
+		name := map[eureka.Format]string{eureka.FormatJSON: "json", eureka.FormatXML: "xml"}[f]
+		s, clock := newTestStore(b, Config{})
+		populate(b, s, 100_000)
+		b.Run(name+"/full", func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				clock.Advance(2 * s.cfg.PayloadMaxAge) // every piece stale
+				s.FullPayload(f).Gzip()
+			}
+		})
+		b.Run(name+"/delta-first", func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				b.StopTimer()
+				s.payloads.deltaDocs[f] = newDeltaDoc(f) // as after a start: nothing encoded
+				clock.Advance(2 * s.cfg.PayloadMaxAge)
+				b.StartTimer()
+				s.DeltaPayload(f).Gzip()
+			}
+		})
+		b.Run(name+"/delta-next", func(b *testing.B) {
+			i := testkit.SampleInstance(7)
+			b.ReportAllocs()
+			for n := range b.N {
+				s.SetStatus(i.App, i.InstanceID, []eureka.Status{eureka.StatusUp, eureka.StatusDown}[n%2], 0, false)
+				s.DeltaPayload(f).Gzip()
+			}
+		})
+	}
+}

@@ -31,6 +31,7 @@ const deltaChunkSize = 64
 // deltaDoc is the delta of one format, owned by its build lock.
 type deltaDoc struct {
 	f     eureka.Format
+	plain bool     // the form of the last document
 	upTo  uint64   // the version of the last change folded in
 	base  uint64   // the change log's base at that fold
 	names []string // sorted, the apps with instances
@@ -51,6 +52,9 @@ type deltaApp struct {
 	headZ, tailZ   []byte // deflated
 	headCRC, tailC uint32
 	chunks         []*deltaChunk // sorted by id, none empty
+	dirty          bool          // chunks changed since entry was made
+	n              int           // the entry's plain length, when not dirty
+	entry          *deltaEntry
 }
 
 // deltaChunk is a run of an application's instances, sorted by id. A
@@ -137,13 +141,23 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 		d.folded = append(d.folded[:0:0], d.folded[n:]...)
 		d.base = base
 	}
+	// The pieces are written one after another into blocks of a megabyte,
+	// not allocated one by one: a fold after a mass registration encodes
+	// a million of them, which chunks copy out when they are sealed.
+	var block []byte
+	var i eureka.InstanceInfo
 	for n := range changes {
 		c := &changes[n]
 		if c.Version <= d.upTo {
 			continue
 		}
-		i := render(c)
-		d.put(c.App, deltaInst{id: c.ID, version: c.Version}, eureka.AppendEntryInstance(nil, d.f, &i))
+		if cap(block)-len(block) < 16<<10 {
+			block = make([]byte, 0, 1<<20)
+		}
+		i = render(c)
+		start := len(block)
+		block = eureka.AppendEntryInstance(block, d.f, &i)
+		d.put(c.App, deltaInst{id: c.ID, version: c.Version}, block[start:len(block):len(block)])
 		d.folded = append(d.folded, foldedChange{c.Version, c.App, c.ID})
 		d.upTo = c.Version
 	}
@@ -172,6 +186,7 @@ func (a *deltaApp) editable(k int) *deltaChunk {
 	if plain == nil {
 		plain = inflatePiece(ch.gz, ch.n)
 	}
+	a.dirty = true
 	out := &deltaChunk{insts: slices.Clone(ch.insts), pieces: make([][]byte, len(ch.insts))}
 	for n, in := range ch.insts {
 		out.pieces[n] = plain[in.off : in.off+in.n : in.off+in.n]
@@ -191,6 +206,7 @@ func (d *deltaDoc) put(app string, in deltaInst, piece []byte) {
 		at, _ := slices.BinarySearch(d.names, app)
 		d.names = slices.Insert(d.names, at, app)
 	}
+	a.dirty = true
 	if len(a.chunks) == 0 {
 		a.chunks = []*deltaChunk{{insts: []deltaInst{in}, pieces: [][]byte{piece}}}
 		return
@@ -241,70 +257,64 @@ func (d *deltaDoc) drop(app, id string, version uint64) {
 // assemble returns the document at version with versions__delta counter
 // and hash, sealing the chunks that changed. Its gzip form is made from
 // the chunks' own compressed forms; a document larger than keepPlain
-// allows is kept compressed only.
+// allows is kept compressed only. Each application's entry is put
+// together again only when its chunks changed (entry), so that a version
+// costs its changes and a walk of the applications.
 func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, keepPlain func(int) bool) *Payload {
 	f := d.f
 	sep := eureka.ApplicationsSeparator(f)
 	head := eureka.AppendApplicationsHead(nil, f, counter, hash)
 	tail := eureka.AppendApplicationsTail(nil, f)
-	type entry struct {
-		a      *deltaApp
-		chunks []*deltaChunk
-	}
-	entries := make([]entry, 0, len(d.names))
-	nparts := 2
 	size := len(head) + len(tail)
 	for _, name := range d.names {
 		a := d.apps[name]
 		for _, ch := range a.chunks {
 			if !ch.sealed {
 				ch.seal(sep)
+				a.dirty = true
 			}
-			size += ch.n + len(sep)
 		}
-		size += len(a.head) + len(a.tail) + len(sep)
-		nparts += 3 + 2*len(a.chunks)
+		if a.dirty {
+			a.n = len(a.head) + len(a.tail)
+			for k, ch := range a.chunks {
+				a.n += ch.n
+				if k > 0 {
+					a.n += len(sep)
+				}
+			}
+		}
+		size += a.n + len(sep)
 	}
 	plain := keepPlain(size)
-	for _, name := range d.names {
-		a := d.apps[name]
-		for k, ch := range a.chunks {
-			if plain {
-				a.chunks[k] = ch.withPlain()
-			} else {
-				a.chunks[k] = ch.compressedOnly()
-			}
+	if plain != d.plain {
+		d.plain = plain
+		for _, a := range d.apps {
+			a.dirty = true
 		}
-		// A copy: the builder replaces chunks in a.chunks in place,
-		// while this payload may still be compressed later.
-		entries = append(entries, entry{a, slices.Clone(a.chunks)})
+	}
+	apps := make([]*deltaEntry, len(d.names))
+	nparts := 2
+	for n, name := range d.names {
+		a := d.apps[name]
+		if a.dirty {
+			a.entry = a.makeEntry(sep, plain)
+			a.dirty = false
+		}
+		apps[n] = a.entry
+		nparts += len(a.entry.parts) + 1
 	}
 	gzipped := func() ([][]byte, uint32, int) {
 		z := make([][]byte, 0, nparts+2)
 		z = append(z, deflate(head, false))
 		crc, total := crc32.ChecksumIEEE(head), len(head)
 		sepCRC := crc32.ChecksumIEEE(sep)
-		addSep := func() {
-			if len(sep) > 0 {
+		for n, e := range apps {
+			if n > 0 && len(sep) > 0 {
 				z = append(z, deflatedSeparator)
 				crc, total = crc32Combine(crc, sepCRC, len(sep)), total+len(sep)
 			}
-		}
-		for n, e := range entries {
-			if n > 0 {
-				addSep()
-			}
-			z = append(z, e.a.headZ)
-			crc, total = crc32Combine(crc, e.a.headCRC, len(e.a.head)), total+len(e.a.head)
-			for k, ch := range e.chunks {
-				if k > 0 {
-					addSep()
-				}
-				z = append(z, ch.deflated())
-				crc, total = crc32Combine(crc, ch.crc, ch.n), total+ch.n
-			}
-			z = append(z, e.a.tailZ)
-			crc, total = crc32Combine(crc, e.a.tailC, len(e.a.tail)), total+len(e.a.tail)
+			z = append(z, e.z...)
+			crc, total = crc32Combine(crc, e.crc, e.n), total+e.n
 		}
 		z = append(z, deflate(tail, false), finalBlock)
 		crc = crc32Combine(crc, crc32.ChecksumIEEE(tail), len(tail))
@@ -316,18 +326,11 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 	}
 	parts := make([][]byte, 0, nparts)
 	parts = append(parts, head)
-	for n, e := range entries {
+	for n, e := range apps {
 		if n > 0 && len(sep) > 0 {
 			parts = append(parts, sep)
 		}
-		parts = append(parts, e.a.head)
-		for k, ch := range e.chunks {
-			if k > 0 && len(sep) > 0 {
-				parts = append(parts, sep)
-			}
-			parts = append(parts, ch.body)
-		}
-		parts = append(parts, e.a.tail)
+		parts = append(parts, e.parts...)
 	}
 	parts = append(parts, tail)
 	p := newPayload(version, built, parts...)
@@ -336,4 +339,54 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 		return gzipMember(crc, p.Len(), z...)
 	}
 	return p
+}
+
+// deltaEntry is one application's entry, put together: its plain parts
+// (none when kept compressed only), its deflated pieces, and the CRC-32
+// and length of its plain bytes. Payloads share it; it is not modified.
+type deltaEntry struct {
+	parts [][]byte
+	z     [][]byte
+	crc   uint32
+	n     int
+}
+
+// makeEntry puts a's entry together, its chunks kept plain or compressed
+// only. Its deflated pieces are made now: the gzip form is what clients
+// read.
+func (a *deltaApp) makeEntry(sep []byte, plain bool) *deltaEntry {
+	e := &deltaEntry{z: make([][]byte, 0, 2*len(a.chunks)+1)}
+	if plain {
+		e.parts = make([][]byte, 0, 2*len(a.chunks)+1)
+		e.parts = append(e.parts, a.head)
+	}
+	e.z = append(e.z, a.headZ)
+	crc, n := a.headCRC, len(a.head)
+	sepCRC := crc32.ChecksumIEEE(sep)
+	for k, ch := range a.chunks {
+		if plain {
+			ch = ch.withPlain()
+		} else {
+			ch = ch.compressedOnly()
+		}
+		a.chunks[k] = ch
+		if k > 0 && len(sep) > 0 {
+			if plain {
+				e.parts = append(e.parts, sep)
+			}
+			e.z = append(e.z, deflatedSeparator)
+			crc, n = crc32Combine(crc, sepCRC, len(sep)), n+len(sep)
+		}
+		if plain {
+			e.parts = append(e.parts, ch.body)
+		}
+		e.z = append(e.z, ch.deflated())
+		crc, n = crc32Combine(crc, ch.crc, ch.n), n+ch.n
+	}
+	if plain {
+		e.parts = append(e.parts, a.tail)
+	}
+	e.z = append(e.z, a.tailZ)
+	e.crc, e.n = crc32Combine(crc, a.tailC, len(a.tail)), n+len(a.tail)
+	return e
 }

@@ -62,10 +62,20 @@ func gzipMember(crc uint32, size int, pieces ...[]byte) [][]byte {
 	return append(out, trailer)
 }
 
+// inflaters are decompressors to reuse: each holds a 32 KiB window.
+var inflaters sync.Pool
+
 // inflatePiece returns the n plain bytes of a flushed deflate piece.
 func inflatePiece(z []byte, n int) []byte {
 	out := make([]byte, n)
-	r := flate.NewReader(io.MultiReader(bytes.NewReader(z), bytes.NewReader(finalBlock)))
+	src := io.MultiReader(bytes.NewReader(z), bytes.NewReader(finalBlock))
+	r, _ := inflaters.Get().(io.ReadCloser)
+	if r == nil {
+		r = flate.NewReader(src)
+	} else {
+		r.(flate.Resetter).Reset(src, nil)
+	}
 	io.ReadFull(r, out)
+	inflaters.Put(r)
 	return out
 }

@@ -2,7 +2,10 @@ package registry
 
 import (
 	"hash/crc32"
+	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -138,12 +141,22 @@ func (s *Store) FullPayload(f eureka.Format) *Payload {
 	return p
 }
 
-// staleApp is an application whose piece must be encoded again, with the
-// copies of its instances taken under the lock.
+// staleApp is an application whose piece must be encoded again, with
+// what the build copied of its leases under the lock: each holder (never
+// modified) and its lease's timestamps, not a copy of each instance, so
+// that a build at a million instances copies tens of megabytes, not
+// hundreds.
 type staleApp struct {
 	name    string
 	version uint64
-	values  []eureka.InstanceInfo
+	leases  []leaseView
+}
+
+// leaseView is a lease as a read renders it: its holder and timestamps.
+type leaseView struct {
+	id    string
+	info  *eureka.InstanceInfo
+	lease eureka.LeaseInfo
 }
 
 // assembleFull builds the full registry from the application pieces,
@@ -163,17 +176,15 @@ func (s *Store) assembleFull(f eureka.Format) *Payload {
 		if fr := frags[name]; fr != nil && fr.version == a.version && now-fr.built < s.cfg.PayloadMaxAge.Milliseconds() {
 			continue
 		}
-		values := make([]eureka.InstanceInfo, 0, len(a.leases))
-		for _, l := range a.leases {
-			values = append(values, s.decorate(l))
+		views := make([]leaseView, 0, len(a.leases))
+		for id, l := range a.leases {
+			views = append(views, leaseView{id, l.info, s.leaseInfo(l)})
 		}
-		stale = append(stale, staleApp{name, a.version, values})
+		stale = append(stale, staleApp{name, a.version, views})
 	}
 	s.mu.RUnlock()
 
-	for _, st := range stale {
-		frags[st.name] = encodeFragment(f, st, now)
-	}
+	s.encodeFragments(f, frags, stale, now)
 	c.encodes.Add(uint64(len(stale)))
 	if len(frags) > len(names) {
 		live := make(map[string]bool, len(names))
@@ -253,17 +264,91 @@ func (s *Store) assembleFull(f eureka.Format) *Payload {
 // deflatedSeparator is the JSON separator as a deflate piece.
 var deflatedSeparator = deflate([]byte{','}, false)
 
-// encodeFragment encodes one application's entry.
-func encodeFragment(f eureka.Format, st staleApp, now int64) *fragment {
-	list := make([]*eureka.InstanceInfo, len(st.values))
-	fr := &fragment{version: st.version, built: now}
-	for n := range st.values {
-		list[n] = &st.values[n]
-		fr.counts.Add(st.values[n].Status)
+// encodeFragments encodes the stale applications' pieces into frags, on
+// as many goroutines as there are CPUs (a first build at a million
+// instances is seconds of encoding and compressing). A piece is kept
+// compressed only when the document is expected to be (keepPlain of an
+// estimate from the pieces it keeps), so that no build holds the whole
+// plain document.
+func (s *Store) encodeFragments(f eureka.Format, frags map[string]*fragment, stale []staleApp, now int64) {
+	if len(stale) == 0 {
+		return
 	}
-	eureka.SortInstances(list)
-	fr.body = eureka.AppendApplicationsEntry(nil, f, &eureka.Application{Name: st.name, Instances: list})
-	fr.crc, fr.n = crc32.ChecksumIEEE(fr.body), len(fr.body)
+	isStale := make(map[string]bool, len(stale))
+	staleInstances := 0
+	for _, st := range stale {
+		staleInstances += len(st.leases)
+		isStale[st.name] = true
+	}
+	kept, all, allInstances := 0, 0, 0 // bytes of the pieces kept, of all, their instances
+	for name, fr := range frags {
+		for _, n := range fr.counts {
+			allInstances += n
+		}
+		all += fr.n
+		if !isStale[name] {
+			kept += fr.n
+		}
+	}
+	per := 1400 // bytes per instance in JSON, about, before any piece says
+	if f == eureka.FormatXML {
+		per = 2000
+	}
+	if allInstances > 0 {
+		per = all / allInstances
+	}
+	compress := !s.keepPlain(kept + staleInstances*per)
+	out := make([]*fragment, len(stale))
+	workers := min(runtime.GOMAXPROCS(0), len(stale))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var scratch []byte
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(stale) {
+					return
+				}
+				out[k] = s.encodeFragment(f, stale[k], now, compress, &scratch)
+			}
+		}()
+	}
+	wg.Wait()
+	for k, st := range stale {
+		frags[st.name] = out[k]
+	}
+}
+
+// encodeFragment encodes one application's entry in scratch, and keeps
+// it plain, or compressed only.
+func (s *Store) encodeFragment(f eureka.Format, st staleApp, now int64, compress bool, scratch *[]byte) *fragment {
+	slices.SortFunc(st.leases, func(a, b leaseView) int { return strings.Compare(a.id, b.id) })
+	fr := &fragment{version: st.version, built: now}
+	sep := eureka.InstanceSeparator(f)
+	b := eureka.AppendEntryHead((*scratch)[:0], f, st.name)
+	var inst eureka.InstanceInfo
+	for k, lv := range st.leases {
+		if k > 0 {
+			b = append(b, sep...)
+		}
+		inst = *lv.info
+		inst.LeaseInfo = lv.lease
+		inst.IsCoordinatingDiscoveryServer = s.cfg.InstanceID != "" && lv.id == s.cfg.InstanceID
+		b = eureka.AppendEntryInstance(b, f, &inst)
+		fr.counts.Add(inst.Status)
+	}
+	b = eureka.AppendEntryTail(b, f)
+	*scratch = b
+	fr.crc, fr.n = crc32.ChecksumIEEE(b), len(b)
+	if compress {
+		gz := deflate(b, false)
+		fr.gzOnce.Do(func() { fr.gz = gz })
+	} else {
+		fr.body = slices.Clone(b)
+	}
 	return fr
 }
 
