@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"github.com/samber/lo"
 
 	"github.com/eurekagate/eurekagate/fxmodules"
@@ -28,6 +30,9 @@ type options struct {
 	dashboardPath string // "" serves no dashboard
 	hashPassword  string // print the hash of this password and exit
 	version       bool   // print the version and exit
+	// memoryLimit is the Go runtime's soft memory limit in bytes
+	// (debug.SetMemoryLimit); 0 leaves the runtime's (GOMEMLIMIT).
+	memoryLimit int64
 	// The gateway, served beside the registry when gatewayServer.Addr is
 	// set; its Instances are the registry's.
 	gateway       gateway.Config
@@ -77,6 +82,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	tlsOpts.register(fs)
 	fs.StringVar(&o.hashPassword, "hash-password", "", "print the bcrypt hash of this password, for -auth-users, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	memLimit := fs.String("memory-limit", "", `soft memory limit of the process, as "3.5GiB" or bytes: the collector works harder as the heap nears it (debug.SetMemoryLimit); none by default, or GOMEMLIMIT's`)
 
 	fs.StringVar(&o.gatewayServer.Addr, "gateway", "", "also serve the gateway on this address: /<app>/<rest> goes to /<rest> on an UP instance of <app>")
 	fs.IntVar(&o.gateway.Routing.Retries, "gateway-retries", routing.DefaultRetries, "how many other instances a failed request is tried on (negative for none)")
@@ -181,6 +187,13 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	}
 	if t := st.RenewalPercentThreshold; t <= 0 || t > 1 {
 		return nil, fmt.Errorf("-renewal-percent-threshold must be in (0, 1], got %v", t)
+	}
+	if *memLimit != "" {
+		n, err := humanize.ParseBytes(*memLimit)
+		if err != nil || n == 0 || n > math.MaxInt64 {
+			return nil, fmt.Errorf("-memory-limit %q: give a size such as 3.5GiB or a number of bytes", *memLimit)
+		}
+		o.memoryLimit = int64(n)
 	}
 	return &o, nil
 }

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,6 +65,9 @@ func main() {
 		}
 		fmt.Println(hash)
 		return
+	}
+	if opts.memoryLimit > 0 {
+		debug.SetMemoryLimit(opts.memoryLimit)
 	}
 	log, err := zap.NewProduction()
 	if err != nil {
