@@ -27,6 +27,8 @@
 //	go run ./cmd/eurekabench fetch     # a full fetch of 10,000 instances by discovery.Client and by hudl/fargo
 //	go run ./cmd/eurekabench authflood # authenticated heartbeats while one client floods wrong passwords
 //	go run ./cmd/eurekabench gateway   # requests per second through the gateways, nginx and Caddy, each in a process of its own
+//	go run ./cmd/eurekabench regions   # a region fail-over through the gateway under wrk load
+//	go run ./cmd/eurekabench million   # a million instances on one node: the first full fetches, deltas, heartbeats, memory
 //
 // Each command's flags follow its name (go run ./cmd/eurekabench gateway -h).
 //
@@ -66,6 +68,7 @@ var commands = []command{
 	{"authflood", "authenticated heartbeats while one client floods wrong passwords", authFloodCommand},
 	{"gateway", "requests per second through the gateways, nginx and Caddy, each in a process of its own", gatewayCommand},
 	{"regions", "a region fail-over through the gateway under wrk load: every local instance cancelled, then registered again", regionsCommand},
+	{"million", "a million instances on one node: 20 first full fetches, deltas under changes, heartbeats throughout, memory", millionCommand},
 	{"push-server", "internal: the push study's registry, in a process of its own", pushServerCommand},
 }
 
