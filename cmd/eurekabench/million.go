@@ -85,6 +85,7 @@ type millionConfig struct {
 	deltaClients    int
 	changesPerSec   int
 	eureka          string // the cmd/eureka binary; "" to build it
+	serverFlags     []string
 	profile         string // the profiles' directory; "" for none
 }
 
@@ -101,8 +102,10 @@ func millionCommand(fs *flag.FlagSet) func(io.Writer) error {
 	fs.IntVar(&c.deltaClients, "delta-clients", 50, "clients fetching the delta once a second")
 	fs.IntVar(&c.changesPerSec, "changes-per-second", 10, "changes while the delta clients read")
 	fs.StringVar(&c.eureka, "eureka", "", "the cmd/eureka binary to run (default: built with go build into a temporary directory)")
+	serverFlags := fs.String("server-flags", "", `more flags for cmd/eureka, separated by spaces ("-memory-limit=3.5GiB")`)
 	fs.StringVar(&c.profile, "profile", "", "write CPU and heap profiles of the server, one per phase, into this directory (builds cmd/eureka with pprof)")
 	return func(out io.Writer) error {
+		c.serverFlags = strings.Fields(*serverFlags)
 		switch {
 		case c.instances < 1 || c.apps < 1 || c.apps > c.instances:
 			return fmt.Errorf("-instances %d and -apps %d: at least one app, and no more apps than instances", c.instances, c.apps)
@@ -200,8 +203,12 @@ func runMillion(ctx context.Context, c millionConfig, out io.Writer) (err error)
 		}
 	}
 	r.c = c
-	fmt.Fprintf(out, "eurekabench million: %s instances over %s apps; %d CPUs, load average %s before the run%s\n",
-		commas(c.instances), commas(c.apps), runtime.NumCPU(), loadAverage(), built)
+	flags := ""
+	if len(c.serverFlags) > 0 {
+		flags = "; cmd/eureka " + strings.Join(c.serverFlags, " ")
+	}
+	fmt.Fprintf(out, "eurekabench million: %s instances over %s apps; %d CPUs, load average %s before the run%s%s\n",
+		commas(c.instances), commas(c.apps), runtime.NumCPU(), loadAverage(), built, flags)
 
 	if err := r.start(dir); err != nil {
 		return err
@@ -324,7 +331,7 @@ func (r *millionRun) start(dir string) error {
 		os.Setenv("EUREKABENCH_PPROF", r.pprof)
 		defer os.Unsetenv("EUREKABENCH_PPROF")
 	}
-	if r.node, err = startEureka(r.c.eureka, dir, "eureka", r.addr); err != nil {
+	if r.node, err = startEureka(r.c.eureka, dir, "eureka", r.addr, r.c.serverFlags...); err != nil {
 		return fmt.Errorf("starting the server: %v", err)
 	}
 	deadline := time.Now().Add(time.Minute)
