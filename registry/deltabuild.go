@@ -2,6 +2,7 @@ package registry
 
 import (
 	"hash/crc32"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -141,26 +142,74 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 		d.folded = append(d.folded[:0:0], d.folded[n:]...)
 		d.base = base
 	}
-	// The pieces are written one after another into blocks of a megabyte,
-	// not allocated one by one: a fold after a mass registration encodes
-	// a million of them, which chunks copy out when they are sealed.
-	var block []byte
-	var i eureka.InstanceInfo
+	var todo []*Change
 	for n := range changes {
-		c := &changes[n]
-		if c.Version <= d.upTo {
-			continue
+		if changes[n].Version > d.upTo {
+			todo = append(todo, &changes[n])
 		}
-		if cap(block)-len(block) < 16<<10 {
-			block = make([]byte, 0, 1<<20)
-		}
-		i = render(c)
-		start := len(block)
-		block = eureka.AppendEntryInstance(block, d.f, &i)
-		d.put(c.App, deltaInst{id: c.ID, version: c.Version}, block[start:len(block):len(block)])
-		d.folded = append(d.folded, foldedChange{c.Version, c.App, c.ID})
-		d.upTo = c.Version
 	}
+	if len(todo) == 0 {
+		return
+	}
+	d.upTo = todo[len(todo)-1].Version
+	if len(todo) > 1 {
+		// Only each instance's latest change is shown: the others are not
+		// encoded.
+		type key struct{ app, id string }
+		latest := make(map[key]int, len(todo))
+		for k, c := range todo {
+			latest[key{c.App, c.ID}] = k
+		}
+		kept := todo[:0]
+		for k, c := range todo {
+			if latest[key{c.App, c.ID}] == k {
+				kept = append(kept, c)
+			}
+		}
+		todo = kept
+	}
+	pieces := d.encode(todo, render)
+	for k, c := range todo {
+		d.put(c.App, deltaInst{id: c.ID, version: c.Version}, pieces[k])
+		d.folded = append(d.folded, foldedChange{c.Version, c.App, c.ID})
+	}
+}
+
+// encode renders the changes' pieces, on every CPU when they are many
+// (the fold after a mass registration). The pieces are written one after
+// another into blocks of a megabyte, not allocated one by one; chunks
+// copy them out when they are sealed.
+func (d *deltaDoc) encode(todo []*Change, render func(*Change) eureka.InstanceInfo) [][]byte {
+	pieces := make([][]byte, len(todo))
+	run := func(from, to int) {
+		var block []byte
+		var i eureka.InstanceInfo
+		for k := from; k < to; k++ {
+			if cap(block)-len(block) < 16<<10 {
+				block = make([]byte, 0, 1<<20)
+			}
+			i = render(todo[k])
+			start := len(block)
+			block = eureka.AppendEntryInstance(block, d.f, &i)
+			pieces[k] = block[start:len(block):len(block)]
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if len(todo) < 1024 || workers == 1 {
+		run(0, len(todo))
+		return pieces
+	}
+	var wg sync.WaitGroup
+	per := (len(todo) + workers - 1) / workers
+	for from := 0; from < len(todo); from += per {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(from, min(from+per, len(todo)))
+		}()
+	}
+	wg.Wait()
+	return pieces
 }
 
 // find returns the chunk of a that holds id or would: the last whose
