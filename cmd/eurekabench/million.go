@@ -401,7 +401,7 @@ func (r *millionRun) measure() error {
 	if err := r.profileStop("register"); err != nil {
 		return err
 	}
-	rss, _ := r.memory()
+	rss, hwmReg := r.memory()
 	fmt.Fprintf(out, "registrations: %s in %.1f s, %s /s (%d clients); server RSS %s%s\n",
 		commas(c.instances), took.Seconds(), commas(int(float64(c.instances)/took.Seconds())), c.regConns, gb(rss), r.heapNote("register"))
 	fmt.Fprintf(out, "  cores: %s\n", regCores)
@@ -460,7 +460,7 @@ func (r *millionRun) measure() error {
 	if err := r.profileStop("full"); err != nil {
 		return err
 	}
-	rssFull, _ := r.memory()
+	rssFull, hwmFull := r.memory()
 	fullReads := readsCPU(cpus[phaseFull], beats[phaseFull])
 	fmt.Fprintf(out, "%d concurrent first full fetches (JSON, gzip), each on its own connection: all answered in full in %.2f s (headers of the first after %.2f s, the first answered in full after %.2f s); %s each%s\n",
 		c.readers, full.wall.Seconds(), full.firstHeader.Seconds(), full.firstDone.Seconds(), mbf(full.bytes), full.sameNote())
@@ -480,7 +480,7 @@ func (r *millionRun) measure() error {
 	if err := r.profileStop("delta"); err != nil {
 		return err
 	}
-	rssDelta, _ := r.memory()
+	rssDelta, hwmDelta := r.memory()
 	all := summarize(slices.Clone(deltas.latencies))
 	later := summarize(slices.Clone(deltas.latencies[min(len(deltas.latencies), deltas.firstRound):]))
 	deltaReads := readsCPU(cpus[phaseDelta], beats[phaseDelta])
@@ -506,8 +506,8 @@ func (r *millionRun) measure() error {
 		return err
 	}
 	rssEnd, hwm := r.memory()
-	fmt.Fprintf(out, "server memory: VmRSS %s, VmHWM %s (its peak); RSS after the registrations %s, the full fetches %s, the deltas %s%s\n",
-		gb(rssEnd), gb(hwm), gb(rss), gb(rssFull), gb(rssDelta), r.heapNote("formats"))
+	fmt.Fprintf(out, "server memory: VmRSS %s, VmHWM %s (its peak); RSS / peak after the registrations %s / %s, the full fetches %s / %s, the deltas %s / %s%s\n",
+		gb(rssEnd), gb(hwm), gb(rss), gb(hwmReg), gb(rssFull), gb(hwmFull), gb(rssDelta), gb(hwmDelta), r.heapNote("formats"))
 
 	// The heartbeats' figures over the whole run.
 	r.hb.halt()
@@ -549,8 +549,8 @@ func (r *millionRun) measure() error {
 			}
 			rd.kept = nil
 		}
-		fmt.Fprintf(out, "  %-16s %9s in %6.2f s, %s instances; server CPU %.2f s less the heartbeats'\n",
-			rd.name, mbf(rd.bytes), rd.took.Seconds(), commas(rd.count), rd.cpu.Seconds())
+		fmt.Fprintf(out, "  %-16s %9s in %6.2f s, %s instances; server CPU %.2f s less the heartbeats'; RSS %s, peak %s after\n",
+			rd.name, mbf(rd.bytes), rd.took.Seconds(), commas(rd.count), rd.cpu.Seconds(), gb(rd.rss), gb(rd.hwm))
 	}
 
 	// One line per target of issue 31.
@@ -787,6 +787,7 @@ type docRead struct {
 	contentType string
 	kept        []byte // the body, when asked to keep it
 	pattern     []byte // what counts its instances
+	rss, hwm    uint64 // the server's VmRSS and VmHWM after it
 }
 
 // The patterns counted to tell how many instances a document holds.
@@ -1117,6 +1118,7 @@ func (r *millionRun) eachFormat(perBeat time.Duration) ([]docRead, error) {
 			return nil, fmt.Errorf("%s: %v", d.name, err)
 		}
 		rd.cpu = max(0, r.cpu()-cpu0-time.Duration(r.hb.count.Load()-beats0)*perBeat)
+		rd.rss, rd.hwm = r.memory()
 		rd.name, rd.full, rd.pattern = d.name, d.path == "/eureka/apps/", pat
 		out = append(out, rd)
 	}
