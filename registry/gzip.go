@@ -43,6 +43,11 @@ func deflate(data []byte, last bool) []byte {
 		w.Flush()
 	}
 	deflaters.Put(w)
+	if b := buf.Bytes(); cap(b) > 2*len(b)+4096 {
+		// Registry documents compress far better than the room made for
+		// them: a piece kept for minutes should not keep that room.
+		return bytes.Clone(b)
+	}
 	return buf.Bytes()
 }
 
