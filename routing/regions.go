@@ -37,7 +37,7 @@ func (r *Router) failover(app string) (list []*eureka.InstanceInfo, secure bool,
 		if len(up) == 0 {
 			continue
 		}
-		list, secure, healthy := r.routableIn(r.regionCache.Get(name+"\x00"+app), app, up)
+		list, secure, healthy := r.routableIn(r.regionCache.Get(name).Get(app), app, up)
 		if healthy && len(list) > 0 {
 			return list, secure, name
 		}
@@ -53,7 +53,7 @@ func (r *Router) regionList(app, region string, secure bool) []*eureka.InstanceI
 	slot := r.cache.Get(app)
 	if in, ok := r.cfg.Instances.(RegionInstancer); ok {
 		up = in.InstancesIn(app, region)
-		slot = r.regionCache.Get(region + "\x00" + app)
+		slot = r.regionCache.Get(region).Get(app)
 	} else {
 		up = r.cfg.Instances.Instances(app)
 	}

@@ -65,6 +65,20 @@ func TestFailoverToAnotherRegionAndBack(t *testing.T) {
 	}
 }
 
+// A request that fails over allocates no more than one that does not:
+// the region's routable list is found without building a key.
+func TestFailoverAllocatesNothing(t *testing.T) {
+	s := regionStore(t, false)
+	r := newRouter(t, Config{Instances: s, FailoverRegions: []string{"eu-west"}})
+	target := []byte("/orders/x")
+	if routeOnce(r, target, nil) == nil {
+		t.Fatal("no instance in the fail-over region")
+	}
+	if n := testing.AllocsPerRun(1000, func() { routeOnce(r, target, nil) }); n != 0 {
+		t.Errorf("%v allocations per failed-over request", n)
+	}
+}
+
 func TestNoFailoverByDefault(t *testing.T) {
 	s := regionStore(t, false)
 	r := newRouter(t, Config{Instances: s})

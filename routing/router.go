@@ -30,8 +30,8 @@ type Router struct {
 	subsets subsetStates
 	regions *regions // nil: no FailoverRegions
 	// regionCache is each region's routable lists, for fail-over and the
-	// subsets of a region, by region + "\x00" + app.
-	regionCache perapp.Map[atomic.Pointer[routable]]
+	// subsets of a region, by region, then app.
+	regionCache perapp.Map[perapp.Map[atomic.Pointer[routable]]]
 }
 
 // New returns a Router over cfg.Instances. It starts nothing.
