@@ -59,19 +59,13 @@ type deltaApp struct {
 }
 
 // deltaChunk is a run of an application's instances, sorted by id. A
-// sealed chunk is not modified (payloads hold it), but for gz, made once:
-// a change makes a new chunk in its place, and so does keeping it
-// compressed only (body nil) or plain again.
+// sealed chunk (one with its piece) is not modified, as payloads hold
+// it: a change makes a new chunk in its place, and so does keeping it in
+// another form.
 type deltaChunk struct {
 	insts  []deltaInst
 	pieces [][]byte // until sealed: each instance's piece
-	sealed bool
-	body   []byte // once sealed: the pieces with their separators, or nil when kept compressed only
-	n      int    // len of the plain body
-	crc    uint32
-
-	gzOnce sync.Once
-	gz     []byte
+	*piece          // once sealed: the pieces with their separators
 }
 
 type deltaInst struct {
@@ -80,10 +74,7 @@ type deltaInst struct {
 	off, n  int    // its piece in the body, once sealed
 }
 
-func (ch *deltaChunk) deflated() []byte {
-	ch.gzOnce.Do(func() { ch.gz = deflate(ch.body, false) })
-	return ch.gz
-}
+func (ch *deltaChunk) sealed() bool { return ch.piece != nil }
 
 // seal makes the chunk's body from its pieces.
 func (ch *deltaChunk) seal(sep []byte) {
@@ -99,28 +90,16 @@ func (ch *deltaChunk) seal(sep []byte) {
 		ch.insts[k].off, ch.insts[k].n = len(b), len(p)
 		b = append(b, p...)
 	}
-	ch.body, ch.n, ch.crc, ch.pieces, ch.sealed = b, len(b), crc32.ChecksumIEEE(b), nil, true
+	ch.piece, ch.pieces = newPiece(b, false), nil
 }
 
-// compressedOnly returns the sealed ch without its plain body.
-func (ch *deltaChunk) compressedOnly() *deltaChunk {
-	if ch.body == nil {
+// kept returns the sealed ch in the form a document keeps (piece.kept).
+func (ch *deltaChunk) kept(plain bool) *deltaChunk {
+	p := ch.piece.kept(plain)
+	if p == ch.piece {
 		return ch
 	}
-	out := &deltaChunk{insts: ch.insts, sealed: true, n: ch.n, crc: ch.crc}
-	gz := ch.deflated()
-	out.gzOnce.Do(func() { out.gz = gz })
-	return out
-}
-
-// withPlain returns the sealed ch with its plain body.
-func (ch *deltaChunk) withPlain() *deltaChunk {
-	if ch.body != nil {
-		return ch
-	}
-	out := &deltaChunk{insts: ch.insts, sealed: true, n: ch.n, crc: ch.crc, body: inflatePiece(ch.gz, ch.n)}
-	out.gzOnce.Do(func() { out.gz = ch.gz })
-	return out
+	return &deltaChunk{insts: ch.insts, piece: p}
 }
 
 func newDeltaDoc(f eureka.Format) *deltaDoc {
@@ -228,13 +207,10 @@ func (a *deltaApp) find(id string) int {
 // if not sealed yet, else an unsealed copy in its place.
 func (a *deltaApp) editable(k int) *deltaChunk {
 	ch := a.chunks[k]
-	if !ch.sealed {
+	if !ch.sealed() {
 		return ch
 	}
-	plain := ch.body
-	if plain == nil {
-		plain = inflatePiece(ch.gz, ch.n)
-	}
+	plain := ch.plain()
 	a.dirty = true
 	out := &deltaChunk{insts: slices.Clone(ch.insts), pieces: make([][]byte, len(ch.insts))}
 	for n, in := range ch.insts {
@@ -318,7 +294,7 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 	for _, name := range d.names {
 		a := d.apps[name]
 		for _, ch := range a.chunks {
-			if !ch.sealed {
+			if !ch.sealed() {
 				ch.seal(sep)
 				a.dirty = true
 			}
@@ -352,42 +328,13 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 		apps[n] = a.entry
 		nparts += len(a.entry.parts) + 1
 	}
-	gzipped := func() ([][]byte, uint32, int) {
-		z := make([][]byte, 0, nparts+2)
-		z = append(z, deflate(head, false))
-		crc, total := crc32.ChecksumIEEE(head), len(head)
-		sepCRC := crc32.ChecksumIEEE(sep)
-		for n, e := range apps {
-			if n > 0 && len(sep) > 0 {
-				z = append(z, deflatedSeparator)
-				crc, total = crc32Combine(crc, sepCRC, len(sep)), total+len(sep)
-			}
-			z = append(z, e.z...)
-			crc, total = crc32Combine(crc, e.crc, e.n), total+e.n
-		}
-		z = append(z, deflate(tail, false), finalBlock)
-		crc = crc32Combine(crc, crc32.ChecksumIEEE(tail), len(tail))
-		return z, crc, total + len(tail)
+	doc := &document{head: head, tail: tail, sep: sep, entries: len(apps), parts: nparts,
+		plain: func(dst [][]byte, k int) [][]byte { return append(dst, apps[k].parts...) },
+		deflated: func(dst [][]byte, k int) ([][]byte, uint32, int) {
+			return append(dst, apps[k].z...), apps[k].crc, apps[k].n
+		},
 	}
-	if !plain {
-		z, crc, total := gzipped()
-		return newCompressedPayload(version, built, total, crc, z)
-	}
-	parts := make([][]byte, 0, nparts)
-	parts = append(parts, head)
-	for n, e := range apps {
-		if n > 0 && len(sep) > 0 {
-			parts = append(parts, sep)
-		}
-		parts = append(parts, e.parts...)
-	}
-	parts = append(parts, tail)
-	p := newPayload(version, built, parts...)
-	p.gzip = func() [][]byte {
-		z, crc, _ := gzipped()
-		return gzipMember(crc, p.Len(), z...)
-	}
-	return p
+	return doc.payload(version, built, plain)
 }
 
 // deltaEntry is one application's entry, put together: its plain parts
@@ -413,11 +360,7 @@ func (a *deltaApp) makeEntry(sep []byte, plain bool) *deltaEntry {
 	crc, n := a.headCRC, len(a.head)
 	sepCRC := crc32.ChecksumIEEE(sep)
 	for k, ch := range a.chunks {
-		if plain {
-			ch = ch.withPlain()
-		} else {
-			ch = ch.compressedOnly()
-		}
+		ch = ch.kept(plain)
 		a.chunks[k] = ch
 		if k > 0 && len(sep) > 0 {
 			if plain {

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"hash/crc32"
 	"runtime"
 	"slices"
 	"sort"
@@ -22,6 +21,8 @@ const (
 	kindApp payloadKind = iota
 	kindVIP
 	kindSVIP
+	kindRegions      // the full registry with remote regions, by their names
+	kindRegionsDelta // the delta with remote regions
 )
 
 type namedKey struct {
@@ -56,45 +57,24 @@ type payloadCache struct {
 }
 
 // fragment is one application's entry in the full registry, in one
-// format. It is not modified once made, but for gz, made once: a
-// fragment kept compressed only (body nil) is a new fragment.
+// format: its piece, with the app's version it renders. It is not
+// modified once made.
 type fragment struct {
 	version uint64 // the app's version
 	built   int64  // ms
-	body    []byte // nil when kept compressed only
-	n       int    // len of the plain body
-	crc     uint32 // CRC-32 of body, for the gzip trailer
 	counts  eureka.StatusCounts
-
-	gzOnce sync.Once
-	gz     []byte // body as a flushed deflate piece
+	*piece
 }
 
-func (fr *fragment) deflated() []byte {
-	fr.gzOnce.Do(func() { fr.gz = deflate(fr.body, false) })
-	return fr.gz
-}
-
-// compressedOnly returns fr without its plain body.
-func (fr *fragment) compressedOnly() *fragment {
-	if fr.body == nil {
+// kept returns fr in the form a document keeps (piece.kept).
+func (fr *fragment) kept(plain bool) *fragment {
+	p := fr.piece.kept(plain)
+	if p == fr.piece {
 		return fr
 	}
-	out := &fragment{version: fr.version, built: fr.built, n: fr.n, crc: fr.crc, counts: fr.counts}
-	gz := fr.deflated()
-	out.gzOnce.Do(func() { out.gz = gz })
-	return out
-}
-
-// withPlain returns fr with its plain body, inflated if it was kept
-// compressed only.
-func (fr *fragment) withPlain() *fragment {
-	if fr.body != nil {
-		return fr
-	}
-	out := &fragment{version: fr.version, built: fr.built, n: fr.n, crc: fr.crc, counts: fr.counts, body: inflatePiece(fr.gz, fr.n)}
-	out.gzOnce.Do(func() { out.gz = fr.gz })
-	return out
+	out := *fr
+	out.piece = p
+	return &out
 }
 
 // keepPlain reports whether a document of size bytes is kept plain
@@ -216,53 +196,17 @@ func (s *Store) assembleFull(f eureka.Format) *Payload {
 	for n, fr := range pieces {
 		// Kept in the form the document is kept in, so that memory holds
 		// one of them.
-		if plain {
-			pieces[n] = fr.withPlain()
-		} else {
-			pieces[n] = fr.compressedOnly()
-		}
+		pieces[n] = fr.kept(plain)
 		frags[names[n]] = pieces[n]
 	}
-	gzipped := func() ([][]byte, uint32, int) {
-		z := make([][]byte, 0, 2*len(pieces)+3)
-		z = append(z, deflate(head, false))
-		crc, total := crc32.ChecksumIEEE(head), len(head)
-		sepCRC := crc32.ChecksumIEEE(sep)
-		for n, fr := range pieces {
-			if n > 0 && len(sep) > 0 {
-				z = append(z, deflatedSeparator)
-				crc, total = crc32Combine(crc, sepCRC, len(sep)), total+len(sep)
-			}
-			z = append(z, fr.deflated())
-			crc, total = crc32Combine(crc, fr.crc, fr.n), total+fr.n
-		}
-		z = append(z, deflate(tail, false), finalBlock)
-		crc = crc32Combine(crc, crc32.ChecksumIEEE(tail), len(tail))
-		return z, crc, total + len(tail)
+	doc := &document{head: head, tail: tail, sep: sep, entries: len(pieces),
+		plain: func(dst [][]byte, k int) [][]byte { return append(dst, pieces[k].body) },
+		deflated: func(dst [][]byte, k int) ([][]byte, uint32, int) {
+			return append(dst, pieces[k].deflated()), pieces[k].crc, pieces[k].n
+		},
 	}
-	if !plain {
-		z, crc, total := gzipped()
-		return newCompressedPayload(version, now, total, crc, z)
-	}
-	parts := make([][]byte, 0, 2*len(pieces)+2)
-	parts = append(parts, head)
-	for n, fr := range pieces {
-		if n > 0 && len(sep) > 0 {
-			parts = append(parts, sep)
-		}
-		parts = append(parts, fr.body)
-	}
-	parts = append(parts, tail)
-	p := newPayload(version, now, parts...)
-	p.gzip = func() [][]byte {
-		z, crc, _ := gzipped()
-		return gzipMember(crc, p.Len(), z...)
-	}
-	return p
+	return doc.payload(version, now, plain)
 }
-
-// deflatedSeparator is the JSON separator as a deflate piece.
-var deflatedSeparator = deflate([]byte{','}, false)
 
 // encodeFragments encodes the stale applications' pieces into frags, on
 // as many goroutines as there are CPUs (a first build at a million
@@ -342,13 +286,10 @@ func (s *Store) encodeFragment(f eureka.Format, st staleApp, now int64, compress
 	}
 	b = eureka.AppendEntryTail(b, f)
 	*scratch = b
-	fr.crc, fr.n = crc32.ChecksumIEEE(b), len(b)
-	if compress {
-		gz := deflate(b, false)
-		fr.gzOnce.Do(func() { fr.gz = gz })
-	} else {
-		fr.body = slices.Clone(b)
+	if !compress {
+		b = slices.Clone(b)
 	}
+	fr.piece = newPiece(b, compress)
 	return fr
 }
 

@@ -88,7 +88,10 @@ type regionSet struct {
 	purges  atomic.Uint64
 	wake    atomic.Pointer[chan struct{}]
 
-	payloads regionPayloads
+	// build is held by the build of a document read with regions (kept
+	// in payloadCache.named): one at a time; readers of a fresh one do
+	// not wait.
+	build sync.Mutex
 }
 
 // region is one remote region.

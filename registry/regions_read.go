@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/eurekagate/eurekagate/eureka"
 )
@@ -16,37 +15,6 @@ import (
 // getApplicationsFromMultipleRegions. They are rarer than local reads, so
 // they are built whole (not from per-app pieces) and cached per set of
 // regions until the registry or a region moves.
-
-// maxRegionPayloads bounds the cache; its keys are sets of configured
-// regions, so only a Store with many regions reaches it.
-const maxRegionPayloads = 64
-
-type regionPayloadKey struct {
-	delta   bool
-	format  eureka.Format
-	regions string
-}
-
-type regionPayloads struct {
-	build sync.Mutex // one build at a time; readers of a fresh one do not wait
-	mu    sync.Mutex
-	m     map[regionPayloadKey]*Payload
-}
-
-func (c *regionPayloads) get(k regionPayloadKey) *Payload {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[k]
-}
-
-func (c *regionPayloads) put(k regionPayloadKey, p *Payload) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxRegionPayloads {
-		c.m = map[regionPayloadKey]*Payload{}
-	}
-	c.m[k] = p
-}
 
 // RegionVersion returns the remote regions' version a document read with
 // regions reflects (0 for any other).
@@ -59,7 +27,7 @@ func (s *Store) FullPayloadIn(regions []string, f eureka.Format) *Payload {
 		return s.FullPayload(f)
 	}
 	s.counters.fullFetches.Add(1)
-	return s.regionPayload(regionPayloadKey{false, f, strings.Join(regions, ",")}, regions)
+	return s.regionPayload(namedKey{kindRegions, strings.Join(regions, ","), f}, regions)
 }
 
 // DeltaPayloadIn is DeltaPayload with the changes of regions (from
@@ -71,21 +39,25 @@ func (s *Store) DeltaPayloadIn(regions []string, f eureka.Format) *Payload {
 		return s.DeltaPayload(f)
 	}
 	s.counters.deltaFetches.Add(1)
-	return s.regionPayload(regionPayloadKey{true, f, strings.Join(regions, ",")}, regions)
+	return s.regionPayload(namedKey{kindRegionsDelta, strings.Join(regions, ","), f}, regions)
 }
 
-func (s *Store) regionPayload(k regionPayloadKey, regions []string) *Payload {
-	c := &s.regions.payloads
+// regionPayload returns the document of key k (kindRegions or
+// kindRegionsDelta) over regions, built again only when the registry or
+// a region moved; one build at a time.
+func (s *Store) regionPayload(k namedKey, regions []string) *Payload {
+	c := &s.payloads
+	delta := k.kind == kindRegionsDelta
 	fresh := func(p *Payload) bool {
 		return s.current(p, s.version.Load(), s.nowMillis()) && p.rversion == s.regions.version.Load() &&
-			(!k.delta || p.purges == s.changes.purged.Load()+s.regions.purges.Load())
+			(!delta || p.purges == s.changes.purged.Load()+s.regions.purges.Load())
 	}
-	if p := c.get(k); fresh(p) {
+	if p := c.namedPayload(k); fresh(p) {
 		return p
 	}
-	c.build.Lock()
-	defer c.build.Unlock()
-	if p := c.get(k); fresh(p) {
+	s.regions.build.Lock()
+	defer s.regions.build.Unlock()
+	if p := c.namedPayload(k); fresh(p) {
 		return p
 	}
 	var doc *eureka.Applications
@@ -94,7 +66,7 @@ func (s *Store) regionPayload(k regionPayloadKey, regions []string) *Payload {
 	now := s.nowMillis()
 	s.mu.RLock()
 	version = s.version.Load()
-	if k.delta {
+	if delta {
 		purges = s.changes.purged.Load()
 		doc = s.deltaLocked(s.payloads.deltaCounter.Add(1))
 		counts = s.counts
@@ -106,7 +78,7 @@ func (s *Store) regionPayload(k regionPayloadKey, regions []string) *Payload {
 	rs.mu.Lock()
 	rversion := rs.version.Load()
 	purges += rs.purges.Load()
-	if k.delta {
+	if delta {
 		doc.Applications = mergeApps(doc.Applications, rs.changesLocked(0, regions, nil), false)
 		addCounts(&counts, rs.countsLocked(regions, nil))
 		doc.AppsHashcode = counts.Hash()
@@ -117,7 +89,7 @@ func (s *Store) regionPayload(k regionPayloadKey, regions []string) *Payload {
 	rs.mu.Unlock()
 	p := newPayload(version, now, eureka.AppendApplications(nil, k.format, doc))
 	p.rversion, p.purges = rversion, purges
-	c.put(k, p)
+	c.putNamed(k, p)
 	return p
 }
 
