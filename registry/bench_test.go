@@ -172,11 +172,19 @@ func BenchmarkEvictionRun(b *testing.B) {
 // registration of 100,000 instances (every piece encoded), gzipped as
 // clients read them, and one more version of the delta after a change
 // (only the change's chunk): eurekabench million runs the same at a
-// million, in a process of its own.
+// million, in a process of its own. The "-compressed" runs keep the
+// documents compressed only, as a million instances do (MaxPlainPayload).
 func BenchmarkFirstReads100k(b *testing.B) {
-	for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
-		name := map[eureka.Format]string{eureka.FormatJSON: "json", eureka.FormatXML: "xml"}[f]
-		s, clock := newTestStore(b, Config{})
+	for _, run := range []struct {
+		f        eureka.Format
+		name     string
+		maxPlain int64
+	}{
+		{eureka.FormatJSON, "json", 0}, {eureka.FormatXML, "xml", 0},
+		{eureka.FormatJSON, "json-compressed", 32 << 20}, {eureka.FormatXML, "xml-compressed", 32 << 20},
+	} {
+		f, name := run.f, run.name
+		s, clock := newTestStore(b, Config{MaxPlainPayload: run.maxPlain})
 		populate(b, s, 100_000)
 		b.Run(name+"/full", func(b *testing.B) {
 			b.ReportAllocs()

@@ -76,13 +76,27 @@ type deltaInst struct {
 
 func (ch *deltaChunk) sealed() bool { return ch.piece != nil }
 
-// seal makes the chunk's body from its pieces.
-func (ch *deltaChunk) seal(sep []byte) {
-	n := 0
-	for _, p := range ch.pieces {
-		n += len(p) + len(sep)
+// plainLen returns the length of the chunk's body, sealed or not.
+func (ch *deltaChunk) plainLen(sep []byte) int {
+	if ch.sealed() {
+		return ch.n
 	}
-	b := make([]byte, 0, n)
+	n := len(sep) * (len(ch.pieces) - 1)
+	for _, p := range ch.pieces {
+		n += len(p)
+	}
+	return n
+}
+
+// seal makes the chunk's body from its pieces, kept plain or compressed
+// only; a body compressed only is written in scratch, which it reuses.
+func (ch *deltaChunk) seal(sep []byte, compress bool, scratch *[]byte) {
+	var b []byte
+	if compress {
+		b = (*scratch)[:0]
+	} else {
+		b = make([]byte, 0, ch.plainLen(sep))
+	}
 	for k, p := range ch.pieces {
 		if k > 0 {
 			b = append(b, sep...)
@@ -90,7 +104,10 @@ func (ch *deltaChunk) seal(sep []byte) {
 		ch.insts[k].off, ch.insts[k].n = len(b), len(p)
 		b = append(b, p...)
 	}
-	ch.piece, ch.pieces = newPiece(b, false), nil
+	if compress {
+		*scratch = b
+	}
+	ch.piece, ch.pieces = newPiece(b, compress), nil
 }
 
 // kept returns the sealed ch in the form a document keeps (piece.kept).
@@ -291,20 +308,18 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 	head := eureka.AppendApplicationsHead(nil, f, counter, hash)
 	tail := eureka.AppendApplicationsTail(nil, f)
 	size := len(head) + len(tail)
+	var unsealed []*deltaChunk
 	for _, name := range d.names {
 		a := d.apps[name]
-		for _, ch := range a.chunks {
-			if !ch.sealed() {
-				ch.seal(sep)
-				a.dirty = true
-			}
-		}
 		if a.dirty {
 			a.n = len(a.head) + len(a.tail)
 			for k, ch := range a.chunks {
-				a.n += ch.n
+				a.n += ch.plainLen(sep)
 				if k > 0 {
 					a.n += len(sep)
+				}
+				if !ch.sealed() {
+					unsealed = append(unsealed, ch)
 				}
 			}
 		}
@@ -317,6 +332,13 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 			a.dirty = true
 		}
 	}
+	// Sealed in the form the document is kept in, on every CPU when they
+	// are many (after a mass registration, a gigabyte to compress), so
+	// that a document kept compressed never holds its chunks plain too.
+	inParallel(len(unsealed), 64, func(k int, scratch *[]byte) {
+		unsealed[k].seal(sep, !plain, scratch)
+		unsealed[k].deflated() // what makeEntry takes, and clients read
+	})
 	apps := make([]*deltaEntry, len(d.names))
 	nparts := 2
 	for n, name := range d.names {

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -243,24 +242,9 @@ func (s *Store) encodeFragments(f eureka.Format, frags map[string]*fragment, sta
 	}
 	compress := !s.keepPlain(kept + staleInstances*per)
 	out := make([]*fragment, len(stale))
-	workers := min(runtime.GOMAXPROCS(0), len(stale))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var scratch []byte
-			for {
-				k := int(next.Add(1) - 1)
-				if k >= len(stale) {
-					return
-				}
-				out[k] = s.encodeFragment(f, stale[k], now, compress, &scratch)
-			}
-		}()
-	}
-	wg.Wait()
+	inParallel(len(stale), 2, func(k int, scratch *[]byte) {
+		out[k] = s.encodeFragment(f, stale[k], now, compress, scratch)
+	})
 	for k, st := range stale {
 		frags[st.name] = out[k]
 	}

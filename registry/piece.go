@@ -2,7 +2,9 @@ package registry
 
 import (
 	"hash/crc32"
+	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // piece is a run of a document's bytes that documents are assembled
@@ -138,3 +140,31 @@ func (d *document) gzipped() ([][]byte, uint32, int) {
 
 // deflatedSeparator is the JSON separator as a deflate piece.
 var deflatedSeparator = deflate([]byte{','}, false)
+
+// inParallel calls work for every k below n, on as many goroutines as
+// there are CPUs (on one when n is below least), each with a scratch
+// buffer of its own, and returns when all calls have.
+func inParallel(n, least int, work func(k int, scratch *[]byte)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < least {
+		workers = 1
+	}
+	workers = max(1, workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var scratch []byte
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= n {
+					return
+				}
+				work(k, &scratch)
+			}
+		}()
+	}
+	wg.Wait()
+}
