@@ -132,7 +132,8 @@ func TestRegionsOnThePage(t *testing.T) {
 	h, _, _ := newDashboard(t, Config{})
 	for path, want := range map[string]string{
 		"/":           `<section id="regions-section" aria-labelledby="regions-title" hidden>`,
-		"/regions.js": `fetch("api/regions"`,
+		"/regions.js": `poll("api/regions"`,
+		"/poll.js":    `fetch(typeof url === "function" ? url() : url`,
 	} {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))

@@ -56,31 +56,10 @@
     }));
   }
 
-  let timer = 0, reading = false;
-
-  async function read() {
-    reading = true;
-    let next = EVERY;
-    try {
-      const resp = await fetch("api/regions", { credentials: "same-origin", cache: "no-store" });
-      if (!resp.ok) throw new Error("HTTP " + resp.status);
-      const d = await resp.json();
-      render(d);
-      if (d.regions.length === 0) next = NONE_EVERY;
-    } catch (e) {
-      if (!section.hidden) el("regions-note").textContent = "not updating (" + e.message + ")";
-      next = RETRY;
-    }
-    reading = false;
-    if (document.hidden) next = Math.max(next, HIDDEN_EVERY);
-    timer = setTimeout(read, next);
-  }
-
-  document.addEventListener("visibilitychange", () => {
-    if (!document.hidden && !reading) {
-      clearTimeout(timer);
-      read();
-    }
+  poll("api/regions", { every: EVERY, hidden: HIDDEN_EVERY, retry: RETRY }, (d) => {
+    render(d);
+    return d.regions.length === 0 ? NONE_EVERY : 0;
+  }, (e) => {
+    if (!section.hidden) el("regions-note").textContent = "not updating (" + e.message + ")";
   });
-  read();
 })();

@@ -250,41 +250,19 @@
   more.addEventListener("click", () => {
     showAll = !showAll;
     if (last) render(last);
-    if (!reading) {
-      clearTimeout(timer);
-      read(); // with the details of every app
-    }
+    readNow(); // with the details of every app
   });
 
-  let timer = 0, reading = false;
-
-  async function read() {
-    reading = true;
-    let next = EVERY;
-    try {
-      // The series and instances of the apps shown only.
-      const resp = await fetch(showAll ? "api/traffic" : "api/traffic?top=" + SHOW, { credentials: "same-origin", cache: "no-store" });
-      if (!resp.ok) throw new Error("HTTP " + resp.status);
-      const d = await resp.json();
-      if (d.enabled) render(d);
-      else {
-        off();
-        next = OFF_EVERY;
+  // The series and instances of the apps shown only.
+  const readNow = poll(() => showAll ? "api/traffic" : "api/traffic?top=" + SHOW,
+    { every: EVERY, hidden: HIDDEN_EVERY, retry: RETRY }, (d) => {
+      if (d.enabled) {
+        render(d);
+        return 0;
       }
-    } catch (e) {
+      off();
+      return OFF_EVERY;
+    }, (e) => {
       if (last) el("traffic-note").textContent = "not updating (" + e.message + ")";
-      next = RETRY;
-    }
-    reading = false;
-    if (document.hidden) next = Math.max(next, HIDDEN_EVERY);
-    timer = setTimeout(read, next);
-  }
-
-  document.addEventListener("visibilitychange", () => {
-    if (!document.hidden && !reading) {
-      clearTimeout(timer);
-      read();
-    }
-  });
-  read();
+    });
 })();
