@@ -33,6 +33,7 @@ const deltaChunkSize = 64
 type deltaDoc struct {
 	f     eureka.Format
 	plain bool     // the form of the last document
+	size  int      // the length of the last document
 	upTo  uint64   // the version of the last change folded in
 	base  uint64   // the change log's base at that fold
 	names []string // sorted, the apps with instances
@@ -127,7 +128,7 @@ func newDeltaDoc(f eureka.Format) *deltaDoc {
 // the instances whose latest change the log no longer holds (base moved)
 // and adds or replaces the instances of changes (those after upTo).
 // render decorates a change's instance as the delta shows it.
-func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eureka.InstanceInfo) {
+func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eureka.InstanceInfo, keepPlain func(int) bool) {
 	if base > d.base {
 		n := 0
 		for n < len(d.folded) && d.folded[n].version <= base {
@@ -164,11 +165,65 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 		}
 		todo = kept
 	}
-	pieces := d.encode(todo, render)
-	for k, c := range todo {
-		d.put(c.App, deltaInst{id: c.ID, version: c.Version}, pieces[k])
+	for _, c := range todo {
 		d.folded = append(d.folded, foldedChange{c.Version, c.App, c.ID})
 	}
+	if len(todo) <= foldBatch {
+		d.put(todo, d.encode(todo, render))
+		return
+	}
+	// Many changes (the first delta after a mass registration: a
+	// gigabyte of instances): in order of app and id, a batch at a time,
+	// each batch's chunks sealed before the next is encoded, so that the
+	// fold holds one batch plain, not the whole retention window.
+	slices.SortFunc(todo, func(a, b *Change) int {
+		if c := strings.Compare(a.App, b.App); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	size, encoded := d.size, 0
+	for from := 0; from < len(todo); from += foldBatch {
+		batch := todo[from:min(from+foldBatch, len(todo))]
+		pieces := d.encode(batch, render)
+		for _, p := range pieces {
+			encoded += len(p)
+		}
+		d.put(batch, pieces)
+		// Sealed in the form the document is likely to be kept in: its
+		// last size and what the fold adds, at the rate so far.
+		compress := !keepPlain(size + encoded*len(todo)/(from+len(batch)))
+		d.seal(batch, compress)
+	}
+}
+
+// foldBatch is how many changes a fold encodes before it seals the
+// chunks they went into (a variable for the tests).
+var foldBatch = 16384
+
+// seal seals the chunks of the apps of batch (sorted by app) that are
+// not sealed yet, kept plain or compressed only.
+func (d *deltaDoc) seal(batch []*Change, compress bool) {
+	sep := eureka.ApplicationsSeparator(d.f)
+	var unsealed []*deltaChunk
+	for k, c := range batch {
+		if k > 0 && batch[k-1].App == c.App {
+			continue
+		}
+		a := d.apps[c.App]
+		if a == nil {
+			continue
+		}
+		for _, ch := range a.chunks {
+			if !ch.sealed() {
+				unsealed = append(unsealed, ch)
+			}
+		}
+	}
+	inParallel(len(unsealed), 64, func(k int, scratch *[]byte) {
+		unsealed[k].seal(sep, compress, scratch)
+		unsealed[k].deflated()
+	})
 }
 
 // encode renders the changes' pieces, on every CPU when they are many
@@ -237,8 +292,15 @@ func (a *deltaApp) editable(k int) *deltaChunk {
 	return out
 }
 
-// put adds or replaces an instance of app, with its piece.
-func (d *deltaDoc) put(app string, in deltaInst, piece []byte) {
+// put adds or replaces the instances of changes, with their pieces.
+func (d *deltaDoc) put(changes []*Change, pieces [][]byte) {
+	for k, c := range changes {
+		d.putOne(c.App, deltaInst{id: c.ID, version: c.Version}, pieces[k])
+	}
+}
+
+// putOne adds or replaces an instance of app, with its piece.
+func (d *deltaDoc) putOne(app string, in deltaInst, piece []byte) {
 	a := d.apps[app]
 	if a == nil {
 		a = &deltaApp{head: eureka.AppendEntryHead(nil, d.f, app), tail: eureka.AppendEntryTail(nil, d.f)}
@@ -326,6 +388,7 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 		size += a.n + len(sep)
 	}
 	plain := keepPlain(size)
+	d.size = size
 	if plain != d.plain {
 		d.plain = plain
 		for _, a := range d.apps {

@@ -49,9 +49,14 @@ func counterOf(t *testing.T, f eureka.Format, b []byte) int64 {
 // status overrides set and deleted, heartbeats that fix a status,
 // metadata, cancels and evictions of the same instances) and purges of
 // the log; kept plain, compressed only (MaxPlainPayload), and switching
-// between the two as the delta grows and shrinks. The full registry too.
+// between the two as the delta grows and shrinks; and folded a batch at
+// a time, as after a mass registration. The full registry too.
 func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
-	for seed := range uint64(9) {
+	defer func(n int) { foldBatch = n }(foldBatch)
+	for seed := range uint64(12) {
+		if seed >= 9 {
+			foldBatch = 1 // every fold of more than one change in batches
+		}
 		rnd := rand.New(rand.NewPCG(seed, 99))
 		limit := [...]int64{-1, 1, 40_000}[seed%3]
 		s, clock := newTestStore(t, Config{DisableSelfPreservation: true, MaxPlainPayload: limit})

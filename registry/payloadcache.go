@@ -311,7 +311,7 @@ func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 	}
 	s.mu.RUnlock()
 	// Changes are immutable once recorded: encoded outside the lock.
-	d.fold(changes, base, s.deltaInstance)
+	d.fold(changes, base, s.deltaInstance, s.keepPlain)
 	p := d.assemble(version, now, counter, hash, s.keepPlain)
 	p.purges = purges
 	c.delta[f].Store(p)
