@@ -132,10 +132,9 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 	if base > d.base {
 		n := 0
 		for n < len(d.folded) && d.folded[n].version <= base {
-			fc := d.folded[n]
-			d.drop(fc.app, fc.id, fc.version)
 			n++
 		}
+		d.purge(d.folded[:n], !keepPlain(d.size))
 		d.folded = append(d.folded[:0:0], d.folded[n:]...)
 		d.base = base
 	}
@@ -193,7 +192,7 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 		// Sealed in the form the document is likely to be kept in: its
 		// last size and what the fold adds, at the rate so far.
 		compress := !keepPlain(size + encoded*len(todo)/(from+len(batch)))
-		d.seal(batch, compress)
+		d.seal(len(batch), func(k int) string { return batch[k].App }, compress)
 	}
 }
 
@@ -201,16 +200,44 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 // chunks they went into (a variable for the tests).
 var foldBatch = 16384
 
-// seal seals the chunks of the apps of batch (sorted by app) that are
-// not sealed yet, kept plain or compressed only.
-func (d *deltaDoc) seal(batch []*Change, compress bool) {
+// purge drops the instances of gone, changes whose latest the log no
+// longer holds. Many of them (a mass registration leaving the retention
+// window) are dropped in order of app and id, a batch at a time, each
+// batch's chunks sealed again (compressed only if compress) before the
+// next, so that the purge holds one batch plain, not every chunk it
+// edits. gone is sorted in place.
+func (d *deltaDoc) purge(gone []foldedChange, compress bool) {
+	if len(gone) <= foldBatch {
+		for _, fc := range gone {
+			d.drop(fc.app, fc.id, fc.version)
+		}
+		return
+	}
+	slices.SortFunc(gone, func(a, b foldedChange) int {
+		if c := strings.Compare(a.app, b.app); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	for from := 0; from < len(gone); from += foldBatch {
+		batch := gone[from:min(from+foldBatch, len(gone))]
+		for _, fc := range batch {
+			d.drop(fc.app, fc.id, fc.version)
+		}
+		d.seal(len(batch), func(k int) string { return batch[k].app }, compress)
+	}
+}
+
+// seal seals the chunks not sealed yet of n apps, app(k) for k below n,
+// sorted, kept plain or compressed only.
+func (d *deltaDoc) seal(n int, app func(k int) string, compress bool) {
 	sep := eureka.ApplicationsSeparator(d.f)
 	var unsealed []*deltaChunk
-	for k, c := range batch {
-		if k > 0 && batch[k-1].App == c.App {
+	for k := range n {
+		if k > 0 && app(k-1) == app(k) {
 			continue
 		}
-		a := d.apps[c.App]
+		a := d.apps[app(k)]
 		if a == nil {
 			continue
 		}
