@@ -6,7 +6,8 @@
 // commands name packages, cmd/eureka flags and eurekabench subcommands
 // that exist; the xcaddy command builds a Caddy with our modules; every
 // relative link leads to a page and heading that exist; and the walks
-// (the README's tour, the one-machine cluster, the mutual-TLS cluster)
-// run as written, their outputs compared with the pages', on loopback,
-// within bounded time. walk_test.go describes the walks' markup.
+// (the README's tour, the canary release, the one-machine cluster, the
+// mutual-TLS cluster, the two regions) run as written, their outputs
+// compared with the pages', on loopback, within bounded time.
+// walk_test.go describes the walks' markup.
 package readmecheck

@@ -94,14 +94,15 @@ func walks(t *testing.T) []walk {
 	return out
 }
 
-// The walks the issue asks for are there: the README's tour, the
-// one-machine cluster and the mutual-TLS cluster.
+// The walks the issue asks for are there: the README's tour, the canary
+// release, the one-machine cluster, the mutual-TLS cluster and the two
+// regions.
 func TestWalksPresent(t *testing.T) {
 	var names []string
 	for _, w := range walks(t) {
 		names = append(names, w.page+":"+w.name)
 	}
-	for _, want := range []string{"README.md:tour", "README.md:canary", "README.md:regions", "docs/clusters.md:cluster", "docs/clusters.md:mtls"} {
+	for _, want := range []string{"README.md:tour", "docs/gateway.md:canary", "docs/clusters.md:cluster", "docs/clusters.md:mtls", "docs/clusters.md:regions"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no walk %s; the walks are %v", want, names)
 		}
