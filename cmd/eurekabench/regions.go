@@ -197,10 +197,8 @@ func runRegions(ctx context.Context, c regionsConfig, out io.Writer) (err error)
 	built := ""
 	if c.eureka == "" {
 		start := time.Now()
-		c.eureka = filepath.Join(dir, "eureka")
-		build := exec.CommandContext(ctx, "go", "build", "-o", c.eureka, "github.com/eurekagate/eurekagate/cmd/eureka")
-		if outp, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("building cmd/eureka (or give -eureka): %v\n%s", err, outp)
+		if c.eureka, err = buildEureka(ctx, dir, ""); err != nil {
+			return err
 		}
 		built = fmt.Sprintf(", cmd/eureka built in %.1f s", time.Since(start).Seconds())
 		r.c.eureka = c.eureka
