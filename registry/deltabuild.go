@@ -175,13 +175,8 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 	// gigabyte of instances): in order of app and id, a batch at a time,
 	// each batch's chunks sealed before the next is encoded, so that the
 	// fold holds one batch plain, not the whole retention window.
-	slices.SortFunc(todo, func(a, b *Change) int {
-		if c := strings.Compare(a.App, b.App); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	size, encoded := d.size, 0
+	slices.SortFunc(todo, func(a, b *Change) int { return byAppAndID(a.App, a.ID, b.App, b.ID) })
+	encoded := 0
 	for from := 0; from < len(todo); from += foldBatch {
 		batch := todo[from:min(from+foldBatch, len(todo))]
 		pieces := d.encode(batch, render)
@@ -191,9 +186,17 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 		d.put(batch, pieces)
 		// Sealed in the form the document is likely to be kept in: its
 		// last size and what the fold adds, at the rate so far.
-		compress := !keepPlain(size + encoded*len(todo)/(from+len(batch)))
+		compress := !keepPlain(d.size + encoded*len(todo)/(from+len(batch)))
 		d.seal(len(batch), func(k int) string { return batch[k].App }, compress)
 	}
+}
+
+// byAppAndID orders instances as the delta holds them: by app, then id.
+func byAppAndID(appA, idA, appB, idB string) int {
+	if c := strings.Compare(appA, appB); c != 0 {
+		return c
+	}
+	return strings.Compare(idA, idB)
 }
 
 // foldBatch is how many changes a fold encodes before it seals the
@@ -213,12 +216,7 @@ func (d *deltaDoc) purge(gone []foldedChange, compress bool) {
 		}
 		return
 	}
-	slices.SortFunc(gone, func(a, b foldedChange) int {
-		if c := strings.Compare(a.app, b.app); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id, b.id)
-	})
+	slices.SortFunc(gone, func(a, b foldedChange) int { return byAppAndID(a.app, a.id, b.app, b.id) })
 	for from := 0; from < len(gone); from += foldBatch {
 		batch := gone[from:min(from+foldBatch, len(gone))]
 		for _, fc := range batch {

@@ -142,14 +142,18 @@ func (d *document) gzipped() ([][]byte, uint32, int) {
 var deflatedSeparator = deflate([]byte{','}, false)
 
 // inParallel calls work for every k below n, on as many goroutines as
-// there are CPUs (on one when n is below least), each with a scratch
-// buffer of its own, and returns when all calls have.
+// there are CPUs (in the caller's when n is below least), each with a
+// scratch buffer of its own, and returns when all calls have.
 func inParallel(n, least int, work func(k int, scratch *[]byte)) {
-	workers := runtime.GOMAXPROCS(0)
-	if n < least {
-		workers = 1
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if n < least || workers <= 1 {
+		// A change's few chunks, one stale app: no goroutine to start.
+		var scratch []byte
+		for k := range n {
+			work(k, &scratch)
+		}
+		return
 	}
-	workers = max(1, workers)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {

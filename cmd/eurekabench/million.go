@@ -997,9 +997,7 @@ func (r *millionRun) deltasAndChanges() (*deltaResult, error) {
 	// The delta clients.
 	client := docClient(c.deltaClients)
 	defer client.CloseIdleConnections()
-	lats := make([][]time.Duration, c.deltaClients)
-	heads := make([][]time.Duration, c.deltaClients)
-	sizes := make([][]int64, c.deltaClients)
+	reads := make([][]docRead, c.deltaClients) // each client's, in order
 	var firstErr atomic.Value
 	var clientsWG sync.WaitGroup
 	for k := range c.deltaClients {
@@ -1011,7 +1009,7 @@ func (r *millionRun) deltasAndChanges() (*deltaResult, error) {
 					return
 				case <-time.After(time.Until(next)):
 				}
-				keep := k == 0 && len(lats[k]) == 0 // the first delta, counted after the run
+				keep := k == 0 && len(reads[k]) == 0 // the first delta, counted after the run
 				rd, err := readDoc(ctx, client, r.addr, "/eureka/apps/delta", "application/json", true, keep, nil)
 				if err != nil {
 					if ctx.Err() == nil {
@@ -1022,10 +1020,9 @@ func (r *millionRun) deltasAndChanges() (*deltaResult, error) {
 				}
 				if keep {
 					res.firstBody, res.firstBytes = rd.kept, rd.bytes
+					rd.kept = nil
 				}
-				lats[k] = append(lats[k], rd.took)
-				heads[k] = append(heads[k], rd.header)
-				sizes[k] = append(sizes[k], rd.bytes)
+				reads[k] = append(reads[k], rd)
 				// Once a second; a tick missed while waiting is skipped.
 				for next = next.Add(time.Second); next.Before(time.Now()); next = next.Add(time.Second) {
 				}
@@ -1041,21 +1038,23 @@ func (r *millionRun) deltasAndChanges() (*deltaResult, error) {
 	if err, _ := firstErr.Load().(error); err != nil {
 		return nil, err
 	}
-	for k := range lats {
-		if len(lats[k]) > 0 {
-			res.latencies = append(res.latencies, lats[k][0])
-			res.headers = append(res.headers, heads[k][0])
+	add := func(rd docRead) {
+		res.latencies = append(res.latencies, rd.took)
+		res.headers = append(res.headers, rd.header)
+	}
+	for k := range reads {
+		if len(reads[k]) > 0 {
+			add(reads[k][0])
 		}
 	}
 	res.firstRound = len(res.latencies)
-	for k := range lats {
-		if len(lats[k]) > 1 {
-			res.latencies = append(res.latencies, lats[k][1:]...)
-			res.headers = append(res.headers, heads[k][1:]...)
+	for k := range reads {
+		for _, rd := range reads[k][min(1, len(reads[k])):] {
+			add(rd)
 		}
 	}
-	if n := len(sizes[0]); n > 0 {
-		res.lastBytes = sizes[0][n-1]
+	if n := len(reads[0]); n > 0 {
+		res.lastBytes = reads[0][n-1].bytes
 	}
 	if len(res.latencies) == 0 {
 		return nil, errors.New("no delta was answered")
