@@ -2,6 +2,8 @@ package readmecheck
 
 import (
 	"context"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,6 +125,24 @@ func TestWalks(t *testing.T) {
 	}
 }
 
+// freeFixedPort returns a loopback port that is free now, below the
+// kernel's ephemeral range (32768 and up): the walk binds it seconds
+// later, and the other packages' tests, run beside this one, take their
+// ports (":0" listeners, outgoing connections) from that range, where one
+// could take it first.
+func freeFixedPort(t *testing.T) string {
+	t.Helper()
+	for range 1000 {
+		port := strconv.Itoa(20000 + rand.IntN(12000))
+		if ln, err := net.Listen("tcp", "127.0.0.1:"+port); err == nil {
+			ln.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port between 20000 and 32000")
+	return ""
+}
+
 func runWalk(t *testing.T, w walk) {
 	for _, tool := range walkTools {
 		for _, s := range w.steps {
@@ -144,8 +164,7 @@ func runWalk(t *testing.T, w walk) {
 	taken := map[string]bool{}
 	for _, p := range walkPorts {
 		for {
-			addr := testkit.FreeAddr(t)
-			free := addr[strings.LastIndex(addr, ":")+1:]
+			free := freeFixedPort(t)
 			if !taken[free] && !slices.Contains(walkPorts, free) {
 				ports[p], taken[free] = free, true
 				break
