@@ -41,9 +41,6 @@ func TestGatewayAccessLogOption(t *testing.T) {
 // The process writes a JSON line per gateway request to the file
 // -gateway-access-log names, after what the file had, or to stdout.
 func TestGatewayAccessLog(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the command")
-	}
 	bin := binary(t)
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "answered") }))
 	defer backend.Close()

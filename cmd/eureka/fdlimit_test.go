@@ -24,9 +24,6 @@ import (
 // logged and counted in /metrics. Before, fasthttp's accept loop returned
 // on EMFILE and the port stayed dead until a restart.
 func TestListenersOutliveFileDescriptorExhaustion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the command")
-	}
 	bin := binary(t)
 	for _, loops := range []string{"0", "-1"} {
 		t.Run("loops="+loops, func(t *testing.T) { exhaustAndRecover(t, bin, loops) })

@@ -27,9 +27,14 @@ func TestMain(m *testing.M) {
 // process.
 var builds = testkit.GoBuilds{Prefix: "eureka-bin-"}
 
-// binary returns this command, built from this tree.
+// binary returns this command, built from this tree. Under -short it
+// skips the test instead: every test that runs the command as a process
+// asks for it first.
 func binary(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the command")
+	}
 	return builds.Binary(t, "../..", "./cmd/eureka")
 }
 

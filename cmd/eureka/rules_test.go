@@ -29,9 +29,6 @@ import (
 // fails meanwhile. The dashboard shows the rules in force, /metrics the
 // requests per subset.
 func TestGatewayRulesFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the command")
-	}
 	bin := binary(t)
 	t.Run("a bad file at the start", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "rules.yaml")
