@@ -51,9 +51,17 @@ func startRegistryWith(t *testing.T, auth httpapi.AuthConfig, cfg registry.Confi
 func startRegistryDashboard(t *testing.T, auth httpapi.AuthConfig, cfg registry.Config, dash Config) (string, *registry.Store) {
 	t.Helper()
 	store := registry.New(cfg)
-	api := httpapi.NewAPI(store, httpapi.APIConfig{Auth: auth})
 	d := New(store, dash)
 	t.Cleanup(d.Close)
+	return serveDashboard(t, store, auth, d), store
+}
+
+// serveDashboard runs the standalone server over store on loopback, with
+// d at / behind the API's protection, until the test ends, and returns
+// its address.
+func serveDashboard(t *testing.T, store *registry.Store, auth httpapi.AuthConfig, d *Handler) string {
+	t.Helper()
+	api := httpapi.NewAPI(store, httpapi.APIConfig{Auth: auth})
 	srv := httpapi.NewServer(api, httpapi.ServerConfig{
 		Addr: "127.0.0.1:0", Other: api.Protect(d),
 	})
@@ -61,7 +69,7 @@ func startRegistryDashboard(t *testing.T, auth httpapi.AuthConfig, cfg registry.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Stop(context.Background()) })
-	return srv.Addr().String(), store
+	return srv.Addr().String()
 }
 
 func register(t *testing.T, store *registry.Store, app, id string) {

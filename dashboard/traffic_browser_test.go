@@ -34,6 +34,17 @@ type backend struct {
 	srv  *httptest.Server
 }
 
+// startTrafficDashboard runs the standalone server with a dashboard that
+// samples rec, its sampler started, and returns its address and store.
+func startTrafficDashboard(t *testing.T, rec *traffic.Recorder) (string, *registry.Store) {
+	t.Helper()
+	store := registry.New(registry.Config{})
+	d := New(store, Config{Version: "test", Traffic: rec})
+	d.Start()
+	t.Cleanup(d.Close)
+	return serveDashboard(t, store, httpapi.AuthConfig{}, d), store
+}
+
 func startBackend(t *testing.T, store *registry.Store, app, id string) *backend {
 	t.Helper()
 	b := new(backend)
@@ -67,17 +78,7 @@ func startBackend(t *testing.T, store *registry.Store, app, id string) *backend 
 // like HTML stays text).
 func TestDashboardTraffic(t *testing.T) {
 	rec := traffic.New()
-	store := registry.New(registry.Config{})
-	api := httpapi.NewAPI(store, httpapi.APIConfig{})
-	d := New(store, Config{Version: "test", Traffic: rec})
-	d.Start()
-	t.Cleanup(d.Close)
-	srv := httpapi.NewServer(api, httpapi.ServerConfig{Addr: "127.0.0.1:0", Other: api.Protect(d)})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop(context.Background()) })
-	addr := srv.Addr().String()
+	addr, store := startTrafficDashboard(t, rec)
 
 	const evil = `<img src=x onerror="window.__pwned=1">`
 	startBackend(t, store, "ORDERS", "orders-1")
@@ -227,16 +228,7 @@ func TestDashboardTraffic(t *testing.T) {
 // responsive while it redraws every second.
 func TestDashboardTrafficHundredApps(t *testing.T) {
 	rec := traffic.New()
-	store := registry.New(registry.Config{})
-	api := httpapi.NewAPI(store, httpapi.APIConfig{})
-	d := New(store, Config{Version: "test", Traffic: rec})
-	d.Start()
-	t.Cleanup(d.Close)
-	srv := httpapi.NewServer(api, httpapi.ServerConfig{Addr: "127.0.0.1:0", Other: api.Protect(d)})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop(context.Background()) })
+	addr, _ := startTrafficDashboard(t, rec)
 
 	var fail atomic.Bool
 	ctx, stop := context.WithCancel(context.Background())
@@ -268,7 +260,7 @@ func TestDashboardTrafficHundredApps(t *testing.T) {
 	if _, err := chromedp.Call(p.ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: longTasks}); err != nil {
 		t.Fatal(err)
 	}
-	p.do(chromedp.Navigate("http://" + srv.Addr().String() + "/"))
+	p.do(chromedp.Navigate("http://" + addr + "/"))
 	p.waitFor("12 cards and a button for the rest", `document.querySelectorAll("#traffic .t-app").length === 12 &&
 		document.getElementById("traffic-more").textContent === "Show all 100 apps"`, 20*time.Second)
 	if first := p.eval(`document.querySelector("#traffic .t-app").dataset.app`); first == "APP-057" {
