@@ -1,32 +1,31 @@
 package traffic
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
 )
 
-// method and class indexes, by name, for the tests' expectations.
+// mi and ci are the indexes of a method class and of a status class, by
+// name, for the tests' expectations.
 func mi(t *testing.T, method string) int {
 	t.Helper()
-	for i, m := range Methods {
-		if m == method {
-			return i
-		}
-	}
-	t.Fatalf("no method class %q", method)
-	return 0
+	return index(t, "method class", Methods[:], method)
 }
 
 func ci(t *testing.T, class string) int {
 	t.Helper()
-	for i, c := range Classes {
-		if c == class {
-			return i
-		}
+	return index(t, "status class", Classes[:], class)
+}
+
+func index(t *testing.T, kind string, names []string, name string) int {
+	t.Helper()
+	i := slices.Index(names, name)
+	if i < 0 {
+		t.Fatalf("no %s %q", kind, name)
 	}
-	t.Fatalf("no status class %q", class)
-	return 0
+	return i
 }
 
 // Done counts a request by its subset, method class and status class:
