@@ -3,7 +3,6 @@ package balancer
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // versionHits counts the requests of the versioned servers, by server
@@ -69,18 +69,6 @@ func versionInstance(id string, port int, version string) *eureka.InstanceInfo {
 	i := loopbackInstance(id, port)
 	i.Metadata = map[string]string{"version": version}
 	return i
-}
-
-// refusingPort returns a loopback port nothing listens on.
-func refusingPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
 }
 
 // subsetClient is an HTTPClient over src whose connections are closed
@@ -258,7 +246,7 @@ func TestHTTPClientSubsetRetriesStayInSubset(t *testing.T) {
 	var hits versionHits
 	c := subsetClient(t, staticInstancer{"INVENTORY": {
 		versionServer(t, &hits, "old-1", "2.0"),
-		versionInstance("canary-dead", refusingPort(t), "2.1"),
+		versionInstance("canary-dead", testkit.FreePort(t), "2.1"),
 		versionServer(t, &hits, "old-2", "2.0"),
 		versionServer(t, &hits, "canary-live", "2.1"),
 	}})
@@ -278,9 +266,9 @@ func TestHTTPClientSubsetRetriesStayInSubset(t *testing.T) {
 
 	var dead versionHits
 	c = subsetClient(t, staticInstancer{"INVENTORY": {
-		versionInstance("canary-dead-1", refusingPort(t), "2.1"),
+		versionInstance("canary-dead-1", testkit.FreePort(t), "2.1"),
 		versionServer(t, &dead, "old", "2.0"),
-		versionInstance("canary-dead-2", refusingPort(t), "2.1"),
+		versionInstance("canary-dead-2", testkit.FreePort(t), "2.1"),
 	}})
 	for n := range 3 {
 		if name, err := call(t, c, ctx); err == nil {

@@ -148,7 +148,7 @@ func testAccessLog(t *testing.T, loops int) {
 	if err := store.Register(inst, false); err != nil {
 		t.Fatal(err)
 	}
-	register(t, store, "flaky", "dead", deadPort(t))
+	register(t, store, "flaky", "dead", testkit.FreePort(t))
 	serve(t, store, "flaky", "live", backend)
 	rules, err := routing.ParseRules("test", []byte("apps:\n  canary:\n    default: {version: \"2.0\"}\n"))
 	if err != nil {

@@ -255,7 +255,7 @@ func TestLoopsPipelinesAndHeaders(t *testing.T) {
 					io.WriteString(w, r.URL.Path)
 				}
 			})
-			register(t, store, "dead", "d", deadPort(t))
+			register(t, store, "dead", "d", testkit.FreePort(t))
 			base, _, _ := startServer(t, Config{}, ServerConfig{Loops: oneLoop(m.loops)}, store)
 			c := dialRaw(t, base)
 			c.send("GET /orders/a HTTP/1.1\r\nHost: gw\r\n\r\n" +

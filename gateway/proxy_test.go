@@ -64,15 +64,6 @@ func do(t *testing.T, method, url string, body io.Reader, headers ...string) (in
 	return resp.StatusCode, resp.Header, string(b)
 }
 
-func deadPort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // Stop lets a request that is in flight finish, then refuses connections.
 func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	store := registry.New(registry.Config{})
@@ -209,7 +200,7 @@ func TestTimeoutRetriesIdempotentOnly(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
-	register(t, only, "search", "other-hung", deadPort(t)) // would be retried on, if POST were
+	register(t, only, "search", "other-hung", testkit.FreePort(t)) // would be retried on, if POST were
 	base2, _, _ := start(t, Config{Routing: routing.Config{ResponseHeaderTimeout: 300 * time.Millisecond}}, only)
 	before := hungHits.Load()
 	began := time.Now()
@@ -231,7 +222,7 @@ func TestTimeoutRetriesIdempotentOnly(t *testing.T) {
 // body, streamed or not.
 func TestPostRetriedAfterRefusedConnection(t *testing.T) {
 	store := registry.New(registry.Config{})
-	register(t, store, "orders", "dead", deadPort(t))
+	register(t, store, "orders", "dead", testkit.FreePort(t))
 	serve(t, store, "orders", "live", func(w http.ResponseWriter, r *http.Request) {
 		n, _ := io.Copy(io.Discard, r.Body)
 		fmt.Fprintf(w, "live %d", n)

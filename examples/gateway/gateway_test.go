@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/eurekagate/eurekagate/caddymodule"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // readCaddyfile points Caddy's data and config folders at a temporary
@@ -60,7 +62,7 @@ func TestExampleCaddyfile(t *testing.T) {
 // instance.
 func TestExampleRoutes(t *testing.T) {
 	body := readCaddyfile(t)
-	regPort, gwPort := freePort(t), freePort(t)
+	regPort, gwPort := strconv.Itoa(testkit.FreePort(t)), strconv.Itoa(testkit.FreePort(t))
 	body = []byte(strings.NewReplacer("8761", regPort, "8080", gwPort).Replace(string(body)))
 	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(body, nil)
 	if err != nil {
@@ -104,15 +106,4 @@ func TestExampleRoutes(t *testing.T) {
 			t.Errorf("GET %s: %d %q, want 200 \"ORDERS /call\"", path, resp.StatusCode, b)
 		}
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
 }

@@ -66,18 +66,6 @@ func echoHandler(name string) http.Handler {
 	})
 }
 
-// deadPort returns a loopback port nothing listens on (a moment ago).
-func deadPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
-}
-
 // instance is a registration of app at port on loopback, UP.
 func instance(app, id string, port int) *eureka.InstanceInfo {
 	return &eureka.InstanceInfo{

@@ -116,7 +116,7 @@ func failingHealthChecks(t *testing.T, start Starter) {
 func securePortOnly(t *testing.T, start Starter) {
 	base, store, _ := start(t)
 	v := newTLSBackend(t, "vault", nil)
-	i := instance("vault", "vault", deadPort(t))
+	i := instance("vault", "vault", testkit.FreePort(t))
 	i.Port.Enabled = false
 	i.SecurePort = eureka.Port{Number: v.port, Enabled: true}
 	register(t, store, i)
@@ -238,7 +238,7 @@ func retryAfterTimeoutByMethod(t *testing.T, start Starter) {
 func retryAfterRefusedPOST(t *testing.T, start Starter) {
 	base, store, _ := start(t)
 	live := newBackend(t, "live", nil)
-	register(t, store, instance("refuse", "dead", deadPort(t)))
+	register(t, store, instance("refuse", "dead", testkit.FreePort(t)))
 	register(t, store, instance("refuse", "live", live.port))
 	for n := range 4 {
 		s := decode(t, send(t, "POST", base+"/refuse/p", "x"))

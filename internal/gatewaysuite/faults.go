@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // Faults of instances that the routing core's transports each meet in
@@ -62,7 +63,7 @@ func secureIdleClosed(t *testing.T, start Starter) {
 	base, store, _ := start(t)
 	v := newTLSBackend(t, "vault", nil)
 	v.srv.Config.IdleTimeout = 100 * time.Millisecond
-	i := instance("vault", "vault-idle", deadPort(t))
+	i := instance("vault", "vault-idle", testkit.FreePort(t))
 	i.Port.Enabled = false
 	i.SecurePort = eureka.Port{Number: v.port, Enabled: true}
 	register(t, store, i)

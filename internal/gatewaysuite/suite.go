@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -323,7 +324,7 @@ func webSocketEcho(t *testing.T, start Starter) {
 func retryAfterRefused(t *testing.T, start Starter) {
 	base, store, _ := start(t)
 	live := newBackend(t, "live", nil)
-	register(t, store, instance("payments", "dead", deadPort(t)))
+	register(t, store, instance("payments", "dead", testkit.FreePort(t)))
 	register(t, store, instance("payments", "live", live.port))
 	for _, n := range names(t, base+"/payments/p", 6) {
 		expect(t, "answered by", n, "live")

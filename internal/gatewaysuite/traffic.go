@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // The cases in this file check the traffic both gateways record
@@ -250,7 +252,7 @@ func trafficCounts(t *testing.T, start Starter) {
 func trafficRefused(t *testing.T, start Starter) {
 	base, store, m := start(t)
 	live := newBackend(t, "live", nil)
-	register(t, store, instance("traffic-refused", "dead", deadPort(t)))
+	register(t, store, instance("traffic-refused", "dead", testkit.FreePort(t)))
 	register(t, store, instance("traffic-refused", "live", live.port))
 	before := m.read(t)
 	const n = 6

@@ -79,6 +79,19 @@ func FreeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
+// FreePort returns a loopback port that was free a moment ago: one for a
+// server to bind when its port must be known before it starts, or one
+// that refuses connections, for a registration that must not answer.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
 // HTTPGet fetches url with http.DefaultClient and returns the status code
 // and the body; it fails the test if the request fails.
 func HTTPGet(t testing.TB, url string) (int, string) {
