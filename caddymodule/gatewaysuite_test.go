@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 
 	"github.com/eurekagate/eurekagate/internal/gatewaysuite"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -24,7 +24,7 @@ func TestGatewaySuiteThroughCaddy(t *testing.T) {
 		// The remote region's servers never answer: the suite feeds it
 		// with Store.UpdateRegion.
 		app := fmt.Sprintf("registry %s\n\t\thealth_interval %s\n\t\tremote_regions %s http://127.0.0.1:%d/eureka/",
-			name, gatewaysuite.HealthInterval, gatewaysuite.Region, deadPort(t))
+			name, gatewaysuite.HealthInterval, gatewaysuite.Region, testkit.FreePort(t))
 		loadConfigAs(t, withGatewayRules(t, gatewayConfig(app, gw), json.RawMessage(gatewaysuite.Rules)), "json")
 		v, ok := lookupEntry(name)
 		if !ok {
@@ -64,24 +64,10 @@ func withGatewayRules(t *testing.T, cfg string, rules json.RawMessage) string {
 		t.Fatal(err)
 	}
 	found := 0
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if v["handler"] == "eureka_gateway" {
-				v["rules"] = rules
-				found++
-			}
-			for _, c := range v {
-				walk(c)
-			}
-		case []any:
-			for _, c := range v {
-				walk(c)
-			}
-		}
-	}
-	walk(doc)
+	eachHandler(doc, "eureka_gateway", func(h map[string]any) {
+		h["rules"] = rules
+		found++
+	})
 	if found != 1 {
 		t.Fatalf("the adapted config has %d eureka_gateway handlers, want 1", found)
 	}
@@ -90,15 +76,4 @@ func withGatewayRules(t *testing.T, cfg string, rules json.RawMessage) string {
 		t.Fatal(err)
 	}
 	return string(out)
-}
-
-// deadPort returns a loopback port nothing listens on (a moment ago).
-func deadPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

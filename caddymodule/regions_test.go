@@ -76,25 +76,11 @@ http://:8080 {
 		t.Fatal(err)
 	}
 	var failover []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if x["handler"] == "eureka_gateway" {
-				for _, r := range x["failover_regions"].([]any) {
-					failover = append(failover, r.(string))
-				}
-			}
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
+	eachHandler(doc, "eureka_gateway", func(h map[string]any) {
+		for _, r := range h["failover_regions"].([]any) {
+			failover = append(failover, r.(string))
 		}
-	}
-	walk(doc)
+	})
 	if !reflect.DeepEqual(failover, []string{"eu-west-1", "ap-south-1"}) {
 		t.Errorf("failover_regions %v in\n%s", failover, out)
 	}
