@@ -4,16 +4,12 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
-	"github.com/eurekagate/eurekagate/registry"
 )
 
 // BenchmarkRenewAPI is a heartbeat through the transport-neutral core, as
 // both front doors call it.
 func BenchmarkRenewAPI(b *testing.B) {
-	s, _ := newTestStore(b, registry.Config{})
-	for i := range 1000 {
-		mustRegister(b, s, testkit.SampleInstance(i), false)
-	}
+	s := sampleStore(b, 1000)
 	api := NewAPI(s, APIConfig{})
 	paths := make([]string, 1000)
 	for n := range paths {

@@ -7,7 +7,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
-	"github.com/eurekagate/eurekagate/registry"
 )
 
 // BenchmarkFrontDoor measures the front doors' own work around the core:
@@ -17,10 +16,7 @@ import (
 // fasthttp path reuses one RequestCtx, as a keep-alive connection does, so
 // its allocs/op are what the mapping adds per request.
 func BenchmarkFrontDoor(b *testing.B) {
-	s, _ := newTestStore(b, registry.Config{})
-	for i := range 100 {
-		mustRegister(b, s, testkit.SampleInstance(i), false)
-	}
+	s := sampleStore(b, 100)
 	api := NewAPI(s, APIConfig{})
 	renew := testkit.SampleInstance(7)
 	renewURI := "/eureka/apps/" + renew.App + "/" + renew.InstanceID + "?status=UP&lastDirtyTimestamp=1000"
