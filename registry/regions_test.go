@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 func remoteDoc(apps map[string][]*eureka.InstanceInfo) *eureka.Applications {
@@ -76,22 +77,22 @@ func TestRegionReadsMergeAndHash(t *testing.T) {
 		t.Fatalf("ParseRegions = %v, %v", regions, err)
 	}
 	full := decodeJSON(t, s.FullPayloadIn(regions, eureka.FormatJSON))
-	want(t, "merged full", idsOf(full), map[string][]string{
+	testkit.Want(t, "merged full", idsOf(full), map[string][]string{
 		"BILLING": {"eu-2:DOWN:ADDED"},
 		"ORDERS":  {"eu-1:UP:ADDED", "local-1:UP:ADDED"},
 	})
-	want(t, "hash", full.AppsHashcode, "DOWN_1_UP_2_")
+	testkit.Want(t, "hash", full.AppsHashcode, "DOWN_1_UP_2_")
 	if local := decodeJSON(t, s.FullPayload(eureka.FormatJSON)); local.AppsHashcode != "UP_1_" || len(local.Applications) != 1 {
 		t.Errorf("the local read changed: %+v", local)
 	}
 
 	// The delta carries the region's changes, the hash the whole of it.
 	delta := decodeJSON(t, s.DeltaPayloadIn(regions, eureka.FormatJSON))
-	want(t, "delta", idsOf(delta), map[string][]string{
+	testkit.Want(t, "delta", idsOf(delta), map[string][]string{
 		"ORDERS":  {"local-1:UP:ADDED", "eu-1:UP:ADDED"},
 		"BILLING": {"eu-2:DOWN:ADDED"},
 	})
-	want(t, "delta hash", delta.AppsHashcode, "DOWN_1_UP_2_")
+	testkit.Want(t, "delta hash", delta.AppsHashcode, "DOWN_1_UP_2_")
 
 	// A second read: eu-1 gone, eu-2 up. Each shows once, latest state.
 	clock.Advance(time.Second)
@@ -99,11 +100,11 @@ func TestRegionReadsMergeAndHash(t *testing.T) {
 		"BILLING": {remoteInst("billing", "eu-2", eureka.StatusUp)},
 	}), time.Now())
 	delta = decodeJSON(t, s.DeltaPayloadIn(regions, eureka.FormatJSON))
-	want(t, "delta after", idsOf(delta), map[string][]string{
+	testkit.Want(t, "delta after", idsOf(delta), map[string][]string{
 		"ORDERS":  {"local-1:UP:ADDED", "eu-1:UP:DELETED"},
 		"BILLING": {"eu-2:UP:MODIFIED"},
 	})
-	want(t, "delta hash after", delta.AppsHashcode, "UP_2_")
+	testkit.Want(t, "delta hash after", delta.AppsHashcode, "UP_2_")
 	if got := s.InstancesIn("BILLING", "eu-west"); len(got) != 1 || got[0].ID() != "eu-2" {
 		t.Errorf("InstancesIn = %v", got)
 	}
@@ -131,10 +132,10 @@ func TestRegionWhitelistAndFallback(t *testing.T) {
 	s.UpdateRegion("eu-west", doc, time.Now())
 	s.UpdateRegion("ap-south", doc, time.Now())
 	eu := decodeJSON(t, s.FullPayloadIn([]string{"eu-west"}, eureka.FormatJSON))
-	want(t, "global whitelist", idsOf(eu), map[string][]string{"ORDERS": {"o:UP:ADDED"}})
+	testkit.Want(t, "global whitelist", idsOf(eu), map[string][]string{"ORDERS": {"o:UP:ADDED"}})
 	ap := decodeJSON(t, s.FullPayloadIn([]string{"ap-south"}, eureka.FormatJSON))
-	want(t, "region whitelist", idsOf(ap), map[string][]string{"BILLING": {"b:UP:ADDED"}})
-	want(t, "region whitelist hash", ap.AppsHashcode, "UP_1_")
+	testkit.Want(t, "region whitelist", idsOf(ap), map[string][]string{"BILLING": {"b:UP:ADDED"}})
+	testkit.Want(t, "region whitelist hash", ap.AppsHashcode, "UP_1_")
 
 	// Fallback answers the first region holding the app, as Eureka.
 	p, ok := s.RemoteAppPayload("BILLING", eureka.FormatJSON)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 func TestRegisterFillsServerFields(t *testing.T) {
@@ -198,9 +199,9 @@ func TestUpdateMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := mustGet(t, s, "A", "x")
-	want(t, "metadata", got.Metadata, map[string]string{"keep": "1", "over": "new", "add": "2"})
-	want(t, "lastDirty", got.LastDirtyTimestamp, int64(4242))
-	want(t, "action", got.ActionType, eureka.ActionAdded)
+	testkit.Want(t, "metadata", got.Metadata, map[string]string{"keep": "1", "over": "new", "add": "2"})
+	testkit.Want(t, "lastDirty", got.LastDirtyTimestamp, int64(4242))
+	testkit.Want(t, "action", got.ActionType, eureka.ActionAdded)
 	if i.Metadata["over"] != "old" {
 		t.Error("UpdateMetadata modified the caller's map")
 	}
@@ -223,9 +224,9 @@ func TestDeltaRetentionAndDedupe(t *testing.T) {
 			n++
 		}
 	}
-	want(t, "delta", got, map[string]eureka.ActionType{"A/x": eureka.ActionAdded, "A/y": eureka.ActionModified, "B/z": eureka.ActionDeleted})
-	want(t, "entries", n, 3)
-	want(t, "delta hash is the full registry's", d.AppsHashcode, "OUT_OF_SERVICE_1_UP_1_")
+	testkit.Want(t, "delta", got, map[string]eureka.ActionType{"A/x": eureka.ActionAdded, "A/y": eureka.ActionModified, "B/z": eureka.ActionDeleted})
+	testkit.Want(t, "entries", n, 3)
+	testkit.Want(t, "delta hash is the full registry's", d.AppsHashcode, "OUT_OF_SERVICE_1_UP_1_")
 	if z := d.Applications[1].Instances[0]; z.LeaseInfo.EvictionTimestamp == 0 {
 		t.Error("DELETED record without evictionTimestamp")
 	}
@@ -323,14 +324,14 @@ func TestInstancesViewFollowsChanges(t *testing.T) {
 		}
 		return out
 	}
-	want(t, "up", ids(s.Instances("A")), []string{"a", "b"})
+	testkit.Want(t, "up", ids(s.Instances("A")), []string{"a", "b"})
 	s.SetStatus("A", "a", eureka.StatusOutOfService, 0, false)
-	want(t, "up after override", ids(s.Instances("A")), []string{"b"})
-	want(t, "all after override", ids(s.AllInstances("A")), []string{"a", "b"})
+	testkit.Want(t, "up after override", ids(s.Instances("A")), []string{"b"})
+	testkit.Want(t, "all after override", ids(s.AllInstances("A")), []string{"a", "b"})
 	s.DeleteStatusOverride("A", "a", eureka.StatusUp, 0, false)
-	want(t, "up after delete", ids(s.Instances("A")), []string{"a", "b"})
+	testkit.Want(t, "up after delete", ids(s.Instances("A")), []string{"a", "b"})
 	s.Cancel("A", "b", false)
-	want(t, "up after cancel", ids(s.Instances("A")), []string{"a"})
+	testkit.Want(t, "up after cancel", ids(s.Instances("A")), []string{"a"})
 	s.Cancel("A", "a", false)
 	if s.Instances("A") != nil {
 		t.Error("view of an empty app")

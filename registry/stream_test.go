@@ -51,7 +51,7 @@ func TestChangeStreamOneChangePerWriteKind(t *testing.T) {
 		for _, c := range got[before:] {
 			kinds = append(kinds, c.Kind)
 		}
-		want(t, st.name, kinds, st.want)
+		testkit.Want(t, st.name, kinds, st.want)
 	}
 	for n, c := range got {
 		if c.Version != uint64(n+1) {
@@ -61,9 +61,9 @@ func TestChangeStreamOneChangePerWriteKind(t *testing.T) {
 	if s.Version() != uint64(len(got)) {
 		t.Errorf("Version() = %d after %d changes", s.Version(), len(got))
 	}
-	want(t, "new flags", []bool{got[0].New, got[1].New}, []bool{true, false})
-	want(t, "replicated register", got[len(got)-2].Replicated, true)
-	want(t, "cancel's instance", got[len(got)-3].Instance.ActionType, eureka.ActionDeleted)
+	testkit.Want(t, "new flags", []bool{got[0].New, got[1].New}, []bool{true, false})
+	testkit.Want(t, "replicated register", got[len(got)-2].Replicated, true)
+	testkit.Want(t, "cancel's instance", got[len(got)-3].Instance.ActionType, eureka.ActionDeleted)
 
 	// The log holds the same changes.
 	logged, ok := s.ChangesSince(0)
@@ -101,5 +101,5 @@ func TestViewsUnderConcurrentChanges(t *testing.T) {
 		}
 	}
 	stop()
-	want(t, "view after the writes", len(s.AllInstances("A")), len(s.Applications().Applications[0].Instances))
+	testkit.Want(t, "view after the writes", len(s.AllInstances("A")), len(s.Applications().Applications[0].Instances))
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // The VIP index, and the status counts, answer exactly what a scan of the registry would, through
@@ -55,13 +56,13 @@ func TestVIPIndexMatchesAScan(t *testing.T) {
 		}
 		for _, vip := range []string{"a", "b", "c", "d"} {
 			for _, secure := range []bool{false, true} {
-				want(t, fmt.Sprintf("step %d vip %s secure %v", step, vip, secure), indexed(vip, secure), scan(vip, secure))
+				testkit.Want(t, fmt.Sprintf("step %d vip %s secure %v", step, vip, secure), indexed(vip, secure), scan(vip, secure))
 			}
 		}
 		// The status counts kept by the writes give the hash a scan gives.
 		s.mu.RLock()
 		kept := s.hashLocked()
 		s.mu.RUnlock()
-		want(t, fmt.Sprintf("step %d hash", step), kept, eureka.ReconcileHash(s.Applications().Applications))
+		testkit.Want(t, fmt.Sprintf("step %d hash", step), kept, eureka.ReconcileHash(s.Applications().Applications))
 	}
 }

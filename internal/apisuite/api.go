@@ -64,50 +64,50 @@ func registerAndRead(t *testing.T, start Starter) {
 	// XML registration, as fargo sends by default.
 	xmlBody := []byte(fargoXML)
 	r := call(t, "POST", base+"/eureka/v2/apps/ORDERS", xmlBody, "Content-Type", "application/xml")
-	want(t, "xml register", r.status, 204)
+	testkit.Want(t, "xml register", r.status, 204)
 
 	// Every read reflects the registrations at once.
 	r = call(t, "GET", base+"/eureka/apps/", nil, "Accept", jsonCT)
-	want(t, "full status", r.status, 200)
-	want(t, "full content type", r.header.Get("Content-Type"), jsonCT)
+	testkit.Want(t, "full status", r.status, 200)
+	testkit.Want(t, "full content type", r.header.Get("Content-Type"), jsonCT)
 	apps, err := eureka.DecodeApplicationsJSON([]byte(r.body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want(t, "hash", apps.AppsHashcode, "UP_2_")
-	want(t, "version", apps.VersionsDelta, int64(1))
+	testkit.Want(t, "hash", apps.AppsHashcode, "UP_2_")
+	testkit.Want(t, "version", apps.VersionsDelta, int64(1))
 
 	r = call(t, "GET", base+"/eureka/apps", nil)
-	want(t, "default is XML", r.header.Get("Content-Type"), "application/xml")
+	testkit.Want(t, "default is XML", r.header.Get("Content-Type"), "application/xml")
 	if !strings.HasPrefix(r.body, "<applications>") {
 		t.Errorf("xml body: %.80s", r.body)
 	}
 
 	r = call(t, "GET", base+"/eureka/apps/Orders", nil, "Accept", "application/json")
-	want(t, "app", r.status, 200)
+	testkit.Want(t, "app", r.status, 200)
 	app, err := eureka.DecodeApplicationJSON([]byte(r.body))
 	if err != nil || len(app.Instances) != 2 {
 		t.Fatalf("app: %v %s", err, r.body)
 	}
 	r = call(t, "GET", base+"/eureka/apps/NOPE", nil)
-	want(t, "unknown app", r.status, 404)
-	want(t, "unknown app body", r.body, "")
+	testkit.Want(t, "unknown app", r.status, 404)
+	testkit.Want(t, "unknown app body", r.body, "")
 
 	r = call(t, "GET", base+"/eureka/apps/ORDERS/h1:orders:8080", nil, "Accept", jsonCT)
-	want(t, "instance", r.status, 200)
+	testkit.Want(t, "instance", r.status, 200)
 	i, err := eureka.DecodeInstanceJSON([]byte(r.body))
 	if err != nil || i.InstanceID != "h1:orders:8080" {
 		t.Fatalf("instance: %v %s", err, r.body)
 	}
 	r = call(t, "GET", base+"/eureka/apps/ORDERS/h1%3Aorders%3A8080", nil, "Accept", jsonCT)
-	want(t, "escaped id", r.status, 200)
+	testkit.Want(t, "escaped id", r.status, 200)
 	r = call(t, "GET", base+"/eureka/instances/host1", nil)
-	want(t, "instances/{id}", r.status, 200)
+	testkit.Want(t, "instances/{id}", r.status, 200)
 	if !strings.HasPrefix(r.body, "<instance>") {
 		t.Errorf("instances/{id} xml: %.40s", r.body)
 	}
 	r = call(t, "GET", base+"/eureka/instances/nope", nil)
-	want(t, "instances/{unknown}", r.status, 404)
+	testkit.Want(t, "instances/{unknown}", r.status, 404)
 
 	r = call(t, "GET", base+"/eureka/vips/orders-vip", nil, "Accept", jsonCT)
 	vip, _ := eureka.DecodeApplicationsJSON([]byte(r.body))
@@ -115,7 +115,7 @@ func registerAndRead(t *testing.T, start Starter) {
 		t.Errorf("vip: %d %s", r.status, r.body)
 	}
 	r = call(t, "GET", base+"/eureka/svips/none", nil, "Accept", jsonCT)
-	want(t, "empty svip", r.body, `{"applications":{"versions__delta":"-1","apps__hashcode":"","application":[]}}`)
+	testkit.Want(t, "empty svip", r.body, `{"applications":{"versions__delta":"-1","apps__hashcode":"","application":[]}}`)
 }
 
 func paths(t *testing.T, start Starter) {
@@ -146,13 +146,13 @@ func gzipOnlyWhenAsked(t *testing.T, start Starter) {
 	}
 	plain := r.body
 	r = call(t, "GET", base+"/eureka/apps/", nil, "Accept", jsonCT, "Accept-Encoding", "gzip, deflate")
-	want(t, "encoding", r.header.Get("Content-Encoding"), "gzip")
+	testkit.Want(t, "encoding", r.header.Get("Content-Encoding"), "gzip")
 	zr, err := gzip.NewReader(strings.NewReader(r.body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	unzipped, _ := io.ReadAll(zr)
-	want(t, "gunzipped", string(unzipped), plain)
+	testkit.Want(t, "gunzipped", string(unzipped), plain)
 
 	// Gzip request bodies are accepted.
 	var buf bytes.Buffer
@@ -160,7 +160,7 @@ func gzipOnlyWhenAsked(t *testing.T, start Starter) {
 	zw.Write(regBody("A", "y"))
 	zw.Close()
 	r = call(t, "POST", base+"/eureka/apps/A", buf.Bytes(), "Content-Type", jsonCT, "Content-Encoding", "gzip")
-	want(t, "gzip register", r.status, 204)
+	testkit.Want(t, "gzip register", r.status, 204)
 	if _, ok := s.Get("A", "y"); !ok {
 		t.Error("gzip registration not stored")
 	}
@@ -177,59 +177,59 @@ func renewCancelStatus(t *testing.T, start Starter) {
 		t.Errorf("renew: %d %q %q", r.status, r.body, r.header.Get("Content-Type"))
 	}
 	r = call(t, "PUT", url, nil) // fargo and js send no parameters
-	want(t, "bare renew", r.status, 200)
+	testkit.Want(t, "bare renew", r.status, 200)
 	r = call(t, "PUT", url+"?lastDirtyTimestamp=2000", nil)
 	if r.status != 404 || r.body != "" {
 		t.Errorf("newer client data: %d %q", r.status, r.body)
 	}
 	r = call(t, "PUT", url+"?lastDirtyTimestamp=500", nil)
-	want(t, "older client data", r.status, 200)
+	testkit.Want(t, "older client data", r.status, 200)
 	r = call(t, "PUT", url+"?lastDirtyTimestamp=500", nil, "x-netflix-discovery-replication", "true", "Accept", jsonCT)
-	want(t, "replicated older", r.status, 409)
+	testkit.Want(t, "replicated older", r.status, 409)
 	if i, err := eureka.DecodeInstanceJSON([]byte(r.body)); err != nil || i.ID() != "x" {
 		t.Errorf("409 body: %v %s", err, r.body)
 	}
 	r = call(t, "PUT", url+"?lastDirtyTimestamp=abc", nil)
-	want(t, "bad timestamp", r.status, 400)
+	testkit.Want(t, "bad timestamp", r.status, 400)
 	r = call(t, "PUT", base+"/eureka/apps/A/nope", nil)
 	if r.status != 404 || r.body != "" {
 		t.Errorf("unknown renew: %d %q", r.status, r.body)
 	}
 
 	r = call(t, "PUT", url+"/status?value=OUT_OF_SERVICE", nil)
-	want(t, "override", r.status, 200)
-	want(t, "override body", r.body, "")
+	testkit.Want(t, "override", r.status, 200)
+	testkit.Want(t, "override body", r.body, "")
 	if got := testkit.MustGet(t, s, "A", "x"); got.Status != eureka.StatusOutOfService {
 		t.Errorf("status after override: %v", got.Status)
 	}
 	r = call(t, "GET", base+"/eureka/serverinfo/statusoverrides", nil)
-	want(t, "statusoverrides", r.body, `{"x":"OUT_OF_SERVICE"}`)
+	testkit.Want(t, "statusoverrides", r.body, `{"x":"OUT_OF_SERVICE"}`)
 	r = call(t, "PUT", url+"/status?value=out_of_service", nil)
-	want(t, "lower-case value", r.status, 500)
+	testkit.Want(t, "lower-case value", r.status, 500)
 	r = call(t, "PUT", url+"/status", nil)
-	want(t, "missing value", r.status, 500)
+	testkit.Want(t, "missing value", r.status, 500)
 	r = call(t, "PUT", base+"/eureka/apps/A/nope/status?value=UP", nil)
-	want(t, "override unknown", r.status, 404)
+	testkit.Want(t, "override unknown", r.status, 404)
 	r = call(t, "DELETE", url+"/status?value=UP", nil)
-	want(t, "delete override", r.status, 200)
+	testkit.Want(t, "delete override", r.status, 200)
 	if got := testkit.MustGet(t, s, "A", "x"); got.Status != eureka.StatusUp || got.OverriddenStatus != eureka.StatusUnknown {
 		t.Errorf("after delete override: %v/%v", got.Status, got.OverriddenStatus)
 	}
 	r = call(t, "DELETE", url+"/status?value=BOGUS", nil)
-	want(t, "delete override bad value", r.status, 500)
+	testkit.Want(t, "delete override bad value", r.status, 500)
 
 	r = call(t, "PUT", url+"/metadata?zone=z1&weight=3", nil)
-	want(t, "metadata", r.status, 200)
-	want(t, "metadata stored", testkit.MustGet(t, s, "A", "x").Metadata["zone"], "z1")
+	testkit.Want(t, "metadata", r.status, 200)
+	testkit.Want(t, "metadata stored", testkit.MustGet(t, s, "A", "x").Metadata["zone"], "z1")
 	r = call(t, "PUT", base+"/eureka/apps/A/nope/metadata?a=b", nil)
-	want(t, "metadata unknown", r.status, 404)
+	testkit.Want(t, "metadata unknown", r.status, 404)
 
 	r = call(t, "DELETE", url, nil)
 	if r.status != 200 || r.body != "" {
 		t.Errorf("cancel: %d %q", r.status, r.body)
 	}
 	r = call(t, "DELETE", url, nil)
-	want(t, "cancel again", r.status, 404)
+	testkit.Want(t, "cancel again", r.status, 404)
 
 	r = call(t, "GET", base+"/eureka/apps/delta", nil, "Accept", jsonCT)
 	d, err := eureka.DecodeApplicationsJSON([]byte(r.body))
@@ -322,7 +322,7 @@ func replicationBatch(t *testing.T, start Starter) {
 	base, s := start(t, registry.Config{}, httpapi.APIConfig{})
 	body := []byte(javaBatch)
 	r := call(t, "POST", base+"/eureka/peerreplication/batch/", body, "Content-Type", jsonCT, "Accept", jsonCT)
-	want(t, "batch", r.status, 200)
+	testkit.Want(t, "batch", r.status, 200)
 	results, err := replication.DecodeResults([]byte(r.body))
 	if err != nil {
 		t.Fatal(err)
@@ -334,15 +334,15 @@ func replicationBatch(t *testing.T, start Starter) {
 	// Register, Heartbeat, Heartbeat (older: 409), StatusUpdate,
 	// DeleteStatusOverride without timestamp (500), Cancel of an unknown
 	// instance (404), Register, Cancel.
-	want(t, "codes", codes, []int{200, 200, 409, 200, 500, 404, 200, 200})
+	testkit.Want(t, "codes", codes, []int{200, 200, 409, 200, 500, 404, 200, 200})
 	if results[2].Instance == nil || results[2].Instance.ID() != "h1:orders:8080" {
 		t.Errorf("409 without the receiver's instance")
 	}
 	got := testkit.MustGet(t, s, "ORDERS", "h1:orders:8080")
-	want(t, "status", got.Status, eureka.StatusOutOfService)
+	testkit.Want(t, "status", got.Status, eureka.StatusOutOfService)
 	if _, ok := s.Get("ORDERS", "h2:orders:8080"); ok {
 		t.Error("replicated cancel not applied")
 	}
 	r = call(t, "POST", base+"/eureka/peerreplication/batch", []byte("{"), "Content-Type", jsonCT)
-	want(t, "bad batch", r.status, 400)
+	testkit.Want(t, "bad batch", r.status, 400)
 }

@@ -3,7 +3,6 @@ package apisuite
 import (
 	_ "embed"
 	"net/http"
-	"reflect"
 	"testing"
 	"time"
 
@@ -66,11 +65,4 @@ const fargoXML = `<instance><instanceId></instanceId><hostName>host1</hostName><
 var client = &http.Client{
 	Timeout:   10 * time.Second,
 	Transport: &http.Transport{DisableCompression: true, DisableKeepAlives: true},
-}
-
-func want[T any](t *testing.T, what string, got, wantV T) {
-	t.Helper()
-	if !reflect.DeepEqual(got, wantV) {
-		t.Errorf("%s = %#v, want %#v", what, got, wantV)
-	}
 }

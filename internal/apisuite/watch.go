@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -19,7 +20,7 @@ func watch(t *testing.T, start Starter) {
 	api := base + "/eureka/"
 	register(t, base, "orders", "o1")
 	full := call(t, "GET", api+"apps/", nil, "Accept", jsonCT)
-	want(t, "capability header", full.header.Get(httpapi.HeaderWatch), httpapi.WatchVersion)
+	testkit.Want(t, "capability header", full.header.Get(httpapi.HeaderWatch), httpapi.WatchVersion)
 	token := full.header.Get(httpapi.HeaderVersion)
 	if token == "" {
 		t.Fatal("a full fetch carries no version")
@@ -28,8 +29,8 @@ func watch(t *testing.T, start Starter) {
 	// Nothing newer: held until the wait ends, then an empty delta at the
 	// same version.
 	r := call(t, "GET", api+"apps/delta?watch="+token+"&wait=0.05", nil, "Accept", jsonCT)
-	want(t, "idle watch status", r.status, 200)
-	want(t, "idle watch version", r.header.Get(httpapi.HeaderVersion), token)
+	testkit.Want(t, "idle watch status", r.status, 200)
+	testkit.Want(t, "idle watch version", r.header.Get(httpapi.HeaderVersion), token)
 	if doc, err := eureka.DecodeApplicationsJSON([]byte(r.body)); err != nil || len(doc.Applications) != 0 {
 		t.Fatalf("idle watch answered %v %q", err, r.body)
 	}
@@ -49,7 +50,7 @@ func watch(t *testing.T, start Starter) {
 		doc.Applications[0].Instances[0].ActionType != eureka.ActionAdded {
 		t.Fatalf("watch after a registration: %v %q", err, r.body)
 	}
-	want(t, "watch hash", doc.AppsHashcode, "UP_2_")
+	testkit.Want(t, "watch hash", doc.AppsHashcode, "UP_2_")
 	next := r.header.Get(httpapi.HeaderVersion)
 	if next == token || next == "" {
 		t.Fatalf("version did not move: %q -> %q", token, next)

@@ -1,19 +1,11 @@
 package replication
 
 import (
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
-
-func want[T any](t *testing.T, what string, got, wantV T) {
-	t.Helper()
-	if !reflect.DeepEqual(got, wantV) {
-		t.Errorf("%s = %#v, want %#v", what, got, wantV)
-	}
-}
 
 func TestTaskKeys(t *testing.T) {
 	for it, want := range map[*Item]string{
@@ -51,8 +43,8 @@ func TestQueueDedupesAndBounds(t *testing.T) {
 	for _, t := range batch {
 		got = append(got, t.item.ID+"="+t.item.Status)
 	}
-	want(t, "queue", got, []string{"b=UP", "c=UP", "d=UP"})
-	want(t, "dropped", pe.dropped.Load(), uint64(1))
+	testkit.Want(t, "queue", got, []string{"b=UP", "c=UP", "d=UP"})
+	testkit.Want(t, "dropped", pe.dropped.Load(), uint64(1))
 }
 
 // A cancel jumps the queue and replaces the instance's pending tasks.
@@ -70,8 +62,8 @@ func TestCancelGoesFirst(t *testing.T) {
 	for _, t := range batch {
 		got = append(got, t.item.Action+":"+t.item.ID)
 	}
-	want(t, "queue after a cancel", got, []string{"Cancel:b"})
-	want(t, "expired heartbeats", expired, 2)
+	testkit.Want(t, "queue after a cancel", got, []string{"Cancel:b"})
+	testkit.Want(t, "expired heartbeats", expired, 2)
 }
 
 // A cancel taken back (a peer's newer registration of the instance came
@@ -85,7 +77,7 @@ func TestWithdrawnCancelIsNotSent(t *testing.T) {
 	pe.enqueue(Item{Action: ActionHeartbeat, AppName: "A", ID: "b"}, now, cfg)
 	pe.withdrawCancel("A", "a")
 	batch, _ := pe.take(10, now)
-	want(t, "waiting", len(batch), 1)
+	testkit.Want(t, "waiting", len(batch), 1)
 
 	pe.enqueue(Item{Action: ActionCancel, AppName: "A", ID: "c"}, now, cfg)
 	inFlight, _ := pe.take(10, now)
