@@ -45,6 +45,26 @@ func startTrafficDashboard(t *testing.T, rec *traffic.Recorder) (string, *regist
 	return serveDashboard(t, store, httpapi.AuthConfig{}, d), store
 }
 
+// tickUntilEnd calls f every d, in a goroutine of its own, until the test
+// ends; the cleanup cancels f's context and waits for its last call.
+func tickUntilEnd(t *testing.T, d time.Duration, f func(ctx context.Context)) {
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			f(ctx)
+		}
+	})
+	t.Cleanup(func() { stop(); wg.Wait() })
+}
+
 func startBackend(t *testing.T, store *registry.Store, app, id string) *backend {
 	t.Helper()
 	b := new(backend)
@@ -102,29 +122,18 @@ func TestDashboardTraffic(t *testing.T) {
 
 	// The load: every 40 ms one request to ORDERS, two to INVENTORY and
 	// three to PAYMENTS, until the test ends.
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
 	client := &http.Client{Timeout: 5 * time.Second}
+	t.Cleanup(client.CloseIdleConnections)
 	base := "http://" + gw.Addr().String()
-	wg.Go(func() {
-		tick := time.NewTicker(40 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			for _, p := range []string{"/orders/x", "/inventory/x", "/inventory/x", "/payments/x", "/payments/x", "/payments/x"} {
-				req, _ := http.NewRequestWithContext(ctx, "GET", base+p, nil)
-				if resp, err := client.Do(req); err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
+	tickUntilEnd(t, 40*time.Millisecond, func(ctx context.Context) {
+		for _, p := range []string{"/orders/x", "/inventory/x", "/inventory/x", "/payments/x", "/payments/x", "/payments/x"} {
+			req, _ := http.NewRequestWithContext(ctx, "GET", base+p, nil)
+			if resp, err := client.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
 			}
 		}
 	})
-	t.Cleanup(func() { stop(); wg.Wait(); client.CloseIdleConnections() })
 
 	p := page{t, browser(t, 1280)}
 	p.do(chromedp.Navigate("http://"+addr+"/"), visible("#traffic-section"))
@@ -231,30 +240,18 @@ func TestDashboardTrafficHundredApps(t *testing.T) {
 	addr, _ := startTrafficDashboard(t, rec)
 
 	var fail atomic.Bool
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			for a := range 100 {
-				app := fmt.Sprintf("APP-%03d", a)
-				for i := range 4 {
-					status := 200
-					if a == 57 && i == 3 && fail.Load() {
-						status = 500
-					}
-					serve(rec, app, fmt.Sprintf("app-%03d-%d", a, i), 1+a%5, status, time.Duration(1+a%20)*time.Millisecond)
+	tickUntilEnd(t, 100*time.Millisecond, func(context.Context) {
+		for a := range 100 {
+			app := fmt.Sprintf("APP-%03d", a)
+			for i := range 4 {
+				status := 200
+				if a == 57 && i == 3 && fail.Load() {
+					status = 500
 				}
+				serve(rec, app, fmt.Sprintf("app-%03d-%d", a, i), 1+a%5, status, time.Duration(1+a%20)*time.Millisecond)
 			}
 		}
 	})
-	t.Cleanup(func() { stop(); wg.Wait() })
 
 	p := page{t, browser(t, 1280)}
 	if _, err := chromedp.Call(p.ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: longTasks}); err != nil {
