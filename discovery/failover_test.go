@@ -19,7 +19,7 @@ func TestFailsOverOnRedirectAndUnauthorized(t *testing.T) {
 			w.WriteHeader(status)
 		}))
 		good := startOurServer(t, "127.0.0.1:0")
-		c, err := New(Config{Zone: "a", ZoneServiceURLs: map[string][]string{"a": {bad.URL + "/eureka/"}, "b": {good.url()}},
+		c, err := New(Config{Zone: "a", ZoneServiceURLs: map[string][]string{"a": {bad.URL + "/eureka/"}, "b": {good.URL()}},
 			RegistryFetchInterval: 20 * time.Millisecond, DisableWatch: true,
 			Instance: &InstanceConfig{AppName: "orders", HostName: "127.0.0.1", IPAddr: "127.0.0.1", LeaseRenewalInterval: 20 * time.Millisecond}})
 		if err != nil {
@@ -27,12 +27,12 @@ func TestFailsOverOnRedirectAndUnauthorized(t *testing.T) {
 		}
 		c.Start()
 		testkit.Eventually(t, 5*time.Second, "registered on the other server", func() bool {
-			_, ok := good.store.Get("ORDERS", "127.0.0.1:orders:8080")
+			_, ok := good.Store.Get("ORDERS", "127.0.0.1:orders:8080")
 			return ok
 		})
 		testkit.Eventually(t, 5*time.Second, "own instance fetched", func() bool { return len(c.Instances("ORDERS")) == 1 })
 		stopClient(t, c)
-		if _, ok := good.store.Get("ORDERS", "127.0.0.1:orders:8080"); ok {
+		if _, ok := good.Store.Get("ORDERS", "127.0.0.1:orders:8080"); ok {
 			t.Errorf("status %d: not cancelled on the server that took it", status)
 		}
 		bad.Close()

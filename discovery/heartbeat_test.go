@@ -47,7 +47,7 @@ func newFaultProxy(t *testing.T, clk *fakeClock, next http.Handler) *faultProxy 
 // proxyTo forwards to the server s.
 func proxyTo(t *testing.T, s *ourServer) http.Handler {
 	t.Helper()
-	u, err := url.Parse("http://" + s.addr)
+	u, err := url.Parse("http://" + s.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestRefreshWhileRunning(t *testing.T) {
 	f.full = netflixApps("1", "UP_1_", inApp("ORDERS", "h1", "UP", "ADDED"))
 	// A short WatchWait, so that the server's handlers of the watches
 	// Refresh ends do not linger (the server does not see the client go).
-	watching, err := New(Config{ServiceURLs: []string{s.url()}, WatchWait: 200 * time.Millisecond})
+	watching, err := New(Config{ServiceURLs: []string{s.URL()}, WatchWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestRefreshWhileRunning(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for n := range 10 {
-				testkit.MustRegister(t, s.store, testkit.Inst("ORDERS", "g"+strconv.Itoa(g)+"-"+strconv.Itoa(n)), false)
+				testkit.MustRegister(t, s.Store, testkit.Inst("ORDERS", "g"+strconv.Itoa(g)+"-"+strconv.Itoa(n)), false)
 				for _, c := range []*Client{watching, polling} {
 					began := time.Now()
 					if err := c.Refresh(); err != nil {
@@ -406,7 +406,7 @@ func TestRefreshWhileRunning(t *testing.T) {
 		t.Errorf("after the refreshes the watching client holds %d instances", got)
 	}
 	// The loop watches on.
-	testkit.MustRegister(t, s.store, testkit.Inst("ORDERS", "later"), false)
+	testkit.MustRegister(t, s.Store, testkit.Inst("ORDERS", "later"), false)
 	testkit.Eventually(t, 5*time.Second, "a change after the refreshes", func() bool { return hasID(watching.Instances("ORDERS"), "later") })
 	if ids(polling.Instances("ORDERS")) != "h1=UP" {
 		t.Errorf("polling client holds %s", ids(polling.Instances("ORDERS")))
@@ -416,5 +416,5 @@ func TestRefreshWhileRunning(t *testing.T) {
 	// The server goes on holding the watches the client left; a change
 	// ends them before the server stops (registry/httpapi races when it
 	// stops with watches held).
-	testkit.MustRegister(t, s.store, testkit.Inst("ORDERS", "last"), false)
+	testkit.MustRegister(t, s.Store, testkit.Inst("ORDERS", "last"), false)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -15,12 +16,8 @@ import (
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 
-// ourServer runs our registry on loopback.
-type ourServer struct {
-	store *registry.Store
-	srv   *httpapi.Server
-	addr  string
-}
+// ourServer is our registry on loopback.
+type ourServer = registrytest.Server
 
 func startOurServer(t *testing.T, addr string) *ourServer {
 	t.Helper()
@@ -30,22 +27,8 @@ func startOurServer(t *testing.T, addr string) *ourServer {
 // startOurServerWith serves store, which may run on a fake clock.
 func startOurServerWith(t *testing.T, addr string, store *registry.Store) *ourServer {
 	t.Helper()
-	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: addr})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &ourServer{store: store, srv: srv, addr: srv.Addr().String()}
-	t.Cleanup(s.stop)
-	return s
+	return registrytest.Start(t, store, httpapi.ServerConfig{Addr: addr})
 }
-
-func (s *ourServer) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s.srv.Stop(ctx)
-}
-
-func (s *ourServer) url() string { return "http://" + s.addr + "/eureka/" }
 
 func stopClient(t *testing.T, c *Client) {
 	t.Helper()

@@ -11,7 +11,7 @@ import (
 func TestRegistrationLifecycleAgainstOurServer(t *testing.T) {
 	srv := startOurServer(t, "127.0.0.1:0")
 	c, err := New(Config{
-		ServiceURLs:           []string{srv.url()},
+		ServiceURLs:           []string{srv.URL()},
 		RegistryFetchInterval: 50 * time.Millisecond,
 		Instance: &InstanceConfig{AppName: "orders", HostName: "127.0.0.1", Port: 7070,
 			LeaseRenewalInterval: 50 * time.Millisecond, Metadata: map[string]string{"zone": "z1"}},
@@ -23,14 +23,14 @@ func TestRegistrationLifecycleAgainstOurServer(t *testing.T) {
 	const id = "127.0.0.1:orders:7070"
 
 	// Registered at once, with Spring's id and defaults.
-	testkit.Eventually(t, 5*time.Second, "registration", func() bool { _, ok := srv.store.Get("ORDERS", id); return ok })
-	got, _ := srv.store.Get("ORDERS", id)
+	testkit.Eventually(t, 5*time.Second, "registration", func() bool { _, ok := srv.Store.Get("ORDERS", id); return ok })
+	got, _ := srv.Store.Get("ORDERS", id)
 	if got.Port.Number != 7070 || got.VIPAddress != "orders" || got.Metadata["zone"] != "z1" || got.Status != eureka.StatusUp {
 		t.Fatalf("registered %+v", got)
 	}
 	// Heartbeats arrive.
 	testkit.Eventually(t, 5*time.Second, "heartbeats", func() bool {
-		i, _ := srv.store.Get("ORDERS", id)
+		i, _ := srv.Store.Get("ORDERS", id)
 		return i != nil && i.LeaseInfo.LastRenewalTimestamp > i.LeaseInfo.RegistrationTimestamp
 	})
 	// The client sees itself in its local registry.
@@ -39,9 +39,9 @@ func TestRegistrationLifecycleAgainstOurServer(t *testing.T) {
 
 	// A server restart loses the registration: the next heartbeat gets 404
 	// and the client registers again.
-	srv.stop()
-	restarted := startOurServer(t, srv.addr)
-	testkit.Eventually(t, 5*time.Second, "re-registration after restart", func() bool { _, ok := restarted.store.Get("ORDERS", id); return ok })
+	srv.Stop()
+	restarted := startOurServer(t, srv.Addr)
+	testkit.Eventually(t, 5*time.Second, "re-registration after restart", func() bool { _, ok := restarted.Store.Get("ORDERS", id); return ok })
 
 	// A status change is registered at once, and so is the way back.
 	for _, st := range []eureka.Status{eureka.StatusDown, eureka.StatusUp} {
@@ -49,7 +49,7 @@ func TestRegistrationLifecycleAgainstOurServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		testkit.Eventually(t, 5*time.Second, "status "+st.String(), func() bool {
-			i, _ := restarted.store.Get("ORDERS", id)
+			i, _ := restarted.Store.Get("ORDERS", id)
 			return i != nil && i.Status == st
 		})
 	}
@@ -57,13 +57,13 @@ func TestRegistrationLifecycleAgainstOurServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 5*time.Second, "metadata change", func() bool {
-		i, _ := restarted.store.Get("ORDERS", id)
+		i, _ := restarted.Store.Get("ORDERS", id)
 		return i != nil && i.Metadata["weight"] == "5" && i.Metadata["zone"] == "z1"
 	})
 
 	// Stop cancels the registration.
 	stopClient(t, c)
-	if _, ok := restarted.store.Get("ORDERS", id); ok {
+	if _, ok := restarted.Store.Get("ORDERS", id); ok {
 		t.Fatal("instance still registered after Stop")
 	}
 }
@@ -72,14 +72,14 @@ func TestRegistrationLifecycleAgainstOurServer(t *testing.T) {
 // cycle: the next refresh (a delta) brings it, whenever it runs.
 func TestRemoteChangeVisibleAfterOneFetch(t *testing.T) {
 	srv := startOurServer(t, "127.0.0.1:0")
-	c, err := New(Config{ServiceURLs: []string{srv.url()}})
+	c, err := New(Config{ServiceURLs: []string{srv.URL()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Refresh(); err != nil { // the initial full fetch
 		t.Fatal(err)
 	}
-	if err := srv.store.Register(testkit.SampleInstance(1), false); err != nil {
+	if err := srv.Store.Register(testkit.SampleInstance(1), false); err != nil {
 		t.Fatal(err)
 	}
 	app := testkit.SampleInstance(1).App
@@ -99,7 +99,7 @@ func TestRemoteChangeVisibleAfterOneFetch(t *testing.T) {
 func TestFetchLoopAnnouncesChanges(t *testing.T) {
 	srv := startOurServer(t, "127.0.0.1:0")
 	const interval = 100 * time.Millisecond
-	c, err := New(Config{ServiceURLs: []string{srv.url()}, RegistryFetchInterval: interval})
+	c, err := New(Config{ServiceURLs: []string{srv.URL()}, RegistryFetchInterval: interval})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestFetchLoopAnnouncesChanges(t *testing.T) {
 	drain(changes)
 
 	registered := time.Now()
-	if err := srv.store.Register(testkit.SampleInstance(1), false); err != nil {
+	if err := srv.Store.Register(testkit.SampleInstance(1), false); err != nil {
 		t.Fatal(err)
 	}
 	app := testkit.SampleInstance(1).App

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -19,13 +20,8 @@ func startTLSServer(t *testing.T, ca *testkit.CA) (*registry.Store, string) {
 		t.Fatal(err)
 	}
 	store := registry.New(registry.Config{})
-	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0", TLS: cfg})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &ourServer{store: store, srv: srv, addr: srv.Addr().String()}
-	t.Cleanup(s.stop)
-	return store, "https://" + s.addr + "/eureka/"
+	s := registrytest.Start(t, store, httpapi.ServerConfig{Addr: "127.0.0.1:0", TLS: cfg})
+	return store, "https://" + s.Addr + "/eureka/"
 }
 
 // The client registers, heartbeats, fetches and watches over HTTPS with a

@@ -19,8 +19,8 @@ func hasID(list []*eureka.InstanceInfo, id string) bool {
 // watch, within a few seconds each, and Subscribe fires for each.
 func TestWatchDeliversEveryChangeWithDefaults(t *testing.T) {
 	s := startOurServer(t, "127.0.0.1:0")
-	testkit.MustRegister(t, s.store, testkit.Inst("ORDERS", "seed"), false)
-	c := newFetchOnly(t, s.url())
+	testkit.MustRegister(t, s.Store, testkit.Inst("ORDERS", "seed"), false)
+	c := newFetchOnly(t, s.URL())
 	c.Start()
 	defer stopClient(t, c)
 	<-c.Ready()
@@ -28,11 +28,11 @@ func TestWatchDeliversEveryChangeWithDefaults(t *testing.T) {
 	defer unsubscribe()
 	for k := range 10 {
 		id := "o" + string(rune('a'+k))
-		testkit.MustRegister(t, s.store, testkit.Inst("ORDERS", id), false)
+		testkit.MustRegister(t, s.Store, testkit.Inst("ORDERS", id), false)
 		testkit.Eventually(t, 5*time.Second, "registration of "+id, func() bool { return hasID(c.Instances("ORDERS"), id) })
-		s.store.SetStatus("ORDERS", id, eureka.StatusOutOfService, 0, false)
+		s.Store.SetStatus("ORDERS", id, eureka.StatusOutOfService, 0, false)
 		testkit.Eventually(t, 5*time.Second, "OUT_OF_SERVICE of "+id, func() bool { return !hasID(c.Instances("ORDERS"), id) })
-		s.store.Cancel("ORDERS", id, false)
+		s.Store.Cancel("ORDERS", id, false)
 		testkit.Eventually(t, 5*time.Second, "cancel of "+id, func() bool { return !hasID(c.AllInstances("ORDERS"), id) })
 	}
 	select {
@@ -50,10 +50,10 @@ func TestWatchDeliversEveryChangeWithDefaults(t *testing.T) {
 // asked for.
 func TestWatchInterest(t *testing.T) {
 	s := startOurServer(t, "127.0.0.1:0")
-	testkit.MustRegister(t, s.store, testkit.Inst("ORDERS", "o1"), false)
-	testkit.MustRegister(t, s.store, testkit.Inst("BILLING", "b1"), false)
+	testkit.MustRegister(t, s.Store, testkit.Inst("ORDERS", "o1"), false)
+	testkit.MustRegister(t, s.Store, testkit.Inst("BILLING", "b1"), false)
 
-	named, err := New(Config{ServiceURLs: []string{s.url()}, Apps: []string{"orders"}})
+	named, err := New(Config{ServiceURLs: []string{s.URL()}, Apps: []string{"orders"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,14 +63,14 @@ func TestWatchInterest(t *testing.T) {
 	if !hasID(named.Instances("ORDERS"), "o1") || named.AllInstances("BILLING") != nil {
 		t.Fatalf("interest ORDERS holds %v", named.Applications().Applications)
 	}
-	testkit.MustRegister(t, s.store, testkit.Inst("BILLING", "b2"), false)
-	testkit.MustRegister(t, s.store, testkit.Inst("ORDERS", "o2"), false)
+	testkit.MustRegister(t, s.Store, testkit.Inst("BILLING", "b2"), false)
+	testkit.MustRegister(t, s.Store, testkit.Inst("ORDERS", "o2"), false)
 	testkit.Eventually(t, 5*time.Second, "ORDERS change", func() bool { return hasID(named.Instances("ORDERS"), "o2") })
 	if named.AllInstances("BILLING") != nil {
 		t.Error("a change to BILLING reached a client interested in ORDERS only")
 	}
 
-	learner, err := New(Config{ServiceURLs: []string{s.url()}, LearnApps: true})
+	learner, err := New(Config{ServiceURLs: []string{s.URL()}, LearnApps: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestWatchInterest(t *testing.T) {
 	if learner.AllInstances("ORDERS") != nil && learner.watch.interest() == nil {
 		t.Error("interest lost")
 	}
-	testkit.MustRegister(t, s.store, testkit.Inst("BILLING", "b3"), false)
+	testkit.MustRegister(t, s.Store, testkit.Inst("BILLING", "b3"), false)
 	testkit.Eventually(t, 5*time.Second, "BILLING change", func() bool { return hasID(learner.Instances("BILLING"), "b3") })
 }
 
@@ -94,9 +94,9 @@ func TestWatchInterest(t *testing.T) {
 func TestWatchFailoverRereadsTheRegistry(t *testing.T) {
 	a := startOurServer(t, "127.0.0.1:0")
 	b := startOurServer(t, "127.0.0.1:0")
-	testkit.MustRegister(t, a.store, testkit.Inst("ORDERS", "on-a"), false)
-	testkit.MustRegister(t, b.store, testkit.Inst("ORDERS", "on-b"), false)
-	c, err := New(Config{ServiceURLs: []string{a.url(), b.url()}, DisablePreferSameZone: true, WatchWait: time.Second})
+	testkit.MustRegister(t, a.Store, testkit.Inst("ORDERS", "on-a"), false)
+	testkit.MustRegister(t, b.Store, testkit.Inst("ORDERS", "on-b"), false)
+	c, err := New(Config{ServiceURLs: []string{a.URL(), b.URL()}, DisablePreferSameZone: true, WatchWait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +108,13 @@ func TestWatchFailoverRereadsTheRegistry(t *testing.T) {
 		first = "on-b"
 		a, b = b, a
 	}
-	a.stop()
+	a.Stop()
 	testkit.Eventually(t, 10*time.Second, "the other node's registry", func() bool {
 		list := c.Instances("ORDERS")
 		return len(list) == 1 && list[0].ID() != first
 	})
 	// And it watches there.
-	testkit.MustRegister(t, b.store, testkit.Inst("ORDERS", "new-on-b"), false)
+	testkit.MustRegister(t, b.Store, testkit.Inst("ORDERS", "new-on-b"), false)
 	testkit.Eventually(t, 5*time.Second, "a change on the other node", func() bool { return hasID(c.Instances("ORDERS"), "new-on-b") })
 }
 

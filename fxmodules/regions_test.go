@@ -1,7 +1,6 @@
 package fxmodules
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -21,11 +21,7 @@ import (
 func TestRegistryReadsRemoteRegions(t *testing.T) {
 	remote := registry.New(registry.Config{})
 	testkit.MustRegister(t, remote, testkit.Inst("ORDERS", "o1"), false)
-	srv := httpapi.NewServer(httpapi.NewAPI(remote, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { srv.Stop(ctx) })
+	srv := registrytest.Start(t, remote, httpapi.ServerConfig{Addr: "127.0.0.1:0"})
 
 	var store *registry.Store
 	var feeds *regions.Feeds
@@ -33,7 +29,7 @@ func TestRegistryReadsRemoteRegions(t *testing.T) {
 		fx.Supply(RegistryConfig{
 			Store: registry.Config{RemoteRegionAppWhitelist: []string{"ORDERS"}},
 			RemoteRegions: regions.Config{Remotes: []regions.Remote{
-				{Name: "EU-West-1", URLs: []string{"http://" + srv.Addr().String() + "/eureka/"}},
+				{Name: "EU-West-1", URLs: []string{srv.URL()}},
 			}},
 		}),
 		fx.Populate(&store, &feeds))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -40,12 +41,8 @@ func rgnStartNode(t *testing.T, cfg registry.Config) *rgnNode {
 	store := registry.New(cfg)
 	store.Start()
 	t.Cleanup(store.Stop)
-	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.StopOnCleanup(t, 10*time.Second, func(ctx context.Context) { srv.Stop(ctx) })
-	return &rgnNode{store: store, base: "http://" + srv.Addr().String() + "/eureka/"}
+	srv := registrytest.Start(t, store, httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	return &rgnNode{store: store, base: srv.URL()}
 }
 
 // rgnStartFeeds reads the remote region name from serviceURL into store,

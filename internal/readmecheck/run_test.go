@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -118,12 +119,7 @@ func startRegistry(t *testing.T) (*registry.Store, string) {
 	store := registry.New(registry.Config{})
 	store.Start()
 	t.Cleanup(store.Stop)
-	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop(context.Background()) })
-	return store, srv.Addr().String()
+	return store, registrytest.Start(t, store, httpapi.ServerConfig{Addr: "127.0.0.1:0"}).Addr
 }
 
 func port(t *testing.T, addr string) string {

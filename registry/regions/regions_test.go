@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -19,30 +20,12 @@ func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 const region = "eu-west-1"
 
 // remote is a remote region: our registry server on loopback.
-type remote struct {
-	store *registry.Store
-	srv   *httpapi.Server
-	addr  string
-}
+type remote = registrytest.Server
 
 func startRemote(t *testing.T, addr string, store *registry.Store) *remote {
 	t.Helper()
-	srv := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: addr})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := &remote{store: store, srv: srv, addr: srv.Addr().String()}
-	t.Cleanup(r.stop)
-	return r
+	return registrytest.Start(t, store, httpapi.ServerConfig{Addr: addr})
 }
-
-func (r *remote) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	r.srv.Stop(ctx)
-}
-
-func (r *remote) url() string { return "http://" + r.addr + "/eureka/" }
 
 // localStore is the registry that serves the remote region, on a fake
 // clock for its retention.
@@ -101,7 +84,7 @@ func TestRegionReadyAndChangesArrive(t *testing.T) {
 	if _, err := local.ParseRegions(region); err != registry.ErrRegionNotReady {
 		t.Fatalf("before the first read: %v, want ErrRegionNotReady", err)
 	}
-	startFeeds(t, local, r.url())
+	startFeeds(t, local, r.URL())
 
 	waitInstances(t, local, "ORDERS", "o1")
 	st := state(local)
@@ -134,10 +117,10 @@ func TestRemoteStoppedKeepsInstancesThenDrops(t *testing.T) {
 	r := startRemote(t, "127.0.0.1:0", rs)
 	clock := testkit.NewFakeClock()
 	local := localStore(t, clock)
-	startFeeds(t, local, r.url())
+	startFeeds(t, local, r.URL())
 	waitInstances(t, local, "ORDERS", "o1")
 
-	r.stop()
+	r.Stop()
 	testkit.Eventually(t, 10*time.Second, "the failure recorded", func() bool {
 		st := state(local)
 		return st.Failures > 0 && st.LastError != ""
@@ -165,7 +148,7 @@ func TestRemoteStoppedKeepsInstancesThenDrops(t *testing.T) {
 	// The region answers again, at the same address. The client's watch
 	// is answered when the remote's registry changes (or after its
 	// WatchWait, 30s, without one).
-	startRemote(t, r.addr, rs)
+	startRemote(t, r.Addr, rs)
 	testkit.MustRegister(t, rs, testkit.Inst("ORDERS", "o2"), false)
 	waitInstances(t, local, "ORDERS", "o1,o2")
 	if st := state(local); st.Dropped || st.LastError != "" {
@@ -308,7 +291,7 @@ func TestQuietRegionOutlivesAShortRetention(t *testing.T) {
 	})
 	local.Start() // its own loop drops stale regions, on the system clock
 	t.Cleanup(local.Stop)
-	startFeeds(t, local, r.url())
+	startFeeds(t, local, r.URL())
 	waitInstances(t, local, "ORDERS", "o1")
 	deadline := time.Now().Add(3 * time.Second) // three retentions without a change
 	for time.Now().Before(deadline) {
@@ -318,6 +301,6 @@ func TestQuietRegionOutlivesAShortRetention(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	// And once it stops, it is dropped within the retention and its tenth.
-	r.stop()
+	r.Stop()
 	testkit.Eventually(t, 5*time.Second, "the stopped region to be dropped", func() bool { return state(local).Dropped })
 }
