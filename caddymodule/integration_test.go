@@ -22,6 +22,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -344,12 +345,7 @@ func TestReloadKeepsRegistrations(t *testing.T) {
 // mode, and returns its service URL.
 func startRemoteRegistry(t *testing.T) string {
 	t.Helper()
-	srv := httpapi.NewServer(httpapi.NewAPI(registry.New(registry.Config{}), httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop(context.Background()) })
-	return "http://" + srv.Addr().String() + "/eureka/"
+	return registrytest.Start(t, registry.New(registry.Config{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"}).URL()
 }
 
 func TestRemoteModeRoutesByAnotherRegistry(t *testing.T) {

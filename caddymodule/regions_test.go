@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -217,12 +217,7 @@ func TestChangedRemoteRegionsNamed(t *testing.T) {
 // region has none.
 func TestRemoteRegionThroughCaddy(t *testing.T) {
 	rs := registry.New(registry.Config{})
-	srv := httpapi.NewServer(httpapi.NewAPI(rs, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { srv.Stop(ctx) })
-	remote := "http://" + srv.Addr().String() + "/eureka/"
+	remote := registrytest.Start(t, rs, httpapi.ServerConfig{Addr: "127.0.0.1:0"}).URL()
 	eu := newBackend(t, "eu")
 	registerVia(t, remote, eu.instance("orders"))
 

@@ -25,6 +25,7 @@ import (
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -489,14 +490,7 @@ func jsrvWatchControl(t *testing.T) {
 	store := registry.New(registry.Config{})
 	store.Start()
 	t.Cleanup(store.Stop)
-	ours := httpapi.NewServer(httpapi.NewAPI(store, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := ours.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.StopOnCleanup(t, 10*time.Second, func(ctx context.Context) {
-		ours.Stop(ctx)
-	})
-	base := "http://" + ours.Addr().String() + "/eureka/"
+	base := registrytest.Start(t, store, httpapi.ServerConfig{Addr: "127.0.0.1:0"}).URL()
 	tap := jsrvNewTap(t, base)
 	c, _ := jsrvClient(t, discovery.Config{ServiceURLs: []string{tap.serviceURL()}, RegistryFetchInterval: time.Second, WatchWait: 2 * time.Second})
 	select {

@@ -1,7 +1,7 @@
 // Package registrytest runs our registry server (package httpapi) over a
 // Store on loopback, for the tests of what reads and writes a registry
-// over HTTP: the discovery client, the remote region feeds, the fx
-// modules and the README's walks.
+// over HTTP: the discovery client, the remote region feeds, the fx and
+// Caddy modules, the README's snippets and the interoperability tests.
 package registrytest
 
 import (
