@@ -35,15 +35,10 @@ var serial atomic.Int64
 // NewCA makes a CA named name, written to dir/name.pem.
 func NewCA(t testing.TB, dir, name string) *CA {
 	t.Helper()
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serial.Add(1)),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
+	tmpl := template(name)
+	tmpl.IsCA = true
+	tmpl.BasicConstraintsValid = true
+	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
 	key, der, cert := newCert(t, tmpl, nil)
 	ca := &CA{File: filepath.Join(dir, name+".pem"), Pool: x509.NewCertPool(), dir: dir, cert: cert, key: key}
 	ca.Pool.AddCert(cert)
@@ -66,18 +61,24 @@ func (ca *CA) Issue(t testing.TB, cn string, dnsNames ...string) (certFile, keyF
 // Cert is Issue without the files.
 func (ca *CA) Cert(t testing.TB, cn string, dnsNames ...string) tls.Certificate {
 	t.Helper()
-	tmpl := &x509.Certificate{
+	tmpl := template(cn)
+	tmpl.DNSNames = append([]string{"localhost"}, dnsNames...)
+	tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	key, der, leaf := newCert(t, tmpl, ca)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+// template is a certificate named cn, with a serial number of its own,
+// valid from an hour ago for a day.
+func template(cn string) *x509.Certificate {
+	return &x509.Certificate{
 		SerialNumber: big.NewInt(serial.Add(1)),
 		Subject:      pkix.Name{CommonName: cn},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
-		DNSNames:     append([]string{"localhost"}, dnsNames...),
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
-	key, der, leaf := newCert(t, tmpl, ca)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
 }
 
 // newCert is NewKeyCert signed by ca, or self-signed when ca is nil; it
