@@ -589,19 +589,8 @@ func TestDashboardCharts(t *testing.T) {
 // that look like HTML stay text); a registration joins its subset without
 // a reload. An app without rules shows no rules.
 func TestDashboardTrafficRules(t *testing.T) {
-	rules := mustRules(t, `apps:
-  orders:
-    default: {version: "2.0"}
-    rules:
-      - match: {header: {X-Canary: "<i>1</i>"}}
-        to: [{select: {version: "2.1"}}]
-      - match: {cookie: {tenant: acme}}
-        to:
-          - {select: {version: "2.1"}, weight: 10}
-          - {select: {version: "2.0"}, weight: 90}
-        sticky: {header: X-User-Id}
-    fallback: none
-`)
+	// ORDERS's rules, with a canary header value that looks like HTML.
+	rules := mustRules(t, strings.Replace(ordersRules, `X-Canary: "1"`, `X-Canary: "<i>1</i>"`, 1))
 	addr, store := startRegistryDashboard(t, httpapi.AuthConfig{}, registry.Config{},
 		Config{Version: "test", Rules: func() *routing.Rules { return rules }})
 	const evil = `<img src=x onerror="window.__pwned=1">`

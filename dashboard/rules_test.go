@@ -14,10 +14,16 @@ import (
 	"github.com/eurekagate/eurekagate/routing"
 )
 
-// rulesDoc are the traffic rules of the tests: a canary by header, a
-// weighted sticky split for one tenant, a default subset; and rules for
-// an app with no instance.
-const rulesDoc = `apps:
+// rulesDoc are the traffic rules of the tests: ORDERS's (ordersRules)
+// and rules for an app with no instance.
+const rulesDoc = ordersRules + `  payments:
+    rules:
+      - to: [{select: {zone: east}}]
+`
+
+// ordersRules are the traffic rules of ORDERS: a canary by header, a
+// weighted sticky split for one tenant, a default subset, no fallback.
+const ordersRules = `apps:
   orders:
     default: {version: "2.0"}
     rules:
@@ -29,9 +35,6 @@ const rulesDoc = `apps:
           - {select: {version: "2.0"}, weight: 90}
         sticky: {header: X-User-Id}
     fallback: none
-  payments:
-    rules:
-      - to: [{select: {zone: east}}]
 `
 
 func mustRules(t *testing.T, doc string) *routing.Rules {
