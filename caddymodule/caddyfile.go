@@ -106,16 +106,9 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "eviction_interval":
 			err = durationArg(d, &a.EvictionInterval)
 		case "self_preservation":
-			var v string
-			if err = oneArg(d, &v); err == nil {
-				switch v {
-				case "on":
-					a.SelfPreservation = boolPtr(true)
-				case "off":
-					a.SelfPreservation = boolPtr(false)
-				default:
-					err = d.Errf("self_preservation must be on or off, got %q", v)
-				}
+			var on bool
+			if err = onOffArg(d, "self_preservation", &on); err == nil {
+				a.SelfPreservation = boolPtr(on)
 			}
 		case "renewal_percent_threshold":
 			var v string
@@ -185,15 +178,9 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "disable_transparent_fallback":
 			a.DisableTransparentFallback, err = true, noArgs(d)
 		case "watch":
-			var v string
-			if err = oneArg(d, &v); err == nil {
-				switch v {
-				case "off":
-					a.DisableWatch = true
-				case "on":
-				default:
-					err = d.Errf("watch must be on or off, got %q", v)
-				}
+			var on bool
+			if err = onOffArg(d, "watch", &on); err == nil && !on {
+				a.DisableWatch = true
 			}
 		case "tls_ca":
 			err = oneArg(d, &a.TLSCA)
@@ -518,6 +505,23 @@ func (lr *LeastRequests) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 func oneArg(d *caddyfile.Dispenser, dst *string) error {
 	if !d.AllArgs(dst) {
 		return d.ArgErr()
+	}
+	return nil
+}
+
+// onOffArg reads option's one argument, on or off, into dst.
+func onOffArg(d *caddyfile.Dispenser, option string, dst *bool) error {
+	var v string
+	if err := oneArg(d, &v); err != nil {
+		return err
+	}
+	switch v {
+	case "on":
+		*dst = true
+	case "off":
+		*dst = false
+	default:
+		return d.Errf("%s must be on or off, got %q", option, v)
 	}
 	return nil
 }
