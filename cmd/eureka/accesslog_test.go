@@ -19,9 +19,7 @@ import (
 // -gateway-access-log (or EUREKA_GATEWAY_ACCESS_LOG) names the gateway's
 // access log, and is refused without a gateway.
 func TestGatewayAccessLogOption(t *testing.T) {
-	o, err := parseOptions([]string{"-gateway", "127.0.0.1:8080"}, func(k string) string {
-		return map[string]string{"EUREKA_GATEWAY_ACCESS_LOG": "access.log"}[k]
-	}, io.Discard)
+	o, err := parseOptions([]string{"-gateway", "127.0.0.1:8080"}, envOf(map[string]string{"EUREKA_GATEWAY_ACCESS_LOG": "access.log"}), io.Discard)
 	if err != nil || o.gatewayAccessLog != "access.log" {
 		t.Errorf("-gateway-access-log from the environment: %+v, %v", o, err)
 	}

@@ -27,7 +27,7 @@ type docFlag struct {
 func codeFlags(t *testing.T) []docFlag {
 	t.Helper()
 	var usage bytes.Buffer
-	_, err := parseOptions([]string{"-h"}, func(string) string { return "" }, &usage)
+	_, err := parseOptions([]string{"-h"}, noEnv, &usage)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("parseOptions(-h): %v, want flag.ErrHelp", err)
 	}

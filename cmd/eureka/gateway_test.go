@@ -22,12 +22,7 @@ import (
 
 func TestGatewayOptions(t *testing.T) {
 	o, err := parseOptions([]string{"-gateway", "127.0.0.1:8080", "-gateway-retries", "2", "-gateway-trusted-proxies", "10.0.0.0/8, 192.0.2.1",
-		"-gateway-rewrite-host"}, func(k string) string {
-		if k == "EUREKA_GATEWAY_RESPONSE_HEADER_TIMEOUT" {
-			return "7s"
-		}
-		return ""
-	}, io.Discard)
+		"-gateway-rewrite-host"}, envOf(map[string]string{"EUREKA_GATEWAY_RESPONSE_HEADER_TIMEOUT": "7s"}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +32,10 @@ func TestGatewayOptions(t *testing.T) {
 		len(r.TrustedProxies) != 2 || r.TrustedProxies[1] != netip.MustParsePrefix("192.0.2.1/32") {
 		t.Errorf("gateway options: %+v %+v", o.gatewayServer, g)
 	}
-	if d, _ := parseOptions(nil, func(string) string { return "" }, io.Discard); d.gatewayServer.Addr != "" {
+	if d, _ := parseOptions(nil, noEnv, io.Discard); d.gatewayServer.Addr != "" {
 		t.Errorf("a gateway by default: %q", d.gatewayServer.Addr)
 	}
-	if _, err := parseOptions([]string{"-gateway-trusted-proxies", "nonsense"}, func(string) string { return "" }, io.Discard); err == nil {
+	if _, err := parseOptions([]string{"-gateway-trusted-proxies", "nonsense"}, noEnv, io.Discard); err == nil {
 		t.Error("a bad trusted proxy accepted")
 	}
 }
@@ -95,7 +90,7 @@ func TestAppWithGateway(t *testing.T) {
 			t.Errorf("%s through the gateway: %d %q, want %q", tc.app, resp.StatusCode, body, tc.want)
 		}
 	}
-	if _, err := parseOptions([]string{"-gateway-trusted-ca", filepath.Join(t.TempDir(), "missing.pem")}, func(string) string { return "" }, io.Discard); err == nil {
+	if _, err := parseOptions([]string{"-gateway-trusted-ca", filepath.Join(t.TempDir(), "missing.pem")}, noEnv, io.Discard); err == nil {
 		t.Error("a missing -gateway-trusted-ca accepted")
 	}
 }

@@ -38,11 +38,19 @@ func binary(t *testing.T) string {
 	return builds.Binary(t, "../..", "./cmd/eureka")
 }
 
+// noEnv is an empty process environment, for parseOptions.
+func noEnv(string) string { return "" }
+
+// envOf is a process environment holding vars, for parseOptions.
+func envOf(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
 func TestOptionsFromFlagsAndEnv(t *testing.T) {
 	env := map[string]string{"EUREKA_EVICTION_INTERVAL": "5s", "EUREKA_ADDR": "127.0.0.1:9000", "EUREKA_SELF_PRESERVATION": "false"}
 	o, err := parseOptions([]string{"-addr", "127.0.0.1:9001", "-legacy-lease-expiry", "-prefix", "/registry",
 		"-peers", "http://a:8761/eureka/, http://u:p@b:8761/eureka/", "-self-url", "http://me:8761/eureka/"},
-		func(k string) string { return env[k] }, io.Discard)
+		envOf(env), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +74,7 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 		return string(b)
 	}
 	a, err := parseOptions([]string{"-auth-users", "ops:" + h("a") + ",dev:" + h("b"), "-peer-auth", "peer:" + h("c"), "-auth-reads", "-dashboard-path", "off"},
-		func(string) string { return "" }, io.Discard)
+		noEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +82,7 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 		t.Errorf("auth options: %+v, dashboard %q", auth, a.dashboardPath)
 	}
 
-	d, err := parseOptions(nil, func(string) string { return "" }, io.Discard)
+	d, err := parseOptions(nil, noEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +93,7 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 
 	for _, bad := range [][]string{{"-eviction-interval", "soon"}, {"-renewal-percent-threshold", "2"}, {"extra"},
 		{"-auth-users", "ops:plaintext"}, {"-peer-auth", "nohash"}} {
-		if _, err := parseOptions(bad, func(string) string { return "" }, io.Discard); err == nil {
+		if _, err := parseOptions(bad, noEnv, io.Discard); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}
@@ -103,17 +111,12 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 		{[]string{"-dashboard-path", "/eureka/ui"}, "the REST API under /eureka would hide the dashboard"},
 		{[]string{"-prefix", "metrics"}, "would hide /metrics (/metrics)"},
 	} {
-		_, err := parseOptions(c.args, func(string) string { return "" }, io.Discard)
+		_, err := parseOptions(c.args, noEnv, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
-	if _, err := parseOptions(nil, func(k string) string {
-		if k == "EUREKA_MAX_BODY_BYTES" {
-			return "lots"
-		}
-		return ""
-	}, io.Discard); err == nil {
+	if _, err := parseOptions(nil, envOf(map[string]string{"EUREKA_MAX_BODY_BYTES": "lots"}), io.Discard); err == nil {
 		t.Error("bad env value accepted")
 	}
 }
@@ -151,7 +154,7 @@ func TestBadPeerURL(t *testing.T) {
 		{"-peers", "http://ok:8761/eureka/,http://bad host:8761/eureka/"},
 		{"-self-url", "eureka-1:8761"},
 	} {
-		_, err := parseOptions(args, func(string) string { return "" }, io.Discard)
+		_, err := parseOptions(args, noEnv, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), args[0]) || !strings.Contains(err.Error(), "http://host:8761/eureka/") {
 			t.Errorf("%v: %v", args, err)
 		}

@@ -20,12 +20,7 @@ func TestRegionOptions(t *testing.T) {
 		"-remote-region-apps", "eu-west-1=ORDERS, users", "-remote-region-apps", "global=BILLING;eu-west-1=CART",
 		"-remote-region-fetch-interval", "10s", "-disable-transparent-fallback",
 		"-gateway", "127.0.0.1:0", "-gateway-failover-regions", "EU-west-1, ap-south-1"},
-		func(k string) string {
-			if k == "EUREKA_REMOTE_REGION_RETENTION" {
-				return "2m"
-			}
-			return ""
-		}, io.Discard)
+		envOf(map[string]string{"EUREKA_REMOTE_REGION_RETENTION": "2m"}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,9 +52,7 @@ func TestGatewayRulesFile(t *testing.T) {
 // -gateway-rules (or EUREKA_GATEWAY_RULES) names the gateway's rules
 // file, and is refused without a gateway.
 func TestGatewayRulesOption(t *testing.T) {
-	o, err := parseOptions([]string{"-gateway", "127.0.0.1:8080"}, func(k string) string {
-		return map[string]string{"EUREKA_GATEWAY_RULES": "rules.yaml"}[k]
-	}, io.Discard)
+	o, err := parseOptions([]string{"-gateway", "127.0.0.1:8080"}, envOf(map[string]string{"EUREKA_GATEWAY_RULES": "rules.yaml"}), io.Discard)
 	if err != nil || o.gatewayRules.File != "rules.yaml" || o.gatewayRules.Interval != 0 {
 		t.Errorf("-gateway-rules from the environment: %+v, %v", o, err)
 	}

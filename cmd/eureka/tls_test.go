@@ -22,8 +22,6 @@ import (
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
-func noEnv(string) string { return "" }
-
 // startNode runs the server with args until the test ends.
 func startNode(t *testing.T, args ...string) (*httpapi.Server, *registry.Store) {
 	t.Helper()
@@ -78,9 +76,7 @@ func TestTLSFlagErrors(t *testing.T) {
 			t.Errorf("%v: %v, want an error mentioning %q", c.args, err, c.want)
 		}
 	}
-	o, err := parseOptions(nil, func(k string) string {
-		return map[string]string{"EUREKA_TLS_CERT": cert, "EUREKA_TLS_KEY": key, "EUREKA_TLS_CLIENT_CA": ca.File, "EUREKA_PEER_CERT_NAMES": "a, b"}[k]
-	}, io.Discard)
+	o, err := parseOptions(nil, envOf(map[string]string{"EUREKA_TLS_CERT": cert, "EUREKA_TLS_KEY": key, "EUREKA_TLS_CLIENT_CA": ca.File, "EUREKA_PEER_CERT_NAMES": "a, b"}), io.Discard)
 	if err != nil || o.server.TLS == nil || o.registry.Peers.TLS == nil || len(o.registry.API.Auth.PeerCertNames) != 2 {
 		t.Fatalf("from the environment: %+v, %v", o, err)
 	}
