@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
@@ -17,10 +16,7 @@ import (
 // TestAccessRule): with the documented basic_auth on writes, writes need
 // a user's credentials, and reads (the API's and the dashboard) stay open.
 func TestAccessRule(t *testing.T) {
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := testkit.PasswordHash(t, "s3cret")
 	body := fmt.Sprintf("\t@writes not method GET HEAD\n\tbasic_auth @writes {\n\t\tops %s\n\t}\n\teureka_server\n\teureka_dashboard", hash)
 	caddytest.NewTester(t).InitServer(testConfig("", "registry access-test", site(registryPort, body)), "caddyfile")
 	base := "http://127.0.0.1:" + registryPort

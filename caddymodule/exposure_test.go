@@ -12,7 +12,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/caddyauth"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
@@ -51,10 +50,7 @@ func TestAuthenticates(t *testing.T) {
 // sites stand in for exposed ones here); with basic_auth, or on loopback,
 // none.
 func TestWarnsWhenExposedWithoutAuth(t *testing.T) {
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := testkit.PasswordHash(t, "s3cret")
 	real := beyondLoopback
 	t.Cleanup(func() { beyondLoopback = real })
 	const warning = "the registry is served beyond loopback without authentication"

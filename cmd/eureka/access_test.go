@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -16,17 +14,14 @@ import (
 // API's, the dashboard, /metrics) stay open; -auth-reads closes reads
 // too. caddymodule's TestAccessRule holds Caddy to the same rule.
 func TestAccessRule(t *testing.T) {
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := testkit.PasswordHash(t, "s3cret")
 	for _, c := range []struct {
 		name        string
 		reads       bool
 		wantReadsOK bool
 	}{{"auth-users", false, true}, {"auth-users and auth-reads", true, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			args := []string{"-addr", "127.0.0.1:0", "-auth-users", "ops:" + string(hash)}
+			args := []string{"-addr", "127.0.0.1:0", "-auth-users", "ops:" + hash}
 			if c.reads {
 				args = append(args, "-auth-reads")
 			}

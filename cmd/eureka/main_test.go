@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -66,13 +65,7 @@ func TestOptionsFromFlagsAndEnv(t *testing.T) {
 		t.Errorf("options: %+v %+v", st, o.registry.API)
 	}
 
-	h := func(pw string) string {
-		b, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	h := func(pw string) string { return testkit.PasswordHash(t, pw) }
 	a, err := parseOptions([]string{"-auth-users", "ops:" + h("a") + ",dev:" + h("b"), "-peer-auth", "peer:" + h("c"), "-auth-reads", "-dashboard-path", "off"},
 		noEnv, io.Discard)
 	if err != nil {

@@ -18,11 +18,7 @@ import (
 )
 
 func account(t *testing.T, user, password string) Account {
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Account{Username: user, PasswordHash: string(h)}
+	return Account{Username: user, PasswordHash: testkit.PasswordHash(t, password)}
 }
 
 func authCall(t *testing.T, method, url, user, pass string, body []byte, headers ...string) *http.Response {

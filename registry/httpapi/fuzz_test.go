@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -72,10 +71,7 @@ func FuzzAPI(f *testing.F) {
 		f.Add("DELETE", p, "Origin: http://localhost:8761\nEurekagate-CSRF: 1\nAuthorization: basic b3BzOnMzY3JldA==", []byte(nil), true)
 		f.Add("PUT", p, "Content-Type: application/x-www-form-urlencoded\nx-netflix-discovery-replication: true", []byte("a=b"), false)
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
-	if err != nil {
-		f.Fatal(err)
-	}
+	hash := testkit.PasswordHash(f, "s3cret")
 	f.Fuzz(func(t *testing.T, method, path, headers string, body []byte, auth bool) {
 		s, _ := newTestStore(t, registry.Config{})
 		mustRegister(t, s, inst("A", "x"), false)
@@ -84,7 +80,7 @@ func FuzzAPI(f *testing.F) {
 		// Watches end at once: nothing changes while they wait.
 		cfg := APIConfig{MaxBodyBytes: 1 << 16, MaxBatchBytes: 1 << 16, MaxWatchWait: time.Millisecond}
 		if auth {
-			cfg.Auth = AuthConfig{Users: []Account{{Username: "ops", PasswordHash: string(hash)}}}
+			cfg.Auth = AuthConfig{Users: []Account{{Username: "ops", PasswordHash: hash}}}
 		}
 		api := NewAPI(s, cfg)
 		rawPath, rawQuery, _ := strings.Cut(path, "?")
