@@ -3,8 +3,10 @@
 // end of a test (StopOnCleanup), free loopback ports, requests sent and
 // read whole (Do, HTTPGet, HTTPPost), a fake clock, a hung backend, a
 // slowloris writer (Trickle) and a small load generator for failover
-// tests, and registrations to test and benchmark with (Inst, and
-// SampleInstance, which the load command cmd/eurekabench uses too).
+// tests, registrations to test and benchmark with (Inst, and
+// SampleInstance, which the load command cmd/eurekabench uses too), a
+// deep-equality check (Want), test certificates (CA) and password hashes
+// (PasswordHash).
 package testkit
 
 import (
