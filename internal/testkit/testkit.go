@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,12 +74,7 @@ func StopOnCleanup(t testing.TB, d time.Duration, stop func(ctx context.Context)
 // ago, for servers whose address must be known before they start.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return "127.0.0.1:" + strconv.Itoa(FreePort(t))
 }
 
 // FreePort returns a loopback port that was free a moment ago: one for a
