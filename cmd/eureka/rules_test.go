@@ -263,20 +263,7 @@ func (l *load) results(since time.Time, body string) (n int, failures []string, 
 
 // processLog is a process's stderr: its JSON log lines.
 type processLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (p *processLog) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.buf.Write(b)
-}
-
-func (p *processLog) String() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.buf.String()
+	testkit.Output
 }
 
 // line waits up to 10 s for the first whole line whose msg starts with

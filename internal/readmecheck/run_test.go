@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,28 +45,10 @@ func buildSnippet(t *testing.T, src string, replace ...string) string {
 	return bin
 }
 
-// output collects a process's combined output, safe to read while it runs.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
 // proc is a snippet's binary running, its output collected.
 type proc struct {
 	cmd    *exec.Cmd
-	out    output
+	out    testkit.Output
 	exited chan error // gets what Wait returned, once
 }
 

@@ -217,7 +217,7 @@ func runWalk(t *testing.T, w walk) {
 	for _, s := range w.steps {
 		want := rewrite(s.output)
 		if s.start {
-			var out output
+			var out testkit.Output
 			cmd := shell(context.Background(), s.body)
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
@@ -266,7 +266,7 @@ func runWalk(t *testing.T, w walk) {
 
 // stopGroup stops a started command and whatever it started: an
 // interrupt first, as Ctrl-C in its terminal, then a kill.
-func stopGroup(t *testing.T, cmd *exec.Cmd, exited chan error, out *output) {
+func stopGroup(t *testing.T, cmd *exec.Cmd, exited chan error, out *testkit.Output) {
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 	select {
 	case <-exited:
