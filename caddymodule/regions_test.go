@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 
 	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
@@ -90,54 +89,34 @@ http://:8080 {
 }
 
 func TestRegionsCaddyfileErrors(t *testing.T) {
-	global := func(opts string) string {
-		return "{\n\teureka {\n" + opts + "\t}\n}\nhttp://:1 {\n\trespond ok\n}\n"
-	}
-	for _, tc := range []struct {
-		name, caddyfile string
-		want            []string
-	}{
-		{"region without URL", global("\t\tremote_regions eu-west-1\n"),
+	expectCaddyfileErrors(t, []caddyfileError{
+		{"region without URL", withEurekaOptions("\t\tremote_regions eu-west-1\n"),
 			[]string{"remote_regions takes a region and its service URLs", "Caddyfile:3"}},
-		{"region without URL in a block", global("\t\tremote_regions {\n\t\t\teu-west-1\n\t\t}\n"),
+		{"region without URL in a block", withEurekaOptions("\t\tremote_regions {\n\t\t\teu-west-1\n\t\t}\n"),
 			[]string{"remote_regions takes a region and its service URLs", `"eu-west-1"`, "Caddyfile:4"}},
-		{"empty remote_regions", global("\t\tremote_regions\n"),
+		{"empty remote_regions", withEurekaOptions("\t\tremote_regions\n"),
 			[]string{"remote_regions needs a region and its service URLs", "Caddyfile:3"}},
-		{"bad URL", global("\t\tremote_regions eu-west-1 eu:8761\n"),
+		{"bad URL", withEurekaOptions("\t\tremote_regions eu-west-1 eu:8761\n"),
 			[]string{"remote_regions eu-west-1", `"eu:8761"`, "http://host:8761/eureka/", "Caddyfile:3"}},
-		{"own region", global("\t\tregion eu-west-1\n\t\tremote_regions eu-west-1 http://eu:8761/eureka/\n"),
+		{"own region", withEurekaOptions("\t\tregion eu-west-1\n\t\tremote_regions eu-west-1 http://eu:8761/eureka/\n"),
 			[]string{"eu-west-1 is this registry's own region", "Caddyfile:4"}},
-		{"default own region", global("\t\tremote_regions us-east-1 http://us:8761/eureka/\n"),
+		{"default own region", withEurekaOptions("\t\tremote_regions us-east-1 http://us:8761/eureka/\n"),
 			[]string{"us-east-1 is this registry's own region", "Caddyfile:3"}},
-		{"apps of an unknown region", global("\t\tremote_regions eu-west-1 http://eu:8761/eureka/\n\t\tremote_region_apps ap-south-1 ORDERS\n"),
+		{"apps of an unknown region", withEurekaOptions("\t\tremote_regions eu-west-1 http://eu:8761/eureka/\n\t\tremote_region_apps ap-south-1 ORDERS\n"),
 			[]string{"remote_region_apps: ap-south-1 is not one of remote_regions (eu-west-1) or global", "Caddyfile:4"}},
-		{"apps without apps", global("\t\tremote_region_apps global\n"),
+		{"apps without apps", withEurekaOptions("\t\tremote_region_apps global\n"),
 			[]string{"remote_region_apps takes a remote region (or global) and its apps", "Caddyfile:3"}},
-		{"zero fetch interval", global("\t\tremote_region_fetch_interval 0s\n"),
+		{"zero fetch interval", withEurekaOptions("\t\tremote_region_fetch_interval 0s\n"),
 			[]string{"remote_region_fetch_interval 0s", "default, 30s", "Caddyfile:3"}},
-		{"negative retention", global("\t\tremote_region_retention -1m\n"),
+		{"negative retention", withEurekaOptions("\t\tremote_region_retention -1m\n"),
 			[]string{"remote_region_retention -1m", "default, 5m", "Caddyfile:3"}},
-		{"with remote", global("\t\tremote http://e:8761/eureka/\n\t\tremote_regions eu-west-1 http://eu:8761/eureka/\n"),
+		{"with remote", withEurekaOptions("\t\tremote http://e:8761/eureka/\n\t\tremote_regions eu-west-1 http://eu:8761/eureka/\n"),
 			[]string{"remote_regions applies to a hosted registry", "Caddyfile:4"}},
-		{"fallback with remote", global("\t\tdisable_transparent_fallback\n\t\tremote http://e:8761/eureka/\n"),
+		{"fallback with remote", withEurekaOptions("\t\tdisable_transparent_fallback\n\t\tremote http://e:8761/eureka/\n"),
 			[]string{"disable_transparent_fallback applies to a hosted registry", "Caddyfile:3"}},
 		{"gateway failover_regions empty", "http://:1 {\n\teureka_gateway {\n\t\tfailover_regions\n\t}\n}\n",
 			[]string{"failover_regions needs the remote regions", "Caddyfile:3"}},
-	} {
-		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(tc.caddyfile), nil)
-		if err == nil {
-			t.Errorf("%s: accepted:\n%s", tc.name, tc.caddyfile)
-			continue
-		}
-		for _, want := range tc.want {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("%s: %q lacks %q", tc.name, err, want)
-			}
-		}
-		if strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: not a one-line message: %q", tc.name, err)
-		}
-	}
+	})
 }
 
 func TestRegionsJSONErrors(t *testing.T) {

@@ -1,0 +1,47 @@
+package caddymodule
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+)
+
+// caddyfileError is a Caddyfile that adapting must refuse, and what the
+// error must say.
+type caddyfileError struct {
+	name, caddyfile string
+	want            []string
+}
+
+// withEurekaOptions is a Caddyfile whose eureka global option holds opts,
+// lines of its block, beside a site that answers ok.
+func withEurekaOptions(opts string) string {
+	return "{\n\teureka {\n" + opts + "\t}\n}\nhttp://:1 {\n\trespond ok\n}\n"
+}
+
+// expectCaddyfileErrors adapts each Caddyfile and checks that it is
+// refused with one plain line (no Go parser's wording) that says what the
+// case wants. It returns the error messages by case name.
+func expectCaddyfileErrors(t *testing.T, cases []caddyfileError) map[string]string {
+	t.Helper()
+	msgs := map[string]string{}
+	for _, tc := range cases {
+		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(tc.caddyfile), nil)
+		if err == nil {
+			t.Errorf("%s: accepted:\n%s", tc.name, tc.caddyfile)
+			continue
+		}
+		msg := err.Error()
+		msgs[tc.name] = msg
+		for _, want := range tc.want {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: %q lacks %q", tc.name, msg, want)
+			}
+		}
+		if strings.Contains(msg, "\n") || strings.Contains(msg, "strconv") {
+			t.Errorf("%s: not a plain one-line message: %q", tc.name, msg)
+		}
+	}
+	return msgs
+}
