@@ -120,10 +120,7 @@ func TestRegionsCaddyfileErrors(t *testing.T) {
 }
 
 func TestRegionsJSONErrors(t *testing.T) {
-	for _, tc := range []struct {
-		app  string
-		want []string
-	}{
+	expectAppErrors(t, []appError{
 		{`{"registry":"rj-1","remote_regions":[{"name":"eu-west-1"}]}`, []string{"remote_regions: eu-west-1 needs at least one service URL"}},
 		{`{"registry":"rj-2","remote_regions":[{"urls":["http://eu:8761/eureka/"]}]}`, []string{"remote_regions: a region without a name"}},
 		{`{"registry":"rj-3","remote_regions":[{"name":"eu-west-1","urls":["http://eu/eureka/"]},{"name":"EU-WEST-1","urls":["http://eu2/eureka/"]}]}`,
@@ -134,19 +131,7 @@ func TestRegionsJSONErrors(t *testing.T) {
 		{`{"registry":"rj-7","remote_regions":[{"name":"eu","urls":["http://eu/eureka/"]}],"remote_region_apps":{"eu":[]}}`, []string{"eu lists no app"}},
 		{`{"registry":"rj-8","remote_region_retention":-1}`, []string{"remote_region_retention", "default, 5m"}},
 		{`{"remote":["http://e:8761/eureka/"],"region":"eu"}`, []string{"region applies to a hosted registry"}},
-	} {
-		cfg := &caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}, AppsRaw: caddy.ModuleMap{"eureka": json.RawMessage(tc.app)}}
-		err := caddy.Validate(cfg)
-		if err == nil {
-			t.Errorf("%s: accepted", tc.app)
-			continue
-		}
-		for _, want := range tc.want {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("%s: %q lacks %q", tc.app, err, want)
-			}
-		}
-	}
+	})
 }
 
 // A reload that changes a running registry's remote regions or their

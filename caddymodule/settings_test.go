@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -63,32 +62,13 @@ func TestCaddyfileConfigErrors(t *testing.T) {
 // The same mistakes in a JSON config are refused when it is provisioned,
 // with the same one-line messages (and no fx wiring dump).
 func TestJSONConfigErrors(t *testing.T) {
-	for _, tc := range []struct {
-		app  string
-		want []string
-	}{
+	expectAppErrors(t, []appError{
 		{`{"registry":"json-1","peers":["http://bad host:8761/eureka/"]}`, []string{"peers", `"http://bad host:8761/eureka/"`}},
 		{`{"remote":["ftp://e/eureka/"]}`, []string{"remote", `"ftp://e/eureka/"`, "http or https"}},
 		{`{"registry":"json-2","eviction_interval":-5000000000}`, []string{"eviction_interval -5s", "default, 1m"}},
 		{`{"remote":["http://e:8761/eureka/"],"self_preservation":false}`, []string{"self_preservation", "remote"}},
 		{`{"registry":"json-3","disable_watch":true}`, []string{"disable_watch", "remote mode only"}},
-	} {
-		cfg := &caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}, AppsRaw: caddy.ModuleMap{"eureka": json.RawMessage(tc.app)}}
-		err := caddy.Validate(cfg)
-		if err == nil {
-			t.Errorf("%s: accepted", tc.app)
-			continue
-		}
-		msg := err.Error()
-		for _, want := range tc.want {
-			if !strings.Contains(msg, want) {
-				t.Errorf("%s: %q lacks %q", tc.app, msg, want)
-			}
-		}
-		if strings.Contains(msg, "reflect.") || strings.Contains(msg, "\n") || len(msg) > 300 {
-			t.Errorf("%s: not a one-line message: %q", tc.app, msg)
-		}
-	}
+	})
 }
 
 // A reload that changes a running registry's settings is refused naming

@@ -1,9 +1,11 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 )
 
@@ -44,4 +46,35 @@ func expectCaddyfileErrors(t *testing.T, cases []caddyfileError) map[string]stri
 		}
 	}
 	return msgs
+}
+
+// appError is an eureka app's JSON config that provisioning must refuse,
+// and what the error must say.
+type appError struct {
+	app  string
+	want []string
+}
+
+// expectAppErrors validates a config of each eureka app and checks that
+// it is refused with one short line (no reflection's wording, no fx
+// wiring dump) that says what the case wants.
+func expectAppErrors(t *testing.T, cases []appError) {
+	t.Helper()
+	for _, tc := range cases {
+		cfg := &caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}, AppsRaw: caddy.ModuleMap{"eureka": json.RawMessage(tc.app)}}
+		err := caddy.Validate(cfg)
+		if err == nil {
+			t.Errorf("%s: accepted", tc.app)
+			continue
+		}
+		msg := err.Error()
+		for _, want := range tc.want {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: %q lacks %q", tc.app, msg, want)
+			}
+		}
+		if strings.Contains(msg, "reflect.") || strings.Contains(msg, "\n") || len(msg) > 300 {
+			t.Errorf("%s: not a one-line message: %q", tc.app, msg)
+		}
+	}
 }
