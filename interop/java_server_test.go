@@ -25,6 +25,7 @@ import (
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/internal/apisuite"
 	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
@@ -573,16 +574,8 @@ func jsrvFargo(t *testing.T, java *jsrvServer) {
 			conn.UseJson = useJSON
 			app, id := "FARGO"+mode, "fargo-"+strings.ToLower(mode)+"-1"
 			vip := strings.ToLower(app)
-			ins := &fargo.Instance{
-				InstanceId: id, HostName: "127.0.0.1", App: app, IPAddr: "127.0.0.1",
-				VipAddress: vip, SecureVipAddress: vip + "-secure", Status: fargo.UP,
-				Port: 9010, PortEnabled: true, SecurePort: 9443,
-				HomePageUrl: "http://127.0.0.1:9010/", StatusPageUrl: "http://127.0.0.1:9010/info",
-				HealthCheckUrl: "http://127.0.0.1:9010/health",
-				DataCenterInfo: fargo.DataCenterInfo{Name: fargo.MyOwn},
-				LeaseInfo:      fargo.LeaseInfo{RenewalIntervalInSecs: 30, DurationInSecs: 90},
-			}
-			ins.SetMetadataString("team", "payments")
+			ins := apisuite.FargoInstance("127.0.0.1", app, vip, vip+"-secure", 9010)
+			ins.InstanceId = id
 			check := func(what string, err error) {
 				t.Helper()
 				if err != nil {

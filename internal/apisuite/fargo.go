@@ -1,6 +1,7 @@
 package apisuite
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/hudl/fargo"
@@ -12,21 +13,31 @@ func init() {
 	logging.SetLevel(logging.WARNING, "fargo")
 }
 
+// FargoInstance is the registration the fargo tests send: app on host at
+// IP address 127.0.0.1, UP, its HTTP port port and secure port 9443, its
+// VIP addresses, pages at 127.0.0.1:port, a lease of 30 s renewals and
+// 90 s expiry, and the metadata team=payments. Its id is fargo's default,
+// the host name, unless InstanceId is set.
+func FargoInstance(host, app, vip, secureVIP string, port int) *fargo.Instance {
+	at := "http://127.0.0.1:" + strconv.Itoa(port)
+	ins := &fargo.Instance{
+		HostName: host, App: app, IPAddr: "127.0.0.1",
+		VipAddress: vip, SecureVipAddress: secureVIP, Status: fargo.UP,
+		Port: port, PortEnabled: true, SecurePort: 9443,
+		HomePageUrl: at + "/", StatusPageUrl: at + "/info", HealthCheckUrl: at + "/health",
+		DataCenterInfo: fargo.DataCenterInfo{Name: fargo.MyOwn},
+		LeaseInfo:      fargo.LeaseInfo{RenewalIntervalInSecs: 30, DurationInSecs: 90},
+	}
+	ins.SetMetadataString("team", "payments")
+	return ins
+}
+
 // TestFargoInterop drives the server with hudl/fargo, a real Eureka client,
 // in its default XML mode and in JSON mode, over both front doors.
 func runFargo(t *testing.T, base string, useJSON bool) {
 	conn := fargo.NewConn(base + "/eureka/v2")
 	conn.UseJson = useJSON
-	ins := &fargo.Instance{
-		HostName: "fargo-host", App: "FARGOAPP", IPAddr: "127.0.0.1",
-		VipAddress: "fargo-vip", SecureVipAddress: "fargo-svip", Status: fargo.UP,
-		Port: 9000, PortEnabled: true, SecurePort: 9443,
-		HomePageUrl: "http://127.0.0.1:9000/", StatusPageUrl: "http://127.0.0.1:9000/info",
-		HealthCheckUrl: "http://127.0.0.1:9000/health",
-		DataCenterInfo: fargo.DataCenterInfo{Name: fargo.MyOwn},
-		LeaseInfo:      fargo.LeaseInfo{RenewalIntervalInSecs: 30, DurationInSecs: 90},
-	}
-	ins.SetMetadataString("team", "payments")
+	ins := FargoInstance("fargo-host", "FARGOAPP", "fargo-vip", "fargo-svip", 9000)
 	check := func(what string, err error) {
 		t.Helper()
 		if err != nil {
