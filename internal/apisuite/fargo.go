@@ -32,7 +32,7 @@ func FargoInstance(host, app, vip, secureVIP string, port int) *fargo.Instance {
 	return ins
 }
 
-// TestFargoInterop drives the server with hudl/fargo, a real Eureka client,
+// runFargo drives the server at base with hudl/fargo, a real Eureka client,
 // in its default XML mode and in JSON mode, over both front doors.
 func runFargo(t *testing.T, base string, useJSON bool) {
 	conn := fargo.NewConn(base + "/eureka/v2")
