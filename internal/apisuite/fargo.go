@@ -33,7 +33,7 @@ func FargoInstance(host, app, vip, secureVIP string, port int) *fargo.Instance {
 }
 
 // runFargo drives the server at base with hudl/fargo, a real Eureka client,
-// in its default XML mode and in JSON mode, over both front doors.
+// in JSON mode when useJSON and in its default XML mode otherwise.
 func runFargo(t *testing.T, base string, useJSON bool) {
 	conn := fargo.NewConn(base + "/eureka/v2")
 	conn.UseJson = useJSON
