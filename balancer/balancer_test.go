@@ -341,29 +341,23 @@ func TestForgetRacesWithFailures(t *testing.T) {
 	src := new(switching)
 	src.list.Store(&all)
 	b := New(src, Config{MaxFails: 1})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range 2000 {
-				switch {
-				case w == 0 && n%2 == 0:
-					short := all[:2+n%3]
-					src.list.Store(&short)
-				case w == 0:
-					src.list.Store(&all)
-				case w == 1:
-					b.ReportFailure(all[n%4])
-				case w == 2:
-					b.ReportSuccess(all[n%4])
-				default:
-					b.Pick("A")
-				}
+	testkit.InParallel(4, func(w int) {
+		for n := range 2000 {
+			switch {
+			case w == 0 && n%2 == 0:
+				short := all[:2+n%3]
+				src.list.Store(&short)
+			case w == 0:
+				src.list.Store(&all)
+			case w == 1:
+				b.ReportFailure(all[n%4])
+			case w == 2:
+				b.ReportSuccess(all[n%4])
+			default:
+				b.Pick("A")
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	empty := []*eureka.InstanceInfo{}
 	src.list.Store(&empty)
 	b.Pick("A")

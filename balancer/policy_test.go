@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // With the middle instance ejected, the other two share the calls evenly:
@@ -80,31 +81,25 @@ func TestRoundRobinWhileTheListChanges(t *testing.T) {
 	const callers, per = 8, 3000
 	var mu sync.Mutex
 	total := map[string]int{}
-	var wg sync.WaitGroup
-	for c := range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			counts := map[string]int{}
-			for n := range per {
-				if n%50 == c { // each caller changes the list now and then
-					src.list.Store(&lists[(n/50+c)%len(lists)])
-				}
-				i, err := b.Pick("A")
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				counts[i.ID()]++
+	testkit.InParallel(callers, func(c int) {
+		counts := map[string]int{}
+		for n := range per {
+			if n%50 == c { // each caller changes the list now and then
+				src.list.Store(&lists[(n/50+c)%len(lists)])
 			}
-			mu.Lock()
-			for id, n := range counts {
-				total[id] += n
+			i, err := b.Pick("A")
+			if err != nil {
+				t.Error(err)
+				return
 			}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+			counts[i.ID()]++
+		}
+		mu.Lock()
+		for id, n := range counts {
+			total[id] += n
+		}
+		mu.Unlock()
+	})
 	// i1 is in every list: from a third of the picks to all of them.
 	if total["i1"] < callers*per/4 {
 		t.Errorf("i1 starved: %v", total)

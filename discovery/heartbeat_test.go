@@ -382,26 +382,20 @@ func TestRefreshWhileRunning(t *testing.T) {
 		defer watching.watch.mu.Unlock()
 		return watching.watch.inFlight != nil
 	})
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range 10 {
-				testkit.MustRegister(t, s.Store, testkit.Inst("ORDERS", "g"+strconv.Itoa(g)+"-"+strconv.Itoa(n)), false)
-				for _, c := range []*Client{watching, polling} {
-					began := time.Now()
-					if err := c.Refresh(); err != nil {
-						t.Error(err)
-					}
-					if took := time.Since(began); took > 5*time.Second {
-						t.Errorf("Refresh took %v", took)
-					}
+	testkit.InParallel(4, func(g int) {
+		for n := range 10 {
+			testkit.MustRegister(t, s.Store, testkit.Inst("ORDERS", "g"+strconv.Itoa(g)+"-"+strconv.Itoa(n)), false)
+			for _, c := range []*Client{watching, polling} {
+				began := time.Now()
+				if err := c.Refresh(); err != nil {
+					t.Error(err)
+				}
+				if took := time.Since(began); took > 5*time.Second {
+					t.Errorf("Refresh took %v", took)
 				}
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	if got := len(watching.AllInstances("ORDERS")); got != 40 {
 		t.Errorf("after the refreshes the watching client holds %d instances", got)
 	}

@@ -346,31 +346,25 @@ func testAccessLogStuck(t *testing.T, loops int) {
 	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	var slowest atomic.Int64
 	var failed atomic.Int32
-	var wg sync.WaitGroup
 	start := time.Now()
-	for wn := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := wn; i < n; i += workers {
-				t0 := time.Now()
-				resp, err := c.Get(base + "/orders/" + strconv.Itoa(i))
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					failed.Add(1)
-				}
-				if d := int64(time.Since(t0)); d > slowest.Load() {
-					slowest.Store(d)
-				}
+	testkit.InParallel(workers, func(wn int) {
+		for i := wn; i < n; i += workers {
+			t0 := time.Now()
+			resp, err := c.Get(base + "/orders/" + strconv.Itoa(i))
+			if err != nil {
+				failed.Add(1)
+				continue
 			}
-		}()
-	}
-	wg.Wait()
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				failed.Add(1)
+			}
+			if d := int64(time.Since(t0)); d > slowest.Load() {
+				slowest.Store(d)
+			}
+		}
+	})
 	total := time.Since(start)
 	t.Logf("%d requests in %v with the writer stuck, the slowest %v; %d lines dropped", n, total, time.Duration(slowest.Load()), g.AccessLogDropped())
 	if failed.Load() > 0 {

@@ -328,16 +328,11 @@ func TestLoopsMaxConnsPerInstance(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	var wg sync.WaitGroup
-	for range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if status, body := get("/orders/x"); status != 200 {
-				t.Errorf("%d %q", status, body)
-			}
-		}()
-	}
-	wg.Wait()
+	testkit.InParallel(6, func(int) {
+		if status, body := get("/orders/x"); status != 200 {
+			t.Errorf("%d %q", status, body)
+		}
+	})
 	if n := most.Load(); n > 2 {
 		t.Errorf("%d connections to the instance at once, want at most 2", n)
 	}

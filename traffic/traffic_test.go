@@ -2,9 +2,10 @@ package traffic
 
 import (
 	"slices"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // mi and ci are the indexes of a method class and of a status class, by
@@ -263,26 +264,20 @@ func TestSnapshotTotal(t *testing.T) {
 func TestConcurrentCounting(t *testing.T) {
 	r := New()
 	const workers, each = 8, 500
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a := r.App([]string{"ORDERS", "BILLING"}[w%2])
-			inst := a.Instance([]string{"i-1", "i-2", "i-3"}[w%3])
-			for n := range each {
-				a.Start()
-				inst.Begin()
-				if n%10 == 0 {
-					a.Failed(Reset)
-					a.Retried()
-				}
-				inst.End()
-				a.Done([]string{"", "version=2.1"}[n%2], []byte("GET"), 200+300*(n%2), time.Duration(n)*time.Microsecond, inst)
+	testkit.InParallel(workers, func(w int) {
+		a := r.App([]string{"ORDERS", "BILLING"}[w%2])
+		inst := a.Instance([]string{"i-1", "i-2", "i-3"}[w%3])
+		for n := range each {
+			a.Start()
+			inst.Begin()
+			if n%10 == 0 {
+				a.Failed(Reset)
+				a.Retried()
 			}
-		}()
-	}
-	wg.Wait()
+			inst.End()
+			a.Done([]string{"", "version=2.1"}[n%2], []byte("GET"), 200+300*(n%2), time.Duration(n)*time.Microsecond, inst)
+		}
+	})
 	var requests, errors, retries, instRequests uint64
 	r.Each(func(_ string, a *App) {
 		s := a.Snapshot()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -175,25 +176,19 @@ func parallel(t *testing.T, n, workers int, f func(i int) error) {
 	var next atomic.Int64
 	var failed atomic.Bool
 	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if err := f(i); err != nil {
-					failed.Store(true)
-					errs <- err
-					return
-				}
+	testkit.InParallel(workers, func(int) {
+		for !failed.Load() {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			if err := f(i); err != nil {
+				failed.Store(true)
+				errs <- err
+				return
+			}
+		}
+	})
 	close(errs)
 	for err := range errs {
 		t.Error(err)

@@ -210,34 +210,28 @@ func RunAgainstHung(hung *Hung, workers, want int, max time.Duration, send func(
 	var after atomic.Int64
 	var mu sync.Mutex
 	var out []Outcome
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for after.Load() < int64(want) && time.Now().Before(deadline) {
-				o := Outcome{N: int(next.Add(1)), Start: time.Now()}
-				if fb := firstBack.Load(); fb != 0 && o.Start.UnixNano() > fb {
-					after.Add(1)
-				}
-				o.Body, o.Err = send(o.N)
-				o.End = time.Now()
-				if hung.reached(o.N) {
-					for {
-						fb := firstBack.Load()
-						if (fb != 0 && fb <= o.End.UnixNano()) || firstBack.CompareAndSwap(fb, o.End.UnixNano()) {
-							break
-						}
+	InParallel(workers, func(int) {
+		for after.Load() < int64(want) && time.Now().Before(deadline) {
+			o := Outcome{N: int(next.Add(1)), Start: time.Now()}
+			if fb := firstBack.Load(); fb != 0 && o.Start.UnixNano() > fb {
+				after.Add(1)
+			}
+			o.Body, o.Err = send(o.N)
+			o.End = time.Now()
+			if hung.reached(o.N) {
+				for {
+					fb := firstBack.Load()
+					if (fb != 0 && fb <= o.End.UnixNano()) || firstBack.CompareAndSwap(fb, o.End.UnixNano()) {
+						break
 					}
 				}
-				mu.Lock()
-				out = append(out, o)
-				mu.Unlock()
-				time.Sleep(5 * time.Millisecond)
 			}
-		}()
-	}
-	wg.Wait()
+			mu.Lock()
+			out = append(out, o)
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
 	run := HungRun{Outcomes: out, Reached: map[int]bool{}}
 	if fb := firstBack.Load(); fb != 0 {
 		run.FirstBack = time.Unix(0, fb)

@@ -31,3 +31,18 @@ func Loop(workers int, f func(worker int)) (stop func()) {
 		})
 	}
 }
+
+// InParallel runs f once on each of workers goroutines (f gets the
+// worker's number) and returns when every one has returned: writers and
+// readers racing each other in a test.
+func InParallel(workers int, f func(worker int)) {
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(w)
+		}()
+	}
+	wg.Wait()
+}

@@ -2,8 +2,9 @@
 // a poll for conditions reached over the network, a graceful stop at the
 // end of a test (StopOnCleanup), free loopback ports, requests sent and
 // read whole (Do, HTTPGet, HTTPPost), a fake clock, a hung backend, a
-// slowloris writer (Trickle) and a small load generator for failover
-// tests, registrations to test and benchmark with (Inst, and
+// slowloris writer (Trickle), a small load generator for failover tests,
+// goroutines racing each other (Loop, InParallel), a process's output
+// (Output), registrations to test and benchmark with (Inst, and
 // SampleInstance, which the load command cmd/eurekabench uses too), a
 // deep-equality check (Want), test certificates (CA) and password hashes
 // (PasswordHash).

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"crypto/tls"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,25 +39,19 @@ func BenchmarkRenewTLS(b *testing.B) {
 		defer c.CloseIdleConnections()
 		const workers = 8
 		start := time.Now()
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-				defer fasthttp.ReleaseRequest(req)
-				defer fasthttp.ReleaseResponse(resp)
-				req.Header.SetMethod("PUT")
-				req.SetRequestURI(url)
-				for n := w; n < b.N; n += workers {
-					if err := c.Do(req, resp); err != nil || resp.StatusCode() != 200 {
-						b.Errorf("renew: %d %v", resp.StatusCode(), err)
-						return
-					}
+		testkit.InParallel(workers, func(w int) {
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			req.Header.SetMethod("PUT")
+			req.SetRequestURI(url)
+			for n := w; n < b.N; n += workers {
+				if err := c.Do(req, resp); err != nil || resp.StatusCode() != 200 {
+					b.Errorf("renew: %d %v", resp.StatusCode(), err)
+					return
 				}
-			}()
-		}
-		wg.Wait()
+			}
+		})
 		return float64(b.N) / time.Since(start).Seconds()
 	}
 	b.ResetTimer()
