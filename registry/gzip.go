@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"io"
 	"sync"
+
+	kflate "github.com/klauspost/compress/flate"
 )
 
 // A gzip member is a header, a deflate stream and a trailer with the CRC-32
@@ -19,13 +21,18 @@ import (
 
 var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
 
-// Pieces are compressed at BestSpeed: its compressor state is a few
-// kilobytes to reset, not the default level's 640, which matters when the
-// pieces are many and small, and rebuilding under churn must stay cheap.
-// The full registry comes out about a fifth larger than at the default
-// level.
+// Pieces are compressed by klauspost/compress at its level 5: as fast as
+// the standard library's BestSpeed and a quarter smaller (the full
+// registry of 10,000 Spring-shaped instances in pieces of 100 KB: 591 KB
+// against 776 KB, where one stream at the standard library's default
+// level, as Java's server sends it, is 525 KB), with a compressor whose
+// Reset clears no tables, which matters when the pieces are many and
+// small. Its output is ordinary deflate; the readers stay the standard
+// library's.
+const deflateLevel = 5
+
 var deflaters = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.BestSpeed)
+	w, _ := kflate.NewWriter(nil, deflateLevel)
 	return w
 }}
 
@@ -34,7 +41,7 @@ var deflaters = sync.Pool{New: func() any {
 func deflate(data []byte, last bool) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(data)/6 + 64)
-	w := deflaters.Get().(*flate.Writer)
+	w := deflaters.Get().(*kflate.Writer)
 	w.Reset(&buf)
 	w.Write(data)
 	if last {
