@@ -96,9 +96,7 @@ func call(t *testing.T, c *HTTPClient, ctx context.Context, headers ...string) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n := 0; n+1 < len(headers); n += 2 {
-		req.Header.Set(headers[n], headers[n+1])
-	}
+	testkit.SetHeaders(req, headers...)
 	resp, err := c.Do(req)
 	if err != nil {
 		return "", err

@@ -52,9 +52,7 @@ func do(t *testing.T, method, url string, body io.Reader, headers ...string) (in
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n := 0; n+1 < len(headers); n += 2 {
-		req.Header.Set(headers[n], headers[n+1])
-	}
+	testkit.SetHeaders(req, headers...)
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -36,9 +36,7 @@ func call(t *testing.T, method, url string, body []byte, headers ...string) repl
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n := 0; n+1 < len(headers); n += 2 {
-		req.Header.Set(headers[n], headers[n+1])
-	}
+	testkit.SetHeaders(req, headers...)
 	resp, got := testkit.Do(t, client, req)
 	return reply{resp.StatusCode, resp.Header, got}
 }

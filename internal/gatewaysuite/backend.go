@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -112,9 +113,7 @@ func tryGet(url string, headers ...string) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	for n := 0; n+1 < len(headers); n += 2 {
-		req.Header.Set(headers[n], headers[n+1])
-	}
+	testkit.SetHeaders(req, headers...)
 	resp, err := client().Do(req)
 	if err != nil {
 		return reply{}, err

@@ -137,9 +137,7 @@ func ask(c *http.Client, url string, headers ...string) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	for n := 0; n+1 < len(headers); n += 2 {
-		req.Header.Set(headers[n], headers[n+1])
-	}
+	testkit.SetHeaders(req, headers...)
 	resp, err := c.Do(req)
 	if err != nil {
 		return reply{}, err

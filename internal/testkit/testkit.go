@@ -142,6 +142,14 @@ func StatusAs(t testing.TB, method, url, user, password, body string) int {
 	return resp.StatusCode
 }
 
+// SetHeaders sets each name and value pair of headers (name, value,
+// name, value, ...) on req; a name without a value is left out.
+func SetHeaders(req *http.Request, headers ...string) {
+	for n := 0; n+1 < len(headers); n += 2 {
+		req.Header.Set(headers[n], headers[n+1])
+	}
+}
+
 // Do sends req with c and returns the response, its body already read
 // whole and closed, and the body; it fails the test if sending or reading
 // fails.

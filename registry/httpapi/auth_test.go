@@ -25,9 +25,7 @@ func authCall(t *testing.T, method, url, user, pass string, body []byte, headers
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
-	for n := 0; n+1 < len(headers); n += 2 {
-		req.Header.Set(headers[n], headers[n+1])
-	}
+	testkit.SetHeaders(req, headers...)
 	if user != "" {
 		req.SetBasicAuth(user, pass)
 	}
