@@ -134,23 +134,12 @@ func TestHTTPClientRetriesOnlyIdempotentAfterTimeout(t *testing.T) {
 // MaxFails 1 the instance is ejected, and a GET is retried on another
 // instance, a POST is not.
 func TestHTTPClientCountsBrokenConnections(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			http.ReadRequest(bufio.NewReader(c)) // then close without answering
-			c.Close()
-		}
-	}()
+	broken := testkit.RawServer(t, func(c net.Conn) {
+		http.ReadRequest(bufio.NewReader(c)) // then close without answering
+		c.Close()
+	})
 	a := namedServer(t, "a")
-	brokenPort := ln.Addr().(*net.TCPAddr).Port
+	brokenPort := broken.Port
 	src := staticInstancer{"INVENTORY": {loopbackInstance("broken", brokenPort), loopbackInstance("a", serverPort(a))}}
 	b := New(src, Config{MaxFails: 1})
 	client := &HTTPClient{Balancer: b}

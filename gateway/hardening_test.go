@@ -107,39 +107,28 @@ func TestLoopsForwardNothingAfter408(t *testing.T) {
 // reused, even after its read deadline passed (ResponseReadTimeout shorter
 // than IdleConnTimeout).
 func TestStaleConnectionAfterItsDeadline(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	sent := make(chan struct{}, 4)
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				br := bufio.NewReader(conn)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					answer := "answer to " + req.URL.Path
-					fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(answer), answer)
-					if req.URL.Path == "/late" {
-						time.Sleep(50 * time.Millisecond)
-						io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nPOISON")
-						sent <- struct{}{}
-					}
+	faulty := testkit.RawServer(t, func(conn net.Conn) {
+		go func() {
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			for {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
 				}
-			}()
-		}
-	}()
+				answer := "answer to " + req.URL.Path
+				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(answer), answer)
+				if req.URL.Path == "/late" {
+					time.Sleep(50 * time.Millisecond)
+					io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nPOISON")
+					sent <- struct{}{}
+				}
+			}
+		}()
+	})
 	store := registry.New(registry.Config{})
-	register(t, store, "faulty", "f", ln.Addr().(*net.TCPAddr).Port)
+	register(t, store, "faulty", "f", faulty.Port)
 	base, _, _ := startServer(t, Config{Routing: routing.Config{ReadTimeout: 300 * time.Millisecond}}, ServerConfig{Loops: -1}, store)
 	if _, _, body := do(t, "GET", base+"/faulty/late", nil); body != "answer to /late" {
 		t.Fatalf("late: %q", body)

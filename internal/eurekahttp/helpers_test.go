@@ -51,35 +51,21 @@ func refusedURL(t *testing.T) string {
 // URL and the number of connections accepted so far.
 func hungServer(t *testing.T) (string, func() int) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var (
 		mu    sync.Mutex
 		conns []net.Conn
 	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
+	t.Cleanup(func() { // runs after the server has stopped accepting
 		for _, c := range conns {
 			c.Close()
 		}
 	})
-	return "http://" + ln.Addr().String() + "/eureka/", func() int {
+	addr := testkit.RawServer(t, func(c net.Conn) {
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+	})
+	return "http://" + addr.String() + "/eureka/", func() int {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(conns)

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // rawCase is a request written byte for byte, and what must come of it:
@@ -258,22 +260,9 @@ func sendRaw(t *testing.T, host, req string) (int, *http.Response, string) {
 // gets its own answer.
 func noStrayBytes(t *testing.T, start Starter, _ Gateway) {
 	base, store, _ := start(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	stray := make(chan struct{}, 16)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go faultyInstance(c, stray)
-		}
-	}()
-	register(t, store, instance("faulty", "f", ln.Addr().(*net.TCPAddr).Port))
+	faulty := testkit.RawServer(t, func(c net.Conn) { go faultyInstance(c, stray) })
+	register(t, store, instance("faulty", "f", faulty.Port))
 
 	// A body on HEAD, in the same write as the header.
 	req, _ := http.NewRequest("HEAD", base+"/faulty/head", nil)

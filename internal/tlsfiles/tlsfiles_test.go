@@ -18,32 +18,18 @@ import (
 // "-") and closes.
 func serve(t *testing.T, cfg *tls.Config) string {
 	t.Helper()
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { ln.Close(); <-done })
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
+	return testkit.RawServer(t, func(c net.Conn) {
+		tc := tls.Server(c, cfg)
+		tc.SetDeadline(time.Now().Add(5 * time.Second))
+		if tc.Handshake() == nil {
+			name := "-"
+			if pc := tc.ConnectionState().PeerCertificates; len(pc) > 0 {
+				name = pc[0].Subject.CommonName
 			}
-			tc := c.(*tls.Conn)
-			tc.SetDeadline(time.Now().Add(5 * time.Second))
-			if tc.Handshake() == nil {
-				name := "-"
-				if pc := tc.ConnectionState().PeerCertificates; len(pc) > 0 {
-					name = pc[0].Subject.CommonName
-				}
-				io.WriteString(tc, name)
-			}
-			tc.Close()
+			io.WriteString(tc, name)
 		}
-	}()
-	return ln.Addr().String()
+		tc.Close()
+	}).String()
 }
 
 // dial connects with cfg and returns the server certificate's common name
