@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -101,26 +100,11 @@ type reply struct {
 
 func get(t *testing.T, url string, headers ...string) reply {
 	t.Helper()
-	r, err := tryGet(url, headers...)
+	r, err := ask(client(), url, headers...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func tryGet(url string, headers ...string) (reply, error) {
-	req, err := http.NewRequest("GET", url, nil)
-	if err != nil {
-		return reply{}, err
-	}
-	testkit.SetHeaders(req, headers...)
-	resp, err := client().Do(req)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return reply{resp.StatusCode, resp.Header, string(b)}, err
 }
 
 // decode reads a backend's answer.

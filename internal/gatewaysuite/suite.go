@@ -353,7 +353,7 @@ func hungInstance(t *testing.T, start Starter) {
 	answers := make(chan reply, n)
 	for range n {
 		go func() {
-			r, err := tryGet(base + "/search/q")
+			r, err := ask(client(), base+"/search/q")
 			if err != nil {
 				r = reply{body: err.Error()}
 			}
