@@ -221,14 +221,7 @@ func (c *regionCluster) note(region, app, id string, add bool) {
 
 func (c *regionCluster) send(t *testing.T, method, u, body string) int {
 	t.Helper()
-	req, err := http.NewRequest(method, u, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, _ := testkit.Do(t, c.client, req)
+	resp, _ := testkit.Do(t, c.client, testkit.JSONRequest(t, method, u, body))
 	return resp.StatusCode
 }
 

@@ -121,11 +121,9 @@ func httpSend(t testing.TB, method, url, contentType, body string) (int, string)
 	return resp.StatusCode, answer
 }
 
-// StatusAs sends body (as JSON, when there is one) to url with method, as
-// user with password when user is not empty, on a connection of its own,
-// and returns the answer's status code; it fails the test if the request
-// fails.
-func StatusAs(t testing.TB, method, url, user, password, body string) int {
+// JSONRequest is a request of method for url with body, typed as JSON
+// when there is one; it fails the test if the request cannot be made.
+func JSONRequest(t testing.TB, method, url, body string) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -134,6 +132,16 @@ func StatusAs(t testing.TB, method, url, user, password, body string) int {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return req
+}
+
+// StatusAs sends body (as JSON, when there is one) to url with method, as
+// user with password when user is not empty, on a connection of its own,
+// and returns the answer's status code; it fails the test if the request
+// fails.
+func StatusAs(t testing.TB, method, url, user, password, body string) int {
+	t.Helper()
+	req := JSONRequest(t, method, url, body)
 	if user != "" {
 		req.SetBasicAuth(user, password)
 	}
