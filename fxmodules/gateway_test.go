@@ -21,16 +21,16 @@ import (
 	"github.com/eurekagate/eurekagate/routing"
 )
 
+// gatewayClient is the tests' client of the gateway: bounded, and without
+// keep-alive, so that no connection outlives a test.
+var gatewayClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// gatewayGet sends a GET for url through the gateway and returns the
+// status and the body.
 func gatewayGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	resp, body := testkit.Do(t, gatewayClient, testkit.JSONRequest(t, "GET", url, ""))
+	return resp.StatusCode, body
 }
 
 func backendInstance(t *testing.T, app string) *eureka.InstanceInfo {

@@ -53,8 +53,7 @@ func versionBackend(t *testing.T, v string) *eureka.InstanceInfo {
 // returns the version of the instance that answered it.
 func routedTo(t *testing.T, base string) string {
 	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Get(base + "/orders/x")
+	resp, err := gatewayClient.Get(base + "/orders/x")
 	if err != nil {
 		t.Fatal(err)
 	}
