@@ -138,28 +138,21 @@ func TestRegionsJSONErrors(t *testing.T) {
 // whitelists is refused, naming them: they are the registry's settings.
 // Their service URLs and fetch interval belong to each config.
 func TestChangedRemoteRegionsNamed(t *testing.T) {
-	provision := func(a *App) error {
-		ctx, err := caddy.ProvisionContext(&caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a.Provision(ctx)
-	}
 	name := newRegistry("changed-regions")
 	eu := func(url string) []RemoteRegion { return []RemoteRegion{{Name: "eu-west-1", URLs: []string{url}}} }
 	running := &App{Registry: name, RemoteRegions: eu("http://eu-1:8761/eureka/")}
-	if err := provision(running); err != nil {
+	if err := provisionApp(t, running); err != nil {
 		t.Fatal(err)
 	}
 	defer running.Cleanup()
 	moved := &App{Registry: name, RemoteRegions: eu("http://eu-2:8761/eureka/"), RemoteRegionFetchInterval: caddy.Duration(time.Second)}
-	if err := provision(moved); err != nil {
+	if err := provisionApp(t, moved); err != nil {
 		t.Fatalf("new URLs for the same region refused: %v", err)
 	}
 	moved.Cleanup()
 	changed := &App{Registry: name, RemoteRegions: []RemoteRegion{{Name: "ap-south-1", URLs: []string{"http://ap:8761/eureka/"}}},
 		RemoteRegionApps: map[string][]string{"global": {"A"}}}
-	err := provision(changed)
+	err := provisionApp(t, changed)
 	if err == nil {
 		changed.Cleanup()
 		t.Fatal("changed remote regions accepted")

@@ -74,26 +74,19 @@ func TestJSONConfigErrors(t *testing.T) {
 // A reload that changes a running registry's settings is refused naming
 // each setting that differs, with both values.
 func TestChangedSettingsNamed(t *testing.T) {
-	provision := func(a *App) error {
-		ctx, err := caddy.ProvisionContext(&caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a.Provision(ctx)
-	}
 	running := &App{Registry: "changed-settings", EvictionInterval: caddy.Duration(time.Minute), SelfPreservation: boolPtr(true)}
-	if err := provision(running); err != nil {
+	if err := provisionApp(t, running); err != nil {
 		t.Fatal(err)
 	}
 	defer running.Cleanup()
 	same := &App{Registry: "changed-settings", EvictionInterval: caddy.Duration(time.Minute), SelfPreservation: boolPtr(true),
 		HealthInterval: caddy.Duration(time.Second)} // health checks belong to each config
-	if err := provision(same); err != nil {
+	if err := provisionApp(t, same); err != nil {
 		t.Fatalf("the same settings refused: %v", err)
 	}
 	same.Cleanup()
 	changed := &App{Registry: "changed-settings", EvictionInterval: caddy.Duration(30 * time.Second), MaxBodySize: 2048}
-	err := provision(changed)
+	err := provisionApp(t, changed)
 	if err == nil {
 		changed.Cleanup()
 		t.Fatal("changed settings accepted")
@@ -113,12 +106,8 @@ func TestChangedSettingsNamed(t *testing.T) {
 // A config that names a new registry while another is running logs that
 // the other's registrations go.
 func TestRenamedRegistryLogged(t *testing.T) {
-	ctx, err := caddy.ProvisionContext(&caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	old := &App{Registry: "rename-old"}
-	if err := old.Provision(ctx); err != nil {
+	if err := provisionApp(t, old); err != nil {
 		t.Fatal(err)
 	}
 	defer old.Cleanup()
