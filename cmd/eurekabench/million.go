@@ -166,7 +166,7 @@ type millionRun struct {
 	ctx   context.Context
 	c     millionConfig
 	out   io.Writer
-	node  *eurekaNode
+	node  *node
 	addr  string // the registry, host:port
 	pprof string // the server's pprof, host:port; "" without -profile
 	paths []string
@@ -248,11 +248,13 @@ func buildEureka(ctx context.Context, dir, profile string) (string, error) {
 // EUREKABENCH_PPROF set, net/http/pprof on that address, and a CPU
 // profile started and stopped on request (/bench/cpu/start, then
 // /bench/cpu/stop, which answers with it), so that a phase of unknown
-// length has one profile. The server's own handlers are on their own mux,
-// so none of this is on the registry's port.
+// length has one profile, and /bench/gc, a full collection. The
+// server's own handlers are on their own mux, so none of this is on the
+// registry's port.
 const pprofSource = `package main
 
-// Added by eurekabench million -profile through go build -overlay.
+// Added by eurekabench million -profile and eurekabench java through go
+// build -overlay.
 
 import (
 	"bytes"
@@ -260,6 +262,7 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"sync"
 )
@@ -287,6 +290,12 @@ func init() {
 			cpu = nil
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
+	})
+	// A full collection that returns the freed memory to the system, as
+	// jcmd GC.run asks of a JVM: eurekabench java reads the resident
+	// memory after it.
+	http.HandleFunc("/bench/gc", func(w http.ResponseWriter, r *http.Request) {
+		debug.FreeOSMemory()
 	})
 	http.HandleFunc("/bench/cpu/stop", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
@@ -377,13 +386,13 @@ func millionPath(n, apps int) string {
 
 // cpu is the server's CPU time so far.
 func (r *millionRun) cpu() time.Duration {
-	st, _ := readProcStat(r.node.cmd.Process.Pid)
+	st, _ := readProcStat(r.node.pid())
 	return st.cpu
 }
 
 // memory is the server's VmRSS and VmHWM.
 func (r *millionRun) memory() (rss, hwm uint64) {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(r.node.cmd.Process.Pid) + "/status")
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(r.node.pid()) + "/status")
 	return parseProcStatus(string(b))
 }
 

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -106,69 +105,11 @@ func regionsCommand(fs *flag.FlagSet) func(io.Writer) error {
 	}
 }
 
-// eurekaNode is a cmd/eureka process of the study.
-type eurekaNode struct {
-	name     string
-	cmd      *exec.Cmd
-	done     chan struct{} // closed once it has exited and been waited for
-	log      string        // its stdout and stderr
-	registry string        // host:port
-}
-
-// startEureka runs bin with args, its output to a log file in dir.
-func startEureka(bin, dir, name, registry string, args ...string) (*eurekaNode, error) {
-	logPath := filepath.Join(dir, name+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close() // the child has its own descriptor
-	cmd := exec.Command(bin, append([]string{"-addr", registry}, args...)...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	n := &eurekaNode{name: name, cmd: cmd, done: make(chan struct{}), log: logPath, registry: registry}
-	go func() { cmd.Wait(); close(n.done) }()
-	return n, nil
-}
-
-// stop interrupts the node, as Ctrl-C does, and waits for it, killing it
-// after 10 s.
-func (n *eurekaNode) stop() {
-	n.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-n.done:
-	case <-time.After(10 * time.Second):
-		n.cmd.Process.Kill()
-		<-n.done
-	}
-}
-
-// exited reports whether the node has exited.
-func (n *eurekaNode) exited() bool {
-	select {
-	case <-n.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// logTail is the end of the node's log, for an error.
-func (n *eurekaNode) logTail() string {
-	b, _ := os.ReadFile(n.log)
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
-}
-
 // regionsRun is one run's processes and servers.
 type regionsRun struct {
 	ctx      context.Context
 	c        regionsConfig
-	nodes    []*eurekaNode
+	nodes    []*node
 	gateway  string                 // host:port of us-east-1's gateway
 	local    []*eureka.InstanceInfo // registered in us-east-1
 	remote   []*eureka.InstanceInfo // registered in eu-west
@@ -274,7 +215,7 @@ func (r *regionsRun) start(dir string) error {
 	}
 	all := r.c.local + r.c.remote
 	for _, v := range []struct {
-		node   *eurekaNode
+		node   *node
 		remote string
 	}{{east0, remoteRegion}, {west0, localRegion}} {
 		if err := r.waitFor(v.node.name+" reading "+v.remote, func() bool {
