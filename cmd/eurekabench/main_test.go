@@ -46,6 +46,8 @@ func TestDispatch(t *testing.T) {
 		{[]string{"fetch", "extra"}, 2, `eurekabench fetch: unexpected argument "extra"`},
 		{[]string{"fetch", "-instances", "10", "-rounds", "1"}, 0, ""},
 		{[]string{"fetch", "-instances", "-1"}, 1, "eurekabench fetch: "},
+		{[]string{"java", "-h"}, 0, "usage: eurekabench java [flags]"},
+		{[]string{"java", "-phases", "registries,nope"}, 1, `eurekabench java: -phases: no phase "nope"`},
 	} {
 		var stdout, stderr strings.Builder
 		code := dispatch(c.args, &stdout, &stderr)

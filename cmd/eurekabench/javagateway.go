@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// gatewayRow is one way to the backend in the gateway comparison.
+type gatewayRow struct {
+	name, url string
+	pids      func() []int // the proxy's processes; nil for none
+	jvm       bool         // warmed up until its rate stops rising
+	warmed    []float64    // the warm-up's rates
+	rates     []float64    // requests/s, per round
+	p99s      []time.Duration
+	cpu       []float64 // the proxy's CPU seconds per request, per round
+}
+
+// rateList is rates, rounded, separated by commas.
+func rateList(rates []float64) string {
+	var b strings.Builder
+	for k, r := range rates {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%.0f", r)
+	}
+	return b.String()
+}
+
+// median is the middle of a round's figures (the lower middle of an even
+// count).
+func median[T int | float64 | time.Duration](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+var wrkP99 = regexp.MustCompile(`\s99%\s+([0-9.]+)(us|ms|s)\b`)
+
+// runWrkLatency runs wrk -t1 -c<conns> --latency against url for d and
+// returns its rate and 99th percentile; an answer other than 2xx or 3xx,
+// or a socket error, is an error.
+func runWrkLatency(ctx context.Context, wrk string, conns int, d time.Duration, url string) (w wrkResult, p99 time.Duration, err error) {
+	secs := max(1, int(d.Round(time.Second)/time.Second))
+	outp, err := exec.CommandContext(ctx, wrk, "-t1", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(secs)+"s", "--latency", url).CombinedOutput()
+	if err != nil {
+		return w, 0, fmt.Errorf("wrk: %v\n%s", err, outp)
+	}
+	if w, err = parseWrk(outp); err != nil {
+		return w, 0, err
+	}
+	if w.non2xx > 0 || w.socketErrors() > 0 {
+		return w, 0, fmt.Errorf("%d answers were not 2xx or 3xx, %d socket errors:\n%s", w.non2xx, w.socketErrors(), outp)
+	}
+	p99, err = parseWrkP99(outp)
+	return w, p99, err
+}
+
+// parseWrkP99 reads the 99th percentile of wrk --latency's distribution.
+func parseWrkP99(outp []byte) (time.Duration, error) {
+	m := wrkP99.FindSubmatch(outp)
+	if m == nil {
+		return 0, fmt.Errorf("no 99th percentile in wrk's output:\n%s", outp)
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[string(m[2])]
+	return time.Duration(v * float64(unit)), nil
+}
+
+// measureGateways loads each row with wrk in turn, rounds times, for d
+// each, after each row's warm-up.
+func measureGateways(ctx context.Context, wrk string, conns int, d time.Duration, rounds int, rows []*gatewayRow) error {
+	for _, r := range rows {
+		turn := func(d time.Duration) func() (float64, error) {
+			return func() (float64, error) {
+				w, _, err := runWrkLatency(ctx, wrk, conns, d, r.url)
+				return float64(w.requests) / w.seconds, err
+			}
+		}
+		var err error
+		if r.jvm {
+			r.warmed, err = warmUp(18, turn(10*time.Second)) // up to 3 minutes
+		} else {
+			r.warmed, err = warmUp(1, turn(5*time.Second))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: warm-up: %v", r.name, err)
+		}
+	}
+	for range rounds {
+		for _, r := range rows {
+			before := cpuSeconds(r.pids)
+			w, p99, err := runWrkLatency(ctx, wrk, conns, d, r.url)
+			if err != nil {
+				return fmt.Errorf("%s: %v", r.name, err)
+			}
+			r.rates, r.p99s = append(r.rates, float64(w.requests)/w.seconds), append(r.p99s, p99)
+			if r.pids != nil {
+				r.cpu = append(r.cpu, (cpuSeconds(r.pids)-before)/float64(w.requests))
+			}
+		}
+	}
+	return nil
+}
+
+// gateways is the gateway phase: the same backend directly, through nginx
+// with a static upstream, through Spring Cloud Gateway (lb:// by its
+// discovery locator, against the Java server), through our fasthttp
+// gateway by name and through Caddy's eureka_gateway, each proxy in a
+// process of its own.
+func (r *javaRun) gateways() error {
+	c := r.c
+	fmt.Fprintf(r.out, "\nthe gateways: wrk -t1 -c%d, %d rounds of %v each, the medians\n", c.gwConns, c.gwRounds, c.gwDuration)
+	servers, err := thisBinary()
+	if err != nil {
+		return err
+	}
+	g := gatewayBenchConfig{servers: servers}
+	ports, err := freePorts(6)
+	if err != nil {
+		return err
+	}
+	addr := func(i int) string { return "127.0.0.1:" + ports[i] }
+	backend := addr(0)
+	var stops []func()
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}()
+	pids := map[string]int{}
+	for _, role := range []struct{ name, listen string }{{"backend", backend}, {"fasthttp", addr(1)}, {"caddy", addr(2)}} {
+		stop, pid, err := g.startServer(role.name, role.listen, backend)
+		if err != nil {
+			return fmt.Errorf("starting the %s: %v", role.name, err)
+		}
+		stops = append(stops, stop)
+		pids[role.name] = pid
+	}
+	java, err := startJavaServer(r.dir, "java-server-gateway", r.jars.server, addr(3), nil)
+	if err != nil {
+		return fmt.Errorf("starting the Java server: %v", err)
+	}
+	stops = append(stops, java.stop)
+	if status, err := request(addr(3), "POST", "/eureka/apps/SVC", eureka.AppendInstanceJSON(nil, targetInstance("SVC", backend))); err != nil || status != 204 {
+		return fmt.Errorf("registering the backend with the Java server: %d %v", status, err)
+	}
+	_, port, _ := strings.Cut(addr(4), ":")
+	scg, err := startJava(r.dir, "spring-gateway", r.jars.gateway, "1g",
+		"--server.port="+port, "--server.address=127.0.0.1",
+		"--spring.application.name=gateway", "--eureka.instance.hostname=127.0.0.1",
+		"--eureka.client.service-url.defaultZone=http://"+addr(3)+"/eureka/",
+		"--eureka.client.register-with-eureka=false",
+		"--spring.cloud.gateway.server.webflux.discovery.locator.enabled=true",
+		"--spring.cloud.gateway.server.webflux.discovery.locator.lower-case-service-id=true")
+	if err != nil {
+		return fmt.Errorf("starting Spring Cloud Gateway: %v", err)
+	}
+	stops = append(stops, scg.stop)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if status, err := request(addr(4), "GET", "/svc/x", nil); err == nil && status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("Spring Cloud Gateway did not route /svc/x within 2 minutes:\n%s", scg.logTail())
+		}
+	}
+
+	one := func(pid int) func() []int { return func() []int { return []int{pid} } }
+	rows := []*gatewayRow{{name: "direct to the backend", url: "http://" + backend + "/x"}}
+	if c.nginx != "" {
+		stop, master, err := startNginx(c.nginx, addr(5), backend)
+		if err != nil {
+			return fmt.Errorf("starting nginx: %v", err)
+		}
+		stops = append(stops, stop)
+		rows = append(rows, &gatewayRow{name: "nginx, static upstream", url: "http://" + addr(5) + "/x",
+			pids: func() []int { return append(childrenOf(master), master) }})
+	}
+	// The JVM is loaded in turns of 10 s until its rate stops rising (its
+	// JIT takes a minute or two of load to compile Reactor's operator
+	// chains), the others for 5 s.
+	spring := &gatewayRow{name: "Spring Cloud Gateway, lb:// by the locator", url: "http://" + addr(4) + "/svc/x", jvm: true, pids: one(scg.pid())}
+	fast := &gatewayRow{name: "our fasthttp gateway, by name", url: "http://" + addr(1) + "/svc/x", pids: one(pids["fasthttp"])}
+	caddyGW := &gatewayRow{name: "Caddy eureka_gateway, by name", url: "http://" + addr(2) + "/svc/x", pids: one(pids["caddy"])}
+	rows = append(rows, spring, fast, caddyGW)
+	if err := measureGateways(r.ctx, c.wrk, c.gwConns, c.gwDuration, c.gwRounds, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "  %-52s %s req/s\n", "Spring Cloud Gateway's warm-up, 10 s a turn", rateList(spring.warmed))
+	for _, row := range rows {
+		cpu := ""
+		if row.cpu != nil {
+			cpu = fmt.Sprintf("   proxy CPU %6.1f µs/request", 1e6*median(row.cpu))
+		}
+		fmt.Fprintf(r.out, "  %-52s %8.0f req/s   p99 %8v%s\n", row.name, median(row.rates), median(row.p99s), cpu)
+	}
+	r.compare("fasthttp gateway vs spring cloud gateway req/s", median(fast.rates), median(spring.rates), "/s", false)
+	r.compare("fasthttp gateway vs spring cloud gateway p99", median(fast.p99s).Seconds(), median(spring.p99s).Seconds(), "s", true)
+	r.compare("fasthttp gateway vs spring cloud gateway cpu per request", median(fast.cpu), median(spring.cpu), "µs", true)
+	r.compare("caddy gateway vs spring cloud gateway req/s", median(caddyGW.rates), median(spring.rates), "/s", false)
+	r.compare("caddy gateway vs spring cloud gateway p99", median(caddyGW.p99s).Seconds(), median(spring.p99s).Seconds(), "s", true)
+	return nil
+}
