@@ -2,10 +2,14 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // Each comparison prints as NAME: ours=X java=Y ratio=Z, the ratio how
@@ -75,7 +79,7 @@ func TestHeartbeatScript(t *testing.T) {
 	if got := strings.Count(script, "/eureka/apps/"); got != 150 {
 		t.Errorf("%d paths, want 150", got)
 	}
-	for _, want := range []string{`wrk.method = "PUT"`, "k = k % #paths + 1"} {
+	for _, want := range []string{`wrk.method = "PUT"`, "reqs[i] = wrk.format(nil, p)", "k = k % #reqs + 1", "return reqs[k]"} {
 		if !strings.Contains(script, want) {
 			t.Errorf("the script has no %q", want)
 		}
@@ -100,5 +104,57 @@ func TestWarmUp(t *testing.T) {
 		if err != nil || len(rates) != c.want || k != c.want {
 			t.Errorf("%v, most %d: %d turns (%v), want %d", c.rates, c.most, k, rates, c.want)
 		}
+	}
+}
+
+// wrk runs the heartbeat script as written: every request a PUT of one
+// of the instances' renewal paths, in turn, with a Host header (a
+// request formatted before wrk sets it has none, and a server answers it
+// 400).
+func TestHeartbeatScriptRunsInWrk(t *testing.T) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		t.Skip("wrk not installed")
+	}
+	args, err := heartbeatScript(t.TempDir(), 50, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for n := range 50 {
+		i := javaInstance(n, 10)
+		want["/eureka/apps/"+i.App+"/"+i.InstanceID+"?status=UP&lastDirtyTimestamp="+strconv.FormatInt(i.LastDirtyTimestamp, 10)] = true
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wrong []string
+	ln, err := newLoopbackListener()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		mu.Lock()
+		defer mu.Unlock()
+		uri := string(ctx.RequestURI())
+		if !ctx.IsPut() || !want[uri] || len(ctx.Host()) == 0 {
+			wrong = append(wrong, string(ctx.Method())+" "+uri+" Host "+string(ctx.Host()))
+			ctx.SetStatusCode(fasthttp.StatusBadRequest)
+			return
+		}
+		seen[uri]++
+	}}
+	go srv.Serve(ln)
+	defer srv.Shutdown()
+	outp, err := exec.Command(wrk, append(append([]string{"-t1", "-c2", "-d1s"}, args...), "http://"+ln.Addr().String()+"/")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wrk: %v\n%s", err, outp)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(wrong) > 0 {
+		t.Fatalf("%d requests not a renewal, the first: %s", len(wrong), wrong[0])
+	}
+	if len(seen) != 50 {
+		t.Errorf("%d of the 50 instances renewed", len(seen))
 	}
 }
