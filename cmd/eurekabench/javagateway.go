@@ -96,8 +96,15 @@ func measureGateways(ctx context.Context, wrk string, conns int, d time.Duration
 			return fmt.Errorf("%s: warm-up: %v", r.name, err)
 		}
 	}
+	var cpu []func() float64
+	for _, r := range rows {
+		if r.pids != nil {
+			cpu = append(cpu, func() float64 { return cpuSeconds(r.pids) })
+		}
+	}
 	for range rounds {
 		for _, r := range rows {
+			settle(cpu...)
 			before := cpuSeconds(r.pids)
 			w, p99, err := runWrkLatency(ctx, wrk, conns, d, r.url)
 			if err != nil {

@@ -61,6 +61,7 @@ func registerTurns(sides []*registrySide, from, to, apps, conc int) ([]turn, err
 	for lo := 0; lo < len(bodies); lo += chunk {
 		hi := min(lo+chunk, len(bodies))
 		for k, s := range sides {
+			settle(sidesCPU(sides)...)
 			before := s.cpu()
 			r, err := load(registrations(s.node.registry, bodies[lo:hi], from+lo, apps, conc))
 			if err != nil {
@@ -158,6 +159,7 @@ func wrkTurns(ctx context.Context, wrk string, sides []*registrySide, path strin
 	out := make([]turn, len(sides))
 	for range slices {
 		for k, s := range sides {
+			settle(sidesCPU(sides)...)
 			before := s.cpu()
 			w, err := run(s, time.Second)
 			if err != nil {
@@ -169,6 +171,38 @@ func wrkTurns(ctx context.Context, wrk string, sides []*registrySide, path strin
 		}
 	}
 	return out, nil
+}
+
+// settle waits, for up to 3 s, until none of the processes whose CPU
+// time cpu reads uses more than a tenth of a core, so that a turn does
+// not pay for work the one before left running (a JVM compiles what its
+// last turn ran, and collects, after it). /proc counts in hundredths of
+// a second: 20 ms in 200.
+func settle(cpu ...func() float64) {
+	const tick = 200 * time.Millisecond
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		before := make([]float64, len(cpu))
+		for k, read := range cpu {
+			before[k] = read()
+		}
+		time.Sleep(tick)
+		busy := false
+		for k, read := range cpu {
+			busy = busy || read()-before[k] > 0.1*tick.Seconds()
+		}
+		if !busy {
+			return
+		}
+	}
+}
+
+// sidesCPU reads each side's CPU time, for settle.
+func sidesCPU(sides []*registrySide) []func() float64 {
+	out := make([]func() float64, len(sides))
+	for k, s := range sides {
+		out[k] = s.cpu
+	}
+	return out
 }
 
 // warmUp runs one turn of a warm-up load after another, each returning
