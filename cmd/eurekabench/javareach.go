@@ -234,24 +234,11 @@ func (r *javaRun) propagation() error {
 		return err
 	}
 	defer stopBackend()
-	javaAddr, err := loopbackAddr("127.0.0.1")
+	java, ours, _, stop, err := r.standalone("-propagation")
 	if err != nil {
 		return err
 	}
-	java, err := startJavaServer(r.dir, "java-server-propagation", r.jars.server, javaAddr, nil)
-	if err != nil {
-		return fmt.Errorf("starting the Java server: %v", err)
-	}
-	defer java.stop()
-	oursAddr, err := loopbackAddr("127.0.0.1")
-	if err != nil {
-		return err
-	}
-	ours, _, err := r.startOurs("eureka-propagation", oursAddr)
-	if err != nil {
-		return err
-	}
-	defer ours.stop()
+	defer stop()
 
 	push, err := pushPropagation(ours.registry, backend, c.trials)
 	if err != nil {

@@ -365,29 +365,38 @@ func (r *javaRun) startOurs(name, addr string, args ...string) (n *node, gc func
 	return n, gc, nil
 }
 
+// standalone starts the Java server and ours, each standalone on a
+// loopback port of its own, their logs named with suffix; stop stops
+// both.
+func (r *javaRun) standalone(suffix string) (java, ours *node, oursGC func() error, stop func(), err error) {
+	javaAddr, err := loopbackAddr("127.0.0.1")
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if java, err = startJavaServer(r.dir, "java-server"+suffix, r.jars.server, javaAddr, nil); err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("starting the Java server: %v", err)
+	}
+	oursAddr, err := loopbackAddr("127.0.0.1")
+	if err == nil {
+		ours, oursGC, err = r.startOurs("eureka"+suffix, oursAddr)
+	}
+	if err != nil {
+		java.stop()
+		return nil, nil, nil, nil, err
+	}
+	return java, ours, oursGC, func() { ours.stop(); java.stop() }, nil
+}
+
 // registries is the registry phase: both servers standalone, with the
 // same instances registered, renewed and read.
 func (r *javaRun) registries() error {
 	c := r.c
 	fmt.Fprintf(r.out, "\nthe registries, standalone, taking turns (%d connections for writes and heartbeats, %d for reads)\n", c.conc, c.readConc)
-	javaAddr, err := loopbackAddr("127.0.0.1")
+	java, ours, oursGC, stop, err := r.standalone("")
 	if err != nil {
 		return err
 	}
-	java, err := startJavaServer(r.dir, "java-server", r.jars.server, javaAddr, nil)
-	if err != nil {
-		return fmt.Errorf("starting the Java server: %v", err)
-	}
-	defer java.stop()
-	oursAddr, err := loopbackAddr("127.0.0.1")
-	if err != nil {
-		return err
-	}
-	ours, oursGC, err := r.startOurs("eureka", oursAddr)
-	if err != nil {
-		return err
-	}
-	defer ours.stop()
+	defer stop()
 	sides := []*registrySide{{name: "ours", node: ours, gc: oursGC}, {name: "java", node: java, gc: func() error { return fullGC(java.pid()) }}}
 
 	for _, s := range sides {
