@@ -38,6 +38,9 @@ func TestDashboardRemoteRegions(t *testing.T) {
 		!strings.Contains(ap, "connection refused") {
 		t.Errorf("ap-south row: %q", ap)
 	}
+	// The facts come from their own read: wait for them, not only for
+	// the rows.
+	p.waitFor("the general facts", `document.querySelector('#general [data-fact="instances"]').textContent !== ""`, 10*time.Second)
 	if n := p.text(`#general [data-fact="instances"]`); n != "1" {
 		t.Errorf("local instances %q: the remote ones must not count", n)
 	}
