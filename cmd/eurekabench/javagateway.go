@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os/exec"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -44,46 +42,14 @@ func median[T int | float64 | time.Duration](xs []T) T {
 	return s[(len(s)-1)/2]
 }
 
-var wrkP99 = regexp.MustCompile(`\s99%\s+([0-9.]+)(us|ms|s)\b`)
-
-// runWrkLatency runs wrk -t1 -c<conns> --latency against url for d and
-// returns its rate and 99th percentile; an answer other than 2xx or 3xx,
-// or a socket error, is an error.
-func runWrkLatency(ctx context.Context, wrk string, conns int, d time.Duration, url string) (w wrkResult, p99 time.Duration, err error) {
-	secs := max(1, int(d.Round(time.Second)/time.Second))
-	outp, err := exec.CommandContext(ctx, wrk, "-t1", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(secs)+"s", "--latency", url).CombinedOutput()
-	if err != nil {
-		return w, 0, fmt.Errorf("wrk: %v\n%s", err, outp)
-	}
-	if w, err = parseWrk(outp); err != nil {
-		return w, 0, err
-	}
-	if w.non2xx > 0 || w.socketErrors() > 0 {
-		return w, 0, fmt.Errorf("%d answers were not 2xx or 3xx, %d socket errors:\n%s", w.non2xx, w.socketErrors(), outp)
-	}
-	p99, err = parseWrkP99(outp)
-	return w, p99, err
-}
-
-// parseWrkP99 reads the 99th percentile of wrk --latency's distribution.
-func parseWrkP99(outp []byte) (time.Duration, error) {
-	m := wrkP99.FindSubmatch(outp)
-	if m == nil {
-		return 0, fmt.Errorf("no 99th percentile in wrk's output:\n%s", outp)
-	}
-	v, _ := strconv.ParseFloat(string(m[1]), 64)
-	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[string(m[2])]
-	return time.Duration(v * float64(unit)), nil
-}
-
 // measureGateways loads each row with wrk in turn, rounds times, for d
 // each, after each row's warm-up.
 func measureGateways(ctx context.Context, wrk string, conns int, d time.Duration, rounds int, rows []*gatewayRow) error {
 	for _, r := range rows {
 		turn := func(d time.Duration) func() (float64, error) {
 			return func() (float64, error) {
-				w, _, err := runWrkLatency(ctx, wrk, conns, d, r.url)
-				return float64(w.requests) / w.seconds, err
+				w, err := runWrkClean(ctx, wrk, conns, d, r.url)
+				return w.rate(), err
 			}
 		}
 		var err error
@@ -106,11 +72,14 @@ func measureGateways(ctx context.Context, wrk string, conns int, d time.Duration
 		for _, r := range rows {
 			settle(cpu...)
 			before := cpuSeconds(r.pids)
-			w, p99, err := runWrkLatency(ctx, wrk, conns, d, r.url)
+			w, err := runWrkClean(ctx, wrk, conns, d, r.url, "--latency")
+			if err == nil && w.p99 == 0 {
+				err = errors.New("no 99th percentile in wrk's output")
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %v", r.name, err)
 			}
-			r.rates, r.p99s = append(r.rates, float64(w.requests)/w.seconds), append(r.p99s, p99)
+			r.rates, r.p99s = append(r.rates, w.rate()), append(r.p99s, w.p99)
 			if r.pids != nil {
 				r.cpu = append(r.cpu, (cpuSeconds(r.pids)-before)/float64(w.requests))
 			}

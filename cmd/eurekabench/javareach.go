@@ -168,7 +168,7 @@ func pushPropagation(registry, backend string, trials int) ([]time.Duration, err
 func clusterSync(from, to string, n, apps, conc int) (time.Duration, error) {
 	bodies := registrationBodies(0, n, apps)
 	start := time.Now()
-	if _, err := load(registrations(from, bodies, 0, apps, conc)); err != nil {
+	if _, err := load(registrations(from, bodies, serviceApp(0, apps), conc)); err != nil {
 		return 0, fmt.Errorf("registering on %s: %v", from, err)
 	}
 	missing := make([]int, n)

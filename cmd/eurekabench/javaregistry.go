@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -63,7 +60,7 @@ func registerTurns(sides []*registrySide, from, to, apps, conc int) ([]turn, err
 		for k, s := range sides {
 			settle(sidesCPU(sides)...)
 			before := s.cpu()
-			r, err := load(registrations(s.node.registry, bodies[lo:hi], from+lo, apps, conc))
+			r, err := load(registrations(s.node.registry, bodies[lo:hi], serviceApp(from+lo, apps), conc))
 			if err != nil {
 				return nil, fmt.Errorf("%s: registering: %v", s.name, err)
 			}
@@ -89,13 +86,7 @@ func warmRegistrations(s *registrySide, conc int) error {
 		i.App, i.InstanceID = "WARMUP", "warmup-"+strconv.Itoa(k)
 		bodies[k] = eureka.AppendInstanceJSON(nil, i)
 	}
-	spec := loadSpec{addr: s.node.registry, conc: conc, total: 10 * n, want: fasthttp.StatusNoContent, build: func(k int, req *fasthttp.Request) {
-		req.Header.SetMethod("POST")
-		req.SetRequestURI("/eureka/apps/WARMUP")
-		req.Header.SetContentType("application/json")
-		req.SetBody(bodies[k%n])
-	}}
-	if _, err := load(spec); err != nil {
+	if _, err := load(registrations(s.node.registry, slices.Repeat(bodies, 10), func(int) string { return "WARMUP" }, conc)); err != nil {
 		return fmt.Errorf("%s: warming up registrations: %v", s.name, err)
 	}
 	_, err := load(loadSpec{addr: s.node.registry, conc: conc, total: n, build: func(k int, req *fasthttp.Request) {
@@ -117,16 +108,21 @@ func registrationBodies(from, to, apps int) [][]byte {
 	return bodies
 }
 
-// registrations sends bodies, the registrations of instances first, first
-// + 1, ..., to addr from conc connections.
-func registrations(addr string, bodies [][]byte, first, apps, conc int) loadSpec {
+// registrations sends bodies, registrations of app(0), app(1), ..., to
+// addr from conc connections.
+func registrations(addr string, bodies [][]byte, app func(n int) string, conc int) loadSpec {
 	return loadSpec{addr: addr, conc: conc, total: len(bodies), want: fasthttp.StatusNoContent,
 		build: func(n int, req *fasthttp.Request) {
 			req.Header.SetMethod("POST")
-			req.SetRequestURI("/eureka/apps/SERVICE-" + strconv.Itoa((first+n)%apps))
+			req.SetRequestURI("/eureka/apps/" + app(n))
 			req.Header.SetContentType("application/json")
 			req.SetBody(bodies[n])
 		}}
+}
+
+// serviceApp is the app of javaInstance(first + n, apps).
+func serviceApp(first, apps int) func(n int) string {
+	return func(n int) string { return "SERVICE-" + strconv.Itoa((first+n)%apps) }
 }
 
 // wrkTurns loads each side with wrk -t1 -c<conc> and args (its URL is
@@ -137,21 +133,16 @@ func registrations(addr string, bodies [][]byte, first, apps, conc int) loadSpec
 // would be the client's.
 func wrkTurns(ctx context.Context, wrk string, sides []*registrySide, path string, conc, slices int, warmup time.Duration, args ...string) ([]turn, error) {
 	run := func(s *registrySide, d time.Duration) (wrkResult, error) {
-		all := append([]string{"-t1", "-c" + strconv.Itoa(conc), "-d" + strconv.Itoa(max(1, int(d/time.Second))) + "s"}, args...)
-		outp, err := exec.CommandContext(ctx, wrk, append(all, "http://"+s.node.registry+path)...).CombinedOutput()
+		w, err := runWrkClean(ctx, wrk, conc, d, "http://"+s.node.registry+path, args...)
 		if err != nil {
-			return wrkResult{}, fmt.Errorf("%s: wrk: %v\n%s", s.name, err, outp)
-		}
-		w, err := parseWrk(outp)
-		if err == nil && (w.non2xx > 0 || w.socketErrors() > 0) {
-			err = fmt.Errorf("%s: %d answers were not 200, %d socket errors:\n%s", s.name, w.non2xx, w.socketErrors(), outp)
+			err = fmt.Errorf("%s: %v", s.name, err)
 		}
 		return w, err
 	}
 	for _, s := range sides {
 		if _, err := warmUp(int(30*time.Second/warmup), func() (float64, error) {
 			w, err := run(s, warmup)
-			return float64(w.requests) / w.seconds, err
+			return w.rate(), err
 		}); err != nil {
 			return nil, err
 		}
@@ -270,15 +261,8 @@ func gzippedInstances(addr, path string) (instances, size int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return 0, 0, err
-	}
-	body, err := io.ReadAll(zr)
-	if err != nil {
-		return 0, 0, err
-	}
-	return bytes.Count(body, []byte(`"instanceId"`)), len(gz), nil
+	n, err := countInGzip(gz, []byte(`"instanceId"`))
+	return n, len(gz), err
 }
 
 // changer re-registers instances of a side at a rate, each with a newer
@@ -419,17 +403,9 @@ func (r *javaRun) registries() error {
 		fullSizes = append(fullSizes, s.name+" "+kb(size))
 	}
 
-	script, err := heartbeatScript(r.dir, c.small, c.apps)
-	if err != nil {
+	if err := r.heartbeats(sides, c.small, "heartbeats/s 10k", "cpu per heartbeat"); err != nil {
 		return err
 	}
-	hb, err := wrkTurns(r.ctx, c.wrk, sides, "/", c.conc, c.slices, c.warmup, script...)
-	if err != nil {
-		return err
-	}
-	r.printTurns("heartbeats at "+commas(c.small)+" instances", hb, "heartbeat")
-	r.compare("heartbeats/s 10k", hb[0].rate(), hb[1].rate(), "/s", false)
-	r.compare("cpu per heartbeat", hb[0].cpuPerReq(), hb[1].cpuPerReq(), "µs", true)
 
 	full, err := wrkTurns(r.ctx, c.wrk, sides, "/eureka/apps/", c.readConc, c.slices, c.warmup, gzipJSON...)
 	if err != nil {
@@ -469,17 +445,28 @@ func (r *javaRun) registries() error {
 		return err
 	}
 	r.printTurns(fmt.Sprintf("registrations, from %s to %s", commas(c.small), commas(c.large)), more, "registration")
-	if script, err = heartbeatScript(r.dir, c.large, c.apps); err != nil {
+	if err := r.heartbeats(sides, c.large, "heartbeats/s 50k", "cpu per heartbeat 50k"); err != nil {
 		return err
 	}
-	hb50, err := wrkTurns(r.ctx, c.wrk, sides, "/", c.conc, c.slices, c.warmup, script...)
+	return r.memory(sides, "rss 50k")
+}
+
+// heartbeats renews the first n instances on each side in turn and
+// compares the rates (as rateName) and the CPU per heartbeat (cpuName).
+func (r *javaRun) heartbeats(sides []*registrySide, n int, rateName, cpuName string) error {
+	c := r.c
+	script, err := heartbeatScript(r.dir, n, c.apps)
 	if err != nil {
 		return err
 	}
-	r.printTurns("heartbeats at "+commas(c.large)+" instances", hb50, "heartbeat")
-	r.compare("heartbeats/s 50k", hb50[0].rate(), hb50[1].rate(), "/s", false)
-	r.compare("cpu per heartbeat 50k", hb50[0].cpuPerReq(), hb50[1].cpuPerReq(), "µs", true)
-	return r.memory(sides, "rss 50k")
+	hb, err := wrkTurns(r.ctx, c.wrk, sides, "/", c.conc, c.slices, c.warmup, script...)
+	if err != nil {
+		return err
+	}
+	r.printTurns("heartbeats at "+commas(n)+" instances", hb, "heartbeat")
+	r.compare(rateName, hb[0].rate(), hb[1].rate(), "/s", false)
+	r.compare(cpuName, hb[0].cpuPerReq(), hb[1].cpuPerReq(), "µs", true)
+	return nil
 }
 
 // memory reads each side's resident memory after a full collection.

@@ -646,17 +646,21 @@ type wrkResult struct {
 	seconds                       float64
 	non2xx                        int // wrk's "Non-2xx or 3xx responses": status 400 and above
 	connect, read, write, timeout int
+	p99                           time.Duration // with --latency; 0 without
 }
 
 func (w wrkResult) socketErrors() int { return w.connect + w.read + w.write + w.timeout }
 
-// runWrk runs wrk -t1 against url for d (whole seconds) and reads its
-// totals. It is the gateway study's wrk (gatewayBenchConfig.measure), but
-// counts the non-2xx answers and socket errors instead of failing on
-// them.
-func runWrk(ctx context.Context, wrk string, conns int, d time.Duration, url string) (wrkResult, error) {
+func (w wrkResult) rate() float64 { return float64(w.requests) / w.seconds }
+
+// runWrk runs wrk -t1 with args (-s script, -H header, --latency)
+// against url for d (whole seconds) and reads its totals. It is the
+// gateway study's wrk (gatewayBenchConfig.measure), but counts the
+// non-2xx answers and socket errors instead of failing on them.
+func runWrk(ctx context.Context, wrk string, conns int, d time.Duration, url string, args ...string) (wrkResult, error) {
 	secs := max(1, int(d.Round(time.Second)/time.Second))
-	outp, err := exec.CommandContext(ctx, wrk, "-t1", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(secs)+"s", url).CombinedOutput()
+	all := append([]string{"-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(secs) + "s"}, args...)
+	outp, err := exec.CommandContext(ctx, wrk, append(all, url)...).CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
 			return wrkResult{}, ctx.Err()
@@ -666,10 +670,21 @@ func runWrk(ctx context.Context, wrk string, conns int, d time.Duration, url str
 	return parseWrk(outp)
 }
 
+// runWrkClean is runWrk for a load that every answer must pass: an
+// answer other than 2xx or 3xx, or a socket error, is an error.
+func runWrkClean(ctx context.Context, wrk string, conns int, d time.Duration, url string, args ...string) (wrkResult, error) {
+	w, err := runWrk(ctx, wrk, conns, d, url, args...)
+	if err == nil && (w.non2xx > 0 || w.socketErrors() > 0) {
+		err = fmt.Errorf("%s: %d answers were not 2xx or 3xx, %d socket errors", url, w.non2xx, w.socketErrors())
+	}
+	return w, err
+}
+
 var (
 	wrkTotal  = regexp.MustCompile(`(\d+) requests in ([0-9.]+)(us|ms|s|m|h)\b`)
 	wrkSocket = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 	wrkNon2xx = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
+	wrkP99    = regexp.MustCompile(`\s99%\s+([0-9.]+)(us|ms|s)\b`)
 )
 
 // parseWrk reads wrk's totals from its output.
@@ -692,6 +707,11 @@ func parseWrk(outp []byte) (wrkResult, error) {
 	}
 	if m := wrkNon2xx.FindSubmatch(outp); m != nil {
 		w.non2xx, _ = strconv.Atoi(string(m[1]))
+	}
+	if m := wrkP99.FindSubmatch(outp); m != nil {
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[string(m[2])]
+		w.p99 = time.Duration(v * float64(unit))
 	}
 	if bytes.Contains(outp, []byte("unable to connect")) {
 		return w, fmt.Errorf("wrk could not connect:\n%s", outp)
