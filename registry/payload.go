@@ -102,25 +102,19 @@ func (p *Payload) Bytes() []byte {
 	return out
 }
 
-// WriteTo writes the document to w, part by part.
+// WriteTo writes the document to w, its parts gathered into large writes
+// (writeParts).
 func (p *Payload) WriteTo(w io.Writer) (int64, error) {
 	if p.z != nil {
 		return io.Copy(w, p.inflater())
 	}
-	var n int64
-	for _, b := range p.parts {
-		m, err := w.Write(b)
-		n += int64(m)
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	parts := p.parts
+	return writeParts(w, &parts)
 }
 
 // Reader returns a reader of the document that does not copy it first.
-// It writes each part straight to a writer that asks (io.WriterTo), so a
-// server copying it to a connection allocates no buffer per part.
+// A writer that asks (io.WriterTo) gets its parts gathered into large
+// writes (writeParts), as WriteTo writes them.
 func (p *Payload) Reader() io.Reader {
 	if p.z != nil {
 		return p.inflater()
@@ -143,17 +137,7 @@ func (r *partsReader) Read(b []byte) (int, error) {
 }
 
 func (r *partsReader) WriteTo(w io.Writer) (int64, error) {
-	var n int64
-	for len(r.parts) > 0 {
-		m, err := w.Write(r.parts[0])
-		n += int64(m)
-		r.parts[0] = r.parts[0][m:]
-		if err != nil {
-			return n, err
-		}
-		r.parts = r.parts[1:]
-	}
-	return n, nil
+	return writeParts(w, &r.parts)
 }
 
 // Gzip returns the document gzip-compressed, compressing it once.
