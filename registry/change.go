@@ -85,6 +85,7 @@ func (c *Change) Decorated() *eureka.InstanceInfo {
 // holds the write lock and calls deliver after releasing it.
 func (s *Store) record(kind ChangeKind, app string, l *lease, isNew, replicated bool, now int64) {
 	v := s.version.Add(1)
+	s.lastChange.Store(now)
 	if a := s.apps[app]; a != nil {
 		a.version = v
 	}

@@ -57,6 +57,14 @@ type Config struct {
 	// DefaultMaxPlainPayload, 256 MiB (about 200,000 Spring-shaped
 	// instances in JSON); negative: always keep the plain form.
 	MaxPlainPayload int64
+	// PrebuildDelay is how long the registry must go without a change
+	// before the full registry and the delta are built, gzip forms
+	// included, ahead of their next reader (Prebuild): after a mass
+	// registration a fleet's reads then find them built, instead of
+	// waiting for the first reader's build (seconds at a million
+	// instances). Default DefaultPrebuildDelay, 1s; negative: never, each
+	// document is built by its first reader after a change.
+	PrebuildDelay time.Duration
 	// DisableDelta makes the delta endpoint answer 403, so clients fall
 	// back to full fetches (eureka.server.disableDelta).
 	DisableDelta bool
@@ -129,6 +137,9 @@ func (c Config) withDefaults() Config {
 	settings.Default(&c.OverrideIdleExpiry, DefaultOverrideIdleExpiry)
 	settings.Default(&c.PayloadMaxAge, DefaultPayloadMaxAge)
 	settings.Default(&c.RemoteRegionRetention, DefaultRemoteRegionRetention)
+	if c.PrebuildDelay == 0 {
+		c.PrebuildDelay = DefaultPrebuildDelay // negative stays: never
+	}
 	if c.MaxPlainPayload == 0 {
 		c.MaxPlainPayload = DefaultMaxPlainPayload // negative stays: never
 	}

@@ -28,6 +28,8 @@ const (
 	DefaultOverrideIdleExpiry = time.Hour
 	// DefaultPayloadMaxAge is PayloadMaxAge's default.
 	DefaultPayloadMaxAge = 60 * time.Second
+	// DefaultPrebuildDelay is PrebuildDelay's default.
+	DefaultPrebuildDelay = time.Second
 	// DefaultMaxPlainPayload is MaxPlainPayload's default.
 	DefaultMaxPlainPayload = 256 << 20
 	// DefaultRemoteRegionRetention is RemoteRegionRetention's default.

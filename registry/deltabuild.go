@@ -2,7 +2,6 @@ package registry
 
 import (
 	"hash/crc32"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -251,7 +250,7 @@ func (d *deltaDoc) seal(n int, app func(k int) string, compress bool) {
 	})
 }
 
-// encode renders the changes' pieces, on every CPU when they are many
+// encode renders the changes' pieces, on buildWorkers goroutines when they are many
 // (the fold after a mass registration). The pieces are written one after
 // another into blocks of a megabyte, not allocated one by one; chunks
 // copy them out when they are sealed.
@@ -270,7 +269,7 @@ func (d *deltaDoc) encode(todo []*Change, render func(*Change) eureka.InstanceIn
 			pieces[k] = block[start:len(block):len(block)]
 		}
 	}
-	workers := runtime.GOMAXPROCS(0)
+	workers := buildWorkers()
 	if len(todo) < 1024 || workers == 1 {
 		run(0, len(todo))
 		return pieces
@@ -420,7 +419,7 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 			a.dirty = true
 		}
 	}
-	// Sealed in the form the document is kept in, on every CPU when they
+	// Sealed in the form the document is kept in, on buildWorkers when they
 	// are many (after a mass registration, a gigabyte to compress), so
 	// that a document kept compressed never holds its chunks plain too.
 	inParallel(len(unsealed), 64, func(k int, scratch *[]byte) {

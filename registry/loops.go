@@ -15,7 +15,8 @@ type loopGroup struct {
 
 // Start runs the Store's background work until Stop: eviction every
 // EvictionInterval, delta retention every DeltaRetentionCleanupInterval, the
-// renewal threshold recount every RenewalThresholdUpdateInterval, and, with
+// renewal threshold recount every RenewalThresholdUpdateInterval, Prebuild
+// every half PrebuildDelay, and, with
 // remote regions, DropStaleRegions every tenth of RemoteRegionRetention (at
 // most DeltaRetentionCleanupInterval). It
 // does not block. Calling Start on a running Store does nothing.
@@ -34,6 +35,9 @@ func (s *Store) Start() {
 	s.every(s.cfg.EvictionInterval, func() { s.Evict() })
 	s.every(s.cfg.DeltaRetentionCleanupInterval, s.PurgeDeltas)
 	s.every(s.cfg.RenewalThresholdUpdateInterval, s.UpdateRenewalThreshold)
+	if s.cfg.PrebuildDelay > 0 {
+		s.every(max(s.cfg.PrebuildDelay/2, 10*time.Millisecond), s.Prebuild)
+	}
 	if len(s.regions.order) > 0 {
 		// A region that stopped answering is dropped within a tenth of
 		// the retention after it, not at the next delta cleanup.

@@ -46,6 +46,8 @@ type payloadCache struct {
 	delta        [2]atomic.Pointer[Payload]
 	deltaDocs    [2]*deltaDoc // owned by deltaBuild
 	deltaCounter atomic.Int64
+	// What Prebuild knows of the documents' readers.
+	fullReads, deltaReads [2]prebuildReads
 
 	namedMu sync.Mutex
 	named   map[namedKey]*Payload
@@ -93,10 +95,10 @@ func (c *payloadCache) init() {
 // payload reaches PayloadMaxAge.
 func (s *Store) FullPayloadBuilds() uint64 { return s.payloads.builds.Load() }
 
-// current reports whether p was built at version and is younger than
-// PayloadMaxAge.
+// current reports whether p was built at version or later and is younger
+// than PayloadMaxAge at now.
 func (s *Store) current(p *Payload, version uint64, now int64) bool {
-	return p != nil && p.version == version && now-p.built < s.cfg.PayloadMaxAge.Milliseconds()
+	return p != nil && p.version >= version && now-p.built < s.cfg.PayloadMaxAge.Milliseconds()
 }
 
 // FullPayload returns the full registry serialized in format f, assembled
@@ -105,16 +107,35 @@ func (s *Store) current(p *Payload, version uint64, now int64) bool {
 // payload getters count theirs.
 func (s *Store) FullPayload(f eureka.Format) *Payload {
 	s.counters.fullFetches.Add(1)
+	s.payloads.fullReads[f].read()
+	return s.fullPayload(f, 0)
+}
+
+// fullPayload returns the full registry in format f, built again if it
+// is not current ahead ms from now (Prebuild looks ahead). One build at a
+// time: a caller that finds a build under way waits for it, and takes its
+// result if it holds every change made before the caller came; else the
+// caller builds, and whoever comes meanwhile takes that build. So a
+// reader waits for two builds at most, however fast changes come.
+func (s *Store) fullPayload(f eureka.Format, ahead int64) *Payload {
 	c := &s.payloads
-	if p := c.full[f].Load(); s.current(p, s.version.Load(), s.nowMillis()) {
+	asked := s.version.Load()
+	if p := c.full[f].Load(); s.current(p, asked, s.nowMillis()+ahead) {
 		return p
 	}
 	c.fullBuild[f].Lock()
 	defer c.fullBuild[f].Unlock()
-	if p := c.full[f].Load(); s.current(p, s.version.Load(), s.nowMillis()) {
+	if p := c.full[f].Load(); s.current(p, asked, s.nowMillis()+ahead) {
 		return p
 	}
-	p := s.assembleFull(f)
+	return s.buildFull(f, ahead)
+}
+
+// buildFull builds the full registry in format f and keeps it. The caller
+// holds c.fullBuild[f].
+func (s *Store) buildFull(f eureka.Format, ahead int64) *Payload {
+	c := &s.payloads
+	p := s.assembleFull(f, ahead)
 	c.full[f].Store(p)
 	c.builds.Add(1)
 	return p
@@ -139,8 +160,9 @@ type leaseView struct {
 }
 
 // assembleFull builds the full registry from the application pieces,
-// re-encoding the stale ones. The caller holds c.fullBuild[f].
-func (s *Store) assembleFull(f eureka.Format) *Payload {
+// re-encoding the stale ones: those of an app changed since, or that
+// reach PayloadMaxAge within ahead ms. The caller holds c.fullBuild[f].
+func (s *Store) assembleFull(f eureka.Format, ahead int64) *Payload {
 	c := &s.payloads
 	frags := c.frags[f]
 	s.mu.RLock()
@@ -152,7 +174,7 @@ func (s *Store) assembleFull(f eureka.Format) *Payload {
 			continue
 		}
 		names = append(names, name)
-		if fr := frags[name]; fr != nil && fr.version == a.version && now-fr.built < s.cfg.PayloadMaxAge.Milliseconds() {
+		if fr := frags[name]; fr != nil && fr.version == a.version && now+ahead-fr.built < s.cfg.PayloadMaxAge.Milliseconds() {
 			continue
 		}
 		views := make([]leaseView, 0, len(a.leases))
@@ -208,7 +230,7 @@ func (s *Store) assembleFull(f eureka.Format) *Payload {
 }
 
 // encodeFragments encodes the stale applications' pieces into frags, on
-// as many goroutines as there are CPUs (a first build at a million
+// buildWorkers goroutines (a first build at a million
 // instances is seconds of encoding and compressing). A piece is kept
 // compressed only when the document is expected to be (keepPlain of an
 // estimate from the pieces it keeps), so that no build holds the whole
@@ -281,9 +303,19 @@ func (s *Store) encodeFragment(f eureka.Format, st staleApp, now int64, compress
 // counts the regenerations of the delta, as in Eureka.
 func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 	s.counters.deltaFetches.Add(1)
+	s.payloads.deltaReads[f].read()
+	return s.deltaPayload(f, 0)
+}
+
+// deltaPayload returns the delta in format f, built again if it is not
+// current ahead ms from now, one build at a time as fullPayload.
+func (s *Store) deltaPayload(f eureka.Format, ahead int64) *Payload {
 	c := &s.payloads
+	// Fresh is as in fullPayload: built after every change and purge
+	// made before the caller came.
+	asked, askedPurges := s.version.Load(), s.changes.purged.Load()
 	fresh := func(p *Payload) bool {
-		return s.current(p, s.version.Load(), s.nowMillis()) && p.purges == s.changes.purged.Load()
+		return s.current(p, asked, s.nowMillis()+ahead) && p.purges >= askedPurges
 	}
 	if p := c.delta[f].Load(); fresh(p) {
 		return p
@@ -293,8 +325,15 @@ func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 	if p := c.delta[f].Load(); fresh(p) {
 		return p
 	}
+	return s.buildDelta(f)
+}
+
+// buildDelta builds the delta in format f and keeps it. The caller holds
+// c.deltaBuild[f].
+func (s *Store) buildDelta(f eureka.Format) *Payload {
+	c := &s.payloads
 	counter := c.deltaCounter.Load()
-	if !fresh(c.delta[1-f].Load()) {
+	if other := c.delta[1-f].Load(); !s.current(other, s.version.Load(), s.nowMillis()) || other.purges != s.changes.purged.Load() {
 		counter = c.deltaCounter.Add(1) // a new delta, not the other format of this one
 	}
 	d := c.deltaDocs[f]

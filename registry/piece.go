@@ -141,11 +141,19 @@ func (d *document) gzipped() ([][]byte, uint32, int) {
 // deflatedSeparator is the JSON separator as a deflate piece.
 var deflatedSeparator = deflate([]byte{','}, false)
 
-// inParallel calls work for every k below n, on as many goroutines as
-// there are CPUs (in the caller's when n is below least), each with a
-// scratch buffer of its own, and returns when all calls have.
+// buildWorkers returns how many goroutines a build encodes and
+// compresses on: one fewer than GOMAXPROCS, and at least one. With every
+// P busy, Go's scheduler takes up a connection's next request only when
+// a goroutine is preempted (10 ms) or blocks, so a build on every CPU
+// held heartbeats up to hundreds of milliseconds while a million
+// instances were encoded; with one P free they are answered at once.
+func buildWorkers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
+
+// inParallel calls work for every k below n, on buildWorkers goroutines
+// (in the caller's when n is below least or there is one worker), each
+// with a scratch buffer of its own, and returns when all calls have.
 func inParallel(n, least int, work func(k int, scratch *[]byte)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
+	workers := min(buildWorkers(), n)
 	if n < least || workers <= 1 {
 		// A change's few chunks, one stale app: no goroutine to start.
 		var scratch []byte

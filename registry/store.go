@@ -46,8 +46,10 @@ type Store struct {
 	// version counts recorded changes; payloads built at one version are
 	// served until it moves. stream delivers them.
 	version atomic.Uint64
-	stream  stream
-	renews  minuteCounter
+	// lastChange is when the last change was recorded (ms), for Prebuild.
+	lastChange atomic.Int64
+	stream     stream
+	renews     minuteCounter
 
 	heartbeats atomic.Pointer[func(Heartbeat)]
 

@@ -1,0 +1,207 @@
+package registry
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
+
+// builds counts the Store's assemblies of the full registry and of the
+// delta.
+func builds(s *Store) (full, delta uint64) {
+	return s.payloads.builds.Load(), s.payloads.deltaBuilds.Load()
+}
+
+func TestPrebuildAfterTheRegistryGoesQuiet(t *testing.T) {
+	s, clock := newTestStore(t, Config{})
+	for n := range 300 {
+		mustRegister(t, s, inst("APP"+strconv.Itoa(n%3), "i"+strconv.Itoa(n)), false)
+	}
+	s.Prebuild()
+	if f, d := builds(s); f != 0 || d != 0 {
+		t.Fatalf("built %d full and %d delta documents while the registry was changing", f, d)
+	}
+
+	// Quiet for PrebuildDelay: the JSON documents and their gzip forms
+	// are built, the XML ones (never read) are not.
+	clock.Advance(DefaultPrebuildDelay)
+	s.Prebuild()
+	if f, d := builds(s); f != 1 || d != 1 {
+		t.Fatalf("after a quiet second: %d full and %d delta builds, want 1 and 1 (JSON only)", f, d)
+	}
+	for name, p := range map[string]*Payload{"full": s.payloads.full[eureka.FormatJSON].Load(), "delta": s.payloads.delta[eureka.FormatJSON].Load()} {
+		if p == nil || p.gz == nil {
+			t.Fatalf("the %s JSON document or its gzip form is not built", name)
+		}
+	}
+	if s.payloads.full[eureka.FormatXML].Load() != nil {
+		t.Error("the XML full registry was built though nobody read it")
+	}
+	// Readers take what was built.
+	full, delta := s.FullPayload(eureka.FormatJSON), s.DeltaPayload(eureka.FormatJSON)
+	if full != s.payloads.full[eureka.FormatJSON].Load() || delta != s.payloads.delta[eureka.FormatJSON].Load() {
+		t.Error("a reader did not get the prebuilt document")
+	}
+	if f, d := builds(s); f != 1 || d != 1 {
+		t.Errorf("the readers built again: %d full and %d delta builds", f, d)
+	}
+
+	// An idle registry costs nothing.
+	clock.Advance(DefaultPrebuildDelay)
+	s.Prebuild()
+	if f, d := builds(s); f != 1 || d != 1 {
+		t.Errorf("an idle registry was built again: %d full and %d delta builds", f, d)
+	}
+
+	// Once XML is read, a change brings both formats.
+	s.FullPayload(eureka.FormatXML)
+	s.DeltaPayload(eureka.FormatXML)
+	mustRegister(t, s, inst("APP0", "late"), false)
+	clock.Advance(DefaultPrebuildDelay)
+	f0, d0 := builds(s)
+	s.Prebuild()
+	if f, d := builds(s); f-f0 != 2 || d-d0 != 2 {
+		t.Errorf("after a change: %d full and %d delta builds, want 2 and 2 (JSON and XML)", f-f0, d-d0)
+	}
+	p := s.FullPayload(eureka.FormatXML)
+	if doc, err := eureka.DecodeApplications(eureka.FormatXML, p.Bytes()); err != nil || len(idsOfDoc(doc)) != 301 {
+		t.Errorf("the prebuilt XML registry: %v, want 301 instances", err)
+	}
+}
+
+// A document that ages (PayloadMaxAge: heartbeats move its lease
+// timestamps) is built again ahead of its reader only if it has one.
+func TestPrebuildOfAnAgingDocument(t *testing.T) {
+	s, clock := newTestStore(t, Config{})
+	mustRegister(t, s, inst("APP", "i1"), false)
+	clock.Advance(DefaultPrebuildDelay)
+	s.Prebuild()
+	f0, _ := builds(s)
+	clock.Advance(DefaultPayloadMaxAge - DefaultPrebuildDelay/2)
+	s.Prebuild()
+	if f, _ := builds(s); f != f0 {
+		t.Fatalf("a document nobody read since its build was built again as it aged")
+	}
+	s.FullPayload(eureka.FormatJSON) // still current: served, not built
+	s.Prebuild()
+	if f, _ := builds(s); f != f0+1 {
+		t.Fatalf("a document read as it aged was built %d times ahead of its next reader, want once", f-f0)
+	}
+	p := s.FullPayload(eureka.FormatJSON)
+	if f, _ := builds(s); f != f0+1 || p.built != clock.Now().UnixMilli() {
+		t.Errorf("the reader after the prebuild did not get it")
+	}
+}
+
+func TestPrebuildSettings(t *testing.T) {
+	for name, cfg := range map[string]Config{"negative delay": {PrebuildDelay: -1}, "delta disabled": {DisableDelta: true}} {
+		s, clock := newTestStore(t, cfg)
+		mustRegister(t, s, inst("APP", "i1"), false)
+		clock.Advance(time.Minute)
+		s.Prebuild()
+		f, d := builds(s)
+		if cfg.PrebuildDelay < 0 && (f != 0 || d != 0) {
+			t.Errorf("%s: %d full and %d delta builds, want none", name, f, d)
+		}
+		if cfg.DisableDelta && (f != 1 || d != 0) {
+			t.Errorf("%s: %d full and %d delta builds, want the full registry only", name, f, d)
+		}
+	}
+}
+
+// Readers that come while Prebuild builds wait for its build: one build
+// in all.
+func TestReadersDuringPrebuildShareItsBuild(t *testing.T) {
+	s, clock := newTestStore(t, Config{})
+	for n := range 20000 {
+		mustRegister(t, s, inst("APP"+strconv.Itoa(n%50), "i"+strconv.Itoa(n)), false)
+	}
+	clock.Advance(DefaultPrebuildDelay)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.Prebuild()
+	}()
+	for n := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if n%2 == 0 {
+				s.FullPayload(eureka.FormatJSON).Gzip()
+			} else {
+				s.DeltaPayload(eureka.FormatJSON).Gzip()
+			}
+		}()
+	}
+	wg.Wait()
+	if f, d := builds(s); f != 1 || d != 1 {
+		t.Errorf("Prebuild and 20 readers made %d full and %d delta builds, want 1 and 1", f, d)
+	}
+}
+
+// askingClock is a fake clock that, once armed, reports the next reading
+// of it, so that a test knows when a reader has taken the version it
+// asks for.
+type askingClock struct {
+	*testkit.FakeClock
+	armed atomic.Bool
+	read  chan struct{}
+}
+
+func (c *askingClock) Now() time.Time {
+	if c.armed.CompareAndSwap(true, false) {
+		c.read <- struct{}{}
+	}
+	return c.FakeClock.Now()
+}
+
+// A reader that finds a build under way takes its result when it holds
+// every change made before the reader came, even if more came since:
+// with changes arriving faster than builds, a reader never waits for
+// more than two.
+func TestReaderTakesTheBuildItWaitedFor(t *testing.T) {
+	for _, doc := range []string{"full", "delta"} {
+		clock := &askingClock{FakeClock: newFakeClock(), read: make(chan struct{})}
+		s := New(Config{Clock: clock})
+		mustRegister(t, s, inst("APP", "i1"), false)
+		c := &s.payloads
+		f := eureka.FormatJSON
+		lock, build := &c.fullBuild[f], func() { s.buildFull(f, 0) }
+		get := func() *Payload { return s.FullPayload(f) }
+		if doc == "delta" {
+			lock, build, get = &c.deltaBuild[f], func() { s.buildDelta(f) }, func() *Payload { return s.DeltaPayload(f) }
+		}
+
+		// A build is under way, at the version the reader will ask for.
+		lock.Lock()
+		clock.armed.Store(true)
+		got := make(chan *Payload)
+		go func() { got <- get() }()
+		<-clock.read // the reader has taken its version, and waits for the lock
+		build()
+		built, before := c.full[f].Load(), c.builds.Load()
+		if doc == "delta" {
+			built, before = c.delta[f].Load(), c.deltaBuilds.Load()
+		}
+		mustRegister(t, s, inst("APP", "i2"), false) // a change after the reader came
+		lock.Unlock()
+		p := <-got
+		after := c.builds.Load()
+		if doc == "delta" {
+			after = c.deltaBuilds.Load()
+		}
+		if p != built || after != before {
+			t.Errorf("%s: the reader built again (%d builds) instead of taking the build it waited for", doc, after-before)
+		}
+		// A reader after the change gets it.
+		if p := get(); p.version != s.version.Load() {
+			t.Errorf("%s: a reader after a change got version %d, want %d", doc, p.version, s.version.Load())
+		}
+	}
+}
