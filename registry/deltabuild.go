@@ -435,7 +435,7 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 			a.dirty = false
 		}
 		apps[n] = a.entry
-		nparts += len(a.entry.parts) + 1
+		nparts += max(len(a.entry.parts), len(a.entry.z)) + 1
 	}
 	doc := &document{head: head, tail: tail, sep: sep, entries: len(apps), parts: nparts,
 		plain: func(dst [][]byte, k int) [][]byte { return append(dst, apps[k].parts...) },

@@ -5,7 +5,6 @@ import (
 	"compress/flate"
 	"hash/crc32"
 	"io"
-	"slices"
 	"sync"
 )
 
@@ -119,25 +118,40 @@ func (p *Payload) Reader() io.Reader {
 	if p.z != nil {
 		return p.inflater()
 	}
-	return &partsReader{parts: slices.Clone(p.parts)}
+	return &partsReader{parts: p.parts}
 }
 
-type partsReader struct{ parts [][]byte }
+// partsReader reads parts, which it shares with its payload and does not
+// modify: off is how far it has read into parts[0].
+type partsReader struct {
+	parts [][]byte
+	off   int
+}
 
 func (r *partsReader) Read(b []byte) (int, error) {
-	for len(r.parts) > 0 && len(r.parts[0]) == 0 {
-		r.parts = r.parts[1:]
+	for len(r.parts) > 0 && r.off == len(r.parts[0]) {
+		r.parts, r.off = r.parts[1:], 0
 	}
 	if len(r.parts) == 0 {
 		return 0, io.EOF
 	}
-	n := copy(b, r.parts[0])
-	r.parts[0] = r.parts[0][n:]
+	n := copy(b, r.parts[0][r.off:])
+	r.off += n
 	return n, nil
 }
 
 func (r *partsReader) WriteTo(w io.Writer) (int64, error) {
-	return writeParts(w, &r.parts)
+	var n int64
+	if len(r.parts) > 0 && r.off > 0 {
+		m, err := w.Write(r.parts[0][r.off:])
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+		r.parts, r.off = r.parts[1:], 0
+	}
+	m, err := writeParts(w, &r.parts)
+	return n + m, err
 }
 
 // Gzip returns the document gzip-compressed, compressing it once.

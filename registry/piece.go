@@ -87,7 +87,7 @@ func (p *piece) kept(plain bool) *piece {
 type document struct {
 	head, tail, sep []byte
 	entries         int
-	parts           int // how many parts the entries have in all, if more than one each
+	parts           int // how many parts (plain, or deflated if more) the entries have in all, if more than one each
 	plain           func(dst [][]byte, k int) [][]byte
 	deflated        func(dst [][]byte, k int) ([][]byte, uint32, int)
 }
