@@ -21,7 +21,7 @@ var ErrNotFound = errors.New("registry: instance not found")
 // state. All methods are safe for concurrent use. Renew, the hot path, takes
 // only a read lock.
 //
-// Background work (eviction, delta retention, threshold recount) runs
+// Background work (eviction, delta retention, threshold recount, Prebuild) runs
 // between Start and Stop; each step is also an exported method so that it
 // can be driven directly with a fake clock.
 type Store struct {
