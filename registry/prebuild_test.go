@@ -17,23 +17,28 @@ func builds(s *Store) (full, delta uint64) {
 	return s.payloads.builds.Load(), s.payloads.deltaBuilds.Load()
 }
 
+// wantBuilds fails the test unless the Store has assembled the full
+// registry full times and the delta delta times.
+func wantBuilds(t *testing.T, s *Store, full, delta uint64, when string) {
+	t.Helper()
+	if f, d := builds(s); f != full || d != delta {
+		t.Fatalf("%s: %d full and %d delta builds, want %d and %d", when, f, d, full, delta)
+	}
+}
+
 func TestPrebuildAfterTheRegistryGoesQuiet(t *testing.T) {
 	s, clock := newTestStore(t, Config{})
 	for n := range 300 {
 		mustRegister(t, s, inst("APP"+strconv.Itoa(n%3), "i"+strconv.Itoa(n)), false)
 	}
 	s.Prebuild()
-	if f, d := builds(s); f != 0 || d != 0 {
-		t.Fatalf("built %d full and %d delta documents while the registry was changing", f, d)
-	}
+	wantBuilds(t, s, 0, 0, "while the registry was changing")
 
 	// Quiet for PrebuildDelay: the JSON documents and their gzip forms
 	// are built, the XML ones (never read) are not.
 	clock.Advance(DefaultPrebuildDelay)
 	s.Prebuild()
-	if f, d := builds(s); f != 1 || d != 1 {
-		t.Fatalf("after a quiet second: %d full and %d delta builds, want 1 and 1 (JSON only)", f, d)
-	}
+	wantBuilds(t, s, 1, 1, "after a quiet second (JSON only)")
 	for name, p := range map[string]*Payload{"full": s.payloads.full[eureka.FormatJSON].Load(), "delta": s.payloads.delta[eureka.FormatJSON].Load()} {
 		if p == nil || p.gz == nil {
 			t.Fatalf("the %s JSON document or its gzip form is not built", name)
@@ -47,16 +52,12 @@ func TestPrebuildAfterTheRegistryGoesQuiet(t *testing.T) {
 	if full != s.payloads.full[eureka.FormatJSON].Load() || delta != s.payloads.delta[eureka.FormatJSON].Load() {
 		t.Error("a reader did not get the prebuilt document")
 	}
-	if f, d := builds(s); f != 1 || d != 1 {
-		t.Errorf("the readers built again: %d full and %d delta builds", f, d)
-	}
+	wantBuilds(t, s, 1, 1, "after the readers")
 
 	// An idle registry costs nothing.
 	clock.Advance(DefaultPrebuildDelay)
 	s.Prebuild()
-	if f, d := builds(s); f != 1 || d != 1 {
-		t.Errorf("an idle registry was built again: %d full and %d delta builds", f, d)
-	}
+	wantBuilds(t, s, 1, 1, "an idle registry")
 
 	// Once XML is read, a change brings both formats.
 	s.FullPayload(eureka.FormatXML)
@@ -172,10 +173,13 @@ func TestReaderTakesTheBuildItWaitedFor(t *testing.T) {
 		mustRegister(t, s, inst("APP", "i1"), false)
 		c := &s.payloads
 		f := eureka.FormatJSON
-		lock, build := &c.fullBuild[f], func() { s.buildFull(f, 0) }
-		get := func() *Payload { return s.FullPayload(f) }
+		// The document's build lock, a build under it, a read, what is
+		// kept and how many builds there were.
+		lock, build, get := &c.fullBuild[f], func() { s.buildFull(f, 0) }, func() *Payload { return s.FullPayload(f) }
+		kept, count := c.full[f].Load, c.builds.Load
 		if doc == "delta" {
 			lock, build, get = &c.deltaBuild[f], func() { s.buildDelta(f) }, func() *Payload { return s.DeltaPayload(f) }
+			kept, count = c.delta[f].Load, c.deltaBuilds.Load
 		}
 
 		// A build is under way, at the version the reader will ask for.
@@ -185,19 +189,11 @@ func TestReaderTakesTheBuildItWaitedFor(t *testing.T) {
 		go func() { got <- get() }()
 		<-clock.read // the reader has taken its version, and waits for the lock
 		build()
-		built, before := c.full[f].Load(), c.builds.Load()
-		if doc == "delta" {
-			built, before = c.delta[f].Load(), c.deltaBuilds.Load()
-		}
+		built, before := kept(), count()
 		mustRegister(t, s, inst("APP", "i2"), false) // a change after the reader came
 		lock.Unlock()
-		p := <-got
-		after := c.builds.Load()
-		if doc == "delta" {
-			after = c.deltaBuilds.Load()
-		}
-		if p != built || after != before {
-			t.Errorf("%s: the reader built again (%d builds) instead of taking the build it waited for", doc, after-before)
+		if p := <-got; p != built || count() != before {
+			t.Errorf("%s: the reader built again (%d builds) instead of taking the build it waited for", doc, count()-before)
 		}
 		// A reader after the change gets it.
 		if p := get(); p.version != s.version.Load() {
