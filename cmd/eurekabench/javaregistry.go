@@ -31,10 +31,12 @@ type registrySide struct {
 // turn is what one side answered over its slices of one measurement.
 type turn struct {
 	requests, seconds, cpu float64 // answers, wall seconds, server CPU seconds
+	load                   float64 // the load generator's CPU seconds, where it is wrk
 }
 
 func (t turn) rate() float64         { return t.requests / t.seconds }
 func (t turn) cpuPerReq() float64    { return t.cpu / t.requests }
+func (t turn) loadPerReq() float64   { return t.load / t.requests }
 func (t *turn) add(r *loadResult)    { t.requests += float64(r.n); t.seconds += r.elapsed.Seconds() }
 func (s *registrySide) cpu() float64 { return cpuSeconds(func() []int { return []int{s.node.pid()} }) }
 
@@ -159,6 +161,7 @@ func wrkTurns(ctx context.Context, wrk string, sides []*registrySide, path strin
 			out[k].requests += float64(w.requests)
 			out[k].seconds += w.seconds
 			out[k].cpu += s.cpu() - before
+			out[k].load += w.cpu
 		}
 	}
 	return out, nil
@@ -412,6 +415,7 @@ func (r *javaRun) registries() error {
 		return err
 	}
 	r.printTurns("full fetches, gzipped JSON, "+commas(c.small)+" instances", full, "fetch")
+	r.printLoad(full, "fetch")
 	fmt.Fprintf(r.out, "    gzipped: %s (the same JSON, %s instances)\n", strings.Join(fullSizes, ", "), commas(c.small))
 	r.compare("full fetches/s gzip 10k", full[0].rate(), full[1].rate(), "/s", false)
 
@@ -464,6 +468,7 @@ func (r *javaRun) heartbeats(sides []*registrySide, n int, rateName, cpuName str
 		return err
 	}
 	r.printTurns("heartbeats at "+commas(n)+" instances", hb, "heartbeat")
+	r.printLoad(hb, "heartbeat")
 	r.compare(rateName, hb[0].rate(), hb[1].rate(), "/s", false)
 	r.compare(cpuName, hb[0].cpuPerReq(), hb[1].cpuPerReq(), "µs", true)
 	return nil
@@ -492,4 +497,15 @@ func kb(n int) string { return fmt.Sprintf("%.0f KB", float64(n)/1e3) }
 func (r *javaRun) printTurns(what string, t []turn, each string) {
 	fmt.Fprintf(r.out, "  %-52s ours %8.0f/s (%6.1f µs CPU a %s)   java %8.0f/s (%6.1f µs)\n",
 		what, t[0].rate(), 1e6*t[0].cpuPerReq(), each, t[1].rate(), 1e6*t[1].cpuPerReq())
+}
+
+// printLoad prints what wrk itself spent a request on each side, and
+// the rate that alone allows ours: wrk -t1 is one thread, which can send
+// no faster than one request per its own CPU a request, however little
+// the server costs. Where ours reaches that rate, the generator, not our
+// server, sets the ratio.
+func (r *javaRun) printLoad(t []turn, each string) {
+	ceiling := 1 / t[0].loadPerReq()
+	fmt.Fprintf(r.out, "    wrk's own CPU a %s: ours %.1f µs, java %.1f µs; wrk alone caps ours at %.0f/s, %.2f times java's rate\n",
+		each, 1e6*t[0].loadPerReq(), 1e6*t[1].loadPerReq(), ceiling, ceiling/t[1].rate())
 }

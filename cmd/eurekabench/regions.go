@@ -647,6 +647,7 @@ type wrkResult struct {
 	non2xx                        int // wrk's "Non-2xx or 3xx responses": status 400 and above
 	connect, read, write, timeout int
 	p99                           time.Duration // with --latency; 0 without
+	cpu                           float64       // wrk's own CPU seconds, user and system
 }
 
 func (w wrkResult) socketErrors() int { return w.connect + w.read + w.write + w.timeout }
@@ -660,14 +661,17 @@ func (w wrkResult) rate() float64 { return float64(w.requests) / w.seconds }
 func runWrk(ctx context.Context, wrk string, conns int, d time.Duration, url string, args ...string) (wrkResult, error) {
 	secs := max(1, int(d.Round(time.Second)/time.Second))
 	all := append([]string{"-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(secs) + "s"}, args...)
-	outp, err := exec.CommandContext(ctx, wrk, append(all, url)...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, wrk, append(all, url)...)
+	outp, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
 			return wrkResult{}, ctx.Err()
 		}
 		return wrkResult{}, fmt.Errorf("wrk: %v\n%s", err, outp)
 	}
-	return parseWrk(outp)
+	w, err := parseWrk(outp)
+	w.cpu = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	return w, err
 }
 
 // runWrkClean is runWrk for a load that every answer must pass: an
