@@ -53,7 +53,10 @@ type Config struct {
 	// serialized as it is read plain; a larger one is kept compressed only
 	// (its gzip form is what most clients read), and a plain read inflates
 	// it as it writes it: at a million instances that keeps gigabytes of
-	// JSON and XML out of memory, for a plain reader's CPU. Default
+	// JSON and XML out of memory, for a plain reader's CPU. Even a smaller
+	// one is kept compressed only until a client reads either document
+	// plain in its format (JSON or XML): a fleet that asks for gzip, as
+	// Spring's client does, never has the plain form in memory. Default
 	// DefaultMaxPlainPayload, 256 MiB (about 200,000 Spring-shaped
 	// instances in JSON); negative: always keep the plain form.
 	MaxPlainPayload int64

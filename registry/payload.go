@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // Payload is a serialized document, kept until the registry changes and
@@ -20,6 +21,7 @@ type Payload struct {
 
 	version uint64 // the Store (or app) version it was built at
 	purges  uint64 // for deltas: the change log's purge count
+	counter int64  // for deltas: versions__delta
 	// rversion is the remote regions' version, for reads with regions.
 	rversion uint64
 	built    int64 // ms
@@ -32,6 +34,18 @@ type Payload struct {
 	// Config.MaxPlainPayload), is its deflate stream in pieces, the last
 	// one final; parts is then nil and a plain read inflates z as it goes.
 	z [][]byte
+
+	// plainRead, for the full registry and the delta, is set by the
+	// first plain read (Parts, Bytes, WriteTo, Reader), so that the Store
+	// keeps these documents plain from then on (Store.keepPlain).
+	plainRead *atomic.Bool
+}
+
+// readPlain notes a plain read.
+func (p *Payload) readPlain() {
+	if p.plainRead != nil && !p.plainRead.Load() {
+		p.plainRead.Store(true)
+	}
 }
 
 // newCompressedPayload returns a document of size plain bytes held only
@@ -76,6 +90,7 @@ func (p *Payload) Len() int { return p.size }
 // Parts returns the document's bytes in order. They are shared and must not
 // be modified. A Compressed document is inflated into one new part.
 func (p *Payload) Parts() [][]byte {
+	p.readPlain()
 	if p.z != nil {
 		return [][]byte{p.Bytes()}
 	}
@@ -85,6 +100,7 @@ func (p *Payload) Parts() [][]byte {
 // Bytes returns the document in one slice: its only part, or a copy of the
 // parts joined.
 func (p *Payload) Bytes() []byte {
+	p.readPlain()
 	if p.z != nil {
 		out := make([]byte, 0, p.size)
 		buf := bytes.NewBuffer(out)
@@ -104,6 +120,7 @@ func (p *Payload) Bytes() []byte {
 // WriteTo writes the document to w, its parts gathered into large writes
 // (writeParts).
 func (p *Payload) WriteTo(w io.Writer) (int64, error) {
+	p.readPlain()
 	if p.z != nil {
 		return io.Copy(w, p.inflater())
 	}
@@ -115,6 +132,7 @@ func (p *Payload) WriteTo(w io.Writer) (int64, error) {
 // A writer that asks (io.WriterTo) gets its parts gathered into large
 // writes (writeParts), as WriteTo writes them.
 func (p *Payload) Reader() io.Reader {
+	p.readPlain()
 	if p.z != nil {
 		return p.inflater()
 	}

@@ -48,6 +48,9 @@ type payloadCache struct {
 	deltaCounter atomic.Int64
 	// What Prebuild knows of the documents' readers.
 	fullReads, deltaReads [2]prebuildReads
+	// plainReads is whether the full registry or the delta has been read
+	// plain, by format (keepPlain).
+	plainReads [2]atomic.Bool
 
 	namedMu sync.Mutex
 	named   map[namedKey]*Payload
@@ -78,10 +81,17 @@ func (fr *fragment) kept(plain bool) *fragment {
 	return &out
 }
 
-// keepPlain reports whether a document of size bytes is kept plain
-// (MaxPlainPayload).
-func (s *Store) keepPlain(size int) bool {
-	return s.cfg.MaxPlainPayload < 0 || int64(size) <= s.cfg.MaxPlainPayload
+// keepPlain reports whether the full registry or the delta in format f,
+// of size bytes, is kept plain as well as compressed: only once a client
+// has read either plain in that format, and only up to MaxPlainPayload
+// (negative: always). Most clients read gzip (Spring's, hudl/fargo
+// through net/http, ours), so a fleet of them never has the plain form
+// in memory: at 50,000 instances, 90 MB of JSON kept for no one. The
+// first plain reader inflates the compressed form as it reads; the
+// documents are then built plain again (current).
+func (s *Store) keepPlain(f eureka.Format, size int) bool {
+	limit := s.cfg.MaxPlainPayload
+	return limit < 0 || int64(size) <= limit && s.payloads.plainReads[f].Load()
 }
 
 func (c *payloadCache) init() {
@@ -95,10 +105,19 @@ func (c *payloadCache) init() {
 // payload reaches PayloadMaxAge.
 func (s *Store) FullPayloadBuilds() uint64 { return s.payloads.builds.Load() }
 
-// current reports whether p was built at version or later and is younger
-// than PayloadMaxAge at now.
+// current reports whether p was built at version or later, is younger
+// than PayloadMaxAge at now, and is in the form it should be kept in: a
+// document kept compressed only that a plain reader has since asked for
+// is built again, plain (keepPlain).
 func (s *Store) current(p *Payload, version uint64, now int64) bool {
-	return p != nil && p.version >= version && now-p.built < s.cfg.PayloadMaxAge.Milliseconds()
+	return p != nil && p.version >= version && now-p.built < s.cfg.PayloadMaxAge.Milliseconds() && !s.wantsPlain(p)
+}
+
+// wantsPlain reports whether p is kept compressed only but should now be
+// kept plain too.
+func (s *Store) wantsPlain(p *Payload) bool {
+	limit := s.cfg.MaxPlainPayload
+	return p.z != nil && p.plainRead != nil && p.plainRead.Load() && (limit < 0 || int64(p.size) <= limit)
 }
 
 // FullPayload returns the full registry serialized in format f, assembled
@@ -213,7 +232,7 @@ func (s *Store) assembleFull(f eureka.Format, ahead int64) *Payload {
 		}
 	}
 	head = eureka.AppendApplicationsHead(head[:0], f, 1, counts.Hash())
-	plain := s.keepPlain(size)
+	plain := s.keepPlain(f, size)
 	for n, fr := range pieces {
 		// Kept in the form the document is kept in, so that memory holds
 		// one of them.
@@ -226,7 +245,9 @@ func (s *Store) assembleFull(f eureka.Format, ahead int64) *Payload {
 			return append(dst, pieces[k].deflated()), pieces[k].crc, pieces[k].n
 		},
 	}
-	return doc.payload(version, now, plain)
+	p := doc.payload(version, now, plain)
+	p.plainRead = &s.payloads.plainReads[f]
+	return p
 }
 
 // encodeFragments encodes the stale applications' pieces into frags, on
@@ -262,7 +283,7 @@ func (s *Store) encodeFragments(f eureka.Format, frags map[string]*fragment, sta
 	if allInstances > 0 {
 		per = all / allInstances
 	}
-	compress := !s.keepPlain(kept + staleInstances*per)
+	compress := !s.keepPlain(f, kept+staleInstances*per)
 	out := make([]*fragment, len(stale))
 	inParallel(len(stale), 2, func(k int, scratch *[]byte) {
 		out[k] = s.encodeFragment(f, stale[k], now, compress, scratch)
@@ -333,7 +354,10 @@ func (s *Store) deltaPayload(f eureka.Format, ahead int64) *Payload {
 func (s *Store) buildDelta(f eureka.Format) *Payload {
 	c := &s.payloads
 	counter := c.deltaCounter.Load()
-	if other := c.delta[1-f].Load(); !s.current(other, s.version.Load(), s.nowMillis()) || other.purges != s.changes.purged.Load() {
+	if prev := c.delta[f].Load(); prev != nil && s.wantsPlain(prev) && prev.version == s.version.Load() && prev.purges == s.changes.purged.Load() &&
+		s.nowMillis()-prev.built < s.cfg.PayloadMaxAge.Milliseconds() {
+		counter = prev.counter // the same delta, to be kept plain too
+	} else if other := c.delta[1-f].Load(); !s.current(other, s.version.Load(), s.nowMillis()) || other.purges != s.changes.purged.Load() {
 		counter = c.deltaCounter.Add(1) // a new delta, not the other format of this one
 	}
 	d := c.deltaDocs[f]
@@ -350,9 +374,10 @@ func (s *Store) buildDelta(f eureka.Format) *Payload {
 	}
 	s.mu.RUnlock()
 	// Changes are immutable once recorded: encoded outside the lock.
-	d.fold(changes, base, s.deltaInstance, s.keepPlain)
-	p := d.assemble(version, now, counter, hash, s.keepPlain)
-	p.purges = purges
+	keepPlain := func(size int) bool { return s.keepPlain(f, size) }
+	d.fold(changes, base, s.deltaInstance, keepPlain)
+	p := d.assemble(version, now, counter, hash, keepPlain)
+	p.purges, p.counter, p.plainRead = purges, counter, &c.plainReads[f]
 	c.delta[f].Store(p)
 	c.deltaBuilds.Add(1)
 	return p

@@ -64,7 +64,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.DurationVar(&st.DeltaRetention, "delta-retention", registry.DefaultDeltaRetention, "how long changes stay in the delta")
 	fs.DurationVar(&st.OverrideIdleExpiry, "override-idle-expiry", registry.DefaultOverrideIdleExpiry, "how long an unused status override is kept")
 	fs.BoolVar(&st.DisableDelta, "disable-delta", false, "answer 403 to delta fetches")
-	fs.Int64Var(&st.MaxPlainPayload, "max-plain-payload", registry.DefaultMaxPlainPayload, "largest full registry or delta kept serialized as read plain, in bytes; a larger one is kept gzipped only and inflated for plain readers (negative: always plain)")
+	fs.Int64Var(&st.MaxPlainPayload, "max-plain-payload", registry.DefaultMaxPlainPayload, "largest full registry or delta kept serialized as read plain, in bytes, once a client has read one plain; a larger one, or one no client reads plain, is kept gzipped only and inflated for plain readers (negative: always plain)")
 	fs.DurationVar(&st.PrebuildDelay, "prebuild-delay", registry.DefaultPrebuildDelay, "how long the registry must go without a change before the full registry and the delta (JSON, and XML once read; gzip forms included) are built ahead of their next reader, so that a fleet's reads after a mass registration find them built (negative: never, the first reader builds)")
 	fs.BoolVar(&st.LegacyLeaseExpiry, "legacy-lease-expiry", false, "reproduce Eureka's doubled lease timeout (for clusters mixed with Java servers)")
 	fs.StringVar(&o.registry.API.Environment, "environment", "test", "the environment GET /eureka/status reports")
