@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/valyala/fasthttp"
@@ -90,17 +91,26 @@ func (lp *loopState) stream(up *upConn, ex *exchange) gnet.Action {
 	l.work.Add(1)
 	go func() {
 		defer l.work.Done()
-		reusable, size, err := l.streamResponse(&prefixConn{Conn: upNC, prefix: upPrefix}, clNC, closing)
+		// Both connections go back to the loop when they can: the
+		// instance's to its pool as soon as its response is read, before
+		// the client has all of it and can ask again; the client's once
+		// the response is written, to be served there.
+		released := false
+		release := func(reusable bool) {
+			released = true
+			if !reusable || !lp.enroll(&upConn{lp: lp, key: key, addr: addr, reused: true}, upNC) {
+				upNC.Close()
+			}
+		}
+		size, err := l.streamResponse(&prefixConn{Conn: upNC, prefix: upPrefix}, clNC, closing, release)
+		if !released {
+			release(false)
+		}
 		if line != nil {
 			line.finish(size)
 		}
 		if end != nil {
 			end()
-		}
-		// Both connections go back to the loop when they can: the
-		// instance's to its pool, the client's to be served there.
-		if !reusable || !lp.enroll(&upConn{lp: lp, key: key, addr: addr, reused: true}, upNC) {
-			upNC.Close()
 		}
 		if err != nil {
 			l.g.cfg.Logger.Info("gateway: streaming a response", zap.String("app", app), zap.String("instance", inst.ID()), zap.Error(err))
@@ -124,33 +134,48 @@ func (lp *loopState) stream(up *upConn, ex *exchange) gnet.Action {
 
 // enroll adds a connection to the loop: an instance's (up) to its pool, or
 // a client's (up nil). The loop takes its own copy of the socket and c is
-// closed.
+// closed. It returns once the loop holds the connection (or, if the loop
+// does not take it within DialTimeout, stopping, then): gnet enrolls
+// from a pool of goroutines, in no set order, and the instance's
+// connection must be in its pool before the client, given its own back,
+// can send the request that would reuse it.
 func (lp *loopState) enroll(up *upConn, c net.Conn) bool {
 	var v any
 	if up != nil {
 		v = up
 	}
-	_, err := lp.el.Enroll(gnet.NewContext(context.Background(), v), c)
-	return err == nil
+	ch, err := lp.el.Enroll(gnet.NewContext(context.Background(), v), c)
+	if err != nil {
+		return false
+	}
+	select {
+	case r := <-ch:
+		return r.Err == nil
+	case <-time.After(lp.l.g.cfg.Routing.DialTimeout):
+		return true // the loop has it queued; closing c now would not stop that
+	}
 }
 
 // streamResponse reads a response from an instance's connection and
 // writes it to the client: the header as the instance sent it (its Date,
 // no Content-Type added, hop-by-hop fields removed), then the body, framed
-// by its length or else in chunks (trailer fields after the last). It
-// reports whether the instance's connection may carry another request,
-// and the bytes of body written.
-func (l *loops) streamResponse(upstream, client net.Conn, closing bool) (reusable bool, size int64, err error) {
+// by its length or else in chunks (trailer fields after the last). Once
+// the response is read to its end, before its last bytes are written, it
+// calls release with whether the instance's connection may carry another
+// request (and reads no more of upstream); on an error before, it does
+// not call it. It returns the bytes of body written.
+func (l *loops) streamResponse(upstream, client net.Conn, closing bool, release func(reusable bool)) (size int64, err error) {
 	up := &idleConn{Conn: upstream, read: l.g.cfg.Routing.ReadTimeout, write: l.g.cfg.Routing.ReadTimeout}
 	br := bufio.NewReaderSize(up, bufferSize)
 	var h, trailer fasthttp.ResponseHeader
 	h.SetNoDefaultContentType(true)
 	trailer.SetNoDefaultContentType(true)
 	if err := readHeader(br, &h); err != nil {
-		return false, 0, err
+		return 0, err
 	}
 	n := h.ContentLength()
 	body := &upstreamBody{br: br, header: &trailer, left: n, reuse: n != -2 && !h.ConnectionClose()}
+	body.ended = func() { release(body.reuse && br.Buffered() == 0) }
 	if n == -1 {
 		body.chunked = httputil.NewChunkedReader(br)
 	}
@@ -180,10 +205,7 @@ func (l *loops) streamResponse(upstream, client net.Conn, closing bool) (reusabl
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err != nil {
-		return false, size, err
-	}
-	return body.done && body.reuse && br.Buffered() == 0, size, nil
+	return size, err
 }
 
 // fileConn returns a net.Conn on a duplicate of c's socket, which stays

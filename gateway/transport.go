@@ -181,6 +181,19 @@ type upstreamBody struct {
 	reuse   bool // the connection may serve another request once done
 	done    bool // the body was read to its end
 	release func(reuse bool)
+	// ended, if set, is called once the body has been read to its end,
+	// before its last bytes are returned: the connection can then serve
+	// another request before the client has all of this response.
+	ended func()
+}
+
+// end marks the body read to its end.
+func (b *upstreamBody) end() {
+	b.done = true
+	if b.ended != nil {
+		b.ended()
+		b.ended = nil
+	}
 }
 
 func (b *upstreamBody) Read(p []byte) (int, error) {
@@ -194,12 +207,12 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 			if terr := b.readTrailer(); terr != nil {
 				return n, terr
 			}
-			b.done = true
+			b.end()
 		}
 		return n, err
 	case b.left >= 0:
 		if b.left == 0 {
-			b.done = true
+			b.end()
 			return 0, io.EOF
 		}
 		if len(p) > b.left {
@@ -211,14 +224,14 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 			err = io.ErrUnexpectedEOF
 		}
 		if b.left == 0 && err == nil {
-			b.done = true
+			b.end()
 			err = io.EOF
 		}
 		return n, err
 	default: // until the connection closes
 		n, err := b.br.Read(p)
 		if err == io.EOF {
-			b.done = true
+			b.end()
 		}
 		return n, err
 	}
