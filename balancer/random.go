@@ -13,23 +13,5 @@ type Random struct {
 
 // Choose returns a usable candidate at random.
 func (r *Random) Choose(c Candidates) (int, bool) {
-	usable := 0
-	for i := range c.Len() {
-		if c.Usable(i) {
-			usable++
-		}
-	}
-	if usable == 0 {
-		return -1, false
-	}
-	k := r.lock.intN(r.Rand, usable)
-	for i := range c.Len() {
-		if c.Usable(i) {
-			if k == 0 {
-				return i, true
-			}
-			k--
-		}
-	}
-	return -1, false
+	return chooseByWeight(c, &r.lock, r.Rand, func(int) int { return 1 })
 }

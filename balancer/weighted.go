@@ -20,23 +20,29 @@ type Weighted struct {
 
 // Choose returns a usable candidate at random by weight.
 func (w *Weighted) Choose(c Candidates) (int, bool) {
+	return chooseByWeight(c, &w.lock, w.Rand, func(i int) int { return weight(c.Instance(i)) })
+}
+
+// chooseByWeight returns a usable candidate at random, each in proportion
+// to its positive weight, drawing from src through l.
+func chooseByWeight(c Candidates, l *lockedRand, src *rand.Rand, weight func(i int) int) (int, bool) {
 	total := 0
 	for i := range c.Len() {
 		if c.Usable(i) {
-			total += weight(c.Instance(i))
+			total += weight(i)
 		}
 	}
 	if total == 0 {
 		return -1, false
 	}
-	r := w.lock.intN(w.Rand, total)
+	r := l.intN(src, total)
 	last := -1
 	for i := range c.Len() {
 		if !c.Usable(i) {
 			continue
 		}
 		last = i
-		if r -= weight(c.Instance(i)); r < 0 {
+		if r -= weight(i); r < 0 {
 			return i, true
 		}
 	}
