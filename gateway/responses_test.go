@@ -15,6 +15,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -91,36 +92,22 @@ func TestNoApplicationGoesToOther(t *testing.T) {
 	}
 }
 
-// registerRawOnce registers instance "a" of app in store at a listener of
-// its own, which accepts one connection, hands it to answer and closes
-// it; the test waits for answer to return when it ends.
-func registerRawOnce(t *testing.T, store *registry.Store, app string, answer func(c net.Conn)) {
+// registerRaw registers instance "a" of app in store at a
+// testkit.RawServer, which hands each connection it accepts to answer and
+// closes it once answer returns.
+func registerRaw(t *testing.T, store *registry.Store, app string, answer func(c net.Conn)) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
+	addr := testkit.RawServer(t, func(c net.Conn) {
 		defer c.Close()
 		answer(c)
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
 	})
-	register(t, store, app, "a", ln.Addr().(*net.TCPAddr).Port)
+	register(t, store, app, "a", addr.Port)
 }
 
 // A tunnel may stay quiet past ReadTimeout; Close ends it.
 func TestCloseEndsTunnels(t *testing.T) {
 	store := registry.New(registry.Config{})
-	registerRawOnce(t, store, "echo", func(c net.Conn) { // an instance that switches protocols, then echoes
+	registerRaw(t, store, "echo", func(c net.Conn) { // an instance that switches protocols, then echoes
 		br := bufio.NewReader(c)
 		if _, err := http.ReadRequest(br); err != nil {
 			return
@@ -259,7 +246,7 @@ func testResponseFramings(t *testing.T, scfg ServerConfig) {
 	defer chunked.Close()
 	register(t, store, "chunked", "a", chunked.Listener.Addr().(*net.TCPAddr).Port)
 
-	registerRawOnce(t, store, "identity", func(c net.Conn) { // answers one request with a body that ends when the connection does
+	registerRaw(t, store, "identity", func(c net.Conn) { // answers one request with a body that ends when the connection does
 		http.ReadRequest(bufio.NewReader(c))
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n"+strings.Repeat("i", 70<<10))
 	})
