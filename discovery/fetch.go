@@ -96,6 +96,16 @@ func (c *Client) refresh() error {
 	if resp.Status != http.StatusOK {
 		return c.fullFetch(nil)
 	}
+	// Java keeps the delta's version after reconciling.
+	return c.applyChanges(resp, true)
+}
+
+// applyChanges applies the delta that resp carries (a watch's answer is
+// one too) to the cache and publishes the result, with what resp says of
+// the watch. A delta that does not decode is read again whole, and so is
+// one after which the cache's hash is not the server's; that full fetch
+// takes the delta's version when keepVersion.
+func (c *Client) applyChanges(resp eurekahttp.Response, keepVersion bool) error {
 	delta, err := eureka.DecodeApplicationsJSON(resp.Body)
 	if err != nil {
 		return c.fullFetch(nil)
@@ -103,9 +113,12 @@ func (c *Client) refresh() error {
 	changed := deltaChanges(delta)
 	snap, match := c.cache.applyDelta(delta)
 	if !match {
-		// Java keeps the delta's version after reconciling.
-		return c.fullFetch(&delta.VersionsDelta)
+		if keepVersion {
+			return c.fullFetch(&delta.VersionsDelta)
+		}
+		return c.fullFetch(nil)
 	}
+	c.watch.noteAnswer(resp)
 	c.publish(snap, changed)
 	return nil
 }

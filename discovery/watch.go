@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 )
 
@@ -153,18 +152,7 @@ func (c *Client) watchOnce() error {
 	default:
 		return &statusError{"watch", resp.Status}
 	}
-	delta, err := eureka.DecodeApplicationsJSON(resp.Body)
-	if err != nil {
-		return c.fullFetch(nil)
-	}
-	changed := deltaChanges(delta)
-	snap, match := c.cache.applyDelta(delta)
-	if !match {
-		return c.fullFetch(nil)
-	}
-	c.watch.noteAnswer(resp)
-	c.publish(snap, changed)
-	return nil
+	return c.applyChanges(resp, false)
 }
 
 // failOverWatch is the delta's rule (a watch is a delta), and also
