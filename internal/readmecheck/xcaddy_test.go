@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 const modulePath = "github.com/eurekagate/eurekagate"
@@ -93,23 +95,7 @@ func TestXcaddyBuild(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build of the xcaddy main:\n%s\n%s", out, main)
 	}
-	out, err := exec.Command(bin, "list-modules").CombinedOutput()
-	if err != nil {
-		t.Fatalf("list-modules: %v\n%s", err, out)
-	}
-	listed := strings.Fields(string(out))
-	for _, id := range []string{
-		"eureka",
-		"http.handlers.eureka_server",
-		"http.handlers.eureka_gateway",
-		"http.handlers.eureka_dashboard",
-		"http.reverse_proxy.upstreams.eureka",
-		"http.reverse_proxy.selection_policies.eureka_round_robin",
-		"http.reverse_proxy.selection_policies.eureka_least_requests",
-		"admin.api.eureka",
-	} {
-		if !slices.Contains(listed, id) {
-			t.Errorf("the xcaddy build does not list %s", id)
-		}
+	for _, id := range testkit.UnlistedModules(t, bin) {
+		t.Errorf("the xcaddy build does not list %s", id)
 	}
 }
