@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -71,16 +71,8 @@ func checkDuration(option string, d time.Duration, zeroOK bool) error {
 // checkServiceURL refuses a URL that clients could not use, naming the
 // option, the value and the fix.
 func checkServiceURL(option, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("%s: %q is not a URL (%v); write it as http://host:8761/eureka/", option, raw, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s: %q is not an http or https URL with a host; write it as http://host:8761/eureka/", option, raw)
+	if err := regions.CheckURL(raw); err != nil {
+		return fmt.Errorf("%s: %w", option, err)
 	}
 	return nil
 }

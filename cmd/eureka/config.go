@@ -8,7 +8,6 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"net/url"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -238,16 +237,8 @@ func splitList(v string) []string {
 // checkURL refuses a peer URL that does not parse, naming the flag, the
 // value and the fix, before fx reports it as a failed constructor.
 func checkURL(flagName, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("%s: %q is not a URL (%v); write it as http://host:8761/eureka/", flagName, raw, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s: %q is not an http or https URL with a host; write it as http://host:8761/eureka/", flagName, raw)
+	if err := regions.CheckURL(raw); err != nil {
+		return fmt.Errorf("%s: %w", flagName, err)
 	}
 	return nil
 }
