@@ -1,8 +1,6 @@
 package fxmodules
 
 import (
-	"context"
-
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -40,9 +38,6 @@ func NewDiscovery(p DiscoveryParams) (*discovery.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Lifecycle.Append(fx.Hook{
-		OnStart: func(context.Context) error { c.Start(); return nil },
-		OnStop:  c.Stop,
-	})
+	p.Lifecycle.Append(fx.StartStopHook(c.Start, c.Stop))
 	return c, nil
 }

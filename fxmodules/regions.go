@@ -1,7 +1,6 @@
 package fxmodules
 
 import (
-	"context"
 	"slices"
 	"strings"
 
@@ -40,10 +39,7 @@ func NewRegions(p RegionsParams) (*regions.Feeds, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Lifecycle.Append(fx.Hook{
-		OnStart: func(context.Context) error { f.Start(); return nil },
-		OnStop:  f.Stop,
-	})
+	p.Lifecycle.Append(fx.StartStopHook(f.Start, f.Stop))
 	return f, nil
 }
 

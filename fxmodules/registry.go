@@ -64,10 +64,7 @@ func NewStore(p StoreParams) *registry.Store {
 	}
 	cfg.RemoteRegions = withRemotes(cfg.RemoteRegions, p.Config.RemoteRegions.Remotes)
 	s := registry.New(cfg)
-	p.Lifecycle.Append(fx.Hook{
-		OnStart: func(context.Context) error { s.Start(); return nil },
-		OnStop:  func(context.Context) error { s.Stop(); return nil },
-	})
+	p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
 	return s
 }
 
