@@ -15,6 +15,7 @@ import (
 	"github.com/eurekagate/eurekagate/routing"
 
 	"github.com/eurekagate/eurekagate/internal/fastserve"
+	"github.com/eurekagate/eurekagate/internal/tick"
 )
 
 // newLoops returns the event-loop front for g, serving n loops and
@@ -56,16 +57,7 @@ func (l *loops) start(ln net.Listener) error {
 	}()
 	go func() {
 		defer close(l.ticked)
-		t := time.NewTicker(l.interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-l.tickStop:
-				return
-			case <-t.C:
-				l.tickAll()
-			}
-		}
+		tick.Every(l.interval, l.tickStop, l.tickAll)
 	}()
 	return nil
 }

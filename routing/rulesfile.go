@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/internal/tick"
 )
 
 // DefaultRulesInterval is how often a RulesFile checks its file for a
@@ -144,16 +146,7 @@ func (f *RulesFile) Close() error {
 
 func (f *RulesFile) run() {
 	defer close(f.done)
-	t := time.NewTicker(f.cfg.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-f.stop:
-			return
-		case <-t.C:
-			f.check()
-		}
-	}
+	tick.Every(f.cfg.Interval, f.stop, f.check)
 }
 
 // racyWindow: a file modified less than this before it was read may be

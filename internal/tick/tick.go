@@ -1,0 +1,18 @@
+// Package tick runs work on a ticker.
+package tick
+
+import "time"
+
+// Every calls f every interval until stop is closed.
+func Every(interval time.Duration, stop <-chan struct{}, f func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
