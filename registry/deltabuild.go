@@ -25,8 +25,9 @@ import (
 // whole, which the tests compare it with, byte for byte.
 
 // deltaChunkSize is how many instances a chunk holds at most: a change
-// re-copies and re-compresses its chunk, not its application.
-const deltaChunkSize = 64
+// re-copies and re-compresses its chunk, not its application (a
+// variable for the tests).
+var deltaChunkSize = 64
 
 // deltaDoc is the delta of one format, owned by its build lock.
 type deltaDoc struct {
@@ -489,5 +490,44 @@ func (a *deltaApp) makeEntry(sep []byte, plain bool) *deltaEntry {
 	}
 	e.z = append(e.z, a.tailZ)
 	e.crc, e.n = crc32Combine(crc, a.tailC, len(a.tail)), n+len(a.tail)
+	a.flatten(e)
 	return e
+}
+
+// flattenFrom is how many deflated bytes an entry holds before flatten
+// makes them one run (a variable for the tests).
+var flattenFrom = bigPart
+
+// flatten makes e's deflated pieces one run of bytes when they add up to
+// a part that writeParts writes as it is (an application of a thousand
+// instances: 65 KB in 33 pieces), so that a read writes the entry without
+// gathering it first; the chunks then keep their deflated bytes in that
+// run, not in pieces of their own, so that memory holds them once.
+func (a *deltaApp) flatten(e *deltaEntry) {
+	total := 0
+	for _, z := range e.z {
+		total += len(z)
+	}
+	if total < flattenFrom {
+		return
+	}
+	flat := make([]byte, 0, total)
+	for _, z := range e.z {
+		flat = append(flat, z...)
+	}
+	// e.z is head, then each chunk (after a separator but the first), then tail.
+	off := len(e.z[0])
+	step := 1
+	if len(e.z) > 2+len(a.chunks) {
+		step = 2 // separators between the chunks
+	}
+	for k, ch := range a.chunks {
+		if k > 0 && step == 2 {
+			off += len(e.z[2*k])
+		}
+		z := ch.deflated()
+		a.chunks[k] = &deltaChunk{insts: ch.insts, piece: ch.piece.withDeflated(flat[off : off+len(z) : off+len(z)])}
+		off += len(z)
+	}
+	e.z = [][]byte{flat}
 }

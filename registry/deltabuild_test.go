@@ -49,13 +49,23 @@ func counterOf(t *testing.T, f eureka.Format, b []byte) int64 {
 // status overrides set and deleted, heartbeats that fix a status,
 // metadata, cancels and evictions of the same instances) and purges of
 // the log; kept plain, compressed only (MaxPlainPayload), and switching
-// between the two as the delta grows and shrinks; and folded a batch at
-// a time, as after a mass registration. The full registry too.
+// between the two as the delta grows and shrinks; folded a batch at a
+// time, as after a mass registration; and with each application's
+// deflated pieces made one run, as large applications have them. The
+// full registry too.
 func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
-	defer func(n int) { foldBatch = n }(foldBatch)
+	defer func(n, m, c int) { foldBatch, flattenFrom, deltaChunkSize = n, m, c }(foldBatch, flattenFrom, deltaChunkSize)
 	for seed := range uint64(12) {
+		deltaChunkSize = 64
+		if seed%4 >= 2 {
+			deltaChunkSize = 3 // applications of many chunks, split as they grow
+		}
 		if seed >= 9 {
 			foldBatch = 1 // every fold of more than one change in batches
+		}
+		flattenFrom = bigPart
+		if seed%2 == 1 {
+			flattenFrom = 1 // every entry's deflated pieces made one run
 		}
 		rnd := rand.New(rand.NewPCG(seed, 99))
 		limit := [...]int64{-1, 1, 40_000}[seed%3]

@@ -72,6 +72,14 @@ func (p *piece) withPlain() *piece {
 	return out
 }
 
+// withDeflated returns p with its deflated bytes at gz, which holds the
+// same bytes as p's own.
+func (p *piece) withDeflated(gz []byte) *piece {
+	out := &piece{body: p.body, n: p.n, crc: p.crc}
+	out.gzOnce.Do(func() { out.gz = gz })
+	return out
+}
+
 // kept returns p in the form a document keeps: plain, or compressed only.
 func (p *piece) kept(plain bool) *piece {
 	if plain {

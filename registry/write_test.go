@@ -99,3 +99,37 @@ func TestPayloadWritesAsItReads(t *testing.T) {
 		t.Error("reading the document changed its parts")
 	}
 }
+
+// At a million instances the entries are tens of kilobytes, between
+// separators of a byte: each entry goes out as it is, but for the top-up
+// that carries the separator before it, so that no write is a few bytes
+// and no more than topUp of an entry is copied.
+func TestWritePartsWritesBigPartsAsTheyAre(t *testing.T) {
+	var parts [][]byte
+	var want []byte
+	for k := range 200 {
+		if k > 0 {
+			parts = append(parts, []byte{','})
+			want = append(want, ',')
+		}
+		p := bytes.Repeat([]byte{byte('a' + k%26)}, bigPart+k*97)
+		parts = append(parts, p)
+		want = append(want, p...)
+	}
+	var w writeLog
+	left := parts
+	n, err := writeParts(&w, &left)
+	if err != nil || n != int64(len(want)) || !bytes.Equal(w.Bytes(), want) {
+		t.Fatalf("wrote %d of %d bytes (equal: %v), err %v", n, len(want), bytes.Equal(w.Bytes(), want), err)
+	}
+	// The first entry in one write; each later one in two: its separator
+	// with its first topUp bytes, then the rest as it is.
+	if len(w.writes) != 1+2*199 {
+		t.Fatalf("%d writes, want %d", len(w.writes), 1+2*199)
+	}
+	for k, m := range w.writes[1:] {
+		if k%2 == 0 && m != 1+topUp {
+			t.Fatalf("write %d is %d bytes, want the separator and a top-up of %d", k+1, m, topUp)
+		}
+	}
+}
