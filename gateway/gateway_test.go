@@ -51,13 +51,9 @@ func startServer(t *testing.T, cfg Config, scfg ServerConfig, store *registry.St
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Stop(ctx); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-		g.Close()
+	testkit.StopOnCleanupChecked(t, 10*time.Second, func(ctx context.Context) error {
+		defer g.Close()
+		return srv.Stop(ctx)
 	})
 	return "http://" + srv.Addr().String(), g, srv
 }

@@ -46,13 +46,7 @@ func startApp(t *testing.T, args []string, targets ...any) {
 	if err := app.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := app.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-	})
+	testkit.StopOnCleanupChecked(t, 10*time.Second, app.Stop)
 }
 
 func TestTLSFlagErrors(t *testing.T) {

@@ -52,22 +52,40 @@ func VerifyTestMain(m *testing.M, extra ...goleak.Option) {
 // for leases to expire: those tests move a fake clock.
 func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	EventuallyEvery(t, d, 5*time.Millisecond, what, cond)
+}
+
+// EventuallyEvery is Eventually polling every interval, for a condition
+// that costs more to check (requests to several processes).
+func EventuallyEvery(t testing.TB, d, interval time.Duration, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("not within %v: %s", d, what)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 
 // StopOnCleanup has stop called when the test ends, with a context that
 // times out after d, for servers and clients that stop gracefully.
 func StopOnCleanup(t testing.TB, d time.Duration, stop func(ctx context.Context)) {
+	StopOnCleanupChecked(t, d, func(ctx context.Context) error {
+		stop(ctx)
+		return nil
+	})
+}
+
+// StopOnCleanupChecked is StopOnCleanup for a stop that returns an error:
+// the test fails with it.
+func StopOnCleanupChecked(t testing.TB, d time.Duration, stop func(ctx context.Context) error) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
-		stop(ctx)
+		if err := stop(ctx); err != nil {
+			t.Errorf("stop: %v", err)
+		}
 	})
 }
 

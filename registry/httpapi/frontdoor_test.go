@@ -1,12 +1,12 @@
 package httpapi_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/eurekagate/eurekagate/internal/apisuite"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -31,13 +31,7 @@ var frontDoors = []frontDoor{
 		if err := srv.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := srv.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		})
+		testkit.StopOnCleanupChecked(t, 5*time.Second, srv.Stop)
 		return "http://" + srv.Addr().String(), s
 	}},
 }

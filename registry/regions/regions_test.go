@@ -1,7 +1,6 @@
 package regions
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -46,13 +45,7 @@ func startFeeds(t *testing.T, store *registry.Store, urls ...string) *Feeds {
 		t.Fatal(err)
 	}
 	f.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := f.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-	})
+	testkit.StopOnCleanupChecked(t, 5*time.Second, f.Stop)
 	return f
 }
 
