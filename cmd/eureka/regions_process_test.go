@@ -167,13 +167,7 @@ func (c *regionCluster) waitReads(t *testing.T, ps ...*process) {
 
 func (c *regionCluster) eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 15s: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.EventuallyEvery(t, 15*time.Second, 20*time.Millisecond, what, cond)
 }
 
 // register registers app/id on p, UP on 127.0.0.1:port, and notes it as
@@ -679,7 +673,7 @@ func (c *regionCluster) regionStops(t *testing.T) {
 
 	// A3 drops them after its 3s retention (within a tenth of it more);
 	// its whitelist held BILLING only.
-	c.eventuallyWithin(t, 10*time.Second, "A3 to drop eu-west's instances", func() bool {
+	testkit.EventuallyEvery(t, 10*time.Second, 50*time.Millisecond, "A3 to drop eu-west's instances", func() bool {
 		st := c.regionStatus(t, c.a3, euWest)
 		return st.Dropped && st.Instances == 0
 	})
@@ -721,17 +715,6 @@ func logSummary(log string, n int) string {
 		keep = append(keep, fmt.Sprintf("(%d failed reads of a remote region, the last:)\n", failed), last)
 	}
 	return strings.Join(keep, "")
-}
-
-func (c *regionCluster) eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func (c *regionCluster) gatewayGet(t *testing.T, path string) (string, int) {
