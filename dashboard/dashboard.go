@@ -231,16 +231,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
 	var body any
+	var err error // a query the data cannot answer
 	switch rest {
 	case "api/summary":
 		body = h.summary(r)
 	case "api/changes":
-		c, err := h.changes(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		body = c
+		body, err = h.changes(r)
 	case "api/charts":
 		body = h.rec.charts()
 	case "api/rules":
@@ -248,14 +244,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "api/regions":
 		body = h.regions()
 	case "api/traffic":
-		v, err := h.trafficView(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		body = v
+		body, err = h.trafficView(r)
 	default:
 		h.files.ServeHTTP(w, r)
+		return
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
