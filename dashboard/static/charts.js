@@ -4,16 +4,9 @@
 // receives changes. Every chart marks when self-preservation started or ended and
 // shades the minutes it held.
 (function () {
-  const NS = "http://www.w3.org/2000/svg";
+  const { svg } = window.dom;
   const W = 320, H = 150, L = 36, R = 8, T = 16, B = 20;
   const STATUS_ORDER = ["UP", "STARTING", "OUT_OF_SERVICE", "DOWN", "UNKNOWN"];
-
-  function svg(tag, attrs, textValue) {
-    const e = document.createElementNS(NS, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-    if (textValue !== undefined) e.textContent = textValue;
-    return e;
-  }
 
   // nice rounds a maximum up to 1, 2 or 5 times a power of ten.
   function nice(v) {

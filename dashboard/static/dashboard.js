@@ -9,6 +9,7 @@
 // subset, read again when those apps change and every 15 s. The actions
 // go through the Eureka REST API, with the page's credentials.
 (function () {
+  const { text, cell, duration } = window.dom;
   const el = (id) => document.getElementById(id);
   const narrow = window.matchMedia("(max-width: 720px)");
   const pageSize = () => (narrow.matches ? 20 : 50); // rows (app headers and instances) per page
@@ -44,34 +45,12 @@
   let shownApps = [];         // apps with instance rows on screen
   let scheduled = false;
 
-  function text(tag, value, attrs) {
-    const e = document.createElement(tag);
-    if (value !== undefined) e.textContent = value;
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    return e;
-  }
-
   function facts(dl, list) {
     dl.replaceChildren(...list.map(([k, v, key]) => {
       const d = document.createElement("div");
       d.append(text("dt", k), text("dd", String(v), key ? { "data-fact": key } : {}));
       return d;
     }));
-  }
-
-  function duration(ms) {
-    const s = Math.max(0, Math.round(ms / 1000));
-    if (s < 60) return s + " s";
-    if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
-    const h = Math.floor(s / 3600);
-    return h < 48 ? h + " h " + Math.floor((s % 3600) / 60) + " min" : Math.floor(h / 24) + " days";
-  }
-
-  function cell(label, content) {
-    const td = document.createElement("td");
-    td.dataset.label = label;
-    if (content instanceof Node) td.append(content); else td.textContent = content;
-    return td;
   }
 
   function link(href, label) {

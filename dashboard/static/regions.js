@@ -14,31 +14,10 @@
   // Each state's colour, from the instance statuses' classes.
   const LOOK = { ready: "UP", waiting: "STARTING", stale: "STARTING", unreachable: "DOWN", dropped: "DOWN" };
 
+  const { text, cell, duration } = window.dom;
   const el = (id) => document.getElementById(id);
   const section = el("regions-section");
   const body = el("regions").tBodies[0];
-
-  function text(tag, value, attrs) {
-    const e = document.createElement(tag);
-    if (value !== undefined) e.textContent = value;
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    return e;
-  }
-
-  function cell(label, content) {
-    const td = document.createElement("td");
-    td.dataset.label = label;
-    if (content instanceof Node) td.append(content); else td.textContent = content;
-    return td;
-  }
-
-  function age(ms) {
-    const s = Math.max(0, Math.round(ms / 1000));
-    if (s < 60) return s + " s ago";
-    if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s ago";
-    const h = Math.floor(s / 3600);
-    return (h < 48 ? h + " h " + Math.floor((s % 3600) / 60) + " min" : Math.floor(h / 24) + " days") + " ago";
-  }
 
   function render(d) {
     section.hidden = d.regions.length === 0;
@@ -46,7 +25,7 @@
     body.replaceChildren(...d.regions.map((r) => {
       const tr = text("tr", undefined, { "data-region": r.name });
       const state = text("span", r.state, { class: "status status-" + (LOOK[r.state] || "UNKNOWN") });
-      const last = r.last_sync_age_ms === undefined ? "never" : age(r.last_sync_age_ms);
+      const last = r.last_sync_age_ms === undefined ? "never" : duration(r.last_sync_age_ms) + " ago";
       const lastCell = cell("Last sync", last);
       if (r.last_sync) lastCell.title = new Date(r.last_sync).toLocaleString();
       tr.append(cell("Region", r.name), cell("State", state), cell("Apps", String(r.apps)),

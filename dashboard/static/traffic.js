@@ -8,7 +8,7 @@
 // first few are shown, the rest on demand. Without a gateway's traffic
 // the section stays hidden. Names come from clients: all text.
 (function () {
-  const NS = "http://www.w3.org/2000/svg";
+  const { text, svg } = window.dom;
   const SHOW = 12;           // cards shown until "Show all"
   const INSTANCES = 8;       // instances listed per card
   const EVERY = 1000;        // ms between reads while the page is visible
@@ -37,20 +37,6 @@
   }, { rootMargin: "200px" }) : null;
   let showAll = false;
   let last = null;
-
-  function text(tag, value, attrs) {
-    const e = document.createElement(tag);
-    if (value !== undefined) e.textContent = value;
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    return e;
-  }
-
-  function svg(tag, attrs, value) {
-    const e = document.createElementNS(NS, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-    if (value !== undefined) e.textContent = value;
-    return e;
-  }
 
   // ---- numbers ----
 

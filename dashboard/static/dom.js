@@ -1,0 +1,40 @@
+"use strict";
+// dom holds what the page's scripts build their elements with: text(tag,
+// value, attrs) makes an HTML element holding value as text, svg(tag,
+// attrs, value) an SVG one, cell(label, content) a table cell labelled for
+// the narrow layout, holding a node or text, and duration(ms) writes a
+// span of time in words ("3 min 5 s", "2 days").
+window.dom = (function () {
+  const NS = "http://www.w3.org/2000/svg";
+
+  function text(tag, value, attrs) {
+    const e = document.createElement(tag);
+    if (value !== undefined) e.textContent = value;
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    return e;
+  }
+
+  function svg(tag, attrs, value) {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    if (value !== undefined) e.textContent = value;
+    return e;
+  }
+
+  function cell(label, content) {
+    const td = document.createElement("td");
+    td.dataset.label = label;
+    if (content instanceof Node) td.append(content); else td.textContent = content;
+    return td;
+  }
+
+  function duration(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
+    if (s < 60) return s + " s";
+    if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
+    const h = Math.floor(s / 3600);
+    return h < 48 ? h + " h " + Math.floor((s % 3600) / 60) + " min" : Math.floor(h / 24) + " days";
+  }
+
+  return { text, svg, cell, duration };
+})();
