@@ -215,13 +215,8 @@ func do(t *testing.T, method, url string, body []byte) (int, string) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	resp, b := testkit.Do(t, client, req)
+	return resp.StatusCode, b
 }
 
 func registerVia(t *testing.T, base string, i *eureka.InstanceInfo) {

@@ -140,12 +140,7 @@ func TestGatewayRulesChangeByReload(t *testing.T) {
 	bad := graceful("registry "+name, rulesHeredoc("apps:\n  ORDERS:\n    fallback: sometimes"))
 	req, _ := http.NewRequest("POST", adminURL+"/load", strings.NewReader(bad))
 	req.Header.Set("Content-Type", "text/caddyfile")
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := readAll(resp)
-	resp.Body.Close()
+	resp, body := testkit.Do(t, client, req)
 	if resp.StatusCode == 200 || !strings.Contains(body, `heredoc:3: apps.ORDERS.fallback: \"sometimes\" is not default, any or none`) {
 		t.Fatalf("broken rules: %d %s", resp.StatusCode, body)
 	}
@@ -183,12 +178,7 @@ func TestUpstreamSourceRules(t *testing.T) {
 	for range 10 {
 		req, _ := http.NewRequest("GET", gatewayURL+"/x", nil)
 		req.Header.Set("X-Canary", "1")
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body := readAll(resp)
-		resp.Body.Close()
+		resp, body := testkit.Do(t, client, req)
 		if resp.StatusCode != 200 || body != "2.1 route=version=2.1" || resp.Header.Get("X-Subset") != "version=2.1" {
 			t.Fatalf("canary: %d %q subset %q", resp.StatusCode, body, resp.Header.Get("X-Subset"))
 		}
