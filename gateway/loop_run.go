@@ -57,7 +57,7 @@ func (l *loops) start(ln net.Listener) error {
 	}()
 	go func() {
 		defer close(l.ticked)
-		tick.Every(l.interval, l.tickStop, l.tickAll)
+		tick.Every(l.interval, l.tickStop, nil, l.tickAll)
 	}()
 	return nil
 }

@@ -3,12 +3,12 @@ package gateway
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/tick"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -185,17 +185,7 @@ func (g *Gateway) closePools() {
 func (g *Gateway) sweeper(stop <-chan struct{}) {
 	changed, unsubscribe := subscribe(g.cfg.Routing.Instances)
 	defer unsubscribe()
-	t := time.NewTicker(g.cfg.SweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		case <-changed:
-		}
-		g.sweep()
-	}
+	tick.Every(g.cfg.SweepInterval, stop, changed, g.sweep)
 }
 
 // subscribe returns a channel that receives a value after changes of the

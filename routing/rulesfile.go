@@ -146,7 +146,7 @@ func (f *RulesFile) Close() error {
 
 func (f *RulesFile) run() {
 	defer close(f.done)
-	tick.Every(f.cfg.Interval, f.stop, f.check)
+	tick.Every(f.cfg.Interval, f.stop, nil, f.check)
 }
 
 // racyWindow: a file modified less than this before it was read may be

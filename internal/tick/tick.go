@@ -3,8 +3,9 @@ package tick
 
 import "time"
 
-// Every calls f every interval until stop is closed.
-func Every(interval time.Duration, stop <-chan struct{}, f func()) {
+// Every calls f every interval, and after each value wake receives (a
+// nil wake never does), until stop is closed.
+func Every(interval time.Duration, stop, wake <-chan struct{}, f func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -12,7 +13,8 @@ func Every(interval time.Duration, stop <-chan struct{}, f func()) {
 		case <-stop:
 			return
 		case <-t.C:
-			f()
+		case <-wake:
 		}
+		f()
 	}
 }
