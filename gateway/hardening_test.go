@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/gatewaysuite"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/routing"
@@ -108,25 +108,7 @@ func TestLoopsForwardNothingAfter408(t *testing.T) {
 // than IdleConnTimeout).
 func TestStaleConnectionAfterItsDeadline(t *testing.T) {
 	sent := make(chan struct{}, 4)
-	faulty := testkit.RawServer(t, func(conn net.Conn) {
-		go func() {
-			defer conn.Close()
-			br := bufio.NewReader(conn)
-			for {
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				answer := "answer to " + req.URL.Path
-				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(answer), answer)
-				if req.URL.Path == "/late" {
-					time.Sleep(50 * time.Millisecond)
-					io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nPOISON")
-					sent <- struct{}{}
-				}
-			}
-		}()
-	})
+	faulty := testkit.RawServer(t, func(c net.Conn) { go gatewaysuite.FaultyInstance(c, sent) })
 	store := registry.New(registry.Config{})
 	register(t, store, "faulty", "f", faulty.Port)
 	base, _, _ := startServer(t, Config{Routing: routing.Config{ReadTimeout: 300 * time.Millisecond}}, ServerConfig{Loops: -1}, store)

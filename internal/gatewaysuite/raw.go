@@ -261,7 +261,7 @@ func sendRaw(t *testing.T, host, req string) (int, *http.Response, string) {
 func noStrayBytes(t *testing.T, start Starter, _ Gateway) {
 	base, store, _ := start(t)
 	stray := make(chan struct{}, 16)
-	faulty := testkit.RawServer(t, func(c net.Conn) { go faultyInstance(c, stray) })
+	faulty := testkit.RawServer(t, func(c net.Conn) { go FaultyInstance(c, stray) })
 	register(t, store, instance("faulty", "f", faulty.Port))
 
 	// A body on HEAD, in the same write as the header.
@@ -283,10 +283,10 @@ func noStrayBytes(t *testing.T, start Starter, _ Gateway) {
 	expect(t, "after stray bytes", get(t, base+"/faulty/two").body, "answer to /two")
 }
 
-// faultyInstance answers on c until it closes: HEAD with a body, GET
+// FaultyInstance answers on c until it closes: HEAD with a body, GET
 // /late with its answer and, after it, an unasked-for response (it says
 // on stray when it has sent it), and any other GET with "answer to PATH".
-func faultyInstance(c net.Conn, stray chan<- struct{}) {
+func FaultyInstance(c net.Conn, stray chan<- struct{}) {
 	defer c.Close()
 	br := bufio.NewReader(c)
 	for {
