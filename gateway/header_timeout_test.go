@@ -48,14 +48,7 @@ func TestHeaderTimeoutCutsATrickledHeader(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			base := startHeaderLimited(t, m.loops, "orders", echoRawBody)
 
-			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			stop := make(chan struct{})
-			done := testkit.Trickle(conn, "GET /orders/x HTTP/1.1\r\nHost: a\r\nX-Pad: "+strings.Repeat("p", 2000), 10*time.Millisecond, stop)
-			defer func() { close(stop); <-done }()
+			conn := testkit.Slowloris(t, strings.TrimPrefix(base, "http://"), "GET /orders/x HTTP/1.1\r\nHost: a\r\nX-Pad: "+strings.Repeat("p", 2000), 10*time.Millisecond)
 			began := time.Now()
 			conn.SetReadDeadline(began.Add(10 * time.Second))
 			// 408, as fasthttp answers, then the connection closes.
@@ -76,6 +69,8 @@ func TestHeaderTimeoutCutsATrickledHeader(t *testing.T) {
 			}
 			defer slow.Close()
 			io.WriteString(slow, "POST /orders/x HTTP/1.1\r\nHost: a\r\nContent-Length: 40\r\n\r\n")
+			stop := make(chan struct{})
+			defer close(stop)
 			bodyDone := testkit.Trickle(slow, body, 20*time.Millisecond, stop)
 			slow.SetReadDeadline(time.Now().Add(10 * time.Second))
 			resp, err := http.ReadResponse(bufio.NewReader(slow), nil)

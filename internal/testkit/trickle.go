@@ -2,8 +2,27 @@ package testkit
 
 import (
 	"net"
+	"testing"
 	"time"
 )
+
+// Slowloris dials addr and trickles s to it (Trickle), until the test
+// ends: then the trickle stops and the connection closes.
+func Slowloris(t testing.TB, addr, s string, interval time.Duration) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := Trickle(conn, s, interval, stop)
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		conn.Close()
+	})
+	return conn
+}
 
 // Trickle writes s to conn a byte every interval, as a slowloris client
 // does, until it is written, a write fails, or stop closes; the channel it

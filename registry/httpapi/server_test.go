@@ -290,14 +290,7 @@ func TestMalformedEscapeIs400(t *testing.T) {
 func TestTrickledHeaderIsCut(t *testing.T) {
 	const limit = 300 * time.Millisecond
 	srv, s := startServer(t, ServerConfig{ReadTimeout: limit})
-	conn, err := net.Dial("tcp", srv.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	stop := make(chan struct{})
-	done := testkit.Trickle(conn, "PUT /eureka/apps/A/x HTTP/1.1\r\nHost: x\r\nX-Pad: "+strings.Repeat("p", 500), 20*time.Millisecond, stop)
-	defer func() { close(stop); <-done }()
+	conn := testkit.Slowloris(t, srv.Addr().String(), "PUT /eureka/apps/A/x HTTP/1.1\r\nHost: x\r\nX-Pad: "+strings.Repeat("p", 500), 20*time.Millisecond)
 	began := time.Now()
 	conn.SetReadDeadline(began.Add(10 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
