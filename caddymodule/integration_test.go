@@ -219,6 +219,19 @@ func do(t *testing.T, method, url string, body []byte) (int, string) {
 	return resp.StatusCode, b
 }
 
+// getOK sends GET url until it is answered 200, failing the test if it is
+// not within d, and returns that answer's body.
+func getOK(t *testing.T, d time.Duration, what, url string) string {
+	t.Helper()
+	var body string
+	testkit.Eventually(t, d, what, func() bool {
+		var status int
+		status, body = do(t, "GET", url, nil)
+		return status == 200
+	})
+	return body
+}
+
 func registerVia(t *testing.T, base string, i *eureka.InstanceInfo) {
 	t.Helper()
 	if status, body := do(t, "POST", base+"apps/"+i.App, eureka.AppendInstanceJSON(nil, i)); status != 204 {
@@ -351,13 +364,7 @@ func TestRemoteModeRoutesByAnotherRegistry(t *testing.T) {
 	loadConfig(t, testConfig("", "registry "+newRegistry("remote-test")+"\n\t\tremote "+remote+"\n\t\tfetch_interval 100ms",
 		site(gatewayPort, "\teureka_gateway")))
 
-	var routed string
-	testkit.Eventually(t, 5*time.Second, "routing by the remote registry", func() bool {
-		status, body := do(t, "GET", gatewayURL+"/billing/items/7", nil)
-		routed = body
-		return status == 200
-	})
-	if routed != "c /items/7 xff=true" {
+	if routed := getOK(t, 5*time.Second, "routing by the remote registry", gatewayURL+"/billing/items/7"); routed != "c /items/7 xff=true" {
 		t.Fatalf("remote routing: %q", routed)
 	}
 	// The admin route reports the remote registry.
@@ -550,10 +557,7 @@ func TestRemoteModeFollowsChangesByWatch(t *testing.T) {
 	registerVia(t, remote, c.instance("billing"))
 
 	loadConfig(t, testConfig("", "registry "+newRegistry("remote-watch")+"\n\t\tremote "+remote, site(gatewayPort, "\teureka_gateway")))
-	testkit.Eventually(t, 10*time.Second, "routing to the first instance", func() bool {
-		status, _ := do(t, "GET", gatewayURL+"/billing/x", nil)
-		return status == 200
-	})
+	getOK(t, 10*time.Second, "routing to the first instance", gatewayURL+"/billing/x")
 	registerVia(t, remote, d.instance("billing"))
 	testkit.Eventually(t, 5*time.Second, "routing to a new registration", func() bool {
 		_, body := do(t, "GET", gatewayURL+"/billing/x", nil)

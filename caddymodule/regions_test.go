@@ -189,13 +189,7 @@ func TestRemoteRegionThroughCaddy(t *testing.T) {
 	if _, body := do(t, "GET", registryURL+"apps", nil); strings.Contains(body, "<instanceId>eu</instanceId>") {
 		t.Errorf("a read without regions has the remote region's instance:\n%s", body)
 	}
-	var routed string
-	testkit.Eventually(t, 5*time.Second, "the gateway failing over to eu-west-1", func() bool {
-		status, body := do(t, "GET", gatewayURL+"/orders/items/7", nil)
-		routed = body
-		return status == 200
-	})
-	if routed != "eu /items/7 xff=true" {
+	if routed := getOK(t, 5*time.Second, "the gateway failing over to eu-west-1", gatewayURL+"/orders/items/7"); routed != "eu /items/7 xff=true" {
 		t.Errorf("routed to %q", routed)
 	}
 	eu2 := newBackend(t, "eu2")
