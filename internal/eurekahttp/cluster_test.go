@@ -403,6 +403,9 @@ func TestZoneOrder(t *testing.T) {
 			if u.Base == "http://b2/eureka/" && u.Authorization != "Basic dXNlcjpwdw==" {
 				t.Errorf("credentials not taken from the URL: %+v", u)
 			}
+			if strings.Contains(u.Base, "@") || !strings.HasSuffix(u.Base, "/") {
+				t.Errorf("base %q", u.Base)
+			}
 		}
 	}
 	// Each group is shuffled: over a few seeds both my-zone servers lead.
