@@ -17,6 +17,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/tick"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -287,20 +288,13 @@ func heapGrowth(t *testing.T, f func()) uint64 {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
+		tick.Every(5*time.Millisecond, stop, nil, func() {
 			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
 			if m.HeapAlloc > peak.Load() {
 				peak.Store(m.HeapAlloc)
 			}
-		}
+		})
 	}()
 	f()
 	close(stop)
