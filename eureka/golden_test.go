@@ -183,13 +183,8 @@ func TestApplicationsFromPieces(t *testing.T) {
 		apps.Applications = append(apps.Applications, &Application{Name: name, Instances: []*InstanceInfo{i}})
 	}
 	for _, f := range []Format{FormatJSON, FormatXML} {
-		b := AppendApplicationsHead(nil, f, 3, "UP_2_")
-		for n, a := range apps.Applications {
-			if n > 0 {
-				b = append(b, ApplicationsSeparator(f)...)
-			}
-			b = AppendApplicationsEntry(b, f, a)
-		}
+		b := joinPieces(AppendApplicationsHead(nil, f, 3, "UP_2_"), ApplicationsSeparator(f), apps.Applications,
+			func(b []byte, a *Application) []byte { return AppendApplicationsEntry(b, f, a) })
 		b = AppendApplicationsTail(b, f)
 		if whole := AppendApplications(nil, f, apps); string(b) != string(whole) {
 			t.Errorf("format %v: pieces\n%s\nwhole\n%s", f, b, whole)
@@ -210,16 +205,22 @@ func TestEntryFromPieces(t *testing.T) {
 			Status: StatusUp, DataCenterInfo: DataCenterInfo{Name: DataCenterMyOwn}, Metadata: map[string]string{"k": id}})
 	}
 	for _, f := range []Format{FormatJSON, FormatXML} {
-		b := AppendEntryHead(nil, f, a.Name)
-		for n, i := range a.Instances {
-			if n > 0 {
-				b = append(b, InstanceSeparator(f)...)
-			}
-			b = AppendEntryInstance(b, f, i)
-		}
+		b := joinPieces(AppendEntryHead(nil, f, a.Name), InstanceSeparator(f), a.Instances,
+			func(b []byte, i *InstanceInfo) []byte { return AppendEntryInstance(b, f, i) })
 		b = AppendEntryTail(b, f)
 		if whole := AppendApplicationsEntry(nil, f, a); string(b) != string(whole) {
 			t.Errorf("format %v: pieces\n%q\nwhole\n%q", f, b, whole)
 		}
 	}
+}
+
+// joinPieces appends to b each item's piece, with sep between them.
+func joinPieces[T any](b, sep []byte, items []T, piece func([]byte, T) []byte) []byte {
+	for n, item := range items {
+		if n > 0 {
+			b = append(b, sep...)
+		}
+		b = piece(b, item)
+	}
+	return b
 }
