@@ -272,11 +272,7 @@ func testAccessLog(t *testing.T, loops int) {
 // nginx and Caddy log it (the loops notice; fasthttp answers anyway).
 func TestAccessLogClientGone(t *testing.T) {
 	store := registry.New(registry.Config{})
-	arrived, release := make(chan struct{}), make(chan struct{})
-	serve(t, store, "slow", "s1", func(w http.ResponseWriter, r *http.Request) {
-		close(arrived)
-		<-release
-	})
+	arrived, release := serveHeld(t, store, "slow", "s1", "")
 	var log logBuffer
 	base, _, _ := startServer(t, Config{AccessLog: &log}, ServerConfig{Loops: 1}, store)
 	c := dialRaw(t, base)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,6 +29,21 @@ func serve(t *testing.T, store *registry.Store, app, id string, handler http.Han
 	t.Cleanup(srv.Close)
 	register(t, store, app, id, srv.Listener.Addr().(*net.TCPAddr).Port)
 	return srv
+}
+
+// serveHeld is serve with an instance that holds its requests: arrived
+// closes when the first one arrives, and each is answered with answer once
+// release is closed.
+func serveHeld(t *testing.T, store *registry.Store, app, id, answer string) (arrived, release chan struct{}) {
+	t.Helper()
+	arrived, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	serve(t, store, app, id, func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(arrived) })
+		<-release
+		io.WriteString(w, answer)
+	})
+	return arrived, release
 }
 
 func register(t *testing.T, store *registry.Store, app, id string, port int) {
@@ -65,12 +81,7 @@ func do(t *testing.T, method, url string, body io.Reader, headers ...string) (in
 // Stop lets a request that is in flight finish, then refuses connections.
 func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	store := registry.New(registry.Config{})
-	arrived, finish := make(chan struct{}), make(chan struct{})
-	serve(t, store, "slow", "a", func(w http.ResponseWriter, r *http.Request) {
-		close(arrived)
-		<-finish
-		io.WriteString(w, "finished")
-	})
+	arrived, finish := serveHeld(t, store, "slow", "a", "finished")
 	g, err := New(Config{Routing: routing.Config{Instances: store}})
 	if err != nil {
 		t.Fatal(err)
