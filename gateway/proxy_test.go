@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,15 +30,14 @@ func serve(t *testing.T, store *registry.Store, app, id string, handler http.Han
 	return srv
 }
 
-// serveHeld is serve with an instance that holds its requests: arrived
-// closes when the first one arrives, and each is answered with answer once
-// release is closed.
+// serveHeld is serve with an instance for one request, which it holds:
+// arrived closes when the request arrives, and it is answered with answer
+// once release is closed.
 func serveHeld(t *testing.T, store *registry.Store, app, id, answer string) (arrived, release chan struct{}) {
 	t.Helper()
 	arrived, release = make(chan struct{}), make(chan struct{})
-	var once sync.Once
 	serve(t, store, app, id, func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(arrived) })
+		close(arrived)
 		<-release
 		io.WriteString(w, answer)
 	})
