@@ -9,7 +9,7 @@
 // subset, read again when those apps change and every 15 s. The actions
 // go through the Eureka REST API, with the page's credentials.
 (function () {
-  const { text, cell, duration } = window.dom;
+  const { text, cell, place, duration } = window.dom;
   const el = (id) => document.getElementById(id);
   const narrow = window.matchMedia("(max-width: 720px)");
   const pageSize = () => (narrow.matches ? 20 : 50); // rows (app headers and instances) per page
@@ -425,7 +425,7 @@
     const tbody = el("instances").tBodies[0];
     const keep = new Set();
     const onScreen = new Set();
-    let cursor = tbody.firstChild;
+    const trs = [];
     for (const line of want) {
       keep.add(line.key);
       let tr = rows.get(line.key);
@@ -447,13 +447,9 @@
       } else {
         fillAppRow(tr, line);
       }
-      if (tr === cursor) cursor = cursor.nextSibling; else tbody.insertBefore(tr, cursor);
+      trs.push(tr);
     }
-    while (cursor) {
-      const next = cursor.nextSibling;
-      cursor.remove();
-      cursor = next;
-    }
+    place(tbody, trs);
     for (const k of rows.keys()) if (!keep.has(k)) rows.delete(k);
 
     const empty = view.lines.length === 0;

@@ -2,8 +2,9 @@
 // dom holds what the page's scripts build their elements with: text(tag,
 // value, attrs) makes an HTML element holding value as text, svg(tag,
 // attrs, value) an SVG one, cell(label, content) a table cell labelled for
-// the narrow layout, holding a node or text, and duration(ms) writes a
-// span of time in words ("3 min 5 s", "2 days").
+// the narrow layout, holding a node or text, place(parent, nodes) makes
+// nodes parent's children, in order, moving only those out of place, and
+// duration(ms) writes a span of time in words ("3 min 5 s", "2 days").
 window.dom = (function () {
   const NS = "http://www.w3.org/2000/svg";
 
@@ -28,6 +29,18 @@ window.dom = (function () {
     return td;
   }
 
+  function place(parent, nodes) {
+    let cursor = parent.firstChild;
+    for (const n of nodes) {
+      if (n === cursor) cursor = cursor.nextSibling; else parent.insertBefore(n, cursor);
+    }
+    while (cursor) {
+      const next = cursor.nextSibling;
+      cursor.remove();
+      cursor = next;
+    }
+  }
+
   function duration(ms) {
     const s = Math.max(0, Math.round(ms / 1000));
     if (s < 60) return s + " s";
@@ -36,5 +49,5 @@ window.dom = (function () {
     return h < 48 ? h + " h " + Math.floor((s % 3600) / 60) + " min" : Math.floor(h / 24) + " days";
   }
 
-  return { text, svg, cell, duration };
+  return { text, svg, cell, place, duration };
 })();

@@ -8,7 +8,7 @@
 // first few are shown, the rest on demand. Without a gateway's traffic
 // the section stays hidden. Names come from clients: all text.
 (function () {
-  const { text, svg } = window.dom;
+  const { text, svg, place } = window.dom;
   const SHOW = 12;           // cards shown until "Show all"
   const INSTANCES = 8;       // instances listed per card
   const EVERY = 1000;        // ms between reads while the page is visible
@@ -185,7 +185,7 @@
     const apps = d.apps;
     const shown = showAll ? apps : apps.slice(0, SHOW);
     const keep = new Set();
-    let cursor = grid.firstChild;
+    const shownCards = [];
     for (const a of shown) {
       keep.add(a.app);
       let card = cards.get(a.app);
@@ -197,13 +197,9 @@
       }
       card._data = a;
       if (!io || !card._drawn || onScreen.has(card) || (a.per_second && !card._drawn.per_second)) draw(card);
-      if (card === cursor) cursor = cursor.nextSibling; else grid.insertBefore(card, cursor);
+      shownCards.push(card);
     }
-    while (cursor) {
-      const next = cursor.nextSibling;
-      cursor.remove();
-      cursor = next;
-    }
+    place(grid, shownCards);
     for (const [k, card] of cards) {
       if (keep.has(k)) continue;
       cards.delete(k);
