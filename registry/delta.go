@@ -1,6 +1,11 @@
 package registry
 
-import "github.com/eurekagate/eurekagate/eureka"
+import (
+	"slices"
+	"strings"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
 
 // Delta documents: the change log rendered as Eureka's delta (Delta,
 // DeltaPayload), and a watcher's changes rendered the same way
@@ -8,16 +13,34 @@ import "github.com/eurekagate/eurekagate/eureka"
 
 // deltaLocked renders the change log whole: each changed instance once,
 // in its state at its latest change (deltaInstance), apps sorted by name
-// and instances by id, and the hash of the full registry. DeltaPayload
-// assembles the same document from pieces (deltabuild.go). The caller
-// holds s.mu.
+// and each one's instances in the order of their latest changes, with
+// the hash of the full registry. DeltaPayload assembles the same
+// document from pieces (deltabuild.go). The caller holds s.mu.
 func (s *Store) deltaLocked(versionsDelta int64) *eureka.Applications {
-	values := make([]eureka.InstanceInfo, len(s.changes.entries))
-	apps := groupChanges(s.changes.entries, func(n int, c *Change) *eureka.InstanceInfo {
+	type key struct{ app, id string }
+	entries := s.changes.entries
+	latest := make(map[key]int, len(entries))
+	for n := range entries {
+		latest[key{entries[n].App, entries[n].ID}] = n
+	}
+	values := make([]eureka.InstanceInfo, len(entries))
+	var apps []*eureka.Application
+	index := map[string]*eureka.Application{}
+	for n := range entries {
+		c := &entries[n]
+		if latest[key{c.App, c.ID}] != n {
+			continue
+		}
+		a := index[c.App]
+		if a == nil {
+			a = &eureka.Application{Name: c.App}
+			index[c.App] = a
+			apps = append(apps, a)
+		}
 		values[n] = s.deltaInstance(c)
-		return &values[n]
-	})
-	eureka.SortByName(apps)
+		a.Instances = append(a.Instances, &values[n])
+	}
+	slices.SortFunc(apps, func(a, b *eureka.Application) int { return strings.Compare(a.Name, b.Name) })
 	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: s.hashLocked(), Applications: apps}
 }
 

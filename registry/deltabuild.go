@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"hash/crc32"
 	"slices"
 	"strings"
@@ -20,9 +21,14 @@ import (
 // The document holds each changed instance once, in its state at its
 // latest retained change (what Eureka's recentlyChangedQueue renders,
 // but for the lease's timestamps, which are those of that change, as
-// ChangesDocument has them), applications sorted by name and instances
-// by id, as the full registry is: deltaLocked writes the same document
-// whole, which the tests compare it with, byte for byte.
+// ChangesDocument has them), applications sorted by name and each one's
+// instances in the order of their latest changes, as Eureka's queue has
+// them: deltaLocked writes the same document whole, which the tests
+// compare it with, byte for byte. That order makes a change an append
+// to its application's last chunk, whatever its id, so that a mass
+// registration can be folded in ahead of the first reader (foldAhead)
+// at the cost of the chunks it adds, and a purge drops the oldest chunks
+// whole.
 
 // deltaChunkSize is how many instances a chunk holds at most: a change
 // re-copies and re-compresses its chunk, not its application (a
@@ -53,17 +59,20 @@ type deltaApp struct {
 	head, tail     []byte
 	headZ, tailZ   []byte // deflated
 	headCRC, tailC uint32
-	chunks         []*deltaChunk // sorted by id, none empty
-	dirty          bool          // chunks changed since entry was made
-	n              int           // the entry's plain length, when not dirty
+	chunks         []*deltaChunk     // by seq, none empty
+	where          map[string]uint64 // the seq of the chunk that holds each id
+	nextSeq        uint64
+	dirty          bool // chunks changed since entry was made
+	n              int  // the entry's plain length, when not dirty
 	entry          *deltaEntry
 }
 
-// deltaChunk is a run of an application's instances, sorted by id. A
-// sealed chunk (one with its piece) is not modified, as payloads hold
-// it: a change makes a new chunk in its place, and so does keeping it in
-// another form.
+// deltaChunk is a run of an application's instances, in the order of
+// their latest changes. A sealed chunk (one with its piece) is not
+// modified, as payloads hold it: a change makes a new chunk in its place
+// (with its seq), and so does keeping it in another form.
 type deltaChunk struct {
+	seq    uint64 // its place among the app's chunks, which only grows
 	insts  []deltaInst
 	pieces [][]byte // until sealed: each instance's piece
 	*piece          // once sealed: the pieces with their separators
@@ -117,7 +126,7 @@ func (ch *deltaChunk) kept(plain bool) *deltaChunk {
 	if p == ch.piece {
 		return ch
 	}
-	return &deltaChunk{insts: ch.insts, piece: p}
+	return &deltaChunk{seq: ch.seq, insts: ch.insts, piece: p}
 }
 
 func newDeltaDoc(f eureka.Format) *deltaDoc {
@@ -172,10 +181,12 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 		return
 	}
 	// Many changes (the first delta after a mass registration: a
-	// gigabyte of instances): in order of app and id, a batch at a time,
-	// each batch's chunks sealed before the next is encoded, so that the
-	// fold holds one batch plain, not the whole retention window.
-	slices.SortFunc(todo, func(a, b *Change) int { return byAppAndID(a.App, a.ID, b.App, b.ID) })
+	// gigabyte of instances): app by app, each app's in order, a batch
+	// at a time, each batch's chunks sealed before the next is encoded,
+	// so that the fold holds one batch plain, not the whole retention
+	// window, and seals an application's last chunk once, not once a
+	// batch.
+	slices.SortFunc(todo, func(a, b *Change) int { return byAppInOrder(a.App, a.Version, b.App, b.Version) })
 	encoded := 0
 	for from := 0; from < len(todo); from += foldBatch {
 		batch := todo[from:min(from+foldBatch, len(todo))]
@@ -191,12 +202,13 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 	}
 }
 
-// byAppAndID orders instances as the delta holds them: by app, then id.
-func byAppAndID(appA, idA, appB, idB string) int {
+// byAppInOrder orders changes as the delta holds their instances: by
+// app, then version.
+func byAppInOrder(appA string, vA uint64, appB string, vB uint64) int {
 	if c := strings.Compare(appA, appB); c != 0 {
 		return c
 	}
-	return strings.Compare(idA, idB)
+	return cmp.Compare(vA, vB)
 }
 
 // foldBatch is how many changes a fold encodes before it seals the
@@ -205,7 +217,7 @@ var foldBatch = 16384
 
 // purge drops the instances of gone, changes whose latest the log no
 // longer holds. Many of them (a mass registration leaving the retention
-// window) are dropped in order of app and id, a batch at a time, each
+// window) are dropped app by app, a batch at a time, each
 // batch's chunks sealed again (compressed only if compress) before the
 // next, so that the purge holds one batch plain, not every chunk it
 // edits. gone is sorted in place.
@@ -216,7 +228,7 @@ func (d *deltaDoc) purge(gone []foldedChange, compress bool) {
 		}
 		return
 	}
-	slices.SortFunc(gone, func(a, b foldedChange) int { return byAppAndID(a.app, a.id, b.app, b.id) })
+	slices.SortFunc(gone, func(a, b foldedChange) int { return byAppInOrder(a.app, a.version, b.app, b.version) })
 	for from := 0; from < len(gone); from += foldBatch {
 		batch := gone[from:min(from+foldBatch, len(gone))]
 		for _, fc := range batch {
@@ -288,16 +300,10 @@ func (d *deltaDoc) encode(todo []*Change, render func(*Change) eureka.InstanceIn
 	return pieces
 }
 
-// find returns the chunk of a that holds id or would: the last whose
-// first id is at most id (the first chunk for an id before all).
-func (a *deltaApp) find(id string) int {
-	k, _ := slices.BinarySearchFunc(a.chunks, id, func(ch *deltaChunk, id string) int {
-		return strings.Compare(ch.insts[0].id, id)
-	})
-	if k == len(a.chunks) || a.chunks[k].insts[0].id != id {
-		k--
-	}
-	return max(k, 0)
+// chunk returns the index in a.chunks of the chunk of seq.
+func (a *deltaApp) chunk(seq uint64) int {
+	k, _ := slices.BinarySearchFunc(a.chunks, seq, func(ch *deltaChunk, seq uint64) int { return cmp.Compare(ch.seq, seq) })
+	return k
 }
 
 // editable returns chunk k of a as a chunk the builder may change: itself
@@ -309,7 +315,7 @@ func (a *deltaApp) editable(k int) *deltaChunk {
 	}
 	plain := ch.plain()
 	a.dirty = true
-	out := &deltaChunk{insts: slices.Clone(ch.insts), pieces: make([][]byte, len(ch.insts))}
+	out := &deltaChunk{seq: ch.seq, insts: slices.Clone(ch.insts), pieces: make([][]byte, len(ch.insts))}
 	for n, in := range ch.insts {
 		out.pieces[n] = plain[in.off : in.off+in.n : in.off+in.n]
 	}
@@ -324,11 +330,12 @@ func (d *deltaDoc) put(changes []*Change, pieces [][]byte) {
 	}
 }
 
-// putOne adds or replaces an instance of app, with its piece.
+// putOne adds an instance of app, with its piece, after the others: its
+// latest change. An earlier change's piece of it goes.
 func (d *deltaDoc) putOne(app string, in deltaInst, piece []byte) {
 	a := d.apps[app]
 	if a == nil {
-		a = &deltaApp{head: eureka.AppendEntryHead(nil, d.f, app), tail: eureka.AppendEntryTail(nil, d.f)}
+		a = &deltaApp{head: eureka.AppendEntryHead(nil, d.f, app), tail: eureka.AppendEntryTail(nil, d.f), where: map[string]uint64{}}
 		a.headZ, a.tailZ = deflate(a.head, false), deflate(a.tail, false)
 		a.headCRC, a.tailC = crc32.ChecksumIEEE(a.head), crc32.ChecksumIEEE(a.tail)
 		d.apps[app] = a
@@ -336,24 +343,31 @@ func (d *deltaDoc) putOne(app string, in deltaInst, piece []byte) {
 		d.names = slices.Insert(d.names, at, app)
 	}
 	a.dirty = true
-	if len(a.chunks) == 0 {
-		a.chunks = []*deltaChunk{{insts: []deltaInst{in}, pieces: [][]byte{piece}}}
-		return
+	if seq, ok := a.where[in.id]; ok {
+		a.remove(a.chunk(seq), in.id)
 	}
-	k := a.find(in.id)
+	last := len(a.chunks) - 1
+	if last < 0 || len(a.chunks[last].insts) >= deltaChunkSize {
+		a.chunks = append(a.chunks, &deltaChunk{seq: a.nextSeq})
+		a.nextSeq++
+		last++
+	}
+	ch := a.editable(last)
+	ch.insts = append(ch.insts, in)
+	ch.pieces = append(ch.pieces, piece)
+	a.where[in.id] = ch.seq
+}
+
+// remove takes id out of chunk k of a, and the chunk out of a if that
+// leaves it empty.
+func (a *deltaApp) remove(k int, id string) {
 	ch := a.editable(k)
-	at, found := slices.BinarySearchFunc(ch.insts, in.id, func(x deltaInst, id string) int { return strings.Compare(x.id, id) })
-	if found {
-		ch.insts[at], ch.pieces[at] = in, piece
-		return
-	}
-	ch.insts = slices.Insert(ch.insts, at, in)
-	ch.pieces = slices.Insert(ch.pieces, at, piece)
-	if len(ch.insts) > deltaChunkSize {
-		half := len(ch.insts) / 2
-		next := &deltaChunk{insts: slices.Clone(ch.insts[half:]), pieces: slices.Clone(ch.pieces[half:])}
-		ch.insts, ch.pieces = slices.Clip(ch.insts[:half]), slices.Clip(ch.pieces[:half])
-		a.chunks = slices.Insert(a.chunks, k+1, next)
+	at := slices.IndexFunc(ch.insts, func(x deltaInst) bool { return x.id == id })
+	ch.insts = slices.Delete(ch.insts, at, at+1)
+	ch.pieces = slices.Delete(ch.pieces, at, at+1)
+	delete(a.where, id)
+	if len(ch.insts) == 0 {
+		a.chunks = slices.Delete(a.chunks, k, k+1)
 	}
 }
 
@@ -361,21 +375,20 @@ func (d *deltaDoc) putOne(app string, in deltaInst, piece []byte) {
 // its latest change left the log.
 func (d *deltaDoc) drop(app, id string, version uint64) {
 	a := d.apps[app]
-	if a == nil || len(a.chunks) == 0 {
+	if a == nil {
 		return
 	}
-	k := a.find(id)
-	at, found := slices.BinarySearchFunc(a.chunks[k].insts, id, func(x deltaInst, id string) int { return strings.Compare(x.id, id) })
-	if !found || a.chunks[k].insts[at].version != version {
+	seq, ok := a.where[id]
+	if !ok {
 		return
 	}
-	ch := a.editable(k)
-	ch.insts = slices.Delete(ch.insts, at, at+1)
-	ch.pieces = slices.Delete(ch.pieces, at, at+1)
-	if len(ch.insts) > 0 {
+	k := a.chunk(seq)
+	at := slices.IndexFunc(a.chunks[k].insts, func(x deltaInst) bool { return x.id == id })
+	if a.chunks[k].insts[at].version != version {
 		return
 	}
-	a.chunks = slices.Delete(a.chunks, k, k+1)
+	a.dirty = true
+	a.remove(k, id)
 	if len(a.chunks) == 0 {
 		delete(d.apps, app)
 		at, _ := slices.BinarySearch(d.names, app)
@@ -526,7 +539,7 @@ func (a *deltaApp) flatten(e *deltaEntry) {
 			off += len(e.z[2*k])
 		}
 		z := ch.deflated()
-		a.chunks[k] = &deltaChunk{insts: ch.insts, piece: ch.piece.withDeflated(flat[off : off+len(z) : off+len(z)])}
+		a.chunks[k] = &deltaChunk{seq: ch.seq, insts: ch.insts, piece: ch.piece.withDeflated(flat[off : off+len(z) : off+len(z)])}
 		off += len(z)
 	}
 	e.z = [][]byte{flat}

@@ -58,6 +58,7 @@ type payloadCache struct {
 	builds      atomic.Uint64 // assemblies of the full registry
 	encodes     atomic.Uint64 // application pieces encoded
 	deltaBuilds atomic.Uint64 // assemblies of the delta
+	deltaFolds  atomic.Uint64 // folds ahead of the delta's readers (foldAhead)
 }
 
 // fragment is one application's entry in the full registry, in one
@@ -360,9 +361,24 @@ func (s *Store) buildDelta(f eureka.Format) *Payload {
 	} else if other := c.delta[1-f].Load(); !s.current(other, s.version.Load(), s.nowMillis()) || other.purges != s.changes.purged.Load() {
 		counter = c.deltaCounter.Add(1) // a new delta, not the other format of this one
 	}
-	d := c.deltaDocs[f]
+	d, version, purges, now, hash := s.foldDelta(f)
+	keepPlain := func(size int) bool { return s.keepPlain(f, size) }
+	p := d.assemble(version, now, counter, hash, keepPlain)
+	p.purges, p.counter, p.plainRead = purges, counter, &c.plainReads[f]
+	c.delta[f].Store(p)
+	c.deltaBuilds.Add(1)
+	return p
+}
+
+// foldDelta brings the delta document of format f to the change log, and
+// returns it with the version, purge count, time and hash it holds. The
+// caller holds c.deltaBuild[f].
+func (s *Store) foldDelta(f eureka.Format) (d *deltaDoc, version, purges uint64, now int64, hash string) {
+	c := &s.payloads
+	d = c.deltaDocs[f]
 	s.mu.RLock()
-	version, purges, now, hash, base := s.version.Load(), s.changes.purged.Load(), s.nowMillis(), s.hashLocked(), s.changes.base
+	version, purges, now, hash = s.version.Load(), s.changes.purged.Load(), s.nowMillis(), s.hashLocked()
+	base := s.changes.base
 	changes, ok := s.changes.after(d.upTo, version)
 	if !ok {
 		// Changes left the log before this document took them in: start
@@ -374,13 +390,8 @@ func (s *Store) buildDelta(f eureka.Format) *Payload {
 	}
 	s.mu.RUnlock()
 	// Changes are immutable once recorded: encoded outside the lock.
-	keepPlain := func(size int) bool { return s.keepPlain(f, size) }
-	d.fold(changes, base, s.deltaInstance, keepPlain)
-	p := d.assemble(version, now, counter, hash, keepPlain)
-	p.purges, p.counter, p.plainRead = purges, counter, &c.plainReads[f]
-	c.delta[f].Store(p)
-	c.deltaBuilds.Add(1)
-	return p
+	d.fold(changes, base, s.deltaInstance, func(size int) bool { return s.keepPlain(f, size) })
+	return d, version, purges, now, hash
 }
 
 // AppPayload returns one application serialized in format f, or false if it

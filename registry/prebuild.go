@@ -23,24 +23,61 @@ import (
 // a million instances the first build is seconds of encoding and
 // compressing. A build holds its document's build lock, so readers that
 // come meanwhile wait for it rather than start their own.
+//
+// While the registry is still changing, it builds nothing but folds the
+// changes waiting for the delta into its document once they are many
+// (foldAheadFrom, 65,536): the delta of a mass registration holds every
+// instance registered, and folded only once the registrations stop it
+// would keep the first delta readers waiting for seconds. The delta is
+// built before the full registry, since what is left of it is then the
+// smaller build.
 func (s *Store) Prebuild() {
 	if s.cfg.PrebuildDelay < 0 {
 		return
 	}
+	c := &s.payloads
+	formats := []eureka.Format{eureka.FormatJSON, eureka.FormatXML}
 	now := s.nowMillis()
 	if now-s.lastChange.Load() < s.cfg.PrebuildDelay.Milliseconds() {
-		return // still changing: readers build what they read
-	}
-	c := &s.payloads
-	ahead := s.cfg.PrebuildDelay.Milliseconds()
-	for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
-		if s.prebuildWanted(&c.fullReads[f], c.full[f].Load(), f, now) {
-			s.fullPayload(f, ahead).Gzip()
+		// Still changing: readers build what they read.
+		for _, f := range formats {
+			if !s.cfg.DisableDelta && (f == eureka.FormatJSON || c.deltaReads[f].ever.Load()) {
+				s.foldAhead(f)
+			}
 		}
+		return
+	}
+	ahead := s.cfg.PrebuildDelay.Milliseconds()
+	for _, f := range formats {
 		if !s.cfg.DisableDelta && s.prebuildWanted(&c.deltaReads[f], c.delta[f].Load(), f, now) {
 			s.deltaPayload(f, ahead).Gzip()
 		}
+		if s.prebuildWanted(&c.fullReads[f], c.full[f].Load(), f, now) {
+			s.fullPayload(f, ahead).Gzip()
+		}
 	}
+}
+
+// foldAheadFrom is how many changes may wait for the delta while the
+// registry keeps changing before Prebuild folds them into its document (a
+// variable for the tests). Each fold re-seals the last chunk of every
+// application it touches, so it is not done for a few changes.
+var foldAheadFrom = uint64(1 << 16)
+
+// foldAhead folds the changes waiting for the delta in format f into its
+// document, without assembling it, when they are foldAheadFrom or more
+// and no build is under way: the next build folds only what came since.
+func (s *Store) foldAhead(f eureka.Format) {
+	c := &s.payloads
+	if !c.deltaBuild[f].TryLock() {
+		return
+	}
+	defer c.deltaBuild[f].Unlock()
+	if s.version.Load()-c.deltaDocs[f].upTo < foldAheadFrom {
+		return
+	}
+	s.foldDelta(f)
+	c.deltaFolds.Add(1)
 }
 
 // prebuildWanted reports whether Prebuild builds a document, p its last

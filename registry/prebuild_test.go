@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -199,5 +200,42 @@ func TestReaderTakesTheBuildItWaitedFor(t *testing.T) {
 		if p := get(); p.version != s.version.Load() {
 			t.Errorf("%s: a reader after a change got version %d, want %d", doc, p.version, s.version.Load())
 		}
+	}
+}
+
+// While registrations keep coming, the changes waiting for the delta are
+// folded into its document once they are many, without building it; the
+// delta built once the registry goes quiet folds only the rest, and is
+// the delta written whole.
+func TestPrebuildFoldsAMassRegistrationAhead(t *testing.T) {
+	defer func(n uint64) { foldAheadFrom = n }(foldAheadFrom)
+	foldAheadFrom = 50
+	s, clock := newTestStore(t, Config{})
+	json, xml := s.payloads.deltaDocs[eureka.FormatJSON], s.payloads.deltaDocs[eureka.FormatXML]
+	for n := range 120 {
+		mustRegister(t, s, inst("APP"+strconv.Itoa(n%3), "i"+strconv.Itoa(n)), false)
+	}
+	s.Prebuild()
+	wantBuilds(t, s, 0, 0, "while the registry was changing")
+	if folds := s.payloads.deltaFolds.Load(); folds != 1 || json.upTo != s.version.Load() {
+		t.Fatalf("%d folds ahead, the JSON delta holds changes up to %d of %d", folds, json.upTo, s.version.Load())
+	}
+	if xml.upTo != 0 {
+		t.Error("the XML delta, never read, was folded ahead")
+	}
+	// Fewer waiting changes than foldAheadFrom: left to the build.
+	for n := range 10 {
+		mustRegister(t, s, inst("APP0", "late"+strconv.Itoa(n)), false)
+	}
+	s.Prebuild()
+	if folds := s.payloads.deltaFolds.Load(); folds != 1 {
+		t.Fatalf("%d folds ahead after 10 more changes, want still 1", folds)
+	}
+	clock.Advance(DefaultPrebuildDelay)
+	s.Prebuild()
+	wantBuilds(t, s, 1, 1, "once quiet")
+	got := s.DeltaPayload(eureka.FormatJSON).Bytes()
+	if want := wholeDelta(s, eureka.FormatJSON, counterOf(t, eureka.FormatJSON, got)); !bytes.Equal(got, want) {
+		t.Errorf("the delta folded ahead differs from the delta written whole:\n%s\n%s", got, want)
 	}
 }
