@@ -3,6 +3,8 @@ package registry
 import (
 	"sync"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/tick"
 )
 
 // loopGroup owns the Store's background goroutines.
@@ -64,15 +66,6 @@ func (s *Store) every(d time.Duration, f func()) {
 	g.done.Add(1)
 	go func() {
 		defer g.done.Done()
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				f()
-			}
-		}
+		tick.Every(d, stop, nil, f)
 	}()
 }

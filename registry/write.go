@@ -38,8 +38,12 @@ var runBufs = sync.Pool{New: func() any {
 }}
 
 // bulkFrom is the size from which a document's writes after the first
-// are bulk writes (bulkWriters).
-const bulkFrom = 4 << 20
+// are bulk writes (bulkWriters): the gzipped registry of some 300,000
+// instances, the plain one of 15,000. A smaller document takes a few
+// milliseconds of copying at most, and its readers get it at full speed
+// (at 10,000 instances, plain full fetches flat out: 210 /s, 153 /s when
+// paced).
+const bulkFrom = 16 << 20
 
 // bulkWriters admits the writes of large documents: as many at once as
 // buildWorkers (GOMAXPROCS less one), each holding its admission as long
