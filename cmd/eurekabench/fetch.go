@@ -60,6 +60,8 @@ func runFetch(n, rounds int, out io.Writer) error {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
 func benchFetch(n, rounds int) ([]fetchResult, error) {
 	logging.SetLevel(logging.WARNING, "fargo")
 	store := registry.New(registry.Config{})

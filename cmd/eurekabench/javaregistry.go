@@ -333,7 +333,11 @@ func (r *javaRun) startOurs(name, addr string, args ...string) (n *node, gc func
 	}
 	n.registry = addr
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		if status, err := request(addr, "GET", "/eureka/apps", nil); err == nil && status == 200 {
+		// Not /eureka/apps: read without Accept, that is the XML
+		// registry, which ours would then build ahead of its readers
+		// (and keep plain) as for a fleet that reads XML; the Java
+		// server is awaited by its log.
+		if status, err := request(addr, "GET", "/eureka/status", nil); err == nil && status == 200 {
 			break
 		}
 		if n.exited() || time.Now().After(deadline) {

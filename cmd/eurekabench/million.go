@@ -44,9 +44,8 @@ import (
 //  2. Heartbeats start on -heartbeat-conns connections, each sending one
 //     after the other as fast as they are answered, over the registered
 //     instances in turn, until the end of the run; every heartbeat's
-//     latency is kept. For -baseline they run alone: the server's CPU per
-//     heartbeat, which the later phases subtract to give the CPU of their
-//     reads.
+//     latency is kept. For -baseline they run alone (while the server
+//     builds the documents ahead of their readers).
 //  3. -readers first full fetches at once (GET apps, Accept:
 //     application/json, Accept-Encoding: gzip), each on its own
 //     connection: the wall time until all are answered in full.
@@ -62,6 +61,9 @@ import (
 //     JSON, plain XML and gzip XML, the delta plain JSON, plain XML and
 //     gzip XML; so every read has been served at least once in both
 //     encodings. Then the server's VmRSS, and VmHWM, its peak.
+//  6. For -baseline the heartbeats run alone again, the documents built:
+//     the server's CPU per heartbeat, which is subtracted from each
+//     phase's CPU to give the CPU of its reads (an estimate).
 //
 // Then the heartbeats stop, the documents kept are counted (instances in
 // the first full fetch and the first delta), and one line per target of
@@ -98,7 +100,7 @@ func millionCommand(fs *flag.FlagSet) func(io.Writer) error {
 	fs.IntVar(&c.instances, "instances", 1_000_000, "instances registered")
 	fs.IntVar(&c.apps, "apps", 1000, "over this many applications")
 	fs.DurationVar(&c.d, "duration", 60*time.Second, "how long the delta clients read while changes happen")
-	fs.DurationVar(&c.baseline, "baseline", 5*time.Second, "how long heartbeats run alone first (the server's CPU per heartbeat)")
+	fs.DurationVar(&c.baseline, "baseline", 5*time.Second, "how long heartbeats run alone, first and at the end (the server's CPU per heartbeat, at the end)")
 	fs.IntVar(&c.hbConns, "heartbeat-conns", 16, "heartbeat connections, each sending as fast as it is answered")
 	fs.IntVar(&c.regConns, "register-conns", 16, "concurrent registering clients")
 	fs.IntVar(&c.readers, "readers", 20, "concurrent first full fetches")
@@ -156,10 +158,11 @@ const (
 	phaseFull
 	phaseDelta
 	phaseFormats
+	phaseQuiet
 	phases
 )
 
-var phaseNames = [phases]string{"heartbeats alone", "first full fetches", "deltas and changes", "one read of each format"}
+var phaseNames = [phases]string{"heartbeats alone", "first full fetches", "deltas and changes", "one read of each format", "heartbeats alone again"}
 
 // millionRun is one run: the server's process and what the phases share.
 type millionRun struct {
@@ -348,7 +351,11 @@ func (r *millionRun) start(dir string) error {
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		status, err := request(r.addr, "GET", "/eureka/apps", nil)
+		// Not /eureka/apps: read without Accept, that is the XML
+		// registry, which the server would then build ahead of its
+		// readers whenever it goes quiet, as for a fleet that reads XML
+		// (seconds of CPU at a million); Spring's clients read JSON.
+		status, err := request(r.addr, "GET", "/eureka/status", nil)
 		if err == nil && status == 200 {
 			return nil
 		}
@@ -451,13 +458,9 @@ func (r *millionRun) measure() error {
 	if beats[phaseAlone] == 0 {
 		return fmt.Errorf("no heartbeat answered in %s (%d failed)", c.baseline, r.hb.failed.Load())
 	}
-	perBeat := cpus[phaseAlone] / time.Duration(beats[phaseAlone])
-	fmt.Fprintf(out, "heartbeats alone (%d connections, %s): %s /s; server %.2f cores, %.1f µs of CPU per heartbeat\n",
+	fmt.Fprintf(out, "heartbeats alone (%d connections, %s): %s /s; server %.2f cores, %.1f µs of CPU per heartbeat (the documents being built ahead)\n",
 		c.hbConns, c.baseline, commas(int(float64(beats[phaseAlone])/walls[phaseAlone].Seconds())),
-		cpus[phaseAlone].Seconds()/walls[phaseAlone].Seconds(), float64(perBeat)/float64(time.Microsecond))
-	// readsCPU is a phase's server CPU less its heartbeats at the
-	// baseline's cost.
-	readsCPU := func(cpu time.Duration, n int64) time.Duration { return max(0, cpu-time.Duration(n)*perBeat) }
+		cpus[phaseAlone].Seconds()/walls[phaseAlone].Seconds(), us(cpus[phaseAlone]/time.Duration(beats[phaseAlone])))
 
 	// 3. The first full fetches, all at once.
 	if err := r.profileStart("full"); err != nil {
@@ -473,11 +476,10 @@ func (r *millionRun) measure() error {
 		return err
 	}
 	rssFull, hwmFull := r.memory()
-	fullReads := readsCPU(cpus[phaseFull], beats[phaseFull])
 	fmt.Fprintf(out, "%d concurrent first full fetches (JSON, gzip), each on its own connection: all answered in full in %.2f s (headers of the first after %.2f s, the first answered in full after %.2f s); %s each%s\n",
 		c.readers, full.wall.Seconds(), full.firstHeader.Seconds(), full.firstDone.Seconds(), mbf(full.bytes), full.sameNote())
-	fmt.Fprintf(out, "  server CPU %.2f s in %.2f s, %.2f s of it less the heartbeats': %.0f ms per read; RSS %s after%s\n",
-		cpus[phaseFull].Seconds(), walls[phaseFull].Seconds(), fullReads.Seconds(), ms(fullReads/time.Duration(c.readers)), gb(rssFull), r.heapNote("full"))
+	fmt.Fprintf(out, "  server CPU %.2f s in %.2f s; RSS %s after%s\n",
+		cpus[phaseFull].Seconds(), walls[phaseFull].Seconds(), gb(rssFull), r.heapNote("full"))
 
 	// 4. Deltas while changes happen.
 	if err := r.profileStart("delta"); err != nil {
@@ -497,23 +499,21 @@ func (r *millionRun) measure() error {
 	later := summarize(slices.Clone(deltas.latencies[min(len(deltas.latencies), deltas.firstRound):]))
 	heads := summarize(slices.Clone(deltas.headers))
 	laterHeads := summarize(slices.Clone(deltas.headers[min(len(deltas.headers), deltas.firstRound):]))
-	deltaReads := readsCPU(cpus[phaseDelta], beats[phaseDelta])
 	fmt.Fprintf(out, "deltas (JSON, gzip): %d clients once a second for %s while %d changes/s were asked: %s changes made (%d failed), %s deltas\n",
 		c.deltaClients, c.d, c.changesPerSec, commas(int(deltas.changes)), deltas.changeFailures, commas(all.n))
 	fmt.Fprintf(out, "  delta p50 / p99 / max: %s; after each client's first: %s\n", all3(all), all3(later))
 	fmt.Fprintf(out, "  until the header (the server's time to answer, its build included, the transfer not): %s; after each client's first: %s\n",
 		all3(heads), all3(laterHeads))
 	fmt.Fprintf(out, "  delta size: first %s, last %s (gzip)\n", mbf(deltas.firstBytes), mbf(deltas.lastBytes))
-	fmt.Fprintf(out, "  server CPU %.2f s in %.1f s (%.2f cores), %.2f s of it less the heartbeats': %.2f ms per delta read; RSS %s after%s\n",
-		cpus[phaseDelta].Seconds(), walls[phaseDelta].Seconds(), cpus[phaseDelta].Seconds()/walls[phaseDelta].Seconds(), deltaReads.Seconds(),
-		ms(deltaReads/time.Duration(max(1, all.n))), gb(rssDelta), r.heapNote("delta"))
+	fmt.Fprintf(out, "  server CPU %.2f s in %.1f s (%.2f cores); RSS %s after%s\n",
+		cpus[phaseDelta].Seconds(), walls[phaseDelta].Seconds(), cpus[phaseDelta].Seconds()/walls[phaseDelta].Seconds(), gb(rssDelta), r.heapNote("delta"))
 
 	// 5. One read of each format.
 	if err := r.profileStart("formats"); err != nil {
 		return err
 	}
 	end = phase(phaseFormats)
-	reads, err := r.eachFormat(perBeat)
+	reads, err := r.eachFormat()
 	end()
 	if err != nil {
 		return err
@@ -522,6 +522,23 @@ func (r *millionRun) measure() error {
 		return err
 	}
 	rssEnd, hwm := r.memory()
+
+	// 6. Heartbeats alone again, every document built: their CPU, which
+	// the reads' estimates subtract.
+	end = phase(phaseQuiet)
+	if err := r.sleep(c.baseline); err != nil {
+		return err
+	}
+	end()
+	if beats[phaseQuiet] == 0 {
+		return fmt.Errorf("no heartbeat answered in %s at the end (%d failed)", c.baseline, r.hb.failed.Load())
+	}
+	perBeat := cpus[phaseQuiet] / time.Duration(beats[phaseQuiet])
+	fmt.Fprintf(out, "heartbeats alone again: %s /s; server %.2f cores, %.1f µs of CPU per heartbeat, which the reads' CPU below excludes\n",
+		commas(int(float64(beats[phaseQuiet])/walls[phaseQuiet].Seconds())), cpus[phaseQuiet].Seconds()/walls[phaseQuiet].Seconds(), us(perBeat))
+	// readsCPU is a phase's server CPU less its heartbeats at that cost.
+	readsCPU := func(cpu time.Duration, n int64) time.Duration { return max(0, cpu-time.Duration(n)*perBeat) }
+	fullReads, deltaReads := readsCPU(cpus[phaseFull], beats[phaseFull]), readsCPU(cpus[phaseDelta], beats[phaseDelta])
 	fmt.Fprintf(out, "server memory: VmRSS %s, VmHWM %s (its peak); RSS / peak after the registrations %s / %s, the full fetches %s / %s, the deltas %s / %s%s\n",
 		gb(rssEnd), gb(hwm), gb(rss), gb(hwmReg), gb(rssFull), gb(hwmFull), gb(rssDelta), gb(hwmDelta), r.heapNote("formats"))
 
@@ -566,7 +583,7 @@ func (r *millionRun) measure() error {
 			rd.kept = nil
 		}
 		fmt.Fprintf(out, "  %-16s %9s in %6.2f s, %s instances; server CPU %.2f s less the heartbeats'; RSS %s, peak %s after\n",
-			rd.name, mbf(rd.bytes), rd.took.Seconds(), commas(rd.count), rd.cpu.Seconds(), gb(rd.rss), gb(rd.hwm))
+			rd.name, mbf(rd.bytes), rd.took.Seconds(), commas(rd.count), readsCPU(rd.cpu, rd.beats).Seconds(), gb(rd.rss), gb(rd.hwm))
 	}
 
 	// One line per target of issue 31.
@@ -799,7 +816,8 @@ type docRead struct {
 	header      time.Duration // until the answer's header
 	took        time.Duration // until its last byte
 	count       int           // instances counted in it, -1 when not counted
-	cpu         time.Duration // the server's, less the heartbeats'
+	cpu         time.Duration // the server's, heartbeats included
+	beats       int64         // heartbeats answered meanwhile
 	contentType string
 	kept        []byte // the body, when asked to keep it
 	pattern     []byte // what counts its instances
@@ -1107,7 +1125,7 @@ func buildChange(req *fasthttp.Request, addr string, k, instances, apps int, bod
 
 // eachFormat reads each document in each format and encoding not read
 // yet, one after the other.
-func (r *millionRun) eachFormat(perBeat time.Duration) ([]docRead, error) {
+func (r *millionRun) eachFormat() ([]docRead, error) {
 	client := docClient(1)
 	defer client.CloseIdleConnections()
 	var out []docRead
@@ -1137,7 +1155,7 @@ func (r *millionRun) eachFormat(perBeat time.Duration) ([]docRead, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", d.name, err)
 		}
-		rd.cpu = max(0, r.cpu()-cpu0-time.Duration(r.hb.count.Load()-beats0)*perBeat)
+		rd.cpu, rd.beats = r.cpu()-cpu0, r.hb.count.Load()-beats0
 		rd.rss, rd.hwm = r.memory()
 		rd.name, rd.full, rd.pattern = d.name, d.path == "/eureka/apps/", pat
 		out = append(out, rd)
