@@ -62,11 +62,12 @@ type Config struct {
 	MaxPlainPayload int64
 	// PrebuildDelay is how long the registry must go without a change
 	// before the full registry and the delta are built, gzip forms
-	// included, ahead of their next reader (Prebuild): after a mass
-	// registration a fleet's reads then find them built, instead of
-	// waiting for the first reader's build (seconds at a million
-	// instances). Default DefaultPrebuildDelay, 1s; negative: never, each
-	// document is built by its first reader after a change.
+	// included, ahead of their next reader (Prebuild; JSON always, XML
+	// while read in the last 5 minutes): after a mass registration a
+	// fleet's reads then find them built, instead of waiting for the
+	// first reader's build (seconds at a million instances). Default
+	// DefaultPrebuildDelay, 1s; negative: never, each document is built
+	// by its first reader after a change.
 	PrebuildDelay time.Duration
 	// DisableDelta makes the delta endpoint answer 403, so clients fall
 	// back to full fetches (eureka.server.disableDelta).

@@ -127,7 +127,7 @@ func (s *Store) wantsPlain(p *Payload) bool {
 // payload getters count theirs.
 func (s *Store) FullPayload(f eureka.Format) *Payload {
 	s.counters.fullFetches.Add(1)
-	s.payloads.fullReads[f].read()
+	s.payloads.fullReads[f].read(s.nowMillis())
 	return s.fullPayload(f, 0)
 }
 
@@ -325,7 +325,7 @@ func (s *Store) encodeFragment(f eureka.Format, st staleApp, now int64, compress
 // counts the regenerations of the delta, as in Eureka.
 func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 	s.counters.deltaFetches.Add(1)
-	s.payloads.deltaReads[f].read()
+	s.payloads.deltaReads[f].read(s.nowMillis())
 	return s.deltaPayload(f, 0)
 }
 

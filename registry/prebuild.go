@@ -2,6 +2,7 @@ package registry
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
 )
@@ -12,8 +13,11 @@ import (
 // exported so that a test can drive it with a fake clock.
 //
 // What it builds is what a fleet reads: the JSON documents (those of
-// Spring Cloud's and most other clients) always, the XML ones once any
-// client has read them, and the delta only where it is enabled. A
+// Spring Cloud's and most other clients) always, the XML ones while a
+// client has read them in the last xmlInterest (a fleet reads every 30
+// s; a health check's one read of /eureka/apps, XML when it names no
+// format, must not cost a build of the XML registry at every quiet
+// second for good), and the delta only where it is enabled. A
 // document already built at the current version, and not about to reach
 // PayloadMaxAge, is left alone, so an idle registry costs nothing; one
 // that ages is built again only if it was read since it was built.
@@ -41,7 +45,7 @@ func (s *Store) Prebuild() {
 	if now-s.lastChange.Load() < s.cfg.PrebuildDelay.Milliseconds() {
 		// Still changing: readers build what they read.
 		for _, f := range formats {
-			if !s.cfg.DisableDelta && (f == eureka.FormatJSON || c.deltaReads[f].ever.Load()) {
+			if !s.cfg.DisableDelta && c.deltaReads[f].wanted(f, now) {
 				s.foldAhead(f)
 			}
 		}
@@ -83,7 +87,7 @@ func (s *Store) foldAhead(f eureka.Format) {
 // prebuildWanted reports whether Prebuild builds a document, p its last
 // build, reads what its readers left since it.
 func (s *Store) prebuildWanted(reads *prebuildReads, p *Payload, f eureka.Format, now int64) bool {
-	if f != eureka.FormatJSON && !reads.ever.Load() {
+	if !reads.wanted(f, now) {
 		return false
 	}
 	if p == nil || p.version != s.version.Load() {
@@ -97,16 +101,27 @@ func (s *Store) prebuildWanted(reads *prebuildReads, p *Payload, f eureka.Format
 
 // prebuildReads is what Prebuild knows of a document's readers.
 type prebuildReads struct {
-	ever  atomic.Bool // read at least once
-	since atomic.Bool // read since Prebuild last looked
+	last  atomic.Int64 // when it was last read, ms
+	since atomic.Bool  // read since Prebuild last looked
 }
 
-// read notes a read of the document.
-func (r *prebuildReads) read() {
+// xmlInterest is how long after an XML document's last read Prebuild
+// still builds it.
+const xmlInterest = 5 * time.Minute
+
+// read notes a read of the document at now (ms).
+func (r *prebuildReads) read(now int64) {
 	if !r.since.Load() {
 		r.since.Store(true)
 	}
-	if !r.ever.Load() {
-		r.ever.Store(true)
+	if r.last.Load() != now {
+		r.last.Store(now)
 	}
+}
+
+// wanted reports whether Prebuild builds the document of format f at
+// now: JSON always, XML while it was read in the last xmlInterest.
+func (r *prebuildReads) wanted(f eureka.Format, now int64) bool {
+	last := r.last.Load()
+	return f == eureka.FormatJSON || last != 0 && now-last < xmlInterest.Milliseconds()
 }

@@ -74,6 +74,17 @@ func TestPrebuildAfterTheRegistryGoesQuiet(t *testing.T) {
 	if doc, err := eureka.DecodeApplications(eureka.FormatXML, p.Bytes()); err != nil || len(idsOfDoc(doc)) != 301 {
 		t.Errorf("the prebuilt XML registry: %v, want 301 instances", err)
 	}
+
+	// XML unread for xmlInterest (one health check's read, say): a
+	// change brings the JSON documents only.
+	clock.Advance(xmlInterest)
+	mustRegister(t, s, inst("APP0", "later"), false)
+	clock.Advance(DefaultPrebuildDelay)
+	f0, d0 = builds(s)
+	s.Prebuild()
+	if f, d := builds(s); f-f0 != 1 || d-d0 != 1 {
+		t.Errorf("XML unread for %v, then a change: %d full and %d delta builds, want 1 and 1 (JSON)", xmlInterest, f-f0, d-d0)
+	}
 }
 
 // A document that ages (PayloadMaxAge: heartbeats move its lease
