@@ -23,23 +23,16 @@ func (s *Store) deltaLocked(versionsDelta int64) *eureka.Applications {
 	for n := range entries {
 		latest[key{entries[n].App, entries[n].ID}] = n
 	}
+	// Only each instance's latest change is rendered, so that the
+	// instances come in the order of their latest changes.
 	values := make([]eureka.InstanceInfo, len(entries))
-	var apps []*eureka.Application
-	index := map[string]*eureka.Application{}
-	for n := range entries {
-		c := &entries[n]
+	apps := groupChanges(entries, func(n int, c *Change) *eureka.InstanceInfo {
 		if latest[key{c.App, c.ID}] != n {
-			continue
-		}
-		a := index[c.App]
-		if a == nil {
-			a = &eureka.Application{Name: c.App}
-			index[c.App] = a
-			apps = append(apps, a)
+			return nil
 		}
 		values[n] = s.deltaInstance(c)
-		a.Instances = append(a.Instances, &values[n])
-	}
+		return &values[n]
+	})
 	slices.SortFunc(apps, func(a, b *eureka.Application) int { return strings.Compare(a.Name, b.Name) })
 	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: s.hashLocked(), Applications: apps}
 }
@@ -64,7 +57,7 @@ func ChangesDocument(changes []Change, versionsDelta int64, hash string) *eureka
 // groupChanges groups the instances render gives for changes by app, in
 // first-seen order, each instance once: a later change of the same
 // instance replaces it in place, as Eureka's delta shows each changed
-// lease once.
+// lease once. A change render gives no instance for (nil) is left out.
 func groupChanges(changes []Change, render func(n int, c *Change) *eureka.InstanceInfo) []*eureka.Application {
 	type pos struct{ app, inst int }
 	var apps []*eureka.Application
@@ -73,6 +66,9 @@ func groupChanges(changes []Change, render func(n int, c *Change) *eureka.Instan
 	for n := range changes {
 		c := &changes[n]
 		i := render(n, c)
+		if i == nil {
+			continue
+		}
 		ai, ok := appIndex[c.App]
 		if !ok {
 			ai = len(apps)

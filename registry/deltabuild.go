@@ -503,7 +503,7 @@ func (a *deltaApp) makeEntry(sep []byte, plain bool) *deltaEntry {
 	}
 	e.z = append(e.z, a.tailZ)
 	e.crc, e.n = crc32Combine(crc, a.tailC, len(a.tail)), n+len(a.tail)
-	a.flatten(e)
+	a.flatten(e, len(sep) > 0)
 	return e
 }
 
@@ -516,7 +516,9 @@ var flattenFrom = bigPart
 // instances: 65 KB in 33 pieces), so that a read writes the entry without
 // gathering it first; the chunks then keep their deflated bytes in that
 // run, not in pieces of their own, so that memory holds them once.
-func (a *deltaApp) flatten(e *deltaEntry) {
+// seps is whether a separator (deflatedSeparator) stands between the
+// chunks, as makeEntry puts them.
+func (a *deltaApp) flatten(e *deltaEntry, seps bool) {
 	total := 0
 	for _, z := range e.z {
 		total += len(z)
@@ -528,15 +530,10 @@ func (a *deltaApp) flatten(e *deltaEntry) {
 	for _, z := range e.z {
 		flat = append(flat, z...)
 	}
-	// e.z is head, then each chunk (after a separator but the first), then tail.
-	off := len(e.z[0])
-	step := 1
-	if len(e.z) > 2+len(a.chunks) {
-		step = 2 // separators between the chunks
-	}
+	off := len(a.headZ)
 	for k, ch := range a.chunks {
-		if k > 0 && step == 2 {
-			off += len(e.z[2*k])
+		if k > 0 && seps {
+			off += len(deflatedSeparator)
 		}
 		z := ch.deflated()
 		a.chunks[k] = &deltaChunk{seq: ch.seq, insts: ch.insts, piece: ch.piece.withDeflated(flat[off : off+len(z) : off+len(z)])}
