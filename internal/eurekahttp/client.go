@@ -24,7 +24,7 @@ import (
 const (
 	DefaultConnectTimeout     = 5 * time.Second
 	DefaultReadTimeout        = 8 * time.Second
-	DefaultMaxBodySize        = 64 << 20 // 64 MiB
+	DefaultMaxBodySize        = 1 << 30 // 1 GiB
 	DefaultQuarantineDuration = 30 * time.Second
 	DefaultUserAgent          = "eurekagate"
 )
@@ -42,8 +42,16 @@ type Config struct {
 	ReadTimeout time.Duration
 	// MaxBodySize is the largest answer accepted, in bytes, both as
 	// received and after gzip decoding. A larger one is an error wrapping
-	// ErrBodyTooLarge. Default 64 MiB.
+	// ErrBodyTooLarge. Default 1 GiB: the registry of one node at the
+	// scale it holds, a million instances of about 1 KiB each (a Spring
+	// Boot instance's JSON is 1 to 1.5 KiB; eurekabench's, 0.4 KiB), so
+	// that our readers read what our server serves; it stays a guard
+	// against a gzip bomb from a hostile server.
 	MaxBodySize int
+	// MaxBodySizeSetting names MaxBodySize as the user sets it in the
+	// host (a flag, a Caddy option, a Config field), so that the error
+	// of an answer over it says what to raise. Default "MaxBodySize".
+	MaxBodySizeSetting string
 	// UserAgent is sent as the User-Agent header. Default "eurekagate".
 	UserAgent string
 	// TLS configures the connections to https:// service URLs: the CAs
@@ -60,6 +68,9 @@ func (c Config) withDefaults() Config {
 	settings.Default(&c.MaxBodySize, DefaultMaxBodySize)
 	if c.UserAgent == "" {
 		c.UserAgent = DefaultUserAgent
+	}
+	if c.MaxBodySizeSetting == "" {
+		c.MaxBodySizeSetting = "MaxBodySize"
 	}
 	return c
 }
@@ -252,7 +263,7 @@ func contextDone(ctx context.Context) error {
 }
 
 func (c *Client) tooLarge() error {
-	return fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, c.cfg.MaxBodySize)
+	return fmt.Errorf("%w of %d bytes (raise %s to read it)", ErrBodyTooLarge, c.cfg.MaxBodySize, c.cfg.MaxBodySizeSetting)
 }
 
 // decodeBody returns a copy of raw, gzip-decoded if encoding says so, of at
@@ -300,18 +311,7 @@ func (c *Client) doHeld(ctx context.Context, server eureka.ServiceURL, r Request
 	if err != nil {
 		return fail(err)
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Accept-Encoding", "gzip")
-	req.Header.Set("User-Agent", c.cfg.UserAgent)
-	if server.Authorization != "" {
-		req.Header.Set("Authorization", server.Authorization)
-	}
-	if r.Body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for name, values := range r.Header {
-		req.Header[http.CanonicalHeaderKey(name)] = values
-	}
+	c.setHeaders(req, server, r)
 	resp, err := c.held.Do(req)
 	if err != nil {
 		return fail(err)

@@ -180,7 +180,7 @@ func TestPlainBodyOverLimitRefused(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	cfg := Config{}.withDefaults()
-	if cfg.ConnectTimeout != 5*time.Second || cfg.ReadTimeout != 8*time.Second || cfg.MaxBodySize != 64<<20 || cfg.UserAgent != "eurekagate" {
+	if cfg.ConnectTimeout != 5*time.Second || cfg.ReadTimeout != 8*time.Second || cfg.MaxBodySize != 1<<30 || cfg.MaxBodySizeSetting != "MaxBodySize" || cfg.UserAgent != "eurekagate" {
 		t.Errorf("defaults %+v", cfg)
 	}
 	cl, err := NewCluster(NewClient(Config{}), parseAll(t, "http://a/eureka/"), ClusterConfig{})

@@ -13,10 +13,16 @@
 //   - every request asks for JSON (Accept: application/json) and gzip
 //     (Accept-Encoding: gzip); a body is sent as application/json;
 //   - a gzip answer is decoded, and no answer, compressed or decoded, may
-//     exceed Config.MaxBodySize (default 64 MiB): a larger one, such as a
-//     gzip bomb from a hostile server or peer, is an error wrapping
-//     ErrBodyTooLarge, and decoding stops at the limit, so memory stays
-//     within a small multiple of it;
+//     exceed Config.MaxBodySize (default 1 GiB, a million instances): a
+//     larger one, such as a gzip bomb from a hostile server or peer, is an
+//     error wrapping ErrBodyTooLarge that names the host's setting, and
+//     decoding stops at the limit, so memory stays within a small multiple
+//     of it;
+//   - Client.Stream hands a large answer (a registry) to its reader as it
+//     arrives, gzip-decoded, under the same limit, bounded by a deadline
+//     for the whole read and a timeout on each wait for more bytes, so
+//     that reading a million instances holds neither the plain document
+//     nor a fixed 8 s to read it in;
 //   - connect and read timeouts default to the Java client's 5 s and 8 s;
 //     a context deadline, when earlier, bounds the request too.
 //

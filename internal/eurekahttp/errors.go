@@ -11,7 +11,7 @@ import (
 
 // ErrBodyTooLarge is wrapped by the error of a request whose answer is
 // larger than Config.MaxBodySize, as received or after gzip decoding.
-var ErrBodyTooLarge = errors.New("eurekahttp: response body exceeds MaxBodySize")
+var ErrBodyTooLarge = errors.New("response body over the limit")
 
 // Error is a request that failed at one server: it got no usable answer
 // (Err), or, in a Cluster, an answer whose status the request's
