@@ -78,9 +78,11 @@ type PeersParams struct {
 }
 
 // NewPeers sets up replication to the configured peers, or returns nil
-// when there are none. On start it syncs the Store from a peer (bounded by
-// the start deadline, and before any server module listens, since servers
-// depend on the API, which depends on the Peers), then starts sending.
+// when there are none. On start it starts sending and starts the start-up
+// sync in the background (replication.Peers.StartSync): the servers
+// listen meanwhile, answering reads 503 until it is done, since a sync of
+// a large registry, or one that waits out its peers' errors, outlasts any
+// start deadline.
 func NewPeers(p PeersParams) (*replication.Peers, error) {
 	if len(p.Config.Peers.Peers) == 0 {
 		return nil, nil
@@ -90,7 +92,7 @@ func NewPeers(p PeersParams) (*replication.Peers, error) {
 		return nil, err
 	}
 	p.Lifecycle.Append(fx.Hook{
-		OnStart: func(ctx context.Context) error { peers.SyncFrom(ctx); peers.Start(); return nil },
+		OnStart: func(context.Context) error { peers.Start(); peers.StartSync(); return nil },
 		OnStop:  func(context.Context) error { peers.Stop(); return nil },
 	})
 	return peers, nil

@@ -43,17 +43,32 @@ type Config struct {
 	// timed out. Default 1s. NetworkRetry is the wait after other network
 	// errors. Default 100ms.
 	CongestionRetry, NetworkRetry time.Duration
-	// Timeout bounds one batch request, and one peer's answer to the
-	// start-up sync. Default 5s.
+	// Timeout bounds one batch request, and each wait of the start-up
+	// sync for a peer's answer and its next bytes: a registry is read for
+	// as long as it keeps coming. Default 5s.
 	Timeout time.Duration
-	// StartupSyncTimeout bounds how long the start-up sync waits for peers
-	// that have not answered. Default 30s.
+	// StartupSyncTimeout bounds the start-up sync's passes over the peers:
+	// after it, a node that got only errors keeps reads refused until
+	// StartupSyncEmptyWait. Default 2m (Eureka's five passes 30 s apart).
 	StartupSyncTimeout time.Duration
-	// MaxResponseBytes bounds a peer's answer, gzip-decoded: the start-up
-	// sync's full registry and a batch's results. A larger answer is an
-	// error, so a hostile peer cannot exhaust memory with a gzip bomb.
-	// Default 64 MiB.
+	// StartupSyncRetryWait is the wait before the start-up sync asks the
+	// peers again after an error; it doubles each pass, up to 30 s
+	// (Eureka's registrySyncRetryWaitMs). Default 1s.
+	StartupSyncRetryWait time.Duration
+	// StartupSyncEmptyWait is how long after the start reads stay refused
+	// when the start-up sync got no registry but errors: Eureka's
+	// waitTimeInMsWhenSyncEmpty. Default 5m.
+	StartupSyncEmptyWait time.Duration
+	// MaxResponseBytes bounds a peer's answer, as received and
+	// gzip-decoded: the start-up sync's full registry and a batch's
+	// results. A larger answer is an error naming MaxResponseBytesSetting,
+	// so a hostile peer cannot exhaust memory with a gzip bomb. Default
+	// eurekahttp.DefaultMaxBodySize (1 GiB, a million instances).
 	MaxResponseBytes int
+	// MaxResponseBytesSetting names MaxResponseBytes as the host's user
+	// sets it (a flag, a Caddy option), for the error of an answer over
+	// it. Default "MaxResponseBytes".
+	MaxResponseBytesSetting string
 	// TLS configures the connections to https:// peer URLs: the CAs this
 	// node trusts and the client certificate it presents to peers that
 	// require one (internal/tlsfiles makes one from PEM files, reloaded
@@ -66,6 +81,13 @@ type Config struct {
 	// the start-up sync decided. Default: the Store's logger.
 	Logger *zap.Logger
 }
+
+// Defaults of Config's start-up sync.
+const (
+	DefaultStartupSyncTimeout   = 2 * time.Minute
+	DefaultStartupSyncRetryWait = time.Second
+	DefaultStartupSyncEmptyWait = 5 * time.Minute
+)
 
 func (c Config) withDefaults() Config {
 	if c.BatchSize <= 0 {
@@ -80,7 +102,12 @@ func (c Config) withDefaults() Config {
 	setDuration(&c.CongestionRetry, time.Second)
 	setDuration(&c.NetworkRetry, 100*time.Millisecond)
 	setDuration(&c.Timeout, 5*time.Second)
-	setDuration(&c.StartupSyncTimeout, 30*time.Second)
+	setDuration(&c.StartupSyncTimeout, DefaultStartupSyncTimeout)
+	setDuration(&c.StartupSyncRetryWait, DefaultStartupSyncRetryWait)
+	setDuration(&c.StartupSyncEmptyWait, DefaultStartupSyncEmptyWait)
+	if c.MaxResponseBytesSetting == "" {
+		c.MaxResponseBytesSetting = "MaxResponseBytes"
+	}
 	if c.Clock == nil {
 		c.Clock = systemClock{}
 	}

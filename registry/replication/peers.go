@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -28,14 +29,17 @@ type Peers struct {
 	unsubscribe func()
 	synced      chan struct{}
 	syncOnce    sync.Once
+	life        context.Context // ends at Stop: a background sync's
+	end         context.CancelFunc
 	stop        chan struct{}
 	wg          sync.WaitGroup
 	once        sync.Once
 }
 
 // New sets up replication from store to cfg.Peers (minus this node) and
-// starts queueing the Store's client writes for them. Call SyncFrom, then
-// Start; Stop ends it.
+// starts queueing the Store's client writes for them. Call Start and
+// StartSync (or SyncFrom, which returns when the sync is done); Stop ends
+// them.
 func New(store *registry.Store, cfg Config) (*Peers, error) {
 	if cfg.CancelTTL <= 0 {
 		cfg.CancelTTL = store.Config().DeltaRetention
@@ -46,8 +50,10 @@ func New(store *registry.Store, cfg Config) (*Peers, error) {
 	}
 	p := &Peers{
 		store: store, cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), synced: make(chan struct{}),
-		client: eurekahttp.NewClient(eurekahttp.Config{ReadTimeout: cfg.Timeout, MaxBodySize: cfg.MaxResponseBytes, UserAgent: "eurekagate-replication", TLS: cfg.TLS}),
+		client: eurekahttp.NewClient(eurekahttp.Config{ReadTimeout: cfg.Timeout, MaxBodySize: cfg.MaxResponseBytes,
+			MaxBodySizeSetting: cfg.MaxResponseBytesSetting, UserAgent: "eurekagate-replication", TLS: cfg.TLS}),
 	}
+	p.life, p.end = context.WithCancel(context.Background())
 	var self eureka.ServiceURL
 	if cfg.Self != "" {
 		var err error
@@ -148,6 +154,7 @@ func (p *Peers) Stop() {
 	p.once.Do(func() {
 		p.unsubscribe()
 		p.store.OnHeartbeat(nil)
+		p.end()
 		close(p.stop)
 	})
 	p.wg.Wait()

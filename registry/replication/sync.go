@@ -3,8 +3,11 @@ package replication
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
-	"sync"
+	"syscall"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -13,100 +16,190 @@ import (
 )
 
 // SyncFrom fills the Store at start-up, as Eureka's syncUp and
-// openForTraffic do: it asks every peer for its registry at once and takes
-// the one of the first peer that answers with instances, registering each
-// as a replication (so nothing is sent back) and setting the expected
-// number of renewing clients from the count. A peer that is down, or
-// answers empty or 503 (syncing itself), has nothing to give; when every
-// peer has answered so, the cluster is new and the node serves at once. It
-// waits only while some peer has not answered, until ctx ends or
-// StartupSyncTimeout passes, and logs what it decided. Synced is closed
-// when it returns: until then the REST API answers reads 503.
+// openForTraffic do, and closes Synced when reads may be served (until
+// then the REST API answers them 503). It returns how many instances it
+// adopted.
+//
+// A pass asks the peers in turn for their registry (gzip, decoded and
+// registered as it streams in, each instance as a replication so nothing
+// is sent back) and ends at the first peer whose whole registry holds
+// instances; the expected number of renewing clients is set from it. A
+// peer that answered 200 with an empty registry, is down (refuses the
+// connection), or answers 503 with a node's identity (syncing itself) has
+// nothing to give; when every peer is so, the cluster is new (or was
+// restarted whole) and reads open at once, so nodes started together open
+// together. Any other failure (an answer over MaxResponseBytes, a timeout,
+// another status, a reset, a document cut short) is an error: logged as a
+// warning with its cause, and the peers are asked again after
+// StartupSyncRetryWait, doubling up to 30 s, until StartupSyncTimeout has
+// passed since the start. If it passes with errors and no registry, the
+// node follows Eureka's waitTimeInMsWhenSyncEmpty: reads stay refused
+// until StartupSyncEmptyWait after the start, while writes and the peers'
+// replication (a heartbeat of an instance missing here is answered 404,
+// and the peer registers it) fill the registry; then reads open.
+//
+// When ctx ends, SyncFrom returns at once and reads open.
 func (p *Peers) SyncFrom(ctx context.Context) int {
 	defer p.syncOnce.Do(func() { close(p.synced) })
 	if len(p.peers) == 0 {
 		return 0
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.StartupSyncTimeout)
-	type answer struct {
-		pe   *peer
-		apps *eureka.Applications
-		self bool
-		err  error
-	}
-	answers := make(chan answer, len(p.peers))
-	var wg sync.WaitGroup
-	defer func() { cancel(); wg.Wait() }() // the fetches end with ctx
-	for _, pe := range p.peers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			apps, self, err := p.fetchAll(ctx, pe)
-			answers <- answer{pe, apps, self, err}
-		}()
-	}
-	answered := 0
-	for answered < len(p.peers) {
-		select {
-		case a := <-answers:
-			answered++
-			if a.err != nil {
-				p.log.Info("start-up sync: peer has nothing to give", zap.String("peer", a.pe.url.Base), zap.Error(a.err))
-				continue
-			}
-			if a.self {
-				continue
-			}
-			if count := p.adoptAll(a.apps); count > 0 {
-				p.store.SetExpectedRenewingClients(count)
-				p.log.Info("start-up sync done", zap.String("peer", a.pe.url.Base), zap.Int("instances", count))
-				return count
-			}
-			p.log.Info("start-up sync: peer's registry is empty", zap.String("peer", a.pe.url.Base))
-		case <-ctx.Done():
-			p.log.Warn("start-up sync: deadline reached before every peer answered; serving an empty registry",
-				zap.Int("peers", len(p.peers)), zap.Int("answered", answered))
+	start := time.Now()
+	passes, cancel := context.WithTimeout(ctx, p.cfg.StartupSyncTimeout)
+	defer cancel()
+	wait := p.cfg.StartupSyncRetryWait
+	for {
+		count, failed := p.syncPass(passes)
+		switch {
+		case count > 0:
+			return count
+		case failed == 0:
+			p.log.Info("start-up sync: no peer has instances (a new cluster, or all restarted); serving an empty registry",
+				zap.Int("peers", len(p.peers)))
+			return 0
+		case ctx.Err() != nil:
 			return 0
 		}
+		if !sleep(passes, wait) {
+			break
+		}
+		wait = min(2*wait, maxSyncRetryWait)
 	}
-	p.log.Info("start-up sync: no peer has instances (a new cluster, or all restarted); serving an empty registry",
-		zap.Int("peers", len(p.peers)))
+	if ctx.Err() != nil {
+		return 0
+	}
+	open := start.Add(p.cfg.StartupSyncEmptyWait)
+	p.log.Warn("start-up sync: no peer gave its registry before the deadline, and not every peer was down, empty or syncing; "+
+		"reads stay refused (503) until the empty-sync wait has passed (Eureka's waitTimeInMsWhenSyncEmpty), while the peers' replication fills the registry",
+		zap.Duration("startup_sync_timeout", p.cfg.StartupSyncTimeout), zap.Time("reads_open_at", open))
+	if sleep(ctx, time.Until(open)) {
+		p.log.Info("start-up sync: the empty-sync wait has passed; serving reads", zap.Int("instances", p.store.Len()))
+	}
 	return 0
+}
+
+// StartSync runs SyncFrom in the background, so that the node listens
+// (answering reads 503, taking writes and the peers' replication) while
+// it syncs; Synced tells when it is done, and Stop ends it and waits.
+func (p *Peers) StartSync() {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.SyncFrom(p.life)
+	}()
+}
+
+// maxSyncRetryWait caps the back-off between passes: Eureka's
+// registrySyncRetryWaitMs.
+const maxSyncRetryWait = 30 * time.Second
+
+// sleep waits d, and reports false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Synced is closed once SyncFrom has returned.
 func (p *Peers) Synced() <-chan struct{} { return p.synced }
 
-// adoptAll registers a peer's instances here and counts them.
-func (p *Peers) adoptAll(apps *eureka.Applications) int {
+// syncPass asks each peer in turn until one gives a registry with
+// instances, and returns how many it adopted, and how many peers failed
+// with an error rather than having nothing to give.
+func (p *Peers) syncPass(ctx context.Context) (adopted, failed int) {
+	for _, pe := range p.peers {
+		if pe.self.Load() {
+			continue
+		}
+		took := time.Now()
+		got, count, err := p.fetchRegistry(ctx, pe)
+		base := zap.String("peer", pe.url.Base)
+		switch got {
+		case peerGave:
+			p.store.SetExpectedRenewingClients(count)
+			p.log.Info("start-up sync done", base, zap.Int("instances", count), zap.Duration("took", time.Since(took)))
+			return count, 0
+		case peerFailed:
+			failed++
+			p.log.Warn("start-up sync: reading the peer's registry failed; it will be asked again", base, zap.Error(err))
+		case peerEmpty:
+			p.log.Info("start-up sync: the peer's registry is empty", base)
+		case peerDown:
+			p.log.Info("start-up sync: the peer is down", base, zap.Error(err))
+		case peerSyncing:
+			p.log.Info("start-up sync: the peer is syncing itself", base)
+		}
+		if ctx.Err() != nil {
+			return 0, failed + 1
+		}
+	}
+	return 0, failed
+}
+
+// What a peer had for the start-up sync.
+type peerAnswer int
+
+const (
+	peerGave    peerAnswer = iota // a registry with instances, read whole
+	peerEmpty                     // 200 with no instance
+	peerDown                      // refused the connection
+	peerSyncing                   // 503 from one of our nodes: starting too
+	peerSelf                      // this very node
+	peerFailed                    // an error: asked again
+)
+
+// fetchRegistry streams pe's registry into the Store, counting the
+// instances adopted.
+func (p *Peers) fetchRegistry(ctx context.Context, pe *peer) (peerAnswer, int, error) {
+	got, count := peerFailed, 0
+	err := p.client.Stream(ctx, pe.url, eurekahttp.Request{Path: "apps/"}, func(resp eurekahttp.Response, body io.Reader) error {
+		switch {
+		case p.identified(pe, resp):
+			got = peerSelf
+			return nil
+		case resp.Status == http.StatusServiceUnavailable && resp.Header.Get(nodeHeader) != "":
+			got = peerSyncing
+			return nil
+		case resp.Status != http.StatusOK:
+			return fmt.Errorf("full fetch answered %d %s", resp.Status, http.StatusText(resp.Status))
+		}
+		if err := eureka.ReadApplicationsJSON(body, func(a *eureka.Application) error {
+			count += p.adoptApp(a)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if got = peerEmpty; count > 0 {
+			got = peerGave
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		return got, count, nil
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return peerDown, 0, err
+	case count > 0:
+		err = fmt.Errorf("%w (after %d instances)", err, count)
+	}
+	return peerFailed, 0, err
+}
+
+// adoptApp registers a peer's instances of a here and counts them.
+func (p *Peers) adoptApp(a *eureka.Application) int {
 	count := 0
-	for _, a := range apps.Applications {
-		for _, i := range a.Instances {
-			if i.App == "" {
-				i.App = a.Name
-			}
-			if err := p.store.Adopt(i); err == nil {
-				count++
-			}
+	for _, i := range a.Instances {
+		if i.App == "" {
+			i.App = a.Name
+		}
+		if err := p.store.Adopt(i); err == nil {
+			count++
 		}
 	}
 	return count
-}
-
-// fetchAll reads pe's registry, and tells whether pe is this node.
-func (p *Peers) fetchAll(ctx context.Context, pe *peer) (*eureka.Applications, bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
-	defer cancel()
-	resp, err := p.client.Do(ctx, pe.url, eurekahttp.Request{Path: "apps/"})
-	if err != nil {
-		return nil, false, err
-	}
-	if p.identified(pe, resp) {
-		return nil, true, nil
-	}
-	if resp.Status != http.StatusOK {
-		return nil, false, errors.New("full fetch answered " + http.StatusText(resp.Status))
-	}
-	apps, err := eureka.DecodeApplicationsJSON(resp.Body)
-	return apps, false, err
 }
