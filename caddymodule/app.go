@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,6 +96,13 @@ type App struct {
 	// MaxBodySize limits request bodies of the REST API, in bytes; larger
 	// ones get 413. Default: 1 MiB.
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
+	// MaxResponseSize bounds what the app reads from other registry
+	// servers, in bytes as received and gzip-decoded: the peers' registry
+	// at the start-up sync and their batch answers, or in remote mode the
+	// registry it fetches. A larger answer is an error naming this
+	// option. Default: 1 GiB, a million instances, so that the app reads
+	// what one of our nodes serves; it stays a guard against a gzip bomb.
+	MaxResponseSize int64 `json:"max_response_size,omitempty"`
 
 	// Peers are the service URLs of the other nodes of a registry cluster
 	// (Eurekagate or Java Eureka servers). Client writes are replicated to
@@ -316,6 +324,9 @@ func (a *App) check() error {
 	if t := a.RenewalPercentThreshold; t < 0 || t > 1 {
 		return fmt.Errorf("renewal_percent_threshold %v must be a number above 0 and at most 1, such as 0.85 (the default)", t)
 	}
+	if a.MaxResponseSize < 0 || a.MaxResponseSize > math.MaxInt {
+		return fmt.Errorf("max_response_size %d must be a positive number of bytes; leave it out for the default, 1GiB", a.MaxResponseSize)
+	}
 	if a.MaxBodySize < 0 {
 		return fmt.Errorf("max_body_size %d must not be negative; leave it out for the default, 1MiB", a.MaxBodySize)
 	}
@@ -407,10 +418,11 @@ func (a *App) settings() settings {
 		st.RemoteRegions = append(st.RemoteRegions, registry.RemoteRegion{Name: r.Name, AppWhitelist: a.remoteRegionApps(r.Name)})
 	}
 	s := settings{store: st, maxBody: a.MaxBodySize, tls: tlsfiles.Files{CA: a.TLSCA, Cert: a.TLSCert, Key: a.TLSKey},
-		peers: replication.Config{Peers: a.Peers, Self: a.SelfURL, MaxBatchDelay: time.Duration(a.MaxBatchDelay)}}
+		peers: replication.Config{Peers: a.Peers, Self: a.SelfURL, MaxBatchDelay: time.Duration(a.MaxBatchDelay),
+			MaxResponseBytes: int(a.MaxResponseSize), MaxResponseBytesSetting: "max_response_size"}}
 	if len(a.Remote) > 0 {
 		s.remote = &discovery.Config{ServiceURLs: a.Remote, Zone: a.Zone, RegistryFetchInterval: time.Duration(a.FetchInterval),
-			DisableWatch: a.DisableWatch}
+			DisableWatch: a.DisableWatch, MaxResponseBodySize: int(a.MaxResponseSize), MaxResponseBodySizeSetting: "max_response_size"}
 	}
 	return s
 }

@@ -50,6 +50,7 @@ func init() {
 //		disable_delta
 //		legacy_lease_expiry
 //		max_body_size <size>
+//		max_response_size <size>
 //		peers <service_urls...>
 //		self_url <service_url>
 //		max_batch_delay <duration>
@@ -138,6 +139,15 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					err = d.Errf("max_body_size %q is not a size; write a number of bytes or a size such as 512KiB or 1MiB (the default)", v)
 				}
 				a.MaxBodySize = int64(size)
+			}
+		case "max_response_size":
+			var v string
+			if err = oneArg(d, &v); err == nil {
+				size, perr := humanize.ParseBytes(v)
+				if perr != nil || size == 0 || size > math.MaxInt {
+					err = d.Errf("max_response_size %q is not a size; write a number of bytes or a size such as 512MiB or 1GiB (the default)", v)
+				}
+				a.MaxResponseSize = int64(size)
 			}
 		case "peers":
 			err = urlArgs(d, &a.Peers)

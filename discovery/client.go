@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -77,7 +78,8 @@ func New(cfg Config) (*Client, error) {
 	}
 	httpClient := eurekahttp.NewClient(eurekahttp.Config{
 		ConnectTimeout: cfg.ConnectTimeout, ReadTimeout: cfg.ReadTimeout, MaxBodySize: cfg.MaxResponseBodySize,
-		UserAgent: "eurekagate-discovery", TLS: cfg.TLS,
+		MaxBodySizeSetting: cmp.Or(cfg.MaxResponseBodySizeSetting, "MaxResponseBodySize"),
+		UserAgent:          "eurekagate-discovery", TLS: cfg.TLS,
 	})
 	servers, err := eurekahttp.NewCluster(httpClient, eps, eurekahttp.ClusterConfig{
 		QuarantineDuration: cfg.QuarantineDuration, ReshuffleInterval: cfg.ServerReshuffleInterval, Now: cfg.clock.Now,

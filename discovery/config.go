@@ -112,10 +112,15 @@ type Config struct {
 	// ConnectTimeout and ReadTimeout bound each request. Defaults 5s and 8s.
 	ConnectTimeout, ReadTimeout time.Duration
 	// MaxResponseBodySize is the largest answer accepted from a server, in
-	// bytes after gzip decoding; a larger full fetch fails, and the last
-	// registry is kept. Default 64 MiB: a registry of some 60,000
-	// instances of 1 KiB each.
+	// bytes as received and after gzip decoding; a larger full fetch
+	// fails, naming MaxResponseBodySizeSetting, and the last registry is
+	// kept. Default eurekahttp.DefaultMaxBodySize, 1 GiB: the registry of
+	// one node at the scale it holds, a million instances of about 1 KiB.
 	MaxResponseBodySize int
+	// MaxResponseBodySizeSetting names MaxResponseBodySize as the host's
+	// user sets it (a flag, a Caddy option), for the error and the log
+	// line of an answer over it. Default "MaxResponseBodySize".
+	MaxResponseBodySizeSetting string
 
 	// TLS configures the connections to https:// service URLs: the CAs
 	// to trust (a private CA), the client certificate and key to present

@@ -15,9 +15,11 @@ import (
 
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/replication"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -70,6 +72,10 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.StringVar(&st.InstanceID, "instance-id", "", "this server's own instance id, reported as the coordinating discovery server")
 	peers := fs.String("peers", "", "comma-separated service URLs of the other registry nodes (user:password@ for peers that need credentials)")
 	fs.StringVar(&o.registry.Peers.Self, "self-url", "", "this node's own service URL, to recognise it among -peers")
+	fs.IntVar(&o.registry.Peers.MaxResponseBytes, "max-response-bytes", eurekahttp.DefaultMaxBodySize, "largest answer read from a peer (its registry at the start-up sync, a batch's results), as received and gzip-decoded, in bytes: a guard against a hostile peer, sized for a million instances")
+	o.registry.Peers.MaxResponseBytesSetting = "-max-response-bytes"
+	fs.DurationVar(&o.registry.Peers.StartupSyncTimeout, "startup-sync-timeout", replication.DefaultStartupSyncTimeout, "how long the start-up sync asks the peers again after errors (a peer's registry over -max-response-bytes, a timeout, a 5xx) before giving up; reads are answered 503 meanwhile")
+	fs.DurationVar(&o.registry.Peers.StartupSyncEmptyWait, "startup-sync-empty-wait", replication.DefaultStartupSyncEmptyWait, "after a start-up sync that got only errors, how long from the start reads stay refused (503) while the peers' replication fills the registry (Eureka's waitTimeInMsWhenSyncEmpty)")
 	fs.DurationVar(&o.registry.Peers.MaxBatchDelay, "max-batch-delay", 0, "how long a replication task waits for others to join its batch (default 0: sent at once, batched while a batch is in flight)")
 	var rf regionFlags
 	rf.register(fs, &o)
