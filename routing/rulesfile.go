@@ -32,6 +32,9 @@ type RulesFileConfig struct {
 	// Logger tells of each change: the rules applied (Info), a document
 	// refused (Error, with its file:line: reason). Default: none.
 	Logger *zap.Logger
+	// Limits bound the document (see RulesLimits). Default: their
+	// defaults.
+	Limits RulesLimits
 }
 
 // A RulesFile keeps the rules of a file in force: it reads the file once
@@ -96,12 +99,12 @@ func NewRulesFile(cfg RulesFileConfig) (*RulesFile, error) {
 	fi, err := os.Stat(cfg.Path)
 	var data []byte
 	if err == nil {
-		data, err = os.ReadFile(cfg.Path)
+		data, err = cfg.Limits.read(cfg.Path)
 	}
 	if err != nil {
 		return nil, &RulesError{Source: cfg.Path, Reason: err.Error()}
 	}
-	rules, err := ParseRules(cfg.Path, data)
+	rules, err := cfg.Limits.Parse(cfg.Path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +178,7 @@ func (f *RulesFile) check() {
 		f.failed("the traffic rules file is empty; the rules in force stay (a document without rules is \"apps: {}\")", nil)
 		return
 	}
-	data, err := os.ReadFile(f.cfg.Path)
+	data, err := f.cfg.Limits.read(f.cfg.Path)
 	if err != nil {
 		f.last = nil
 		f.failed("cannot read the traffic rules file; the rules in force stay, and it is tried again", err)
@@ -185,7 +188,7 @@ func (f *RulesFile) check() {
 	if !f.read(fi, data, now) {
 		return // the document last read, touched or read again
 	}
-	rules, err := ParseRules(f.cfg.Path, data)
+	rules, err := f.cfg.Limits.Parse(f.cfg.Path, data)
 	if err != nil {
 		f.log.Error("traffic rules refused; the rules in force stay", zap.String("file", f.cfg.Path), zap.Error(err))
 		return
