@@ -9,36 +9,12 @@ import (
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
-// bombRegex is one regular expression of 91,000 instructions compiled,
-// in 1.4 KB.
-func bombRegex() string {
-	alts := make([]string, 300)
-	for i := range alts {
-		alts[i] = fmt.Sprintf("x%d", i)
-	}
-	return "(?:" + strings.Join(alts, "|") + "){1000}"
-}
-
-// aliasBomb is issue 44's document, scaled: app A0 holds a rule with
-// bombRegex and repeats it by alias, and each other app is A0 by alias.
-func aliasBomb(apps, rules int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "apps:\n  A0: &app\n    rules:\n      - &r\n        match: {header: {X-A: {regex: '%s'}}}\n        to: [{select: {v: \"1\"}}]\n", bombRegex())
-	for range rules - 1 {
-		b.WriteString("      - *r\n")
-	}
-	for i := 1; i < apps; i++ {
-		fmt.Fprintf(&b, "  A%d: *app\n", i)
-	}
-	return b.String()
-}
-
 // The alias bomb is refused at its first alias, the heap grows by less
 // than 100 MB meanwhile (with every alias followed, each of its rules
 // compiles a regex of some megabytes), and the rules in force stay.
 func TestRulesAliasBombRefusedInBoundedMemory(t *testing.T) {
 	w := newWatchedFile(t, versionRules("2.0"), time.Time{}) // not started: the test checks
-	bomb := aliasBomb(3, 20)
+	bomb := testkit.AliasBomb(3, 20)
 	growth := testkit.HeapGrowth(func() {
 		writeRules(t, w.path, bomb, time.Time{})
 		w.f.check()
@@ -92,7 +68,7 @@ func TestRulesLimitsRefused(t *testing.T) {
 			"bad.yaml:5853: the document is larger than 262144 bytes, the limit on a rules document's size"},
 		{"a larger document than set", RulesLimits{MaxBytes: 100}, manyRules(3),
 			"bad.yaml:5: the document is larger than 100 bytes, the limit on a rules document's size"},
-		{"one huge regex", RulesLimits{}, "apps:\n  ORDERS:\n    rules:\n" + regexRule(bombRegex()),
+		{"one huge regex", RulesLimits{}, "apps:\n  ORDERS:\n    rules:\n" + regexRule(testkit.HugeRegex()),
 			"bad.yaml:4: apps.ORDERS.rules[0].match.header.X-User.regex: the regular expressions come to about 91000 instructions compiled, past the limit of 10000 in a document"},
 		{"regexes past the set size together", RulesLimits{MaxRegexSize: 300}, "apps:\n  ORDERS:\n    rules:\n" + regexRule("[a-z]{1,64}") + regexRule("[a-z]{1,64}") + regexRule("[a-z]{1,64}"),
 			"bad.yaml:8: apps.ORDERS.rules[2].match.header.X-User.regex: the regular expressions come to about 381 instructions compiled, past the limit of 300 in a document"},

@@ -7,8 +7,8 @@
 // (Output), registrations to test and benchmark with (Inst, and
 // SampleInstance, which the load command cmd/eurekabench uses too), a
 // deep-equality check (Want), test certificates (CA), password hashes
-// (PasswordHash) and how far the heap grows while a function runs
-// (HeapGrowth).
+// (PasswordHash), how far the heap grows while a function runs
+// (HeapGrowth) and hostile traffic rules documents (AliasBomb).
 package testkit
 
 import (
