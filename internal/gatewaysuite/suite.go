@@ -82,6 +82,7 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"RulesFallback", rulesFallback},
 		{"RulesChain", rulesChain},
 		{"RulesOutsideRoute", rulesOutsideRoute},
+		{"RulesRegexBounded", rulesRegexBounded},
 		{"TrafficRequestCounts", trafficCounts},
 		{"TrafficRefusedInstance", trafficRefused},
 		{"TrafficUnknownAppsOneLabel", trafficUnknownApps},
