@@ -94,9 +94,10 @@ const (
 // 10,000 instructions in all; a refusal quotes at most 80 bytes of any
 // key or value. A header a rule reads is an HTTP token, and not one the
 // gateway sets itself (X-Forwarded-*, X-Real-Ip, Forwarded, the route
-// and region headers): the client's address is client's. YAML aliases
-// are refused. A regex condition tests values of up to MaxRegexValue
-// (256) bytes: a longer one does not match.
+// and region headers), which would hold a client's forged value: client
+// matches the client's address. YAML aliases are refused. A regex
+// condition tests values of up to MaxRegexValue (256) bytes: a longer
+// one does not match.
 func ParseRules(source string, data []byte) (*Rules, error) {
 	return RulesLimits{}.Parse(source, data)
 }
