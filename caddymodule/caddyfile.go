@@ -389,6 +389,7 @@ func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 //		max_fails <n>
 //		tls_trusted_ca_certs <pem_files...>
 //		rules <file>|<<heredoc
+//		rules_max_bytes|rules_max_rules|rules_max_regex_size|rules_max_echo <n>
 //		request_id on|off
 //		failover_regions <regions...>
 //	}
@@ -435,8 +436,6 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if g.TLSTrustedCACerts = append(g.TLSTrustedCACerts, d.RemainingArgs()...); len(g.TLSTrustedCACerts) == 0 {
 				err = d.Errf("tls_trusted_ca_certs needs PEM files of certificate authorities")
 			}
-		case "rules":
-			err = g.unmarshalRules(d)
 		case "request_id":
 			var v string
 			if err = oneArg(d, &v); err == nil {
@@ -453,6 +452,8 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if g.FailoverRegions = append(g.FailoverRegions, d.RemainingArgs()...); len(g.FailoverRegions) == 0 {
 				err = d.Errf("failover_regions needs the remote regions to fail over to, in order, such as failover_regions eu-west-1 ap-south-1")
 			}
+		case rulesOption(d.Val()):
+			err = g.unmarshalRules(d)
 		default:
 			err = d.Errf("unrecognized eureka_gateway option %q", d.Val())
 		}
@@ -460,13 +461,14 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}
 	}
-	return nil
+	return g.adaptRules(d)
 }
 
 // UnmarshalCaddyfile sets up the source from Caddyfile tokens:
 //
 //	dynamic eureka <service> [secure] {
 //		rules <file>|<<heredoc
+//		rules_max_bytes|rules_max_rules|rules_max_regex_size|rules_max_echo <n>
 //	}
 func (u *Upstreams) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the module name
@@ -480,14 +482,14 @@ func (u *Upstreams) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.Errf("dynamic eureka takes an application name and optionally secure (dynamic eureka orders secure), got %q", strings.Join(args, " "))
 	}
 	for d.NextBlock(0) {
-		if d.Val() != "rules" {
+		if rulesOption(d.Val()) == "" {
 			return d.Errf("unrecognized eureka upstreams option %q", d.Val())
 		}
 		if err := u.unmarshalRules(d); err != nil {
 			return err
 		}
 	}
-	return nil
+	return u.adaptRules(d)
 }
 
 // UnmarshalCaddyfile sets up the policy from Caddyfile tokens:

@@ -97,6 +97,10 @@ func TestOptionsTablesMatchCode(t *testing.T) {
 		"renewal_percent_threshold": strconv.FormatFloat(registry.DefaultRenewalPercentThreshold, 'f', -1, 64),
 		"lb_retries":                strconv.Itoa(routing.DefaultRetries),
 		"max_fails":                 strconv.Itoa(routing.DefaultMaxFails),
+		"rules_max_bytes":           strconv.Itoa(routing.DefaultRulesMaxBytes),
+		"rules_max_rules":           strconv.Itoa(routing.DefaultRulesMaxRules),
+		"rules_max_regex_size":      strconv.Itoa(routing.DefaultRulesMaxRegexSize),
+		"rules_max_echo":            strconv.Itoa(routing.DefaultRulesMaxEcho),
 	}
 	seen := map[string]bool{}
 	for _, m := range []struct {

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -20,26 +21,61 @@ import (
 // query, path, method or client address, with weights and sticky keys.
 // The document is routing.ParseRules's, inline (Rules, in the Caddyfile a
 // heredoc of YAML) or in a file (RulesFile). A config reload reads them
-// again: a document that does not parse or validate fails the reload, and
-// the config in force keeps its rules.
+// again: a document that does not parse or validate, or is past one of
+// the limits (routing.RulesLimits), fails the reload, and the config in
+// force keeps its rules.
 type TrafficRules struct {
 	// Rules is the rules document, inline, as JSON.
 	Rules json.RawMessage `json:"rules,omitempty"`
 	// RulesFile is a file holding the rules document, YAML or JSON.
 	RulesFile string `json:"rules_file,omitempty"`
+	// RulesMaxBytes is the largest document, in bytes. Default 262144
+	// (256 KiB).
+	RulesMaxBytes int `json:"rules_max_bytes,omitempty"`
+	// RulesMaxRules is the most rules in the document, all apps
+	// together. Default 1000.
+	RulesMaxRules int `json:"rules_max_rules,omitempty"`
+	// RulesMaxRegexSize is the most instructions the document's regular
+	// expressions compile to, together. Default 10000.
+	RulesMaxRegexSize int `json:"rules_max_regex_size,omitempty"`
+	// RulesMaxEcho is the longest piece of a refused document that the
+	// refusal quotes, in bytes. Default 80.
+	RulesMaxEcho int `json:"rules_max_echo,omitempty"`
+
+	heredoc string // the Caddyfile's heredoc, checked once its block is read
 }
 
 // load parses the rules; nil when there are none.
 func (t TrafficRules) load(module string) (*routing.Rules, error) {
+	lim, err := t.limits(module)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case len(t.Rules) > 0 && t.RulesFile != "":
 		return nil, errors.New(module + ": rules and rules_file are both set; set one")
 	case len(t.Rules) > 0:
-		return routing.ParseRules(module+" rules", t.Rules)
+		return lim.Parse(module+" rules", t.Rules)
 	case t.RulesFile != "":
-		return routing.LoadRules(t.RulesFile)
+		return lim.Load(t.RulesFile)
+	case lim != routing.RulesLimits{}:
+		return nil, errors.New(module + ": a rules_max_* limit is set without rules or rules_file")
 	}
 	return nil, nil
+}
+
+// limits returns the limits the options set (0: the default), refusing
+// a negative one.
+func (t TrafficRules) limits(module string) (routing.RulesLimits, error) {
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"rules_max_bytes", t.RulesMaxBytes}, {"rules_max_rules", t.RulesMaxRules}, {"rules_max_regex_size", t.RulesMaxRegexSize}, {"rules_max_echo", t.RulesMaxEcho}} {
+		if l.v < 0 {
+			return routing.RulesLimits{}, fmt.Errorf("%s: %s is %d: a limit is above 0 (leave it out for the default)", module, l.name, l.v)
+		}
+	}
+	return routing.RulesLimits{MaxBytes: t.RulesMaxBytes, MaxRules: t.RulesMaxRules, MaxRegexSize: t.RulesMaxRegexSize, MaxEcho: t.RulesMaxEcho}, nil
 }
 
 // httpFields reads a net/http header for the traffic rules.
@@ -81,16 +117,33 @@ func setRegion(h http.Header, region string) {
 	h.Set(routing.RegionHeader, region)
 }
 
-// unmarshalRules reads the Caddyfile's rules option: a heredoc holding
-// the document (YAML or JSON), checked and turned into JSON, or the name
-// of a file holding it, read when the config is provisioned.
+// unmarshalRules reads the Caddyfile's rules options: rules, a heredoc
+// holding the document (YAML or JSON), checked and turned into JSON once
+// the block is read (adaptRules), or the name of a file holding it, read
+// when the config is provisioned; and the limits, each a number above 0.
 //
 //	rules <<YAML
 //	apps:
 //	  ORDERS: ...
 //	YAML
 //	rules /etc/caddy/rules.yaml
+//	rules_max_bytes <n>
+//	rules_max_rules <n>
+//	rules_max_regex_size <n>
+//	rules_max_echo <n>
 func (t *TrafficRules) unmarshalRules(d *caddyfile.Dispenser) error {
+	option := d.Val()
+	if option != "rules" {
+		dst := map[string]*int{"rules_max_bytes": &t.RulesMaxBytes, "rules_max_rules": &t.RulesMaxRules,
+			"rules_max_regex_size": &t.RulesMaxRegexSize, "rules_max_echo": &t.RulesMaxEcho}[option]
+		if err := intArg(d, dst); err != nil {
+			return err
+		}
+		if *dst <= 0 {
+			return d.Errf("%s is %d: a limit is above 0", option, *dst)
+		}
+		return nil
+	}
 	var v string
 	if !d.AllArgs(&v) {
 		return d.Errf("rules takes a file, or the rules document in a heredoc (rules <<YAML ... YAML)")
@@ -99,19 +152,43 @@ func (t *TrafficRules) unmarshalRules(d *caddyfile.Dispenser) error {
 		t.RulesFile = v
 		return nil
 	}
-	if _, err := routing.ParseRules("heredoc", []byte(v)); err != nil {
+	t.heredoc = v
+	return nil
+}
+
+// rulesOption returns option if unmarshalRules reads it, else "".
+func rulesOption(option string) string {
+	switch option {
+	case "rules", "rules_max_bytes", "rules_max_rules", "rules_max_regex_size", "rules_max_echo":
+		return option
+	}
+	return ""
+}
+
+// adaptRules checks the Caddyfile's heredoc, once its block is read, with
+// the block's limits, and turns it into JSON.
+func (t *TrafficRules) adaptRules(d *caddyfile.Dispenser) error {
+	if t.heredoc == "" {
+		return nil
+	}
+	lim, err := t.limits("rules")
+	if err != nil {
+		return d.Err(err.Error())
+	}
+	if _, err := lim.Parse("heredoc", []byte(t.heredoc)); err != nil {
 		return d.Errf("rules: %v", err)
 	}
-	raw, err := yamlToJSON([]byte(v))
+	raw, err := yamlToJSON([]byte(t.heredoc))
 	if err != nil {
 		return d.Errf("rules: %v", err)
 	}
-	t.Rules = raw
+	t.Rules, t.heredoc = raw, ""
 	return nil
 }
 
 // yamlToJSON returns a YAML document as JSON, its scalars as YAML typed
-// them.
+// them. The document has no alias: ParseRules, which refuses them, has
+// read it.
 func yamlToJSON(data []byte) (json.RawMessage, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
@@ -125,8 +202,6 @@ func yamlToJSON(data []byte) (json.RawMessage, error) {
 				return nil, nil
 			}
 			return conv(n.Content[0])
-		case yaml.AliasNode:
-			return conv(n.Alias)
 		case yaml.MappingNode:
 			m := make(map[string]any, len(n.Content)/2)
 			for i := 0; i+1 < len(n.Content); i += 2 {

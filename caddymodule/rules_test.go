@@ -154,6 +154,48 @@ func TestGatewayRulesChangeByReload(t *testing.T) {
 	}
 }
 
+// A rules_file past a limit, or holding YAML aliases, fails the reload
+// that reads it with its file, line and reason, and the rules in force
+// stay; its limits are the block's.
+func TestGatewayRulesFileLimitsOnReload(t *testing.T) {
+	name := newRegistry("rules-file-limits")
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(path, []byte(defaultVersion("2.0")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loadConfig(t, graceful("registry "+name, "rules "+path))
+	registerVia(t, registryURL, versionBackend(t, "orders", "2.0"))
+	registerVia(t, registryURL, versionBackend(t, "orders", "2.1"))
+	if status, body := get(t, gatewayURL+"/orders/x"); status != 200 || body != "2.0 route=version=2.0" {
+		t.Fatalf("before: %d %q", status, body)
+	}
+	reload := func(cfg, want string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", adminURL+"/load", strings.NewReader(cfg))
+		req.Header.Set("Content-Type", "text/caddyfile")
+		resp, body := testkit.Do(t, client, req)
+		if resp.StatusCode == 200 || !strings.Contains(body, want) {
+			t.Fatalf("reload: %d %s, want a refusal with %s", resp.StatusCode, body, want)
+		}
+		if status, body := get(t, gatewayURL+"/orders/x"); status != 200 || body != "2.0 route=version=2.0" {
+			t.Fatalf("after the refused reload: %d %q", status, body)
+		}
+	}
+	bomb := filepath.Join(t.TempDir(), "bomb.yaml") // a config of its own: Caddy skips a reload to the config in force
+	if err := os.WriteFile(bomb, []byte(testkit.AliasBomb(3, 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reload(graceful("registry "+name, "rules "+bomb), bomb+":7: apps.A0.rules[1]: a YAML alias (*r) is refused in a rules document")
+	if err := os.WriteFile(path, []byte(defaultVersion("2.1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reload(graceful("registry "+name, "rules "+path+"\n\t\trules_max_bytes 100"), path+":6: the document is larger than 100 bytes")
+	loadConfig(t, graceful("registry "+name, "rules "+path+"\n\t\trules_max_bytes 1000"))
+	if status, body := get(t, gatewayURL+"/orders/x"); status != 200 || body != "2.1 route=version=2.1" {
+		t.Fatalf("after a reload within the limit: %d %q", status, body)
+	}
+}
+
 // The eureka upstream source applies its rules too: the eureka selection
 // policy takes turns within the subset, the instance is told the subset,
 // and {http.vars.eureka.route} holds it.
@@ -194,6 +236,74 @@ func TestUpstreamSourceRules(t *testing.T) {
 	}
 	if status, _ := get(t, gatewayURL+"/x", "X-Canary", "1"); status != 503 {
 		t.Fatalf("an empty subset with fallback none: %d", status)
+	}
+}
+
+// inBlock indents a rules document as a heredoc in eureka_gateway's
+// block, or in the block of the eureka upstream source, (Caddy strips
+// the closing marker's indentation from each line).
+func inBlock(doc, indent string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(doc, "\n"), "\n", "\n"+indent)
+}
+
+// A heredoc past the rules documents' limits is refused at adapt time
+// with its line, key and reason, by the limits its block sets, whatever
+// their order; so is a condition on a header the gateway sets, or on a
+// header name that is no token. The alias bomb of issue 44 is refused
+// at its first alias without the heap growing by 100 MB.
+func TestCaddyfileRulesLimits(t *testing.T) {
+	gatewayBlock := func(opts, doc string) string {
+		return "http://:1 {\n\teureka_gateway {\n\t\t" + opts + "rules <<YAML\n\t\t" + inBlock(doc, "\t\t") + "\n\t\tYAML\n\t}\n}\n"
+	}
+	upstreamBlock := func(opts, doc string) string {
+		return "http://:1 {\n\treverse_proxy {\n\t\tdynamic eureka orders {\n\t\t\trules <<YAML\n\t\t\t" + inBlock(doc, "\t\t\t") +
+			"\n\t\t\tYAML\n\t\t\t" + opts + "\n\t\t}\n\t}\n}\n"
+	}
+	twoRules := "apps:\n  ORDERS:\n    rules:\n      - to: [{select: {v: \"1\"}}]\n      - to: [{select: {v: \"2\"}}]\n"
+	var msgs map[string]string
+	growth := testkit.HeapGrowth(func() {
+		msgs = expectCaddyfileErrors(t, []caddyfileError{
+			{"alias bomb", gatewayBlock("", testkit.AliasBomb(3, 20)), []string{"heredoc:7: apps.A0.rules[1]: a YAML alias (*r) is refused in a rules document"}},
+			{"X-Forwarded-For", gatewayBlock("", "apps:\n  ORDERS:\n    rules:\n      - match: {header: {X-Forwarded-For: 10.9.9.9}}\n        to: [{select: {v: \"1\"}}]\n"),
+				[]string{"heredoc:4: apps.ORDERS.rules[0].match.header.X-Forwarded-For: \"X-Forwarded-For\" is a header the gateway sets itself", "use client:"}},
+			{"<img>", gatewayBlock("", "apps:\n  ORDERS:\n    rules:\n      - match: {header: {'<img src=x>': a}}\n        to: [{select: {v: \"1\"}}]\n"),
+				[]string{`heredoc:4: apps.ORDERS.rules[0].match.header.<img src=x>: "<img src=x>" is not a header name`}},
+			{"rules_max_rules", gatewayBlock("rules_max_rules 1\n\t\t", twoRules), []string{"heredoc:5: apps.ORDERS.rules[1]: is a rule past the limit of 1 rules in a document"}},
+			{"rules_max_rules after the rules", upstreamBlock("rules_max_rules 1", twoRules), []string{"heredoc:5: apps.ORDERS.rules[1]: is a rule past the limit of 1 rules"}},
+			{"rules_max_bytes 0", gatewayBlock("rules_max_bytes 0\n\t\t", twoRules), []string{"rules_max_bytes is 0: a limit is above 0"}},
+			{"a huge regex", gatewayBlock("", "apps:\n  ORDERS:\n    rules:\n      - match: {header: {X-User: {regex: '"+testkit.HugeRegex()+"'}}}\n        to: [{select: {v: \"1\"}}]\n"),
+				[]string{"heredoc:4: apps.ORDERS.rules[0].match.header.X-User.regex: the regular expressions come to about 91000 instructions compiled, past the limit of 10000"}},
+		})
+	})
+	t.Logf("the heap grew by %.1f MB", float64(growth)/(1<<20))
+	if growth > 100<<20 {
+		t.Errorf("the heap grew by %d MB", growth>>20)
+	}
+	if len(msgs["alias bomb"]) > 300 {
+		t.Errorf("the alias bomb's refusal is %d bytes long", len(msgs["alias bomb"]))
+	}
+	// A limit raised after the rules holds for them.
+	adapted, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(upstreamBlock("rules_max_rules 2", twoRules)), nil)
+	if err != nil || !strings.Contains(string(adapted), `"rules_max_rules":2`) {
+		t.Errorf("rules_max_rules 2 after the rules: %v\n%s", err, adapted)
+	}
+}
+
+// In a JSON config, a negative limit is refused, and so is a limit
+// without rules to bound.
+func TestRulesLimitsInJSON(t *testing.T) {
+	for _, c := range []struct {
+		t    TrafficRules
+		want string
+	}{
+		{TrafficRules{Rules: []byte(`{"apps": {}}`), RulesMaxRegexSize: -1}, "eureka_gateway: rules_max_regex_size is -1: a limit is above 0 (leave it out for the default)"},
+		{TrafficRules{RulesMaxEcho: 20}, "eureka_gateway: a rules_max_* limit is set without rules or rules_file"},
+		{TrafficRules{Rules: []byte(`{"apps": {"ORDERS": {"rules": [{"to": [{"select": {"v": "1"}}]}, {"to": [{"select": {"v": "2"}}]}]}}}`), RulesMaxRules: 1},
+			"eureka_gateway rules:1: apps.ORDERS.rules[1]: is a rule past the limit of 1 rules in a document"},
+	} {
+		if _, err := c.t.load("eureka_gateway"); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %q", c.t, err, c.want)
+		}
 	}
 }
 

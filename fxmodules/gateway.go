@@ -50,9 +50,10 @@ var Gateway = fx.Module("eureka.gateway",
 // every Interval and puts its rules in force when it changes: when its
 // modification time or size does, or another file is at its path (a
 // replacement by a rename, as editors and Kubernetes' config map volumes
-// make). A new document that does not parse is logged at Error with its
-// file and line, and the rules in force stay (routing.RulesFile). The
-// zero value: no file.
+// make), once the next check finds it unchanged (a file being written is
+// not applied halfway). A new document that does not parse or is past
+// one of the Limits is logged at Error with its file and line, and the
+// rules in force stay (routing.RulesFile). The zero value: no file.
 type GatewayRules struct {
 	// File is the rules document. Default "": none, the rules are the
 	// gateway.Config's Routing.Rules (default: none, a request may go to
@@ -61,6 +62,10 @@ type GatewayRules struct {
 	// Interval is how often the file is checked for a change. Default
 	// routing.DefaultRulesInterval (500ms).
 	Interval time.Duration
+	// Limits bound the document: its size, rules, regular expressions,
+	// and what a refusal quotes of it. Default: routing's defaults
+	// (routing.RulesLimits).
+	Limits routing.RulesLimits
 }
 
 // GatewayParams are the dependencies of NewGateway.
@@ -101,7 +106,7 @@ func NewGateway(p GatewayParams) (*gateway.Gateway, *gateway.Server, error) {
 	var rules *routing.RulesFile
 	if p.Rules.File != "" {
 		rules, err = routing.NewRulesFile(routing.RulesFileConfig{Path: p.Rules.File, Interval: p.Rules.Interval,
-			Apply: g.Router().SetRules, Logger: log})
+			Limits: p.Rules.Limits, Apply: g.Router().SetRules, Logger: log})
 		if err != nil {
 			g.Close()
 			return nil, nil, err

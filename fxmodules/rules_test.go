@@ -110,8 +110,8 @@ func TestGatewayRulesFile(t *testing.T) {
 	}
 }
 
-// A rules file that does not parse fails the application with its file,
-// line and reason.
+// A rules file that does not parse, or is past a limit, fails the
+// application with its file, line and reason.
 func TestGatewayRulesBadFileFailsStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rules.yaml")
 	if err := os.WriteFile(path, []byte("apps:\n  orders:\n    fallback: sometimes\n"), 0o644); err != nil {
@@ -123,6 +123,13 @@ func TestGatewayRulesBadFileFailsStart(t *testing.T) {
 	var re *routing.RulesError
 	if !errors.As(err, &re) || re.Error() != path+`:3: apps.orders.fallback: "sometimes" is not default, any or none` {
 		t.Fatalf("%v, want the RulesError of %s:3", err, path)
+	}
+	// Past a limit of GatewayRules.Limits, it fails the start too.
+	writeRulesFile(t, path, "2.0")
+	app = fx.New(Registry, LocalInstances, Gateway, fx.NopLogger,
+		fx.Supply(GatewayRules{File: path, Limits: routing.RulesLimits{MaxBytes: 10}}, gateway.ServerConfig{Addr: "127.0.0.1:0"}))
+	if !errors.As(app.Err(), &re) || re.Error() != path+":2: the document is larger than 10 bytes, the limit on a rules document's size" {
+		t.Fatalf("%v, want the RulesError of the limit", app.Err())
 	}
 }
 

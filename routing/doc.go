@@ -43,6 +43,9 @@
 // the subset is empty. Router.Select takes that decision; Route calls it.
 // The transports tell the instance the subset in balancer.RouteHeader,
 // which a trusted proxy may also send.
+// A rules document is read within RulesLimits (its size, rules and
+// regular expressions; YAML aliases refused), and a regex condition
+// tests at most MaxRegexValue bytes of a value.
 //
 // The package has no HTTP library import: it reads bytes and strings, and
 // instances through balancer.Instancer. Its only I/O is reading a rules

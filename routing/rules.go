@@ -212,9 +212,9 @@ func (c *cond) holds(req *Request, target, path []byte) bool {
 		if !ok || c.op == opPresent || c.op == opAbsent {
 			return c.text("", ok)
 		}
-		var buf [256]byte
+		var buf [MaxRegexValue]byte
 		if len(raw) > len(buf) {
-			return c.op == opRegex && c.re.Match(unescape(nil, raw))
+			return false // too long to equal a value or to test a regex on
 		}
 		v := unescape(buf[:0], raw)
 		switch c.op {
@@ -263,7 +263,7 @@ func (c *cond) text(v string, found bool) bool {
 		}
 		return false
 	case opRegex:
-		return found && c.re.MatchString(v)
+		return found && len(v) <= MaxRegexValue && c.re.MatchString(v)
 	}
 	return false
 }

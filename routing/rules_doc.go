@@ -3,8 +3,6 @@ package routing
 import (
 	"fmt"
 	"net/netip"
-	"net/textproto"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -34,15 +32,9 @@ func (e *RulesError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", e.Source, e.Line, e.Reason)
 }
 
-// LoadRules reads and parses the rules document at path (see
-// ParseRules).
-func LoadRules(path string) (*Rules, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &RulesError{Source: path, Reason: err.Error()}
-	}
-	return ParseRules(path, data)
-}
+// LoadRules reads and parses the rules document at path within the
+// default RulesLimits (see ParseRules).
+func LoadRules(path string) (*Rules, error) { return RulesLimits{}.Load(path) }
 
 // The bounds of a document.
 const (
@@ -96,8 +88,27 @@ const (
 // fallback says where a request goes when its subset has no instance
 // that can take it: default (the default subset, or any instance when
 // there is none; the default), any, or none (503, naming the subset).
+//
+// The document is read within the default RulesLimits (RulesLimits.Parse
+// takes others): at most 256 KiB, 1000 rules and regular expressions of
+// 10,000 instructions in all; a refusal quotes at most 80 bytes of any
+// key or value. A header a rule reads is an HTTP token, and not one the
+// gateway sets itself (X-Forwarded-*, X-Real-Ip, Forwarded, the route
+// and region headers), which would hold a client's forged value: client
+// matches the client's address. YAML aliases are refused. A regex
+// condition tests values of up to MaxRegexValue (256) bytes: a longer
+// one does not match.
 func ParseRules(source string, data []byte) (*Rules, error) {
-	p := &parser{source: source}
+	return RulesLimits{}.Parse(source, data)
+}
+
+// Parse parses a traffic rules document within l (see ParseRules).
+func (l RulesLimits) Parse(source string, data []byte) (*Rules, error) {
+	l = l.WithDefaults()
+	if len(data) > l.MaxBytes {
+		return nil, l.tooLarge(source, data)
+	}
+	p := &parser{source: source, lim: l}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, p.yamlError(err)
@@ -107,6 +118,9 @@ func ParseRules(source string, data []byte) (*Rules, error) {
 		return rules, nil // an empty document: no rules
 	}
 	doc := root.Content[0]
+	if err := p.noAliases(doc, ""); err != nil {
+		return nil, err
+	}
 	err := p.mapping(doc, "", map[string]func(*yaml.Node, string) error{
 		"apps": func(n *yaml.Node, at string) error {
 			return p.each(n, at, func(k, v *yaml.Node, at string) error {
@@ -115,7 +129,7 @@ func ParseRules(source string, data []byte) (*Rules, error) {
 					return p.fail(k, at, "an app's name is not empty and has no '/' or space")
 				}
 				if _, dup := rules.apps[app]; dup {
-					return p.fail(k, at, "app "+app+" comes twice")
+					return p.fail(k, at, "app "+p.lim.echo(app)+" comes twice")
 				}
 				a, err := p.app(v, at, app, k.Value)
 				if err != nil {
@@ -134,6 +148,9 @@ func ParseRules(source string, data []byte) (*Rules, error) {
 
 type parser struct {
 	source string
+	lim    RulesLimits
+	rules  int   // the rules read so far
+	regex  int64 // the size of the regular expressions compiled so far
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
@@ -145,7 +162,7 @@ func (p *parser) yamlError(err error) error {
 		line, _ = strconv.Atoi(m[1])
 		msg = strings.TrimSpace(strings.Replace(msg, m[0]+":", "", 1))
 	}
-	return &RulesError{Source: p.source, Line: line, Reason: msg}
+	return &RulesError{Source: p.source, Line: line, Reason: p.lim.echo(msg)}
 }
 
 func (p *parser) fail(n *yaml.Node, at, reason string) error {
@@ -155,11 +172,39 @@ func (p *parser) fail(n *yaml.Node, at, reason string) error {
 	return &RulesError{Source: p.source, Line: n.Line, Reason: reason}
 }
 
-func join(at, key string) string {
+// join returns the key path of key within at, key cut to MaxEcho.
+func (p *parser) join(at, key string) string {
+	key = p.lim.echo(key)
 	if at == "" {
 		return key
 	}
 	return at + "." + key
+}
+
+// noAliases refuses the document if any node of it is an alias: an
+// alias repeats its anchor's value where it stands, so a document of a
+// few kilobytes can stand for millions of rules.
+func (p *parser) noAliases(n *yaml.Node, at string) error {
+	if n.Kind == yaml.AliasNode {
+		return p.fail(n, at, fmt.Sprintf("a YAML alias (*%s) is refused in a rules document: write the value out", p.lim.echo(n.Value)))
+	}
+	for i, c := range n.Content {
+		switch {
+		case n.Kind != yaml.MappingNode:
+			if err := p.noAliases(c, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		case i%2 == 1:
+			if err := p.noAliases(c, p.join(at, n.Content[i-1].Value)); err != nil {
+				return err
+			}
+		default:
+			if err := p.noAliases(c, at); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // mapping walks a mapping whose keys are fields, each given to its
@@ -172,7 +217,7 @@ func (p *parser) mapping(n *yaml.Node, at string, fields map[string]func(*yaml.N
 			for name := range fields {
 				names = append(names, name)
 			}
-			return p.fail(k, at, fmt.Sprintf("unknown field %q (known: %s)", k.Value, strings.Join(slices.Sorted(slices.Values(names)), ", ")))
+			return p.fail(k, at, fmt.Sprintf("unknown field %q (known: %s)", p.lim.echo(k.Value), strings.Join(slices.Sorted(slices.Values(names)), ", ")))
 		}
 		return f(v, at)
 	})
@@ -180,9 +225,6 @@ func (p *parser) mapping(n *yaml.Node, at string, fields map[string]func(*yaml.N
 
 // each walks the pairs of a mapping, at is the key path of each.
 func (p *parser) each(n *yaml.Node, at string, f func(k, v *yaml.Node, at string) error) error {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
 	if n.Kind != yaml.MappingNode {
 		return p.fail(n, at, "is not a mapping")
 	}
@@ -190,10 +232,10 @@ func (p *parser) each(n *yaml.Node, at string, f func(k, v *yaml.Node, at string
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if seen[k.Value] {
-			return p.fail(k, at, fmt.Sprintf("%q comes twice", k.Value))
+			return p.fail(k, at, fmt.Sprintf("%q comes twice", p.lim.echo(k.Value)))
 		}
 		seen[k.Value] = true
-		if err := f(k, v, join(at, k.Value)); err != nil {
+		if err := f(k, v, p.join(at, k.Value)); err != nil {
 			return err
 		}
 	}
@@ -251,7 +293,7 @@ func (p *parser) app(n *yaml.Node, at, app, name string) (*appRules, error) {
 		}
 		s, err := newSubset(app, sel)
 		if err != nil {
-			return nil, p.fail(n, at, err.Error())
+			return nil, p.fail(n, at, p.lim.echo(err.Error()))
 		}
 		subsets[sel.String()] = s
 		a.subsets = append(a.subsets, s)
@@ -275,10 +317,13 @@ func (p *parser) app(n *yaml.Node, at, app, name string) (*appRules, error) {
 					return nil
 				}
 			}
-			return p.fail(n, at, fmt.Sprintf("%q is not default, any or none", v))
+			return p.fail(n, at, fmt.Sprintf("%q is not default, any or none", p.lim.echo(v)))
 		},
 		"rules": func(n *yaml.Node, at string) error {
 			return p.seq(n, at, func(v *yaml.Node, at string) error {
+				if p.rules++; p.rules > p.lim.MaxRules {
+					return p.fail(v, at, fmt.Sprintf("is a rule past the limit of %d rules in a document", p.lim.MaxRules))
+				}
 				r, doc, err := p.rule(v, at, subset)
 				a.rules = append(a.rules, r)
 				a.doc.Rules = append(a.doc.Rules, doc)
@@ -324,7 +369,7 @@ func (p *parser) selector(n *yaml.Node, at string) (balancer.Selector, error) {
 	}
 	sel, err := balancer.NewSelector(terms)
 	if err != nil {
-		return sel, p.fail(n, at, err.Error())
+		return sel, p.fail(n, at, p.lim.echo(err.Error()))
 	}
 	return sel, nil
 }
@@ -355,7 +400,7 @@ func (p *parser) rule(n *yaml.Node, at string, subset func(*yaml.Node, string) (
 					"weight": func(n *yaml.Node, at string) error {
 						w, err := strconv.ParseUint(n.Value, 10, 32)
 						if n.Kind != yaml.ScalarNode || err != nil || w > maxWeight {
-							return p.fail(n, at, fmt.Sprintf("%q is not a whole number from 0 to %d", n.Value, maxWeight))
+							return p.fail(n, at, fmt.Sprintf("%q is not a whole number from 0 to %d", p.lim.echo(n.Value), maxWeight))
 						}
 						weight = w
 						return nil
@@ -394,13 +439,17 @@ func (p *parser) rule(n *yaml.Node, at string, subset func(*yaml.Node, string) (
 				}
 				switch k.Value {
 				case "header":
-					r.sticky = sticky{where: inHeader, name: textproto.CanonicalMIMEHeaderKey(name)}
+					canon, wrong := ruleHeader(name)
+					if wrong != "" {
+						return p.fail(v, at, fmt.Sprintf("%q %s", p.lim.echo(name), wrong))
+					}
+					r.sticky = sticky{where: inHeader, name: canon}
 				case "cookie":
 					r.sticky = sticky{where: inCookie, name: name}
 				case "query":
 					r.sticky = sticky{where: inQuery, name: name}
 				default:
-					return p.fail(k, at, fmt.Sprintf("unknown field %q (known: cookie, header, query)", k.Value))
+					return p.fail(k, at, fmt.Sprintf("unknown field %q (known: cookie, header, query)", p.lim.echo(k.Value)))
 				}
 				doc.Sticky = k.Value + " " + r.sticky.name
 				return nil
@@ -415,15 +464,18 @@ func (p *parser) rule(n *yaml.Node, at string, subset func(*yaml.Node, string) (
 
 // match compiles a rule's conditions.
 func (p *parser) match(n *yaml.Node, at string, r *rule, doc *RuleDoc) error {
-	named := func(w where, canon func(string) string) func(*yaml.Node, string) error {
+	named := func(w where) func(*yaml.Node, string) error {
 		return func(n *yaml.Node, at string) error {
 			return p.each(n, at, func(k, v *yaml.Node, at string) error {
 				name := k.Value
 				if name == "" {
 					return p.fail(k, at, "names nothing")
 				}
-				if canon != nil {
-					name = canon(name)
+				if w == inHeader {
+					var wrong string
+					if name, wrong = ruleHeader(name); wrong != "" {
+						return p.fail(k, at, fmt.Sprintf("%q %s", p.lim.echo(k.Value), wrong))
+					}
 				}
 				c, text, err := p.condition(v, at)
 				if err != nil {
@@ -437,16 +489,16 @@ func (p *parser) match(n *yaml.Node, at string, r *rule, doc *RuleDoc) error {
 		}
 	}
 	return p.mapping(n, at, map[string]func(*yaml.Node, string) error{
-		"header": named(inHeader, textproto.CanonicalMIMEHeaderKey),
-		"cookie": named(inCookie, nil),
-		"query":  named(inQuery, nil),
+		"header": named(inHeader),
+		"cookie": named(inCookie),
+		"query":  named(inQuery),
 		"path_prefix": func(n *yaml.Node, at string) error {
 			v, err := p.scalar(n, at)
 			if err != nil {
 				return err
 			}
 			if !strings.HasPrefix(v, "/") {
-				return p.fail(n, at, fmt.Sprintf("%q does not start with /", v))
+				return p.fail(n, at, fmt.Sprintf("%q does not start with /", p.lim.echo(v)))
 			}
 			r.conds = append(r.conds, cond{where: inPath, op: opPrefix, value: v})
 			doc.Match = append(doc.Match, "path "+v+"…")
@@ -459,7 +511,7 @@ func (p *parser) match(n *yaml.Node, at string, r *rule, doc *RuleDoc) error {
 			}
 			for _, m := range vs {
 				if m == "" || strings.IndexFunc(m, func(c rune) bool { return c > 0x7e || !isToken(byte(c)) }) >= 0 {
-					return p.fail(n, at, fmt.Sprintf("%q is not a method", m))
+					return p.fail(n, at, fmt.Sprintf("%q is not a method", p.lim.echo(m)))
 				}
 			}
 			r.conds = append(r.conds, cond{where: inMethod, op: opIn, values: vs})
@@ -477,7 +529,7 @@ func (p *parser) match(n *yaml.Node, at string, r *rule, doc *RuleDoc) error {
 				if err != nil {
 					ip, err2 := netip.ParseAddr(v)
 					if err2 != nil {
-						return p.fail(n, at, fmt.Sprintf("%q is neither a CIDR prefix nor an address", v))
+						return p.fail(n, at, fmt.Sprintf("%q is neither a CIDR prefix nor an address", p.lim.echo(v)))
 					}
 					pfx = netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen())
 				}
@@ -536,9 +588,12 @@ func (p *parser) condition(n *yaml.Node, at string) (cond, string, error) {
 			if err != nil {
 				return err
 			}
-			re, err := regexp.Compile(v)
+			re, size, err := compileRegex(v, int64(p.lim.MaxRegexSize)-p.regex)
 			if err != nil {
-				return p.fail(n, at, err.Error())
+				return p.fail(n, at, p.lim.echo(err.Error()))
+			}
+			if p.regex += size; re == nil {
+				return p.fail(n, at, fmt.Sprintf("the regular expressions come to about %d instructions compiled, past the limit of %d in a document", p.regex, p.lim.MaxRegexSize))
 			}
 			c, text = cond{op: opRegex, re: re}, "~ "+v
 			return nil

@@ -262,6 +262,12 @@ func TestRulesRefusedWithLineAndReason(t *testing.T) {
 		{"apps:\n  ORDERS:\n   rules: [\n", "bad.yaml:3: did not find expected node content"},
 		{"apps:\n  ORDERS:\n    rules:\n      - to: [{select: {v: \"1\"}, weight: 0}]\n", "bad.yaml:4: apps.ORDERS.rules[0].to: the weights add up to 0"},
 		{"apps:\n  ORDERS:\n    rules:\n      - to: [{select: {v: \"1\"}}]\n        sticky: {header: A, cookie: b}\n", "bad.yaml:5: apps.ORDERS.rules[0].sticky.cookie: sticky takes one key"},
+		{"apps:\n  ORDERS:\n    rules:\n      - match: {header: {x-forwarded-for: 10.9.9.9}}\n        to: [{select: {v: \"1\"}}]\n",
+			`bad.yaml:4: apps.ORDERS.rules[0].match.header.x-forwarded-for: "x-forwarded-for" is a header the gateway sets itself, in place of a client's, so a rule would read what the client forged: to match the client's address use client: [CIDR prefixes or addresses]`},
+		{"apps:\n  ORDERS:\n    rules:\n      - match: {header: {\"<img>\": x}}\n        to: [{select: {v: \"1\"}}]\n",
+			`bad.yaml:4: apps.ORDERS.rules[0].match.header.<img>: "<img>" is not a header name (an HTTP token: letters, digits and !#$%&'*+-.^_` + "`" + `|~)`},
+		{"apps:\n  ORDERS:\n    rules:\n      - to: [{select: {v: \"1\"}}, {select: {v: \"2\"}}]\n        sticky: {header: X-Real-IP}\n",
+			`bad.yaml:5: apps.ORDERS.rules[0].sticky.header: "X-Real-IP" is a header the gateway sets itself`},
 	} {
 		_, err := ParseRules("bad.yaml", []byte(c.doc))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -311,5 +317,46 @@ func BenchmarkRouteTwentyRules(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		routeOnce(r, target, req)
+	}
+}
+
+// A regex condition tests values of up to MaxRegexValue bytes: a longer
+// header, cookie or query value (issue 44's 8 KB header) does not match,
+// however early the expression would find its match in it, so a client
+// cannot make every request cost a long match.
+func TestRulesRegexTestsBoundedValues(t *testing.T) {
+	const doc = `
+apps:
+  orders:
+    default: {version: "2.0"}
+    rules:
+      - match: {header: {X-User: {regex: '[a-z0-9._-]{1,64}@example\.com'}}}
+        to: [{select: {version: "2.1"}}]
+      - match: {cookie: {user: {regex: '@example\.com'}}}
+        to: [{select: {version: "2.1"}}]
+      - match: {query: {user: {regex: '@example\.com'}}}
+        to: [{select: {version: "2.1"}}]
+`
+	r := rulesRouter(t, doc, versioned(1, "2.0", "2.1"))
+	user := "alice@example.com"
+	pad := func(n int) string { return user + strings.Repeat("x", n-len(user)) }
+	for _, c := range []struct {
+		name, target string
+		header       header
+		want         string
+	}{
+		{"a header", "/orders/x", header{"X-User": user}, "2.1"},
+		{"a header of MaxRegexValue bytes", "/orders/x", header{"X-User": pad(MaxRegexValue)}, "2.1"},
+		{"a header of 8 KB", "/orders/x", header{"X-User": pad(8000)}, "2.0"},
+		{"a header a byte too long", "/orders/x", header{"X-User": pad(MaxRegexValue + 1)}, "2.0"},
+		{"a cookie", "/orders/x", header{"Cookie": "user=" + user}, "2.1"},
+		{"a cookie of 8 KB", "/orders/x", header{"Cookie": "user=" + pad(8000)}, "2.0"},
+		{"a query value", "/orders/x?user=" + user, nil, "2.1"},
+		{"a query value of MaxRegexValue bytes", "/orders/x?user=" + pad(MaxRegexValue), nil, "2.1"},
+		{"a query value of 8 KB", "/orders/x?user=" + pad(8000), nil, "2.0"},
+	} {
+		if v, _, _ := route(r, c.target, &Request{Method: "GET", Header: c.header}); v != c.want {
+			t.Errorf("%s: went to %q, want %q", c.name, v, c.want)
+		}
 	}
 }

@@ -1,7 +1,7 @@
 package routing
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"errors"
 	"os"
 	"sync"
@@ -14,7 +14,8 @@ import (
 )
 
 // DefaultRulesInterval is how often a RulesFile checks its file for a
-// change, unless told otherwise.
+// change, unless told otherwise. A change is applied at the check after
+// the one that saw it, if the file has stayed the same meanwhile.
 const DefaultRulesInterval = 500 * time.Millisecond
 
 // RulesFileConfig configures a RulesFile.
@@ -32,11 +33,23 @@ type RulesFileConfig struct {
 	// Logger tells of each change: the rules applied (Info), a document
 	// refused (Error, with its file:line: reason). Default: none.
 	Logger *zap.Logger
+	// Limits bound the document (see RulesLimits). Default: their
+	// defaults.
+	Limits RulesLimits
 }
 
 // A RulesFile keeps the rules of a file in force: it reads the file once
 // when made, and again whenever it changes, and gives each new document
-// that parses to Apply.
+// that parses to Apply once it holds still.
+//
+// A changed file is applied only when it has stayed the same (its size,
+// modification time and the SHA-256 of its content) from one check to
+// the next, so that a file being written in place is not applied while
+// a part of it is written, though a part that ends on a line often
+// parses: a new document is in force one to two Intervals after it is
+// written. A writer that pauses longer than an Interval halfway still has
+// its half applied: write the new document to a temporary file and
+// rename it over the old one.
 //
 // A change is a new modification time, a new size, or a different file at
 // the path (os.SameFile): a file replaced by a rename, as editors, sed -i
@@ -65,10 +78,11 @@ type RulesFile struct {
 
 	// Of the checks, which only the goroutine (or NewRulesFile, before
 	// it) makes:
-	last    os.FileInfo // the file as last read, nil when it must be read
-	racy    bool        // last is too recent to tell a later write: read again
-	data    []byte      // the document last read, applied or refused
-	lastErr string      // the last failure logged, not logged at every check
+	last    os.FileInfo       // the file as last settled, nil when it must be read
+	racy    bool              // last is too recent to tell a later write: read again
+	sum     [sha256.Size]byte // the document last settled, applied or refused
+	pending *fileState        // a change seen at the last check, applied if it holds
+	lastErr string            // the last failure logged, not logged at every check
 
 	mu      sync.Mutex
 	started bool
@@ -96,16 +110,16 @@ func NewRulesFile(cfg RulesFileConfig) (*RulesFile, error) {
 	fi, err := os.Stat(cfg.Path)
 	var data []byte
 	if err == nil {
-		data, err = os.ReadFile(cfg.Path)
+		data, err = cfg.Limits.read(cfg.Path)
 	}
 	if err != nil {
 		return nil, &RulesError{Source: cfg.Path, Reason: err.Error()}
 	}
-	rules, err := ParseRules(cfg.Path, data)
+	rules, err := cfg.Limits.Parse(cfg.Path, data)
 	if err != nil {
 		return nil, err
 	}
-	f.read(fi, data, now)
+	f.settle(fileState{fi, sha256.Sum256(data)}, now)
 	f.rules.Store(rules)
 	cfg.Apply(rules)
 	return f, nil
@@ -155,37 +169,59 @@ func (f *RulesFile) run() {
 // Such a file is read again at each check until its time is older.
 const racyWindow = 3 * time.Second
 
-// check reads the file again if it changed since it was last read, and
-// applies its rules if they are new and parse.
+// fileState is the file as one check saw it.
+type fileState struct {
+	fi  os.FileInfo
+	sum [sha256.Size]byte
+}
+
+// same reports whether the file is as it was at another check: the same
+// file, size, modification time and content.
+func (s fileState) same(o *fileState) bool {
+	return o != nil && os.SameFile(s.fi, o.fi) && s.fi.Size() == o.fi.Size() && s.fi.ModTime().Equal(o.fi.ModTime()) && s.sum == o.sum
+}
+
+// check reads the file again if it changed since it was last settled,
+// and applies its rules if they are new, parse, and the file is as it
+// was at the previous check.
 func (f *RulesFile) check() {
 	now := time.Now()
 	fi, err := os.Stat(f.cfg.Path)
 	if err != nil {
-		f.last = nil // whatever comes back at the path is read
+		f.last, f.pending = nil, nil // whatever comes back at the path is read
 		f.failed("cannot read the traffic rules file; the rules in force stay, and it is tried again", err)
 		return
 	}
 	if !f.racy && f.last != nil && os.SameFile(fi, f.last) && fi.ModTime().Equal(f.last.ModTime()) && fi.Size() == f.last.Size() {
+		f.pending = nil
 		return
 	}
 	if fi.Size() == 0 {
 		// Most likely truncated by a writer that has yet to write: read
 		// once written.
-		f.last = nil
+		f.last, f.pending = nil, nil
 		f.failed("the traffic rules file is empty; the rules in force stay (a document without rules is \"apps: {}\")", nil)
 		return
 	}
-	data, err := os.ReadFile(f.cfg.Path)
+	data, err := f.cfg.Limits.read(f.cfg.Path)
 	if err != nil {
-		f.last = nil
+		f.last, f.pending = nil, nil
 		f.failed("cannot read the traffic rules file; the rules in force stay, and it is tried again", err)
 		return
 	}
 	f.lastErr = ""
-	if !f.read(fi, data, now) {
-		return // the document last read, touched or read again
+	seen := fileState{fi, sha256.Sum256(data)}
+	if seen.sum != f.sum && !seen.same(f.pending) {
+		// New, and maybe still being written: applied if the next check
+		// finds it the same.
+		f.pending = &seen
+		return
 	}
-	rules, err := ParseRules(f.cfg.Path, data)
+	f.pending = nil
+	if !f.settle(seen, now) {
+		return // the document last settled, touched or read again
+	}
+	rules, err := f.cfg.Limits.Parse(f.cfg.Path, data)
 	if err != nil {
 		f.log.Error("traffic rules refused; the rules in force stay", zap.String("file", f.cfg.Path), zap.Error(err))
 		return
@@ -195,16 +231,16 @@ func (f *RulesFile) check() {
 	f.log.Info("traffic rules applied", zap.String("file", f.cfg.Path), zap.Int("apps", len(rules.Apps())))
 }
 
-// read records that data was read from the file as fi stated it (before
-// the read: a change during the read is seen at the next check) at now,
-// and reports whether it is not the document last read.
-func (f *RulesFile) read(fi os.FileInfo, data []byte, now time.Time) bool {
-	f.last = fi
-	f.racy = now.Sub(fi.ModTime()) < racyWindow
-	if f.data != nil && bytes.Equal(data, f.data) {
+// settle records that the file was read as seen states it (stated
+// before the read: a change during the read is seen at the next check)
+// at now, and reports whether it is not the document last settled.
+func (f *RulesFile) settle(seen fileState, now time.Time) bool {
+	f.last = seen.fi
+	f.racy = now.Sub(seen.fi.ModTime()) < racyWindow
+	if seen.sum == f.sum {
 		return false
 	}
-	f.data = data
+	f.sum = seen.sum
 	return true
 }
 

@@ -165,9 +165,9 @@ func TestRulesFileKeepsTheRulesOfABrokenDocument(t *testing.T) {
 }
 
 // The checks one by one: a second write with the first one's time and
-// size is seen while the first is recent; a document read again
-// unchanged, or touched, is not applied again; an empty file is not
-// applied.
+// size is seen while the first is recent, and applied at the check after
+// the one that saw it; a document read again unchanged, or touched, is
+// not applied again; an empty file is not applied.
 func TestRulesFileChecks(t *testing.T) {
 	w := newWatchedFile(t, versionRules("2.0"), time.Time{}) // not started: the test checks
 	st, err := os.Stat(w.path)
@@ -175,6 +175,10 @@ func TestRulesFileChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeRules(t, w.path, versionRules("2.1"), st.ModTime()) // in the same tick, as it were
+	w.f.check()
+	if got := w.defaults(); joined(got) != "version=2.0" {
+		t.Fatalf("a write applied at the check that saw it: %q", got)
+	}
 	w.f.check()
 	if got := w.defaults(); joined(got) != "version=2.0 | version=2.1" {
 		t.Fatalf("a write in the same tick: applied %q", got)
@@ -196,6 +200,7 @@ func TestRulesFileChecks(t *testing.T) {
 		t.Errorf("the empty file logged %d times, want once", n)
 	}
 	writeRules(t, w.path, "apps: {}\n", time.Time{})
+	w.f.check()
 	w.f.check()
 	if got := w.defaults(); len(got) != 3 || len(w.f.Rules().Apps()) != 0 {
 		t.Fatalf("apps: {} not applied: %q, %v", got, w.f.Rules().Apps())
@@ -222,5 +227,53 @@ func TestNewRulesFileRefusesABadFile(t *testing.T) {
 	}
 	if _, err := NewRulesFile(RulesFileConfig{Path: bad}); err == nil {
 		t.Error("no Apply accepted")
+	}
+}
+
+// A file rewritten in place slowly is not applied while a part of it is
+// written, though the part parses (it ends on a line): only once a
+// check finds it as the previous check did. Issue 44's case: the prefix
+// held ORDERS alone, and PAYMENTS lost its rules meanwhile.
+func TestRulesFileNeverAppliesAHalfWrittenFile(t *testing.T) {
+	both := func(v string) string {
+		return versionRules(v) + "  payments:\n    default: {version: \"1.0\"}\n"
+	}
+	w := newWatchedFile(t, both("2.0"), time.Time{}) // not started: the test ticks
+	prefix := versionRules("2.1")                    // a document of its own: ORDERS alone
+	if _, err := ParseRules("prefix", []byte(prefix)); err != nil {
+		t.Fatal(err)
+	}
+	writeRules(t, w.path, prefix, time.Time{})
+	w.f.check()
+	appendRules(t, w.path, both("2.1")[len(prefix):])
+	w.f.check()
+	if got := w.defaults(); joined(got) != "version=2.0" {
+		t.Fatalf("applied %q while the file was being written", got)
+	}
+	w.f.check() // as the previous check found it: written
+	if got := w.defaults(); joined(got) != "version=2.0 | version=2.1" {
+		t.Fatalf("applied %q, want the whole document once", got)
+	}
+	if doc, ok := w.f.Rules().App("PAYMENTS"); !ok || doc.Default != "version=1.0" {
+		t.Errorf("PAYMENTS in the rules applied: %+v, %v", doc, ok)
+	}
+	w.f.check()
+	if got := w.defaults(); len(got) != 2 {
+		t.Errorf("applied again: %q", got)
+	}
+}
+
+// appendRules appends text to the file at path.
+func appendRules(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -98,7 +98,12 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.Int64Var(&o.gateway.MaxRequestBodySize, "gateway-max-body-bytes", gateway.DefaultMaxRequestBodySize, "largest request body the gateway forwards (larger get 413; negative for no limit)")
 	proxies := fs.String("gateway-trusted-proxies", "", "comma-separated CIDRs of proxies in front of the gateway whose X-Forwarded-* headers are kept")
 	fs.BoolVar(&o.gateway.RewriteHost, "gateway-rewrite-host", false, "send the instance's host:port as Host instead of the client's")
-	fs.StringVar(&o.gatewayRules.File, "gateway-rules", "", "traffic rules of the gateway (YAML or JSON, see docs/gateway.md): re-read when the file changes, also when it is replaced by a rename; a document that does not parse is refused with its file and line, and the rules in force stay")
+	fs.StringVar(&o.gatewayRules.File, "gateway-rules", "", "traffic rules of the gateway (YAML or JSON, see docs/gateway.md): re-read when the file changes, also when it is replaced by a rename, and applied once the next check finds it unchanged; a document that does not parse or is past a -gateway-rules-max-* limit is refused with its file and line, and the rules in force stay")
+	lim := &o.gatewayRules.Limits
+	fs.IntVar(&lim.MaxBytes, "gateway-rules-max-bytes", routing.DefaultRulesMaxBytes, "largest -gateway-rules document, in bytes")
+	fs.IntVar(&lim.MaxRules, "gateway-rules-max-rules", routing.DefaultRulesMaxRules, "most rules in the -gateway-rules document, all apps together")
+	fs.IntVar(&lim.MaxRegexSize, "gateway-rules-max-regex-size", routing.DefaultRulesMaxRegexSize, "most instructions the regular expressions of the -gateway-rules document compile to, together ([a-z]{1,64} is 127); a match costs up to 256 bytes of a value times its expression's size")
+	fs.IntVar(&lim.MaxEcho, "gateway-rules-max-echo", routing.DefaultRulesMaxEcho, "longest piece (a key, a value) of a refused -gateway-rules document that the refusal quotes, in bytes; a longer one is cut")
 	fs.DurationVar(&o.gatewayServer.HeaderTimeout, "gateway-header-timeout", gateway.DefaultHeaderTimeout, "limit on a client's request header as a whole, from its first byte (as nginx's client_header_timeout)")
 	fs.StringVar(&o.gatewayAccessLog, "gateway-access-log", "", "write the gateway's access log, a JSON line per request with the fields of Caddy's (see docs/gateway.md), to this file (appended to) or to stdout; lines are written within a second, and dropped when the writer falls behind")
 	failover := fs.String("gateway-failover-regions", "", "comma-separated remote regions (of -remote-regions), in order, whose instances take an app's requests when the local region has none that can take them; the local region takes them back as soon as it has one (default: none, the local region only)")
@@ -155,6 +160,17 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	}
 	if o.gatewayRules.File != "" && o.gatewayServer.Addr == "" {
 		return nil, errors.New("-gateway-rules is set without -gateway: the rules are the gateway's")
+	}
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"max-bytes", lim.MaxBytes}, {"max-rules", lim.MaxRules}, {"max-regex-size", lim.MaxRegexSize}, {"max-echo", lim.MaxEcho}} {
+		if l.v <= 0 {
+			return nil, fmt.Errorf("-gateway-rules-%s is %d: a limit is above 0", l.name, l.v)
+		}
+	}
+	if o.gatewayRules.File == "" && *lim != (routing.RulesLimits{}).WithDefaults() {
+		return nil, errors.New("a -gateway-rules-max-* limit is set without -gateway-rules: the limits are the rules file's")
 	}
 	if o.gatewayAccessLog != "" && o.gatewayServer.Addr == "" {
 		return nil, errors.New("-gateway-access-log is set without -gateway: the log is the gateway's")

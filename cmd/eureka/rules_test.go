@@ -19,6 +19,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/dashboard"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // The process's traffic rules file, -gateway-rules: a document that does
@@ -50,7 +51,8 @@ func TestGatewayRulesFile(t *testing.T) {
 }
 
 // -gateway-rules (or EUREKA_GATEWAY_RULES) names the gateway's rules
-// file, and is refused without a gateway.
+// file, and is refused without a gateway; -gateway-rules-max-* set its
+// limits, each above 0, and are refused without it.
 func TestGatewayRulesOption(t *testing.T) {
 	o, err := parseOptions([]string{"-gateway", "127.0.0.1:8080"}, envOf(map[string]string{"EUREKA_GATEWAY_RULES": "rules.yaml"}), io.Discard)
 	if err != nil || o.gatewayRules.File != "rules.yaml" || o.gatewayRules.Interval != 0 {
@@ -59,6 +61,24 @@ func TestGatewayRulesOption(t *testing.T) {
 	_, err = parseOptions([]string{"-gateway-rules", "rules.yaml"}, noEnv, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "-gateway-rules is set without -gateway") {
 		t.Errorf("-gateway-rules without -gateway: %v", err)
+	}
+	if o.gatewayRules.Limits != (routing.RulesLimits{}).WithDefaults() {
+		t.Errorf("the limits by default: %+v", o.gatewayRules.Limits)
+	}
+	o, err = parseOptions([]string{"-gateway", "127.0.0.1:8080", "-gateway-rules", "rules.yaml", "-gateway-rules-max-bytes", "1000",
+		"-gateway-rules-max-rules", "2", "-gateway-rules-max-regex-size", "300", "-gateway-rules-max-echo", "10"}, noEnv, io.Discard)
+	if want := (routing.RulesLimits{MaxBytes: 1000, MaxRules: 2, MaxRegexSize: 300, MaxEcho: 10}); err != nil || o.gatewayRules.Limits != want {
+		t.Errorf("-gateway-rules-max-*: %+v, %v; want %+v", o.gatewayRules.Limits, err, want)
+	}
+	for args, want := range map[string]string{
+		"-gateway-rules-max-rules 0":    "-gateway-rules-max-rules is 0: a limit is above 0",
+		"-gateway-rules-max-bytes 4096": "a -gateway-rules-max-* limit is set without -gateway-rules: the limits are the rules file's",
+		"-gateway-rules-max-echo -1":    "-gateway-rules-max-echo is -1: a limit is above 0",
+	} {
+		_, err := parseOptions(append([]string{"-gateway", "127.0.0.1:8080"}, strings.Fields(args)...), noEnv, io.Discard)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
 	}
 }
 

@@ -77,6 +77,12 @@ const Rules = `{
     "RULES-OUTSIDE": {
       "default": {"version": "2.0"}
     },
+    "RULES-REGEX": {
+      "default": {"version": "2.0"},
+      "rules": [
+        {"match": {"header": {"X-User": {"regex": "[a-z0-9._-]{1,64}@example\\.com"}}}, "to": [{"select": {"version": "2.1"}}]}
+      ]
+    },
     "CHAIN-A": {
       "default": {"version": "2.0"},
       "rules": [
@@ -211,6 +217,32 @@ func rulesHeaderMatch(t *testing.T, start Starter) {
 	}
 	expect(t, "requests at 2.1", hits["2.1"].Load(), n)
 	expect(t, "requests at 2.0", hits["2.0"].Load(), 0)
+}
+
+// A regex condition tests a value of up to routing.MaxRegexValue (256)
+// bytes: a request whose header is longer (issue 44's 8 KB, here 7 KB to
+// fit the fasthttp gateway's 8 KB header) goes where the rule does not
+// hold, however early the expression would match in it.
+func rulesRegexBounded(t *testing.T, start Starter) {
+	base, store, _ := start(t)
+	hits := versioned(t, store, "rules-regex", "2.0", "2.1")
+	c := keepAlive(t)
+	user := "alice@example.com"
+	for _, v := range []struct{ value, want string }{
+		{user, "2.1"},
+		{user + strings.Repeat("x", 256-len(user)), "2.1"},
+		{user + strings.Repeat("x", 7000), "2.0"},
+		{user + strings.Repeat("x", 257-len(user)), "2.0"},
+	} {
+		a, err := askVersion(c, base+"/rules-regex/x", "X-User", v.value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.version != v.want {
+			t.Errorf("X-User of %d bytes: reached %s, want %s", len(v.value), a.version, v.want)
+		}
+	}
+	expect(t, "requests at 2.1", hits["2.1"].Load(), 2)
 }
 
 // A rule's weights split its requests: 10 % to 2.1, 90 % to 2.0, within

@@ -6,18 +6,14 @@ import (
 	"hash/crc32"
 	"io"
 	"net/http"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
-	"github.com/eurekagate/eurekagate/internal/tick"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -86,6 +82,7 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"RulesFallback", rulesFallback},
 		{"RulesChain", rulesChain},
 		{"RulesOutsideRoute", rulesOutsideRoute},
+		{"RulesRegexBounded", rulesRegexBounded},
 		{"TrafficRequestCounts", trafficCounts},
 		{"TrafficRefusedInstance", trafficRefused},
 		{"TrafficUnknownAppsOneLabel", trafficUnknownApps},
@@ -242,7 +239,7 @@ func streamedBodies(t *testing.T, start Starter) {
 	io.Copy(want, io.LimitReader(&pattern{}, bigBody))
 	wantSum := fmt.Sprintf("%d %08x", bigBody, want.Sum32())
 
-	growth := heapGrowth(t, func() {
+	growth := testkit.HeapGrowth(func() {
 		req, _ := http.NewRequest("POST", base+"/files/upload", io.LimitReader(&pattern{}, bigBody))
 		req.ContentLength = bigBody
 		resp, err := client().Do(req)
@@ -270,39 +267,6 @@ func streamedBodies(t *testing.T, start Starter) {
 	if growth > bigBody/2 {
 		t.Errorf("the heap grew by %d MB while streaming %d MB bodies", growth>>20, bigBody>>20)
 	}
-}
-
-// heapGrowth runs f and returns how far the heap in use rose above where
-// it was before, sampled every few milliseconds. The collector runs often
-// meanwhile, so that garbage does not count as growth.
-func heapGrowth(t *testing.T, f func()) uint64 {
-	old := debug.SetGCPercent(10)
-	defer debug.SetGCPercent(old)
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	base := m.HeapAlloc
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick.Every(5*time.Millisecond, stop, nil, func() {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			if m.HeapAlloc > peak.Load() {
-				peak.Store(m.HeapAlloc)
-			}
-		})
-	}()
-	f()
-	close(stop)
-	wg.Wait()
-	if p := peak.Load(); p > base {
-		return p - base
-	}
-	return 0
 }
 
 // A WebSocket handshake and messages cross the gateway both ways.

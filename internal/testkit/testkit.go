@@ -6,8 +6,9 @@
 // goroutines racing each other (Loop, InParallel), a process's output
 // (Output), registrations to test and benchmark with (Inst, and
 // SampleInstance, which the load command cmd/eurekabench uses too), a
-// deep-equality check (Want), test certificates (CA) and password hashes
-// (PasswordHash).
+// deep-equality check (Want), test certificates (CA), password hashes
+// (PasswordHash), how far the heap grows while a function runs
+// (HeapGrowth) and hostile traffic rules documents (AliasBomb).
 package testkit
 
 import (
