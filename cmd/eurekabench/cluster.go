@@ -138,13 +138,12 @@ func runCluster(ctx context.Context, c clusterConfig, out io.Writer) (err error)
 			n.stop()
 		}
 	}()
-	built := ""
-	if c.eureka == "" {
-		start := time.Now()
-		if c.eureka, err = buildEureka(ctx, dir, ""); err != nil {
-			return err
-		}
-		built = fmt.Sprintf("; cmd/eureka built in %.1f s", time.Since(start).Seconds())
+	var built string
+	if c.eureka, built, err = eurekaBinary(ctx, dir, c.eureka); err != nil {
+		return err
+	}
+	if built != "" {
+		built = "; " + built
 	}
 	r.c = c
 	r.rec = clusterRecord{Instances: c.instances, Apps: c.apps, CPUs: runtime.NumCPU(), LoadBefore: loadAverage(),

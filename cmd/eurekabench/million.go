@@ -227,6 +227,21 @@ func runMillion(ctx context.Context, c millionConfig, out io.Writer) (err error)
 	return r.measure()
 }
 
+// eurekaBinary is bin, or, when bin is "", cmd/eureka built into dir,
+// with a note of how long the build took for the study's header ("" when
+// it was given).
+func eurekaBinary(ctx context.Context, dir, bin string) (string, string, error) {
+	if bin != "" {
+		return bin, "", nil
+	}
+	start := time.Now()
+	bin, err := buildEureka(ctx, dir, "")
+	if err != nil {
+		return "", "", err
+	}
+	return bin, fmt.Sprintf("cmd/eureka built in %.1f s", time.Since(start).Seconds()), nil
+}
+
 // buildEureka builds cmd/eureka into dir; with profile, with the pprof
 // file added by an overlay.
 func buildEureka(ctx context.Context, dir, profile string) (string, error) {
