@@ -456,6 +456,9 @@ func (r *clusterRun) restart() error {
 		cancel() // the node is gone, or the run interrupted: the reader stops too
 	}
 	wg.Wait()
+	if err != nil && n.exited() && r.ctx.Err() == nil {
+		rs.Exited, err = err.Error(), nil // a finding: the report says it, and the run goes on
+	}
 	if err != nil {
 		return err
 	}
@@ -469,7 +472,10 @@ func (r *clusterRun) memory() error {
 		rec := &r.rec.Nodes[k]
 		rec.VmRSS, rec.VmHWM = memoryOf(n.pid())
 		since := ""
-		if rec.Restarted {
+		switch {
+		case n.exited():
+			since = " (it has exited)"
+		case rec.Restarted:
 			since = " (since its restart)"
 		}
 		fmt.Fprintf(r.out, "  %s memory: VmRSS %s, VmHWM %s%s\n", rec.Name, gb(rec.VmRSS), gb(rec.VmHWM), since)

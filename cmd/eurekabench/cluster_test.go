@@ -116,6 +116,14 @@ func TestClusterRestartReads(t *testing.T) {
 	if !strings.Contains(out.String(), "no empty or partial read: holds them after never (the deadline came first), 2 empty or partial reads: MISSED") {
 		t.Errorf("the restart's target:\n%s", out.String())
 	}
+
+	// A restarted node that exits on its own is a failure too.
+	out.Reset()
+	r.rec.Restart = clusterRestart{Exited: "node-2 exited; its log ends: start-up sync failed", FirstWholeReadSeconds: seconds(time.Second)}
+	r.rec.Failures = nil
+	if err := r.report(); err == nil || !strings.Contains(out.String(), "FAILURE: the restarted node exited on its own: node-2 exited; its log ends: start-up sync failed") {
+		t.Errorf("%v\n%s", err, out.String())
+	}
 }
 
 // The command line is checked before anything starts.

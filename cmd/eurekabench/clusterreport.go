@@ -144,6 +144,9 @@ type clusterRestart struct {
 	FirstWholeReadSeconds *float64 `json:"first_whole_read_seconds"`
 	// The reads, by answer: none (not listening yet), 503 (syncing), 200
 	// with every instance, 200 empty or partial, another status.
+	// Exited is the error and log tail of the restarted node when it
+	// exited on its own before it held every instance.
+	Exited      string        `json:"exited,omitempty"`
 	NoAnswer    int           `json:"no_answer"`
 	Unavailable int           `json:"status_503"`
 	Whole       int           `json:"whole"`
@@ -174,7 +177,10 @@ func (s *clusterRestart) add(rec clusterRead, rd registryRead, n int) {
 
 func (s clusterRestart) String() string {
 	held := "holds every instance after " + secondsOr(s.HoldsAfterSeconds)
-	if s.HoldsAfterSeconds == nil {
+	switch {
+	case s.Exited != "":
+		held = "EXITED before it held them all"
+	case s.HoldsAfterSeconds == nil:
 		held = "holds " + commas(s.HeldAtDeadline) + " at the deadline"
 	}
 	return fmt.Sprintf("%s, a whole read answered after %s; %d reads: %d no answer, %d 503, %d whole, %d empty or partial, %d other status (its peers held %v at the kill)",
@@ -242,6 +248,9 @@ func (r *clusterRun) report() error {
 	}
 	if rs.NotWhole > 0 {
 		rec.Failures = append(rec.Failures, fmt.Sprintf("the restarted node answered %d reads 200 with an empty or partial registry (its counts: %s)", rs.NotWhole, notWholeCounts(rs.Reads, rec.Instances)))
+	}
+	if rs.Exited != "" {
+		rec.Failures = append(rec.Failures, "the restarted node exited on its own: "+rs.Exited)
 	}
 	if rs.FirstWholeReadSeconds == nil {
 		rec.Failures = append(rec.Failures, "the restarted node answered no whole read within the deadline")
