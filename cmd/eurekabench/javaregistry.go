@@ -172,9 +172,13 @@ func wrkTurns(ctx context.Context, wrk string, sides []*registrySide, path strin
 // not pay for work the one before left running (a JVM compiles what its
 // last turn ran, and collects, after it). /proc counts in hundredths of
 // a second: 20 ms in 200.
-func settle(cpu ...func() float64) {
+func settle(cpu ...func() float64) { settleWithin(3*time.Second, cpu...) }
+
+// settleWithin is settle waiting up to d; it reports whether the
+// processes went quiet.
+func settleWithin(d time.Duration, cpu ...func() float64) bool {
 	const tick = 200 * time.Millisecond
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
 		before := make([]float64, len(cpu))
 		for k, read := range cpu {
 			before[k] = read()
@@ -185,9 +189,10 @@ func settle(cpu ...func() float64) {
 			busy = busy || read()-before[k] > 0.1*tick.Seconds()
 		}
 		if !busy {
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // sidesCPU reads each side's CPU time, for settle.

@@ -29,17 +29,19 @@
 //	go run ./cmd/eurekabench gateway   # requests per second through the gateways, nginx and Caddy, each in a process of its own
 //	go run ./cmd/eurekabench regions   # a region fail-over through the gateway under wrk load
 //	go run ./cmd/eurekabench million   # a million instances on one node: the first full fetches, deltas, heartbeats, memory
+//	go run ./cmd/eurekabench cluster   # three nodes: a mass registration on one until all hold it, heartbeats, a node killed and restarted
 //	go run ./cmd/eurekabench java      # beside the Java Eureka Server and Spring Cloud Gateway, in one run
 //
 // Each command's flags follow its name (go run ./cmd/eurekabench gateway -h).
 //
 // The files: main.go runs the commands; summary.go is the run without a
 // command; gateway.go, push.go, scale.go, fetch.go, authflood.go,
-// million.go, regions.go and java*.go are the studies; load.go is the
-// load generator they all use, proc.go what they read of other processes
-// in /proc, child.go how they run this binary again to put a server in a
-// process of its own, node.go a server process with a log of its own,
-// caddy.go Caddy in this process, listen.go the loopback ports.
+// million.go, cluster*.go, regions.go and java*.go are the studies;
+// load.go is the load generator they all use, proc.go what they read of
+// other processes in /proc, child.go how they run this binary again to
+// put a server in a process of its own, node.go a server process with a
+// log of its own, caddy.go Caddy in this process, listen.go the loopback
+// ports.
 package main
 
 import (
@@ -71,6 +73,7 @@ var commands = []command{
 	{"gateway", "requests per second through the gateways, nginx and Caddy, each in a process of its own", gatewayCommand},
 	{"regions", "a region fail-over through the gateway under wrk load: every local instance cancelled, then registered again", regionsCommand},
 	{"million", "a million instances on one node: 20 first full fetches, deltas under changes, heartbeats throughout, memory", millionCommand},
+	{"cluster", "three nodes in processes of their own: a mass registration on one, until every node holds it and answers it whole, heartbeats over the three, one node killed and restarted, memory", clusterCommand},
 	{"java", "beside the Java Eureka Server and Spring Cloud Gateway: heartbeats, registrations, fetches, memory, propagation, clusters, gateways", javaCommand},
 	{"push-server", "internal: the push study's registry, in a process of its own", pushServerCommand},
 }

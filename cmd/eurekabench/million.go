@@ -121,21 +121,26 @@ func millionCommand(fs *flag.FlagSet) func(io.Writer) error {
 		case c.profile != "" && c.eureka != "":
 			return errors.New("-profile builds cmd/eureka itself: leave out -eureka")
 		}
-		// Every way out stops the server first: Ctrl-C, SIGTERM, SIGHUP,
-		// and a closed stdout (| head), whose SIGPIPE would otherwise end
-		// this process on the spot, leaving the server running; its
-		// writes fail instead, which ends the run.
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		defer stop()
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		err := runMillion(ctx, c, cancelOnError{out, cancel})
-		if ctx.Err() != nil {
-			return errors.New("interrupted; the server has stopped")
-		}
-		return err
+		return untilStopped(out, func(ctx context.Context, out io.Writer) error { return runMillion(ctx, c, out) })
 	}
+}
+
+// untilStopped runs a study whose servers are processes of their own,
+// with a context that every way out cancels, so that the study stops its
+// servers first: Ctrl-C, SIGTERM, SIGHUP, and a closed stdout (| head),
+// whose SIGPIPE would otherwise end this process on the spot, leaving the
+// servers running; its writes fail instead, which ends the run.
+func untilStopped(out io.Writer, run func(ctx context.Context, out io.Writer) error) error {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	err := run(ctx, cancelOnError{out, cancel})
+	if ctx.Err() != nil {
+		return errors.New("interrupted; the servers have stopped")
+	}
+	return err
 }
 
 // cancelOnError is a writer that cancels the run when a write fails.
@@ -220,6 +225,21 @@ func runMillion(ctx context.Context, c millionConfig, out io.Writer) (err error)
 		return err
 	}
 	return r.measure()
+}
+
+// eurekaBinary is bin, or, when bin is "", cmd/eureka built into dir,
+// with a note of how long the build took for the study's header ("" when
+// it was given).
+func eurekaBinary(ctx context.Context, dir, bin string) (string, string, error) {
+	if bin != "" {
+		return bin, "", nil
+	}
+	start := time.Now()
+	bin, err := buildEureka(ctx, dir, "")
+	if err != nil {
+		return "", "", err
+	}
+	return bin, fmt.Sprintf("cmd/eureka built in %.1f s", time.Since(start).Seconds()), nil
 }
 
 // buildEureka builds cmd/eureka into dir; with profile, with the pprof
@@ -398,10 +418,7 @@ func (r *millionRun) cpu() time.Duration {
 }
 
 // memory is the server's VmRSS and VmHWM.
-func (r *millionRun) memory() (rss, hwm uint64) {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(r.node.pid()) + "/status")
-	return parseProcStatus(string(b))
-}
+func (r *millionRun) memory() (rss, hwm uint64) { return memoryOf(r.node.pid()) }
 
 // measure runs the phases and prints their figures.
 func (r *millionRun) measure() error {
@@ -671,14 +688,22 @@ func (r *millionRun) sleep(d time.Duration) error {
 // register registers every instance, from c.regConns clients at once,
 // and returns how long it took.
 func (r *millionRun) register() (time.Duration, error) {
-	c := r.c
-	client := &fasthttp.HostClient{Addr: r.addr, MaxConns: c.regConns, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
+	return registerBulk(r.ctx, "million", r.addr, r.c.instances, r.c.apps, r.c.regConns)
+}
+
+// registerBulk registers instances millionInstance 0 to instances-1 on
+// addr, from conns clients at once, as fast as they are answered (204
+// each), and returns how long it took; study names the progress lines it
+// writes on stderr every 10 s.
+func registerBulk(ctx context.Context, study, addr string, instances, apps, conns int) (time.Duration, error) {
+	client := &fasthttp.HostClient{Addr: addr, MaxConns: conns, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
 	defer client.CloseIdleConnections()
 	var next, done atomic.Int64
 	var firstErr atomic.Value
 	start := time.Now()
 	stopProgress := make(chan struct{})
-	go func() { // progress, on stderr: at a million this takes minutes
+	var progress sync.WaitGroup
+	progress.Go(func() { // on stderr: at a million this takes minutes
 		tick := time.NewTicker(10 * time.Second)
 		defer tick.Stop()
 		for {
@@ -687,28 +712,29 @@ func (r *millionRun) register() (time.Duration, error) {
 				return
 			case <-tick.C:
 				n := done.Load()
-				fmt.Fprintf(os.Stderr, "eurekabench million: %s registered in %.0f s\n", commas(int(n)), time.Since(start).Seconds())
+				fmt.Fprintf(os.Stderr, "eurekabench %s: %s registered in %.0f s\n", study, commas(int(n)), time.Since(start).Seconds())
 			}
 		}
-	}()
+	})
+	defer progress.Wait()
 	defer close(stopProgress)
 	var wg sync.WaitGroup
-	for range c.regConns {
+	for range conns {
 		wg.Go(func() {
 			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 			defer fasthttp.ReleaseRequest(req)
 			defer fasthttp.ReleaseResponse(resp)
 			var body []byte
-			for r.ctx.Err() == nil && firstErr.Load() == nil {
+			for ctx.Err() == nil && firstErr.Load() == nil {
 				n := int(next.Add(1) - 1)
-				if n >= c.instances {
+				if n >= instances {
 					return
 				}
-				i := millionInstance(n, c.apps)
+				i := millionInstance(n, apps)
 				body = eureka.AppendInstanceJSON(body[:0], i)
 				req.Reset()
 				req.Header.SetMethod("POST")
-				req.SetRequestURI("http://" + r.addr + "/eureka/apps/" + i.App)
+				req.SetRequestURI("http://" + addr + "/eureka/apps/" + i.App)
 				req.Header.SetContentType("application/json")
 				req.SetBody(body)
 				if err := client.Do(req, resp); err != nil {
@@ -724,7 +750,7 @@ func (r *millionRun) register() (time.Duration, error) {
 		})
 	}
 	wg.Wait()
-	if err := r.ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	if err, _ := firstErr.Load().(error); err != nil {

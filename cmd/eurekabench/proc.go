@@ -100,6 +100,13 @@ func residentBytesOf(pid int) uint64 {
 	return pages * uint64(os.Getpagesize())
 }
 
+// memoryOf reads a process's VmRSS and VmHWM (its peak), in bytes, from
+// /proc/<pid>/status; 0 for what cannot be read.
+func memoryOf(pid int) (rss, hwm uint64) {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	return parseProcStatus(string(b))
+}
+
 // bytesWrittenBy is what a process has written to sockets and files, from
 // /proc/<pid>/io; 0 where it cannot be read.
 func bytesWrittenBy(pid int) uint64 {

@@ -135,14 +135,13 @@ func runRegions(ctx context.Context, c regionsConfig, out io.Writer) (err error)
 		}
 	}()
 
-	built := ""
-	if c.eureka == "" {
-		start := time.Now()
-		if c.eureka, err = buildEureka(ctx, dir, ""); err != nil {
-			return err
-		}
-		built = fmt.Sprintf(", cmd/eureka built in %.1f s", time.Since(start).Seconds())
-		r.c.eureka = c.eureka
+	var built string
+	if c.eureka, built, err = eurekaBinary(ctx, dir, c.eureka); err != nil {
+		return err
+	}
+	r.c.eureka = c.eureka
+	if built != "" {
+		built = ", " + built
 	}
 	fmt.Fprintf(out, "eurekabench regions: %d CPUs; %s (%d ORDERS, the gateway, fail-over to %s) and %s (%d ORDERS); wrk -t1 -c%d for %s; cancel at %s, re-register %s later%s\n",
 		runtime.NumCPU(), localRegion, c.local, remoteRegion, remoteRegion, c.remote, c.conns, c.d, c.cancelAt, c.down, built)
