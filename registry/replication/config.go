@@ -25,10 +25,16 @@ type Config struct {
 	BatchSize int
 	// MaxBatchDelay is how long a task waits for others to join its batch
 	// when the peer's queue holds fewer than BatchSize. Default 0: a task
-	// is sent at once, and the tasks that queue while a batch is in flight
-	// go together in the next one, so batches form under load only and a
-	// write reaches an idle peer in one round trip.
+	// is sent at once (a heartbeat waits up to HeartbeatBatchDelay), and
+	// the tasks that queue while a batch is in flight go together in the
+	// next one, so a write reaches an idle peer in one round trip.
 	MaxBatchDelay time.Duration
+	// HeartbeatBatchDelay is how long heartbeats wait for others to join
+	// their batch when MaxBatchDelay is 0: a queue of heartbeats alone is
+	// sent once it is this old or BatchSize long, and any other write
+	// sends it at once. Default 100ms (Eureka batches every write for up
+	// to 500ms); negative: heartbeats go at once too.
+	HeartbeatBatchDelay time.Duration
 	// MaxQueue bounds each peer's queue; on overflow the oldest task is
 	// dropped. Default 10000.
 	MaxQueue int
@@ -84,6 +90,7 @@ type Config struct {
 
 // Defaults of Config's start-up sync.
 const (
+	DefaultHeartbeatBatchDelay  = 100 * time.Millisecond
 	DefaultStartupSyncTimeout   = 2 * time.Minute
 	DefaultStartupSyncRetryWait = time.Second
 	DefaultStartupSyncEmptyWait = 5 * time.Minute
@@ -97,6 +104,9 @@ func (c Config) withDefaults() Config {
 		c.MaxQueue = 10000
 	}
 	c.MaxBatchDelay = max(c.MaxBatchDelay, 0)
+	if c.HeartbeatBatchDelay == 0 {
+		c.HeartbeatBatchDelay = DefaultHeartbeatBatchDelay
+	}
 	setDuration(&c.TaskTTL, 30*time.Second)
 	setDuration(&c.CancelTTL, 3*time.Minute)
 	setDuration(&c.CongestionRetry, time.Second)

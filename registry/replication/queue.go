@@ -142,6 +142,18 @@ func (pe *peer) withdrawCancel(app, id string) {
 	pe.withdrawn[key] = true
 }
 
+// heartbeatsOnly reports whether every queued task is a heartbeat.
+func (pe *peer) heartbeatsOnly() bool {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	for _, t := range pe.tasks {
+		if t.item.Action != ActionHeartbeat {
+			return false
+		}
+	}
+	return true
+}
+
 func (pe *peer) length() int {
 	pe.mu.Lock()
 	defer pe.mu.Unlock()
