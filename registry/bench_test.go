@@ -213,3 +213,29 @@ func BenchmarkFirstReads100k(b *testing.B) {
 		})
 	}
 }
+
+// The first full read after a mass registration of 200,000 instances
+// over 1,000 applications, interleaved, with Prebuild run as its loop
+// would (every 6,400 registrations: half a second at 12,800 a second):
+// what the fleet's first reader waits for (eurekabench cluster runs the
+// same at a million, on three nodes).
+func BenchmarkFirstFullReadAfterMassRegistration(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		s, _ := newTestStore(b, Config{MaxPlainPayload: 32 << 20})
+		s.FullPayload(eureka.FormatJSON) // a fleet reads it
+		for n := range 200_000 {
+			i := testkit.SampleInstance(n)
+			i.App = "APP-" + strconv.Itoa(n%1000)
+			if err := s.Register(i, false); err != nil {
+				b.Fatal(err)
+			}
+			if n%6400 == 6399 {
+				s.Prebuild()
+			}
+		}
+		b.StartTimer()
+		gz := s.FullPayload(eureka.FormatJSON).Gzip()
+		b.ReportMetric(float64(gz.Len()), "gzip-bytes")
+	}
+}

@@ -88,6 +88,11 @@ func (s *Store) record(kind ChangeKind, app string, l *lease, isNew, replicated 
 	s.lastChange.Store(now)
 	if a := s.apps[app]; a != nil {
 		a.version = v
+		if kind == Registered && isNew {
+			l.added = v
+		} else {
+			a.rewritten = v
+		}
 	}
 	s.changes.add(Change{
 		Version: v, Kind: kind, App: app, ID: l.info.ID(), Instance: l.info, Lease: s.leaseInfo(l),

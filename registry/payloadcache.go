@@ -1,9 +1,7 @@
 package registry
 
 import (
-	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -59,27 +57,6 @@ type payloadCache struct {
 	encodes     atomic.Uint64 // application pieces encoded
 	deltaBuilds atomic.Uint64 // assemblies of the delta
 	deltaFolds  atomic.Uint64 // folds ahead of the delta's readers (foldAhead)
-}
-
-// fragment is one application's entry in the full registry, in one
-// format: its piece, with the app's version it renders. It is not
-// modified once made.
-type fragment struct {
-	version uint64 // the app's version
-	built   int64  // ms
-	counts  eureka.StatusCounts
-	*piece
-}
-
-// kept returns fr in the form a document keeps (piece.kept).
-func (fr *fragment) kept(plain bool) *fragment {
-	p := fr.piece.kept(plain)
-	if p == fr.piece {
-		return fr
-	}
-	out := *fr
-	out.piece = p
-	return &out
 }
 
 // keepPlain reports whether the full registry or the delta in format f,
@@ -161,24 +138,6 @@ func (s *Store) buildFull(f eureka.Format, ahead int64) *Payload {
 	return p
 }
 
-// staleApp is an application whose piece must be encoded again, with
-// what the build copied of its leases under the lock: each holder (never
-// modified) and its lease's timestamps, not a copy of each instance, so
-// that a build at a million instances copies tens of megabytes, not
-// hundreds.
-type staleApp struct {
-	name    string
-	version uint64
-	leases  []leaseView
-}
-
-// leaseView is a lease as a read renders it: its holder and timestamps.
-type leaseView struct {
-	id    string
-	info  *eureka.InstanceInfo
-	lease eureka.LeaseInfo
-}
-
 // assembleFull builds the full registry from the application pieces,
 // re-encoding the stale ones: those of an app changed since, or that
 // reach PayloadMaxAge within ahead ms. The caller holds c.fullBuild[f].
@@ -194,14 +153,27 @@ func (s *Store) assembleFull(f eureka.Format, ahead int64) *Payload {
 			continue
 		}
 		names = append(names, name)
-		if fr := frags[name]; fr != nil && fr.version == a.version && now+ahead-fr.built < s.cfg.PayloadMaxAge.Milliseconds() {
+		fr := frags[name]
+		fresh := fr != nil && now+ahead-fr.built < s.cfg.PayloadMaxAge.Milliseconds()
+		if fresh && fr.version == a.version {
+			continue
+		}
+		if fresh && a.rewritten <= fr.version && len(fr.parts) < maxFragmentParts {
+			// Only added to since fr: encode the new instances alone.
+			var views []leaseView
+			for id, l := range a.leases {
+				if l.added > fr.version {
+					views = append(views, leaseView{id, l.added, l.info, s.leaseInfo(l)})
+				}
+			}
+			stale = append(stale, staleApp{name, a.version, views, fr})
 			continue
 		}
 		views := make([]leaseView, 0, len(a.leases))
 		for id, l := range a.leases {
-			views = append(views, leaseView{id, l.info, s.leaseInfo(l)})
+			views = append(views, leaseView{id, l.added, l.info, s.leaseInfo(l)})
 		}
-		stale = append(stale, staleApp{name, a.version, views})
+		stale = append(stale, staleApp{name, a.version, views, nil})
 	}
 	s.mu.RUnlock()
 
@@ -240,11 +212,13 @@ func (s *Store) assembleFull(f eureka.Format, ahead int64) *Payload {
 		pieces[n] = fr.kept(plain)
 		frags[names[n]] = pieces[n]
 	}
-	doc := &document{head: head, tail: tail, sep: sep, entries: len(pieces),
-		plain: func(dst [][]byte, k int) [][]byte { return append(dst, pieces[k].body) },
-		deflated: func(dst [][]byte, k int) ([][]byte, uint32, int) {
-			return append(dst, pieces[k].deflated()), pieces[k].crc, pieces[k].n
-		},
+	parts := 2
+	for _, fr := range pieces {
+		parts += len(fr.parts) + 2
+	}
+	doc := &document{head: head, tail: tail, sep: sep, entries: len(pieces), parts: parts,
+		plain:    func(dst [][]byte, k int) [][]byte { return pieces[k].plain(dst) },
+		deflated: func(dst [][]byte, k int) ([][]byte, uint32, int) { return pieces[k].deflated(dst) },
 	}
 	p := doc.payload(version, now, plain)
 	p.plainRead = &s.payloads.plainReads[f]
@@ -265,7 +239,7 @@ func (s *Store) encodeFragments(f eureka.Format, frags map[string]*fragment, sta
 	staleInstances := 0
 	for _, st := range stale {
 		staleInstances += len(st.leases)
-		isStale[st.name] = true
+		isStale[st.name] = st.base == nil // an extended app keeps its base
 	}
 	kept, all, allInstances := 0, 0, 0 // bytes of the pieces kept, of all, their instances
 	for name, fr := range frags {
@@ -292,33 +266,6 @@ func (s *Store) encodeFragments(f eureka.Format, frags map[string]*fragment, sta
 	for k, st := range stale {
 		frags[st.name] = out[k]
 	}
-}
-
-// encodeFragment encodes one application's entry in scratch, and keeps
-// it plain, or compressed only.
-func (s *Store) encodeFragment(f eureka.Format, st staleApp, now int64, compress bool, scratch *[]byte) *fragment {
-	slices.SortFunc(st.leases, func(a, b leaseView) int { return strings.Compare(a.id, b.id) })
-	fr := &fragment{version: st.version, built: now}
-	sep := eureka.InstanceSeparator(f)
-	b := eureka.AppendEntryHead((*scratch)[:0], f, st.name)
-	var inst eureka.InstanceInfo
-	for k, lv := range st.leases {
-		if k > 0 {
-			b = append(b, sep...)
-		}
-		inst = *lv.info
-		inst.LeaseInfo = lv.lease
-		inst.IsCoordinatingDiscoveryServer = s.cfg.InstanceID != "" && lv.id == s.cfg.InstanceID
-		b = eureka.AppendEntryInstance(b, f, &inst)
-		fr.counts.Add(inst.Status)
-	}
-	b = eureka.AppendEntryTail(b, f)
-	*scratch = b
-	if !compress {
-		b = slices.Clone(b)
-	}
-	fr.piece = newPiece(b, compress)
-	return fr
 }
 
 // DeltaPayload returns the delta serialized in format f. versions__delta

@@ -28,11 +28,13 @@ import (
 // compressing. A build holds its document's build lock, so readers that
 // come meanwhile wait for it rather than start their own.
 //
-// While the registry is still changing, it builds nothing but folds the
-// changes waiting for the delta into its document once they are many
-// (foldAheadFrom, 65,536): the delta of a mass registration holds every
-// instance registered, and folded only once the registrations stop it
-// would keep the first delta readers waiting for seconds. The delta is
+// While the registry is still changing, it folds the changes waiting for
+// the delta into its document once they are many (foldAheadFrom,
+// 65,536), and builds the full registry as often, which then encodes
+// only the instances added since (fragment): the delta of a mass
+// registration holds every instance registered, and either built only
+// once the registrations stop would keep the first readers waiting for
+// seconds, on every node of a cluster at once. The delta is
 // built before the full registry, since what is left of it is then the
 // smaller build.
 func (s *Store) Prebuild() {
@@ -47,6 +49,9 @@ func (s *Store) Prebuild() {
 		for _, f := range formats {
 			if !s.cfg.DisableDelta && c.deltaReads[f].wanted(f, now) {
 				s.foldAhead(f)
+			}
+			if c.fullReads[f].wanted(f, now) {
+				s.fullAhead(f)
 			}
 		}
 		return
@@ -82,6 +87,27 @@ func (s *Store) foldAhead(f eureka.Format) {
 	}
 	s.foldDelta(f)
 	c.deltaFolds.Add(1)
+}
+
+// fullAhead builds the full registry in format f, when foldAheadFrom
+// changes or more came since its last build and no build is under way:
+// while a mass registration goes on, each application's piece is then
+// extended by the instances added since (fragment), so that what is left
+// for the first build after it is the last of it.
+func (s *Store) fullAhead(f eureka.Format) {
+	c := &s.payloads
+	if !c.fullBuild[f].TryLock() {
+		return
+	}
+	defer c.fullBuild[f].Unlock()
+	var built uint64
+	if p := c.full[f].Load(); p != nil {
+		built = p.version
+	}
+	if s.version.Load()-built < foldAheadFrom {
+		return
+	}
+	s.buildFull(f, 0)
 }
 
 // prebuildWanted reports whether Prebuild builds a document, p its last

@@ -120,7 +120,9 @@ func (s *Store) registerLocked(in *eureka.InstanceInfo, kind ChangeKind, replica
 	}
 	a := s.apps[in.App]
 	if a == nil {
-		a = &appLeases{leases: map[string]*lease{}}
+		// Rewritten by its creation: no piece of an app of this name
+		// before it may be extended.
+		a = &appLeases{leases: map[string]*lease{}, rewritten: s.version.Load() + 1}
 		s.apps[in.App] = a
 	}
 	existing := a.leases[id]

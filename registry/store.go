@@ -68,6 +68,11 @@ type appLeases struct {
 	leases  map[string]*lease
 	version uint64
 	counts  eureka.StatusCounts // instances by status, for the reconcile hash
+	// rewritten is the version of the app's last change that was not the
+	// registration of a new instance: up to it, a piece of the full
+	// registry may be extended with the instances added since rather
+	// than encoded again (appendable).
+	rewritten uint64
 }
 
 // lease is one instance's registration. info is the holder: an immutable
@@ -75,8 +80,9 @@ type appLeases struct {
 // can read it under the read lock while lastRenew moves concurrently.
 type lease struct {
 	info       *eureka.InstanceInfo
-	counted    bool  // info's status is in the counts
-	registered int64 // ms
+	added      uint64 // the version that registered it anew, else 0
+	counted    bool   // info's status is in the counts
+	registered int64  // ms
 	lastRenew  atomic.Int64
 	evicted    int64
 	serviceUp  int64
