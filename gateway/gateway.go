@@ -317,7 +317,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 		}
 		var end func()
 		if g.countInFlight {
-			end = g.bal.Begin(inst)
+			end = try.Begin()
 		}
 		err := u.roundTrip(&ctx.Request, &ctx.Response, resend, g.cfg.Routing.ResponseHeaderTimeout)
 		if end != nil {

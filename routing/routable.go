@@ -26,12 +26,13 @@ type routable struct {
 // that may take a request, whether they are reached on their secure port,
 // and whether any passes its health check.
 func (r *Router) routable(app string, up []*eureka.InstanceInfo) (list []*eureka.InstanceInfo, secure, healthy bool) {
-	return r.routableIn(r.cache.Get(app), app, up)
+	return r.routableIn(r.cache.Get(app), app, up, false)
 }
 
 // routableIn is routable with the cache slot of the list (a region's own
-// for a remote region's instances).
-func (r *Router) routableIn(slot *atomic.Pointer[routable], app string, up []*eureka.InstanceInfo) (list []*eureka.InstanceInfo, secure, healthy bool) {
+// for a remote region's instances), and whether they are a remote
+// region's.
+func (r *Router) routableIn(slot *atomic.Pointer[routable], app string, up []*eureka.InstanceInfo, remote bool) (list []*eureka.InstanceInfo, secure, healthy bool) {
 	var gen uint64
 	if r.cfg.Health != nil {
 		gen = r.cfg.Health.Generation()
@@ -39,7 +40,7 @@ func (r *Router) routableIn(slot *atomic.Pointer[routable], app string, up []*eu
 	if c := slot.Load(); c != nil && c.data == &up[0] && c.n == len(up) && c.gen == gen {
 		return c.list, c.secure, c.healthy
 	}
-	h := r.healthy(app, up)
+	h := r.healthy(app, up, remote)
 	if len(h) > 0 {
 		healthy = true
 		if list = Enabled(h, false); len(list) == 0 {
