@@ -396,3 +396,22 @@ func (b *Balancer) Ejections() map[string]uint64 {
 
 // Checker returns the balancer's Checker (Config.Checker), or nil.
 func (b *Balancer) Checker() *Checker { return b.cfg.Checker }
+
+// ForgetApps drops what the balancer keeps per application of apps,
+// which have left the registry: their Ejections and their Checker's
+// Failures, so that the series exported from them are those of
+// registered applications. A gateway's sweep calls it with the
+// applications whose traffic counters it dropped (traffic.Recorder.Sweep).
+func (b *Balancer) ForgetApps(apps []string) {
+	if len(apps) == 0 {
+		return
+	}
+	gone := make(map[string]bool, len(apps))
+	for _, app := range apps {
+		gone[app] = true
+	}
+	b.ejections.DeleteFunc(func(app string, _ *atomic.Uint64) bool { return gone[app] })
+	if b.cfg.Checker != nil {
+		b.cfg.Checker.failed.DeleteFunc(func(app string, _ *atomic.Uint64) bool { return gone[app] })
+	}
+}

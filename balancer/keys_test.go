@@ -140,3 +140,22 @@ func TestCheckerKeyedByApp(t *testing.T) {
 		t.Fatalf("VICTIM's picks: %v", got)
 	}
 }
+
+// ForgetApps drops the per-app counts of apps that left the registry,
+// and those alone.
+func TestForgetApps(t *testing.T) {
+	gone, kept := appInstance("GONE", "g1", 9001), appInstance("KEPT", "k1", 9002)
+	src := staticInstancer{"GONE": {gone}, "KEPT": {kept}}
+	b := New(src, Config{MaxFails: 1, Checker: NewChecker(src, CheckConfig{})})
+	b.ReportFailure(gone)
+	b.ReportFailure(kept)
+	b.Checker().failed.Get("GONE").Add(1)
+	b.Checker().failed.Get("KEPT").Add(1)
+	b.ForgetApps([]string{"GONE"})
+	if got := b.Ejections(); len(got) != 1 || got["KEPT"] != 1 {
+		t.Errorf("ejections after GONE left: %v", got)
+	}
+	if got := b.Checker().Failures(); len(got) != 1 || got["KEPT"] != 1 {
+		t.Errorf("health check failures after GONE left: %v", got)
+	}
+}
