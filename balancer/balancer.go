@@ -403,6 +403,14 @@ func (b *Balancer) Checker() *Checker { return b.cfg.Checker }
 // registered applications. A gateway's sweep calls it with the
 // applications whose traffic counters it dropped (traffic.Recorder.Sweep).
 func (b *Balancer) ForgetApps(apps []string) {
+	forgetApps(&b.ejections, apps)
+	if b.cfg.Checker != nil {
+		b.cfg.Checker.ForgetApps(apps)
+	}
+}
+
+// forgetApps drops apps' counts from m.
+func forgetApps(m *perapp.Map[atomic.Uint64], apps []string) {
 	if len(apps) == 0 {
 		return
 	}
@@ -410,8 +418,5 @@ func (b *Balancer) ForgetApps(apps []string) {
 	for _, app := range apps {
 		gone[app] = true
 	}
-	b.ejections.DeleteFunc(func(app string, _ *atomic.Uint64) bool { return gone[app] })
-	if b.cfg.Checker != nil {
-		b.cfg.Checker.failed.DeleteFunc(func(app string, _ *atomic.Uint64) bool { return gone[app] })
-	}
+	m.DeleteFunc(func(app string, _ *atomic.Uint64) bool { return gone[app] })
 }

@@ -329,6 +329,10 @@ func (c *Checker) Failures() map[string]uint64 {
 	return out
 }
 
+// ForgetApps drops the Failures of apps, which have left the registry
+// (as Balancer.ForgetApps does their ejections).
+func (c *Checker) ForgetApps(apps []string) { forgetApps(&c.failed, apps) }
+
 // set records the outcome of inst's check.
 func (c *Checker) set(inst *eureka.InstanceInfo, down bool, err error) {
 	if down {

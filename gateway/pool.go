@@ -222,15 +222,17 @@ func (g *Gateway) closePools() {
 // registry announces (how it learns that an instance left), until stop
 // is closed.
 func (g *Gateway) sweeper(stop <-chan struct{}) {
-	changed, unsubscribe := subscribe(g.cfg.Routing.Instances)
+	changed, unsubscribe := Changes(g.cfg.Routing.Instances)
 	defer unsubscribe()
 	tick.Every(g.cfg.SweepInterval, stop, changed, g.sweep)
 }
 
-// subscribe returns a channel that receives a value after changes of the
+// Changes returns a channel that receives a value after changes of the
 // source's registry, for the sources that announce them: a
-// registry.Store and a discovery.Client. Others get a nil channel.
-func subscribe(src balancer.Instancer) (<-chan struct{}, func()) {
+// registry.Store and a discovery.Client. Others get a nil channel. The
+// gateway's sweeper and Caddy's (which drops eureka_gateway's traffic
+// counters) learn so that an instance left; unsubscribe ends it.
+func Changes(src balancer.Instancer) (changed <-chan struct{}, unsubscribe func()) {
 	switch s := src.(type) {
 	case interface {
 		Subscribe(func(registry.Change)) func()
