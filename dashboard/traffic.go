@@ -284,7 +284,9 @@ type TrafficView struct {
 	// Since is the first sample's: the dashboard has no data before it.
 	Since int64 `json:"since"`
 	// Apps are the apps with requests in the last 15 minutes (or in
-	// flight): those with a greater share of 5xx answers in the last
+	// flight) that the gateways still count (an app that left the
+	// registry goes traffic.Grace after, with its instances): those with
+	// a greater share of 5xx answers in the last
 	// minute first, then in the last 15 minutes, then the busier first
 	// (requests per second in the last minute, then 15 minutes), then by
 	// name.

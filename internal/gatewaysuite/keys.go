@@ -8,6 +8,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
 )
 
 // Passive health is an instance's app's, region's and id's: ids repeat
@@ -35,11 +36,7 @@ func ejectionKeyedByApp(t *testing.T, start Starter) {
 // takes its turns.
 func ejectionKeyedByRegion(t *testing.T, start Starter) {
 	base, store, _ := start(t)
-	eu := instance("keyed-orders", "o20", testkit.FreePort(t))
-	doc := &eureka.Applications{Applications: []*eureka.Application{{Name: eu.App, Instances: []*eureka.InstanceInfo{eu}}}}
-	if err := store.UpdateRegion(Region, doc, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	inRegion(t, store, instance("keyed-orders", "o20", testkit.FreePort(t)))
 	expect(t, "the remote region's dead o20", get(t, base+"/keyed-orders/x").status, 502)
 
 	o20, o21 := newBackend(t, "local-o20", nil), newBackend(t, "local-o21", nil)
@@ -57,11 +54,7 @@ func ejectionKeyedByRegion(t *testing.T, start Starter) {
 func healthKeyedByRegion(t *testing.T, start Starter) {
 	base, store, _ := start(t)
 	remote := newBackend(t, "remote-o20", nil)
-	eu := instance("hkeyed-orders", "o20", remote.port)
-	doc := &eureka.Applications{Applications: []*eureka.Application{{Name: eu.App, Instances: []*eureka.InstanceInfo{eu}}}}
-	if err := store.UpdateRegion(Region, doc, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	inRegion(t, store, instance("hkeyed-orders", "o20", remote.port))
 	register(t, store, sickInstance(t, "hkeyed-orders", "o20"))
 	testkit.Eventually(t, 5*time.Second, "the remote o20 taking the requests", func() bool {
 		r := get(t, base+"/hkeyed-orders/x")
@@ -82,4 +75,13 @@ func sickInstance(t *testing.T, app, id string) *eureka.InstanceInfo {
 	i := instance(app, id, sick.port)
 	i.HealthCheckURL = fmt.Sprintf("http://127.0.0.1:%d/health", sick.port)
 	return i
+}
+
+// inRegion makes i the remote region's one instance.
+func inRegion(t *testing.T, store *registry.Store, i *eureka.InstanceInfo) {
+	t.Helper()
+	doc := &eureka.Applications{Applications: []*eureka.Application{{Name: i.App, Instances: []*eureka.InstanceInfo{i}}}}
+	if err := store.UpdateRegion(Region, doc, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 }
