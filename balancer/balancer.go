@@ -400,17 +400,22 @@ func (b *Balancer) Checker() *Checker { return b.cfg.Checker }
 // ForgetApps drops what the balancer keeps per application of apps,
 // which have left the registry: their Ejections and their Checker's
 // Failures, so that the series exported from them are those of
-// registered applications. A gateway's sweep calls it with the
-// applications whose traffic counters it dropped (traffic.Recorder.Sweep).
+// registered applications, and the record of their last lists. A
+// gateway's sweep calls it with the applications whose traffic counters
+// it dropped (traffic.Recorder.Sweep).
 func (b *Balancer) ForgetApps(apps []string) {
 	forgetApps(&b.ejections, apps)
+	forgetApps(&b.seen, apps)
+	for _, r := range b.regionSeen.Snapshot() {
+		forgetApps(r, apps)
+	}
 	if b.cfg.Checker != nil {
 		b.cfg.Checker.ForgetApps(apps)
 	}
 }
 
-// forgetApps drops apps' counts from m.
-func forgetApps(m *perapp.Map[atomic.Uint64], apps []string) {
+// forgetApps drops apps from m.
+func forgetApps[T any](m *perapp.Map[T], apps []string) {
 	if len(apps) == 0 {
 		return
 	}
@@ -418,5 +423,5 @@ func forgetApps(m *perapp.Map[atomic.Uint64], apps []string) {
 	for _, app := range apps {
 		gone[app] = true
 	}
-	m.DeleteFunc(func(app string, _ *atomic.Uint64) bool { return gone[app] })
+	m.DeleteFunc(func(app string, _ *T) bool { return gone[app] })
 }

@@ -147,6 +147,7 @@ func TestForgetApps(t *testing.T) {
 	gone, kept := appInstance("GONE", "g1", 9001), appInstance("KEPT", "k1", 9002)
 	src := staticInstancer{"GONE": {gone}, "KEPT": {kept}}
 	b := New(src, Config{MaxFails: 1, Checker: NewChecker(src, CheckConfig{})})
+	b.Pick("GONE")
 	b.ReportFailure(gone)
 	b.ReportFailure(kept)
 	b.Checker().failed.Get("GONE").Add(1)
@@ -157,5 +158,8 @@ func TestForgetApps(t *testing.T) {
 	}
 	if got := b.Checker().Failures(); len(got) != 1 || got["KEPT"] != 1 {
 		t.Errorf("health check failures after GONE left: %v", got)
+	}
+	if b.seen.Lookup("GONE") != nil {
+		t.Error("GONE's last list kept")
 	}
 }

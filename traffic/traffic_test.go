@@ -313,6 +313,8 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 		inst := a.Instance("i-1")
 		inst.Begin()
 		inst.End()
+		a.InstanceIn("eu-west", "i-1").Begin() // another region's i-1
+		a.InstanceIn("eu-west", "i-1").End()
 		a.Failed(Refused)
 		a.Retried()
 		a.Done("", get, 200, 3*time.Millisecond, inst)
