@@ -5,6 +5,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/internal/tick"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // The registry's sweeper drops eureka_gateway's traffic counters (and so
@@ -12,7 +13,8 @@ import (
 // of the apps and instances gone from the registry for traffic.Grace, as
 // the fasthttp gateway's sweeper does: every gateway.DefaultSweepInterval
 // and on each change the registry announces, with the per-app counts of
-// the eureka_gateway balancers and of the running config's health checks.
+// the eureka_gateway balancers and of the running config's health checks,
+// and the routable lists their routers keep of the apps it dropped.
 // It runs while the registry runs (entry.start to entry.shutdown).
 
 // startSweeper starts the sweeper. The caller holds e.mu.
@@ -47,6 +49,7 @@ func (e *entry) sweepTraffic() {
 		b.ForgetApps(dropped)
 	}
 	e.gatewaysMu.Unlock()
+	gatewayRouters.each(e, func(r *routing.Router) { r.ForgetApps(dropped) })
 	if c := e.checker.Load(); c != nil {
 		c.ForgetApps(dropped)
 	}

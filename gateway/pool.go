@@ -142,14 +142,15 @@ func (g *Gateway) sweep() {
 }
 
 // sweepTraffic drops the counters (and so the series) of the apps and
-// instances gone from the registry for traffic.Grace, and the balancer's
-// and its Checker's per-app counts of the apps it dropped.
+// instances gone from the registry for traffic.Grace, and what the
+// balancer, its Checker and the router keep of the apps it dropped.
 func (g *Gateway) sweepTraffic() {
 	if g.traffic == nil {
 		return
 	}
 	dropped := g.traffic.Sweep(g.cfg.Now(), g.cfg.Routing.Instances)
 	g.bal.ForgetApps(dropped)
+	g.router.ForgetApps(dropped)
 }
 
 // sweepPools retires the pools of instances that are no longer UP in the

@@ -53,3 +53,22 @@ func (r *Router) routableIn(slot *atomic.Pointer[routable], app string, up []*eu
 	slot.Store(&routable{data: &up[0], n: len(up), gen: gen, healthy: healthy, list: list, secure: secure})
 	return list, secure, healthy
 }
+
+// ForgetApps drops the routable lists the router keeps of apps, in every
+// region: apps that have left the registry, whose last lists would
+// otherwise stay for good. A gateway's sweep calls it with the apps whose
+// traffic counters it dropped (traffic.Recorder.Sweep).
+func (r *Router) ForgetApps(apps []string) {
+	if len(apps) == 0 {
+		return
+	}
+	gone := make(map[string]bool, len(apps))
+	for _, app := range apps {
+		gone[app] = true
+	}
+	drop := func(app string, _ *atomic.Pointer[routable]) bool { return gone[app] }
+	r.cache.DeleteFunc(drop)
+	for _, region := range r.regionCache.Snapshot() {
+		region.DeleteFunc(drop)
+	}
+}
