@@ -57,22 +57,38 @@ type Balancer struct {
 	cfg    Config
 	policy Policy
 
-	states   sync.Map     // instance id -> *instanceState
+	states   sync.Map     // instanceKey -> *instanceState
 	tracked  atomic.Int64 // entries in states
 	failing  atomic.Int64 // entries in states with fails > 0
 	maxFails int32
 
-	// seen is, per app, the last instance list whose departed instances
-	// were forgotten: see forget.
-	seen perapp.Map[appSeen]
+	// seen is, per app, the last instance list of the local region whose
+	// departed instances were forgotten (see forget); regionSeen the
+	// same per remote region, then app.
+	seen       perapp.Map[appSeen]
+	regionSeen perapp.Map[perapp.Map[appSeen]]
 	// ejections counts, per app, the instances ejected.
 	ejections perapp.Map[atomic.Uint64]
 }
 
+// instanceKey names an instance for the balancer: its app (upper case),
+// its region ("" for the local one, else the remote region a route fails
+// over to or a subset names) and its id. Ids repeat across apps and
+// regions (a StatefulSet's pod names, host:port ids): what one app's or
+// region's instance does says nothing of another's of the same id.
+type instanceKey struct {
+	app, region, id string
+}
+
+// keyOf returns inst's key in region.
+func keyOf(region string, inst *eureka.InstanceInfo) instanceKey {
+	return instanceKey{app: strings.ToUpper(inst.App), region: region, id: inst.ID()}
+}
+
 // instanceState is what the balancer knows of an instance. It is kept
-// while the instance is in its app's list, and forgotten when it leaves.
+// while the instance is in its app's list (of its region), and forgotten
+// when it leaves.
 type instanceState struct {
-	app          string // the instance's app, upper case
 	fails        atomic.Int32
 	ejectedUntil atomic.Int64 // unix nanos
 	inFlight     atomic.Int64 // calls between Begin and their end
@@ -116,7 +132,7 @@ func (b *Balancer) Pick(app string) (*eureka.InstanceInfo, error) {
 	list := b.src.Instances(app)
 	if len(list) == 0 {
 		if b.tracked.Load() > 0 {
-			b.forget(app, nil)
+			b.forget(app, "", nil)
 		}
 		return nil, ErrNoInstances
 	}
@@ -130,26 +146,27 @@ func (b *Balancer) Pick(app string) (*eureka.InstanceInfo, error) {
 // it sees a new list, which a copy on every call would make it do on every
 // call.
 func (b *Balancer) Choose(app string, list []*eureka.InstanceInfo) *eureka.InstanceInfo {
-	return b.choose(app, "", list)
+	return b.choose(app, "", "", list)
 }
 
-// choose is Choose with the key the policy keeps its state under (see
+// choose is Choose with the region of list's instances ("" for the local
+// one) and the key the policy keeps its state under (see
 // Candidates.Key). A list that is a subset of the app's instances (a
 // route's, a Selector's) is not the list the balancer forgets departed
 // instances by: that is the Instancer's own.
-func (b *Balancer) choose(app, key string, list []*eureka.InstanceInfo) *eureka.InstanceInfo {
+func (b *Balancer) choose(app, region, key string, list []*eureka.InstanceInfo) *eureka.InstanceInfo {
 	if b.tracked.Load() > 0 {
 		if key == "" {
-			b.forget(app, list)
+			b.forget(app, region, list)
 		} else {
-			b.forget(app, b.src.Instances(app))
+			b.forget(app, region, b.instancesIn(app, region))
 		}
 	}
 	checker := b.cfg.Checker
-	if checker != nil {
+	if checker != nil && region == "" {
 		checker.watch(app)
 	}
-	c := Candidates{App: app, Key: key, n: len(list), instances: list, b: b}
+	c := Candidates{App: app, Key: key, n: len(list), instances: list, b: b, region: region}
 	if b.failing.Load() > 0 || (checker != nil && checker.anyDown()) {
 		c.now = b.cfg.Now().UnixNano()
 		if i, ok := b.policy.Choose(c); ok {
@@ -163,37 +180,73 @@ func (b *Balancer) choose(app, key string, list []*eureka.InstanceInfo) *eureka.
 	return list[0] // a policy that accepts none of the usable instances
 }
 
-// ejected reports whether i is ejected at now, or failing its health
-// check.
-func (b *Balancer) ejected(i *eureka.InstanceInfo, now int64) bool {
-	if b.cfg.Checker != nil && b.cfg.Checker.isDown(i.ID()) {
+// instancesIn returns app's instances in region: the Instancer's own
+// for the local region (""), else those of a remote region when the
+// Instancer answers for others (a Store with remote regions, a
+// discovery client that fetches them).
+func (b *Balancer) instancesIn(app, region string) []*eureka.InstanceInfo {
+	if region == "" {
+		return b.src.Instances(app)
+	}
+	if in, ok := b.src.(interface {
+		InstancesIn(app, region string) []*eureka.InstanceInfo
+	}); ok {
+		return in.InstancesIn(app, region)
+	}
+	return nil
+}
+
+// ejected reports whether i, an instance of region, is ejected at now,
+// or failing its health check (which checks the local region's
+// instances only).
+func (b *Balancer) ejected(region string, i *eureka.InstanceInfo, now int64) bool {
+	if region == "" && b.cfg.Checker != nil && b.cfg.Checker.isDown(i.App, i.ID()) {
 		return true
 	}
-	h, ok := b.states.Load(i.ID())
+	h, ok := b.states.Load(keyOf(region, i))
 	return ok && h.(*instanceState).ejectedUntil.Load() > now
 }
 
-// state returns inst's entry, making it if needed.
-func (b *Balancer) state(inst *eureka.InstanceInfo) *instanceState {
-	id := inst.ID()
-	if v, ok := b.states.Load(id); ok {
+// state returns the entry of inst in region, making it if needed.
+func (b *Balancer) state(region string, inst *eureka.InstanceInfo) *instanceState {
+	k := keyOf(region, inst)
+	if v, ok := b.states.Load(k); ok {
 		return v.(*instanceState)
 	}
-	app := strings.ToUpper(inst.App)
-	v, loaded := b.states.LoadOrStore(id, &instanceState{app: app})
+	v, loaded := b.states.LoadOrStore(k, new(instanceState))
 	if !loaded {
 		b.tracked.Add(1)
 		// The instance may have left its app's list already: have the
 		// next pick look again.
-		b.seen.Get(app).added.Add(1)
+		b.seenOf(k.app, region).added.Add(1)
 	}
 	return v.(*instanceState)
 }
 
-// live reports whether h is still inst's entry, and when it is not (it
-// was forgotten meanwhile), takes back the failures just counted on it.
-func (b *Balancer) live(inst *eureka.InstanceInfo, h *instanceState) bool {
-	if v, ok := b.states.Load(inst.ID()); ok && v == h {
+// seenOf returns the record of app's list in region, making it.
+func (b *Balancer) seenOf(app, region string) *appSeen {
+	if region == "" {
+		return b.seen.Get(app)
+	}
+	return b.regionSeen.Get(region).Get(app)
+}
+
+// lookupSeen returns the record of app's list in region, or nil.
+func (b *Balancer) lookupSeen(app, region string) *appSeen {
+	if region == "" {
+		return b.seen.Lookup(app)
+	}
+	if r := b.regionSeen.Lookup(region); r != nil {
+		return r.Lookup(app)
+	}
+	return nil
+}
+
+// live reports whether h is still the entry of inst in region, and when
+// it is not (it was forgotten meanwhile), takes back the failures just
+// counted on it.
+func (b *Balancer) live(region string, inst *eureka.InstanceInfo, h *instanceState) bool {
+	if v, ok := b.states.Load(keyOf(region, inst)); ok && v == h {
 		return true
 	}
 	if h.fails.Swap(0) > 0 {
@@ -202,21 +255,21 @@ func (b *Balancer) live(inst *eureka.InstanceInfo, h *instanceState) bool {
 	return false
 }
 
-// forget drops the state of app's instances that are not in list, the
-// app's current instances, when list is not the list it last looked at or
-// states were added since. It costs two atomic loads when nothing changed,
-// and a pass over the states when something did.
-func (b *Balancer) forget(app string, list []*eureka.InstanceInfo) {
+// forget drops the state of app's instances in region that are not in
+// list, the app's current instances there, when list is not the list it
+// last looked at or states were added since. It costs two atomic loads
+// when nothing changed, and a pass over the states when something did.
+func (b *Balancer) forget(app, region string, list []*eureka.InstanceInfo) {
 	var seen *appSeen
 	var data **eureka.InstanceInfo
 	if len(list) == 0 {
 		// Keep no record of apps without instances or states: app
 		// names can come from requests.
-		if seen = b.seen.Lookup(app); seen == nil {
+		if seen = b.lookupSeen(app, region); seen == nil {
 			return
 		}
 	} else {
-		seen = b.seen.Get(app)
+		seen = b.seenOf(app, region)
 		data = &list[0]
 	}
 	added := seen.added.Load()
@@ -246,8 +299,8 @@ func (b *Balancer) forget(app string, list []*eureka.InstanceInfo) {
 		return ids[id]
 	}
 	b.states.Range(func(k, v any) bool {
-		h := v.(*instanceState)
-		if !strings.EqualFold(h.app, app) || listed(k.(string)) {
+		h, key := v.(*instanceState), k.(instanceKey)
+		if key.region != region || !strings.EqualFold(key.app, app) || listed(key.id) {
 			return true
 		}
 		if b.states.CompareAndDelete(k, h) {
@@ -260,12 +313,15 @@ func (b *Balancer) forget(app string, list []*eureka.InstanceInfo) {
 	})
 }
 
-// Begin counts a call to inst as in progress until end is called, when the
-// call is over (once; later calls do nothing). LeastRequests chooses by
-// these counts; the other policies ignore them. HTTPClient calls Begin for
-// each request it sends.
-func (b *Balancer) Begin(inst *eureka.InstanceInfo) (end func()) {
-	h := b.state(inst)
+// Begin counts a call to inst (of the local region) as in progress until
+// end is called, when the call is over (once; later calls do nothing).
+// LeastRequests chooses by these counts; the other policies ignore them.
+// HTTPClient calls Begin for each request it sends; Retry.Begin counts
+// the current attempt's instance in its own region.
+func (b *Balancer) Begin(inst *eureka.InstanceInfo) (end func()) { return b.begin("", inst) }
+
+func (b *Balancer) begin(region string, inst *eureka.InstanceInfo) (end func()) {
+	h := b.state(region, inst)
 	h.inFlight.Add(1)
 	var ended atomic.Bool
 	return func() {
@@ -275,47 +331,51 @@ func (b *Balancer) Begin(inst *eureka.InstanceInfo) (end func()) {
 	}
 }
 
-// inFlight returns the number of calls to inst in progress.
-func (b *Balancer) inFlight(inst *eureka.InstanceInfo) int {
-	if v, ok := b.states.Load(inst.ID()); ok {
+// inFlight returns the number of calls to inst, of region, in progress.
+func (b *Balancer) inFlight(region string, inst *eureka.InstanceInfo) int {
+	if v, ok := b.states.Load(keyOf(region, inst)); ok {
 		return int(v.(*instanceState).inFlight.Load())
 	}
 	return 0
 }
 
-// ReportFailure records a failed call to inst (a connection error, say).
-// After MaxFails consecutive failures the instance is ejected: skipped for
-// Cooldown. What the balancer knows of an instance is forgotten when it
-// leaves its app's list.
-func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) { b.fail(inst, false) }
+// ReportFailure records a failed call to inst (a connection error, say),
+// an instance of the local region. After MaxFails consecutive failures the
+// instance is ejected: skipped for Cooldown. What the balancer knows of an
+// instance is kept under its app, region and id, and forgotten when it
+// leaves its app's list; Retry reports the failures of another region's
+// instances under that region.
+func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) { b.fail("", inst, false) }
 
 // ReportTimeout records a call to inst that got no answer in time. It is
 // a failure that ejects the instance at once, whatever MaxFails: every
 // call sent to a hung instance costs its caller the whole timeout, where a
 // refused connection costs next to nothing.
-func (b *Balancer) ReportTimeout(inst *eureka.InstanceInfo) { b.fail(inst, true) }
+func (b *Balancer) ReportTimeout(inst *eureka.InstanceInfo) { b.fail("", inst, true) }
 
-func (b *Balancer) fail(inst *eureka.InstanceInfo, eject bool) {
-	h := b.state(inst)
+func (b *Balancer) fail(region string, inst *eureka.InstanceInfo, eject bool) {
+	h := b.state(region, inst)
 	if h.fails.Add(1) == 1 {
 		b.failing.Add(1)
 	}
 	if eject || h.fails.Load() >= b.maxFails {
 		now := b.cfg.Now()
 		if h.ejectedUntil.Swap(now.Add(b.cfg.Cooldown).UnixNano()) <= now.UnixNano() {
-			b.ejections.Get(h.app).Add(1) // it was not out already
+			b.ejections.Get(strings.ToUpper(inst.App)).Add(1) // it was not out already
 		}
 	}
-	b.live(inst, h)
+	b.live(region, inst, h)
 }
 
-// ReportSuccess records a successful call to inst, which ends its run of
-// failures and any ejection.
-func (b *Balancer) ReportSuccess(inst *eureka.InstanceInfo) {
+// ReportSuccess records a successful call to inst, of the local region,
+// which ends its run of failures and any ejection.
+func (b *Balancer) ReportSuccess(inst *eureka.InstanceInfo) { b.succeed("", inst) }
+
+func (b *Balancer) succeed(region string, inst *eureka.InstanceInfo) {
 	if b.failing.Load() == 0 {
 		return
 	}
-	if v, ok := b.states.Load(inst.ID()); ok {
+	if v, ok := b.states.Load(keyOf(region, inst)); ok {
 		h := v.(*instanceState)
 		if h.fails.Swap(0) > 0 {
 			b.failing.Add(-1)
@@ -336,3 +396,32 @@ func (b *Balancer) Ejections() map[string]uint64 {
 
 // Checker returns the balancer's Checker (Config.Checker), or nil.
 func (b *Balancer) Checker() *Checker { return b.cfg.Checker }
+
+// ForgetApps drops what the balancer keeps per application of apps,
+// which have left the registry: their Ejections and their Checker's
+// Failures, so that the series exported from them are those of
+// registered applications, and the record of their last lists. A
+// gateway's sweep calls it with the applications whose traffic counters
+// it dropped (traffic.Recorder.Sweep).
+func (b *Balancer) ForgetApps(apps []string) {
+	forgetApps(&b.ejections, apps)
+	forgetApps(&b.seen, apps)
+	for _, r := range b.regionSeen.Snapshot() {
+		forgetApps(r, apps)
+	}
+	if b.cfg.Checker != nil {
+		b.cfg.Checker.ForgetApps(apps)
+	}
+}
+
+// forgetApps drops apps from m.
+func forgetApps[T any](m *perapp.Map[T], apps []string) {
+	if len(apps) == 0 {
+		return
+	}
+	gone := make(map[string]bool, len(apps))
+	for _, app := range apps {
+		gone[app] = true
+	}
+	m.DeleteFunc(func(app string, _ *T) bool { return gone[app] })
+}

@@ -296,7 +296,7 @@ func TestForgetsDepartedInstances(t *testing.T) {
 	if tr, f := state(); tr != 1 || f != 1 {
 		t.Fatalf("after i1 left: %d tracked, %d failing, want C's only", tr, f)
 	}
-	if _, ok := b.states.Load("i1"); ok {
+	if _, ok := b.states.Load(instanceKey{app: "A", id: "i1"}); ok {
 		t.Fatal("i1's state kept")
 	}
 
@@ -328,7 +328,7 @@ func TestForgetsDepartedInstances(t *testing.T) {
 	if tr, f := state(); tr != 1 || f != 1 {
 		t.Fatalf("after the app left: %d tracked, %d failing", tr, f)
 	}
-	if _, ok := b.states.Load("c0"); !ok {
+	if _, ok := b.states.Load(instanceKey{app: "C", id: "c0"}); !ok {
 		t.Fatal("another app's state was forgotten")
 	}
 }

@@ -74,7 +74,7 @@ type Checker struct {
 	appsMu sync.Mutex
 	wake   chan struct{} // an application was added
 
-	states sync.Map      // instance id -> *checkState
+	states sync.Map      // healthKey -> *checkState
 	down   atomic.Int64  // states that are down
 	gen    atomic.Uint64 // moves whenever an instance goes down or comes back
 	// failed counts, per app (upper case), the checks that failed.
@@ -92,6 +92,16 @@ type appCheck struct {
 type checkState struct {
 	down atomic.Bool
 }
+
+// healthKey names a checked instance: its app (upper case) and id. Ids
+// repeat across apps, and one app's failing check says nothing of
+// another's instance of the same id. The Checker checks the local
+// region's instances only: another region's are never taken for them.
+type healthKey struct {
+	app, id string
+}
+
+func healthKeyOf(app, id string) healthKey { return healthKey{app: strings.ToUpper(app), id: id} }
 
 // maxConcurrentChecks bounds the checks in flight at once.
 const maxConcurrentChecks = 32
@@ -147,7 +157,7 @@ func (c *Checker) Stop() {
 // checked from now on.
 func (c *Checker) Healthy(inst *eureka.InstanceInfo) bool {
 	c.watch(inst.App)
-	return !c.isDown(inst.ID())
+	return !c.isDown(inst.App, inst.ID())
 }
 
 // Filter returns the instances of list, instances of app, that are
@@ -160,7 +170,7 @@ func (c *Checker) Filter(app string, list []*eureka.InstanceInfo) []*eureka.Inst
 	}
 	out := make([]*eureka.InstanceInfo, 0, len(list))
 	for _, inst := range list {
-		if !c.isDown(inst.ID()) {
+		if !c.isDown(app, inst.ID()) {
 			out = append(out, inst)
 		}
 	}
@@ -170,12 +180,12 @@ func (c *Checker) Filter(app string, list []*eureka.InstanceInfo) []*eureka.Inst
 	return out
 }
 
-// isDown reports whether the last check of the instance id failed.
-func (c *Checker) isDown(id string) bool {
+// isDown reports whether the last check of app's instance id failed.
+func (c *Checker) isDown(app, id string) bool {
 	if c.down.Load() == 0 {
 		return false
 	}
-	v, ok := c.states.Load(id)
+	v, ok := c.states.Load(healthKeyOf(app, id))
 	return ok && v.(*checkState).down.Load()
 }
 
@@ -241,7 +251,7 @@ func (c *Checker) round(ctx context.Context, full bool) {
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxConcurrentChecks)
-	listed := map[string]bool{}
+	listed := map[healthKey]bool{}
 	var empty []string
 	for app, ac := range *m {
 		if !full && ac.checked.Load() {
@@ -253,7 +263,7 @@ func (c *Checker) round(ctx context.Context, full bool) {
 			empty = append(empty, app)
 		}
 		for _, inst := range list {
-			listed[inst.ID()] = true
+			listed[healthKeyOf(app, inst.ID())] = true
 			u := healthURL(inst)
 			if u == "" {
 				c.set(inst, false, nil)
@@ -281,7 +291,7 @@ func (c *Checker) round(ctx context.Context, full bool) {
 		return
 	}
 	c.states.Range(func(k, v any) bool {
-		if !listed[k.(string)] && c.states.CompareAndDelete(k, v) && v.(*checkState).down.Load() {
+		if !listed[k.(healthKey)] && c.states.CompareAndDelete(k, v) && v.(*checkState).down.Load() {
 			c.down.Add(-1)
 			c.gen.Add(1)
 		}
@@ -319,17 +329,22 @@ func (c *Checker) Failures() map[string]uint64 {
 	return out
 }
 
+// ForgetApps drops the Failures of apps, which have left the registry
+// (as Balancer.ForgetApps does their ejections).
+func (c *Checker) ForgetApps(apps []string) { forgetApps(&c.failed, apps) }
+
 // set records the outcome of inst's check.
 func (c *Checker) set(inst *eureka.InstanceInfo, down bool, err error) {
 	if down {
 		c.failed.Get(strings.ToUpper(inst.App)).Add(1)
 	}
-	v, ok := c.states.Load(inst.ID())
+	k := healthKeyOf(inst.App, inst.ID())
+	v, ok := c.states.Load(k)
 	if !ok {
 		if !down {
 			return // healthy and unknown are the same
 		}
-		v, _ = c.states.LoadOrStore(inst.ID(), new(checkState))
+		v, _ = c.states.LoadOrStore(k, new(checkState))
 	}
 	if v.(*checkState).down.Swap(down) == down {
 		return

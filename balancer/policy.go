@@ -46,9 +46,10 @@ type Candidates struct {
 
 	// Set by a Balancer: b counts the calls in flight, and when now is
 	// not 0, instances b ejected at now (or whose health check fails) are
-	// not usable.
-	b   *Balancer
-	now int64
+	// not usable; region is the instances' ("" for the local one).
+	b      *Balancer
+	now    int64
+	region string
 }
 
 // NewCandidates returns n candidates of app. instances[i], when given,
@@ -90,7 +91,7 @@ func (c Candidates) Usable(i int) bool {
 	if c.usable != nil && !c.usable(i) {
 		return false
 	}
-	return c.now == 0 || !c.b.ejected(c.instances[i], c.now)
+	return c.now == 0 || !c.b.ejected(c.region, c.instances[i], c.now)
 }
 
 // InFlight returns the number of calls in progress to candidate i, as far
@@ -102,7 +103,7 @@ func (c Candidates) InFlight(i int) int {
 	case c.inFlight != nil:
 		return c.inFlight(i)
 	case c.b != nil:
-		return c.b.inFlight(c.instances[i])
+		return c.b.inFlight(c.region, c.instances[i])
 	}
 	return 0
 }

@@ -45,6 +45,11 @@ type Retry struct {
 	// (the instances a Selector picks), names the subset for the policy
 	// (Candidates.Key). Default: none, the call may go to any instance.
 	Key string
+	// Region is the region of the instances, when it is not the local
+	// one (a route's fail-over region, a subset's region): their
+	// failures, ejections and calls in flight are kept apart from those
+	// of the local instances of the same ids. Default: the local region.
+	Region string
 
 	b       *Balancer
 	app     string
@@ -64,10 +69,10 @@ func (b *Balancer) Retry(app string, list []*eureka.InstanceInfo, retries int, r
 // Next returns the instance for the next attempt: one not tried yet when
 // there is one, else any.
 func (r *Retry) Next() *eureka.InstanceInfo {
-	inst := r.b.choose(r.app, r.Key, r.list)
+	inst := r.b.choose(r.app, r.Region, r.Key, r.list)
 	if r.attempt > 0 && r.wasTried(inst) {
 		for range r.list {
-			if i := r.b.choose(r.app, r.Key, r.list); !r.wasTried(i) {
+			if i := r.b.choose(r.app, r.Region, r.Key, r.list); !r.wasTried(i) {
 				inst = i
 				break
 			}
@@ -85,7 +90,11 @@ func (r *Retry) Next() *eureka.InstanceInfo {
 func (r *Retry) Attempt() int { return r.attempt }
 
 // Succeeded reports that the current attempt's instance answered.
-func (r *Retry) Succeeded() { r.b.ReportSuccess(r.inst) }
+func (r *Retry) Succeeded() { r.b.succeed(r.Region, r.inst) }
+
+// Begin counts the call to the current attempt's instance as in progress
+// until end is called, as Balancer.Begin does, in the instance's region.
+func (r *Retry) Begin() (end func()) { return r.b.begin(r.Region, r.inst) }
 
 // Failed reports the current attempt's failure to the balancer (a
 // timeout ejects the instance at once, anything else counts towards
@@ -93,11 +102,7 @@ func (r *Retry) Succeeded() { r.b.ReportSuccess(r.inst) }
 // Next then picks. It reads the application's instances again, so that
 // one that left is not tried.
 func (r *Retry) Failed(f Failure) bool {
-	if f == TimedOut {
-		r.b.ReportTimeout(r.inst)
-	} else {
-		r.b.ReportFailure(r.inst)
-	}
+	r.b.fail(r.Region, r.inst, f == TimedOut)
 	if r.attempt > r.Retries || (f != Refused && !r.Resendable) {
 		return false
 	}

@@ -22,11 +22,14 @@ type observed struct {
 	begun time.Time
 	tr    traffic.Request
 	extra *caddyhttp.ExtraLogFields
+	// region is the region of the route's instances, as the counters key
+	// them (routing.Route.InstanceRegion).
+	region string
 }
 
 // observe starts the observation of a request routed as rt.
 func (g *Gateway) observe(rt *routing.Route, r *http.Request) *observed {
-	o := &observed{begun: time.Now()}
+	o := &observed{begun: time.Now(), region: rt.InstanceRegion()}
 	name := traffic.Unknown
 	if rt.Registered {
 		name = rt.App
@@ -51,7 +54,7 @@ func (o *observed) attempt(inst *eureka.InstanceInfo) {
 	if o.extra != nil {
 		o.extra.Set(zap.String("instance", inst.ID()))
 	}
-	o.tr.Attempt(inst.ID())
+	o.tr.Attempt(o.region, inst.ID())
 }
 
 func (o *observed) failed(f balancer.Failure, again bool) { o.tr.Failed(f, again) }

@@ -75,6 +75,11 @@ type entry struct {
 	gatewaysMu sync.Mutex
 	gateways   map[passiveHealth]*balancer.Balancer
 
+	// The traffic sweeper (sweep.go), while the registry runs, and its
+	// clock (a func() time.Time; unset: time.Now).
+	sweepStop, sweepDone chan struct{}
+	clock                atomic.Value
+
 	mu      sync.Mutex
 	running int // configs that have started it and not stopped
 	started bool
@@ -206,6 +211,7 @@ func (e *entry) start() error {
 		return fmt.Errorf("starting registry %q: %v", e.name, err)
 	}
 	e.started = true
+	e.startSweeper()
 	return nil
 }
 
@@ -226,6 +232,7 @@ func (e *entry) stop() error {
 // shutdown stops the fx app. The caller holds e.mu.
 func (e *entry) shutdown() error {
 	e.stopped = true
+	e.stopSweeper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	return e.app.Stop(ctx)

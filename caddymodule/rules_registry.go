@@ -8,7 +8,8 @@ import (
 
 // gatewayRouters are the routers of the eureka_gateway handlers, by the
 // registry they route to, so that eureka_dashboard can show the traffic
-// rules in force. A gateway registers its router when it is provisioned
+// rules in force, and the registry's sweeper drop what they keep of
+// departed apps. A gateway registers its router when it is provisioned
 // and unregisters it at cleanup; during a reload the new config's
 // routers come in before the old config's leave.
 var gatewayRouters = routerRegistry{byEntry: map[*entry]map[*routing.Router]uint64{}}
@@ -80,4 +81,17 @@ func (g *routerRegistry) rulesOf(e *entry) *routing.Rules {
 		}
 	}
 	return rules
+}
+
+// each calls f with each router registered for e, outside the lock.
+func (g *routerRegistry) each(e *entry, f func(*routing.Router)) {
+	g.mu.Lock()
+	routers := make([]*routing.Router, 0, len(g.byEntry[e]))
+	for r := range g.byEntry[e] {
+		routers = append(routers, r)
+	}
+	g.mu.Unlock()
+	for _, r := range routers {
+		f(r)
+	}
 }

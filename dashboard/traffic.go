@@ -86,7 +86,7 @@ type appTraffic struct {
 	inFlight         int64
 	seconds          *ring[slot] // nil when it holds nothing recent
 	tens             *ring[slot]
-	instances        map[string]*instanceTraffic
+	instances        map[traffic.InstanceKey]*instanceTraffic
 }
 
 // instanceTraffic is one instance's counters at the last sample and its
@@ -145,13 +145,22 @@ func (t *trafficRecorder) sample(force bool) {
 		t.first, t.last, t.sampled = now, now, true
 	}
 	prevSec, nowSec := t.last/1000, now/1000
+	listed := make(map[string]bool, len(snaps))
 	for _, sn := range snaps {
+		listed[sn.name] = true
 		a := t.apps[sn.name]
 		if a == nil {
-			a = &appTraffic{instances: map[string]*instanceTraffic{}}
+			a = &appTraffic{instances: map[traffic.InstanceKey]*instanceTraffic{}}
 			t.apps[sn.name] = a
 		}
 		a.add(&sn.s, base, prevSec, nowSec)
+	}
+	// The apps the gateways dropped (gone from the registry: see
+	// traffic.Recorder.Sweep) go from the page too.
+	for name := range t.apps {
+		if !listed[name] {
+			delete(t.apps, name)
+		}
 	}
 	t.last = now
 }
@@ -174,11 +183,16 @@ func (a *appTraffic) add(s *traffic.Snapshot, base bool, prevSec, nowSec int64) 
 		spread(prevSec, nowSec, 1, a.seconds, func(dst *slot, part func(uint32) uint32) { dst.addPart(&d, part) })
 		spread(prevSec, nowSec, 10, a.tens, func(dst *slot, part func(uint32) uint32) { dst.addPart(&d, part) })
 	}
-	for id, is := range s.Instances {
-		i := a.instances[id]
+	for k := range a.instances {
+		if _, ok := s.Instances[k]; !ok {
+			delete(a.instances, k) // dropped with its registration
+		}
+	}
+	for k, is := range s.Instances {
+		i := a.instances[k]
 		if i == nil {
 			i = new(instanceTraffic)
-			a.instances[id] = i
+			a.instances[k] = i
 		}
 		dr, de := delta32(is.Requests, i.requests), delta32(is.Errors, i.errors)
 		i.requests, i.errors, i.inFlight = is.Requests, is.Errors, is.InFlight
@@ -270,7 +284,9 @@ type TrafficView struct {
 	// Since is the first sample's: the dashboard has no data before it.
 	Since int64 `json:"since"`
 	// Apps are the apps with requests in the last 15 minutes (or in
-	// flight): those with a greater share of 5xx answers in the last
+	// flight) that the gateways still count (an app that left the
+	// registry goes traffic.Grace after, with its instances): those with
+	// a greater share of 5xx answers in the last
 	// minute first, then in the last 15 minutes, then the busier first
 	// (requests per second in the last minute, then 15 minutes), then by
 	// name.
@@ -334,6 +350,10 @@ type TrafficSeries struct {
 // InstanceTraffic is one instance's share of its app's last minute.
 type InstanceTraffic struct {
 	ID string `json:"id"`
+	// Region is the instance's region when it is another region's (a
+	// fail-over's, or a subset's that names it): ids repeat across
+	// regions. Absent for the local region's.
+	Region string `json:"region,omitempty"`
 	// Requests and Errors (5xx answers) are counts over the minute; Rate
 	// is requests per second.
 	Requests uint64  `json:"requests"`
@@ -396,7 +416,7 @@ func (t *trafficRecorder) view(top int) TrafficView {
 		if at.Last15Minutes.Requests == 0 && a.inFlight <= 0 {
 			continue
 		}
-		for id, i := range a.instances {
+		for k, i := range a.instances {
 			var it InstanceTraffic
 			for k := lastSec - minuteSlots + 1; k <= lastSec; k++ {
 				if s := i.seconds.get(k); s != nil {
@@ -407,14 +427,14 @@ func (t *trafficRecorder) view(top int) TrafficView {
 			if it.Requests == 0 {
 				continue
 			}
-			it.ID, it.InFlight = id, i.inFlight
+			it.ID, it.Region, it.InFlight = k.ID, k.Region, i.inFlight
 			it.Rate = perSecond(it.Requests, minute)
 			it.ErrorShare = ratio(it.Errors, it.Requests)
 			it.Share = ratio(it.Requests, at.LastMinute.Requests)
 			at.Instances = append(at.Instances, it)
 		}
 		slices.SortFunc(at.Instances, func(x, y InstanceTraffic) int {
-			return cmp.Or(cmp.Compare(y.ErrorShare, x.ErrorShare), cmp.Compare(y.Requests, x.Requests), cmp.Compare(x.ID, y.ID))
+			return cmp.Or(cmp.Compare(y.ErrorShare, x.ErrorShare), cmp.Compare(y.Requests, x.Requests), cmp.Compare(x.ID, y.ID), cmp.Compare(x.Region, y.Region))
 		})
 		at.InstanceCount = len(at.Instances)
 		at.Instances = at.Instances[:min(len(at.Instances), maxTrafficInstances)]

@@ -54,10 +54,15 @@ type Config struct {
 	// been idle this long. Keep it below the instances' own keep-alive
 	// timeout. Default 10s.
 	IdleConnTimeout time.Duration
-	// SweepInterval is how often the pools are checked against the
-	// registry, in addition to each change it announces (a
-	// registry.Store's Subscribe or a discovery.Client's). Default 5s.
+	// SweepInterval is how often the pools and the traffic counters are
+	// checked against the registry, in addition to each change it
+	// announces (a registry.Store's Subscribe or a discovery.Client's):
+	// the counters of an app or an instance gone for traffic.Grace are
+	// dropped then, with their series. Default 5s.
 	SweepInterval time.Duration
+	// Now is the clock of the sweeps (traffic.Recorder.Sweep). Default
+	// time.Now.
+	Now func() time.Time
 
 	// TLS is the configuration of the connections to instances that
 	// enable only their secure port, which are reached over TLS on it:
@@ -118,6 +123,9 @@ func (cfg Config) withDefaults() (Config, *routing.Router, error) {
 	settings.Default(&cfg.MaxConnsPerInstance, DefaultMaxConnsPerInstance)
 	settings.Default(&cfg.IdleConnTimeout, DefaultIdleConnTimeout)
 	settings.Default(&cfg.SweepInterval, DefaultSweepInterval)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	settings.Default(&cfg.AccessLogBuffer, DefaultAccessLogBuffer)
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()

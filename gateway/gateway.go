@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
 
@@ -43,13 +44,15 @@ type Gateway struct {
 
 	stop      chan struct{}
 	swept     chan struct{} // closed when the sweeper has stopped
+	sweeperOn atomic.Bool   // the sweeper started
 	closeOnce sync.Once
 }
 
 // New returns a Gateway over cfg.Routing.Instances. It starts nothing but
 // the access log's writer, with Config.AccessLog: the goroutine that
-// closes the connection pools of instances that leave the registry starts
-// with the first pool. Close stops them.
+// closes the connection pools of instances that leave the registry, and
+// drops their traffic counters, starts with the first pool or the first
+// request counted. Close stops them.
 func New(cfg Config) (*Gateway, error) {
 	cfg, router, err := cfg.withDefaults()
 	if err != nil {
@@ -317,7 +320,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 		}
 		var end func()
 		if g.countInFlight {
-			end = g.bal.Begin(inst)
+			end = try.Begin()
 		}
 		err := u.roundTrip(&ctx.Request, &ctx.Response, resend, g.cfg.Routing.ResponseHeaderTimeout)
 		if end != nil {

@@ -36,7 +36,7 @@ func (lp *loopState) failed(ex *exchange, err error, stale bool) {
 	if stale && !ex.resent && ex.resend && !timedOut(err) && !closing {
 		ex.resent = true
 		if g.countInFlight {
-			ex.end = g.bal.Begin(ex.inst)
+			ex.end = ex.try.Begin()
 		}
 		lp.sendTo(ex, keyOf(ex.app, ex.inst, false))
 		return

@@ -140,7 +140,7 @@ func (lp *loopState) send(ex *exchange) {
 	ex.inst = inst
 	ex.obs.attempt(inst)
 	if g.countInFlight {
-		ex.end = g.bal.Begin(inst)
+		ex.end = ex.try.Begin()
 	}
 	lp.sendTo(ex, keyOf(ex.app, inst, false))
 }

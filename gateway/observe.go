@@ -23,8 +23,11 @@ type observed struct {
 	appName string // as the counters know it
 	subset  string
 	region  string // another region's, when the request fails over
-	inst    *eureka.InstanceInfo
-	line    *logLine // nil: not logged
+	// instRegion is the region of the route's instances, as the counters
+	// key them (routing.Route.InstanceRegion).
+	instRegion string
+	inst       *eureka.InstanceInfo
+	line       *logLine // nil: not logged
 	// reqID is the X-Request-Id the instance got when it is not in the
 	// request's header (the loops write it after the header); nil: the
 	// header's.
@@ -63,15 +66,18 @@ func (g *Gateway) observe(o *observed, rt *routing.Route) {
 	if rt.Subset != nil {
 		o.subset = rt.Subset.Label()
 	}
+	if g.traffic != nil {
+		g.startSweeper() // which drops the counters of departed apps
+	}
 	g.traffic.Begin(&o.tr, o.appName, o.subset)
-	o.region = rt.Region
+	o.region, o.instRegion = rt.Region, rt.InstanceRegion()
 	o.tr.Region(rt.Region)
 }
 
 // attempt records that an attempt goes to inst.
 func (o *observed) attempt(inst *eureka.InstanceInfo) {
 	o.inst = inst
-	o.tr.Attempt(inst.ID())
+	o.tr.Attempt(o.instRegion, inst.ID())
 }
 
 // failed records the current attempt's failure, and whether the request

@@ -104,19 +104,58 @@ func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo, secure bool) *
 	}
 	next[k] = u
 	p.m.Store(&next)
-	if !p.sweeping {
-		p.sweeping = true
-		go func() {
-			defer close(g.swept)
-			g.sweeper(g.stop)
-		}()
-	}
+	g.startSweeperLocked()
 	return u
 }
 
-// sweep retires the pools of instances that are no longer UP in the
-// registry, and closes the connections of retired pools that are idle.
+// startSweeper starts the sweeper, once: with the first pool, or with the
+// first request the traffic counters count.
+func (g *Gateway) startSweeper() {
+	if g.sweeperOn.Load() {
+		return
+	}
+	g.pools.mu.Lock()
+	defer g.pools.mu.Unlock()
+	g.startSweeperLocked()
+}
+
+// startSweeperLocked is startSweeper with the pools' lock held. Close
+// stops the sweeper; once the gateway is closing, none starts.
+func (g *Gateway) startSweeperLocked() {
+	p := &g.pools
+	if p.sweeping || p.closed {
+		return
+	}
+	p.sweeping = true
+	g.sweeperOn.Store(true)
+	go func() {
+		defer close(g.swept)
+		g.sweeper(g.stop)
+	}()
+}
+
+// sweep retires the pools of departed instances and drops the traffic
+// counters of what has been gone from the registry for traffic.Grace.
 func (g *Gateway) sweep() {
+	g.sweepPools()
+	g.sweepTraffic()
+}
+
+// sweepTraffic drops the counters (and so the series) of the apps and
+// instances gone from the registry for traffic.Grace, and what the
+// balancer, its Checker and the router keep of the apps it dropped.
+func (g *Gateway) sweepTraffic() {
+	if g.traffic == nil {
+		return
+	}
+	dropped := g.traffic.Sweep(g.cfg.Now(), g.cfg.Routing.Instances)
+	g.bal.ForgetApps(dropped)
+	g.router.ForgetApps(dropped)
+}
+
+// sweepPools retires the pools of instances that are no longer UP in the
+// registry, and closes the connections of retired pools that are idle.
+func (g *Gateway) sweepPools() {
 	p := &g.pools
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -181,17 +220,20 @@ func (g *Gateway) closePools() {
 }
 
 // sweeper runs sweep every SweepInterval and after each change the
-// registry announces, until stop is closed.
+// registry announces (how it learns that an instance left), until stop
+// is closed.
 func (g *Gateway) sweeper(stop <-chan struct{}) {
-	changed, unsubscribe := subscribe(g.cfg.Routing.Instances)
+	changed, unsubscribe := Changes(g.cfg.Routing.Instances)
 	defer unsubscribe()
 	tick.Every(g.cfg.SweepInterval, stop, changed, g.sweep)
 }
 
-// subscribe returns a channel that receives a value after changes of the
+// Changes returns a channel that receives a value after changes of the
 // source's registry, for the sources that announce them: a
-// registry.Store and a discovery.Client. Others get a nil channel.
-func subscribe(src balancer.Instancer) (<-chan struct{}, func()) {
+// registry.Store and a discovery.Client. Others get a nil channel. The
+// gateway's sweeper and Caddy's (which drops eureka_gateway's traffic
+// counters) learn so that an instance left; unsubscribe ends it.
+func Changes(src balancer.Instancer) (changed <-chan struct{}, unsubscribe func()) {
 	switch s := src.(type) {
 	case interface {
 		Subscribe(func(registry.Change)) func()

@@ -37,7 +37,7 @@ func (r *Router) failover(app string) (list []*eureka.InstanceInfo, secure bool,
 		if len(up) == 0 {
 			continue
 		}
-		list, secure, healthy := r.routableIn(r.regionCache.Get(name).Get(app), app, up)
+		list, secure, healthy := r.routableIn(r.regionCache.Get(name).Get(app), app, up, true)
 		if healthy && len(list) > 0 {
 			return list, secure, name
 		}
@@ -49,18 +49,19 @@ func (r *Router) failover(app string) (list []*eureka.InstanceInfo, secure bool,
 // plain or secure port: the local region's for its own name (or when the
 // Router has no remote regions to read), a remote region's otherwise.
 func (r *Router) regionList(app, region string, secure bool) []*eureka.InstanceInfo {
-	var up []*eureka.InstanceInfo
-	slot := r.cache.Get(app)
+	up := r.cfg.Instances.Instances(app)
+	slot, remote := r.cache.Get(app), false
 	if in, ok := r.cfg.Instances.(RegionInstancer); ok {
+		local := up
 		up = in.InstancesIn(app, region)
 		slot = r.regionCache.Get(region).Get(app)
-	} else {
-		up = r.cfg.Instances.Instances(app)
+		// The local region's own name gives the local list itself.
+		remote = len(up) > 0 && (len(local) == 0 || &local[0] != &up[0])
 	}
 	if len(up) == 0 {
 		return nil
 	}
-	list, s, healthy := r.routableIn(slot, app, up)
+	list, s, healthy := r.routableIn(slot, app, up, remote)
 	if !healthy || s != secure {
 		return nil
 	}

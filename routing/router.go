@@ -154,6 +154,7 @@ func (r *Router) Route(dst, target []byte, req *Request) (rt Route, name, path [
 // is idempotent (balancer.Idempotent) and its body is none or in memory.
 func (r *Router) Retry(rt *Route, resendable bool) balancer.Retry {
 	try := r.bal.Retry(rt.App, rt.Instances, r.cfg.Retries, resendable)
+	try.Region = rt.InstanceRegion()
 	switch {
 	case rt.state != nil:
 		try.Source, try.Key = rt.state.source(rt.Secure), rt.Subset.key
@@ -165,15 +166,30 @@ func (r *Router) Retry(rt *Route, resendable bool) balancer.Retry {
 	return try
 }
 
+// InstanceRegion returns the region of the route's instances as the
+// balancer and the traffic counters key them: "" for the local region,
+// else the remote region the route fails over to (Region) or the region
+// its subset names. An instance's passive health, calls in flight and
+// counters are its app's, region's and id's, so that another region's
+// instance of the same id is never taken for it.
+func (rt *Route) InstanceRegion() string {
+	if rt.Subset != nil && rt.Subset.region != "" {
+		return rt.Subset.region
+	}
+	return rt.Region
+}
+
 // registered reports whether app has instances, whatever their status.
 func (r *Router) registered(app string) bool {
 	all, ok := r.cfg.Instances.(AllInstancer)
 	return ok && len(all.AllInstances(app)) > 0
 }
 
-// healthy returns the instances of list passing their health check.
-func (r *Router) healthy(app string, list []*eureka.InstanceInfo) []*eureka.InstanceInfo {
-	if r.cfg.Health == nil {
+// healthy returns the instances of list passing their health check; a
+// remote region's list is not the Checker's (it checks the local
+// region's instances), and passes whole.
+func (r *Router) healthy(app string, list []*eureka.InstanceInfo, remote bool) []*eureka.InstanceInfo {
+	if r.cfg.Health == nil || remote {
 		return list
 	}
 	return r.cfg.Health.Filter(app, list)

@@ -37,11 +37,12 @@ func (r *Recorder) Begin(q *Request, app, subset string) {
 // (routing.Route.Region), counted by region when it is Done.
 func (q *Request) Region(region string) { q.region = region }
 
-// Attempt records that an attempt goes to the instance id.
-func (q *Request) Attempt(id string) {
+// Attempt records that an attempt goes to the instance id of region (""
+// for the local one; routing.Route.InstanceRegion).
+func (q *Request) Attempt(region, id string) {
 	q.EndAttempt()
 	if q.app != nil {
-		q.ti = q.app.Instance(id)
+		q.ti = q.app.InstanceIn(region, id)
 		q.ti.Begin()
 		q.last = q.ti
 	}

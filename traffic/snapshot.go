@@ -20,11 +20,18 @@ type Snapshot struct {
 	Failures [numFailures]uint64
 	// Retries are the attempts sent again to another instance.
 	Retries uint64
-	// Instances are the counters of each instance that took requests.
-	Instances map[string]InstanceSnapshot
+	// Instances are the counters of each instance that took requests, by
+	// region ("" for the local one) and id.
+	Instances map[InstanceKey]InstanceSnapshot
 	// Regions are the requests served by another region's instances
 	// because the local region had none that could take them, by region.
 	Regions map[string]uint64
+}
+
+// InstanceKey names an instance of an app: its region ("" for the local
+// one) and id. Ids repeat across regions.
+type InstanceKey struct {
+	Region, ID string
 }
 
 // InstanceSnapshot is an instance's counters at one moment.
@@ -38,7 +45,7 @@ type InstanceSnapshot struct {
 // Snapshot returns the app's counters.
 func (a *App) Snapshot() Snapshot {
 	s := Snapshot{InFlight: a.inFlight.Load(), Requests: map[string][len(Methods)][len(Classes)]uint64{},
-		Sum: time.Duration(a.sumNanos.Load()), Retries: a.retries.Load(), Instances: map[string]InstanceSnapshot{}}
+		Sum: time.Duration(a.sumNanos.Load()), Retries: a.retries.Load(), Instances: map[InstanceKey]InstanceSnapshot{}}
 	for label, c := range a.subsets.Snapshot() {
 		var n [len(Methods)][len(Classes)]uint64
 		for m := range n {
@@ -60,9 +67,9 @@ func (a *App) Snapshot() Snapshot {
 		}
 		s.Regions[region] = n.Load()
 	}
-	for id, inst := range a.instances.Snapshot() {
-		s.Instances[id] = InstanceSnapshot{Requests: inst.requests.Load(), Errors: inst.errors.Load(), InFlight: inst.inFlight.Load()}
-	}
+	a.eachInstance(func(k InstanceKey, inst *Instance) {
+		s.Instances[k] = InstanceSnapshot{Requests: inst.requests.Load(), Errors: inst.errors.Load(), InFlight: inst.inFlight.Load()}
+	})
 	return s
 }
 
@@ -79,4 +86,17 @@ func (s Snapshot) Total() (requests, errors uint64) {
 		}
 	}
 	return requests, errors
+}
+
+// eachInstance calls f with each instance's counters, the local region's
+// and the others'.
+func (a *App) eachInstance(f func(InstanceKey, *Instance)) {
+	for id, inst := range a.instances.Snapshot() {
+		f(InstanceKey{ID: id}, inst)
+	}
+	for region, m := range a.remote.Snapshot() {
+		for id, inst := range m.Snapshot() {
+			f(InstanceKey{Region: region, ID: id}, inst)
+		}
+	}
 }

@@ -15,6 +15,7 @@
 package traffic
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -58,7 +59,8 @@ var Failures = [numFailures]string{"refused", "reset", "timeout"}
 // Recorder holds the counters of every application. The zero value is not
 // ready; use New. It is safe for concurrent use.
 type Recorder struct {
-	apps perapp.Map[App]
+	apps    perapp.Map[App]
+	sweepMu sync.Mutex // one Sweep at a time
 	// Connections, when set, reports the connections the gateway holds
 	// to each instance, by its host:port, for the readers. The fasthttp
 	// gateway sets it on the Recorder it records into.
@@ -88,8 +90,10 @@ type App struct {
 	sumNanos  atomic.Int64
 	failures  [numFailures]atomic.Uint64
 	retries   atomic.Uint64
-	instances perapp.Map[Instance]      // by instance id
-	regions   perapp.Map[atomic.Uint64] // requests sent to another region, by region
+	instances perapp.Map[Instance]             // the local region's, by instance id
+	remote    perapp.Map[perapp.Map[Instance]] // other regions', by region, then id
+	regions   perapp.Map[atomic.Uint64]        // requests sent to another region, by region
+	gone      int64                            // Sweep's: when it found the app gone (unix nanos), 0 while registered
 }
 
 // counts are the requests of one subset, by method and status class.
@@ -102,6 +106,7 @@ type Instance struct {
 	requests atomic.Uint64
 	errors   atomic.Uint64
 	inFlight atomic.Int64
+	gone     int64 // as App's
 }
 
 // Start counts a request of the app as in flight until Done.
@@ -118,9 +123,19 @@ func (a *App) Failed(kind int) {
 // Retried counts an attempt sent again to another instance.
 func (a *App) Retried() { a.retries.Add(1) }
 
-// Instance returns the counters of the app's instance id (registered:
-// the router picked it).
+// Instance returns the counters of the app's instance id in the local
+// region (registered: the router picked it).
 func (a *App) Instance(id string) *Instance { return a.instances.Get(id) }
+
+// InstanceIn returns the counters of the app's instance id in region:
+// the local region's for "", else another region's, which are never
+// those of a local instance of the same id.
+func (a *App) InstanceIn(region, id string) *Instance {
+	if region == "" {
+		return a.instances.Get(id)
+	}
+	return a.remote.Get(region).Get(id)
+}
 
 // Done ends a request that Start counted: its subset's label ("" for any
 // instance), method, status (the gateway's answer when no instance gave

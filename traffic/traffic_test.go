@@ -200,10 +200,10 @@ func TestInstanceCounters(t *testing.T) {
 	a.Start()
 	a.Done("", []byte("GET"), 502, time.Millisecond, nil) // the gateway's answer: no instance's
 	s := a.Snapshot()
-	if got, want := s.Instances["i-1"], (InstanceSnapshot{Requests: 4, Errors: 2}); got != want {
+	if got, want := s.Instances[InstanceKey{ID: "i-1"}], (InstanceSnapshot{Requests: 4, Errors: 2}); got != want {
 		t.Errorf("i-1: %+v, want %+v", got, want)
 	}
-	if got, want := s.Instances["i-2"], (InstanceSnapshot{InFlight: 1}); got != want {
+	if got, want := s.Instances[InstanceKey{ID: "i-2"}], (InstanceSnapshot{InFlight: 1}); got != want {
 		t.Errorf("i-2: %+v, want %+v", got, want)
 	}
 	if len(s.Instances) != 2 {
@@ -313,6 +313,8 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 		inst := a.Instance("i-1")
 		inst.Begin()
 		inst.End()
+		a.InstanceIn("eu-west", "i-1").Begin() // another region's i-1
+		a.InstanceIn("eu-west", "i-1").End()
 		a.Failed(Refused)
 		a.Retried()
 		a.Done("", get, 200, 3*time.Millisecond, inst)

@@ -137,7 +137,9 @@
       const fill = text("span");
       fill.style.width = Math.max(1, Math.round(i.share * 100)) + "%";
       bar.append(fill);
-      li.append(text("span", i.id, { class: "t-id", title: i.id }), bar,
+      // Another region's instance is named with its region: ids repeat across regions.
+      const name = i.region ? i.id + " (" + i.region + ")" : i.id;
+      li.append(text("span", name, { class: "t-id", title: name }), bar,
         text("span", rate(i.rate) + "/s · " + share(i.share), { class: "t-num" }));
       if (i.errors) li.append(text("span", share(i.error_share) + " 5xx", { class: "t-err" }));
       ul.append(li);

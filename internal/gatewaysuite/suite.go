@@ -88,6 +88,9 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"TrafficUnknownAppsOneLabel", trafficUnknownApps},
 		{"TraceContextAndRequestID", traceContext},
 		{"RegionFailover", regionFailover},
+		{"EjectionKeyedByApp", ejectionKeyedByApp},
+		{"EjectionKeyedByRegion", ejectionKeyedByRegion},
+		{"HealthKeyedByRegion", healthKeyedByRegion},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, start) })
 	}

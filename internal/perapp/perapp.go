@@ -55,3 +55,31 @@ func (p *Map[T]) Snapshot() map[string]*T {
 	}
 	return nil
 }
+
+// DeleteFunc removes the apps for which del returns true, in one copy of
+// the map. A value taken by Get or Lookup before is the caller's still;
+// the next Get of a removed app makes a new one.
+func (p *Map[T]) DeleteFunc(del func(app string, v *T) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.m.Load()
+	if old == nil {
+		return
+	}
+	var next map[string]*T
+	for k, v := range *old {
+		if !del(k, v) {
+			continue
+		}
+		if next == nil {
+			next = make(map[string]*T, len(*old))
+			for k, v := range *old {
+				next[k] = v
+			}
+		}
+		delete(next, k)
+	}
+	if next != nil {
+		p.m.Store(&next)
+	}
+}

@@ -25,13 +25,19 @@ import (
 //   - ejections_total{app}: instances skipped after failures (passive
 //     health), and health_check_failures_total{app}: failed active health
 //     checks, with a balancer;
-//   - requests_in_flight{app}, instance_requests_in_flight{app, instance}
-//     and, where the gateway keeps its own pools (the fasthttp gateway),
-//     instance_connections{app, address} (the instance's host:port);
+//   - requests_in_flight{app}, instance_requests_in_flight{app,
+//     instance, region} (region empty for the local region's instances:
+//     ids repeat across regions) and, where the gateway keeps its own
+//     pools (the fasthttp gateway), instance_connections{app, address}
+//     (the instance's host:port);
 //   - access_log_dropped_total, with AccessLogDropped.
 //
 // app is a registry's application name, or "unknown" for requests that
-// name none, so that clients cannot grow the label set.
+// name none, so that clients cannot grow the label set. The series of an
+// application or an instance that leaves the registry go with its
+// counters, traffic.Grace after (traffic.Recorder.Sweep, which the
+// gateways run), and so do the application's ejections and health check
+// failures: the series are bounded by what is registered.
 type Traffic struct {
 	// AccessLogDropped, when set, is a gateway's
 	// Gateway.AccessLogDropped: access log lines dropped.
@@ -77,7 +83,7 @@ func NewTraffic(rec *traffic.Recorder, health Health, namespace string) *Traffic
 		ejections:        d("ejections_total", "Instances taken out of rotation after failures (passive health), by application.", "app"),
 		healthFailures:   d("health_check_failures_total", "Failed active health checks, by application.", "app"),
 		inFlight:         d("requests_in_flight", "Requests being served, by application.", "app"),
-		instanceInFlight: d("instance_requests_in_flight", "Requests being served by each instance.", "app", "instance"),
+		instanceInFlight: d("instance_requests_in_flight", "Requests being served by each instance, by application, instance id and region (empty: the local region).", "app", "instance", "region"),
 		connections:      d("instance_connections", "Connections the gateway holds to each instance, by its address.", "app", "address"),
 		accessLogDropped: d("access_log_dropped_total", "Access log lines the gateway dropped: its writer was behind (the queue full) or a write failed."),
 	}
@@ -128,8 +134,8 @@ func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
 			counter(m.regionRequests, v, app, region)
 		}
 		gauge(m.inFlight, s.InFlight, app)
-		for id, inst := range s.Instances {
-			gauge(m.instanceInFlight, inst.InFlight, app, id)
+		for k, inst := range s.Instances {
+			gauge(m.instanceInFlight, inst.InFlight, app, k.ID, k.Region)
 		}
 	})
 	if m.rec.Connections != nil {

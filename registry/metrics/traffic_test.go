@@ -23,7 +23,8 @@ const (
 
 // trafficRecorder is a Recorder with requests of ORDERS (three served,
 // one in flight, failed attempts, a retry, an instance with one attempt
-// in flight and two connections) and one of an unknown app.
+// in flight and two connections, another region's instance of the same
+// id with two) and one of an unknown app.
 func trafficRecorder() *traffic.Recorder {
 	rec := traffic.New()
 	orders := rec.App("ORDERS")
@@ -41,6 +42,9 @@ func trafficRecorder() *traffic.Recorder {
 	orders.Done("version=2.1", []byte("POST"), 503, 20*time.Second, nil)
 	orders.Start() // in flight
 	i1.Begin()
+	eu := orders.InstanceIn("eu-west", "i-1") // another region's i-1: its own series
+	eu.Begin()
+	eu.Begin()
 	unknown := rec.App(traffic.Unknown)
 	unknown.Start()
 	unknown.Done("", []byte("GET"), 503, 625*time.Microsecond, nil)
@@ -110,9 +114,10 @@ eureka_gateway_health_check_failures_total{app="BILLING"} 3
 # TYPE eureka_gateway_requests_in_flight gauge
 eureka_gateway_requests_in_flight{app="ORDERS"} 1
 eureka_gateway_requests_in_flight{app="unknown"} 0
-# HELP eureka_gateway_instance_requests_in_flight Requests being served by each instance.
+# HELP eureka_gateway_instance_requests_in_flight Requests being served by each instance, by application, instance id and region (empty: the local region).
 # TYPE eureka_gateway_instance_requests_in_flight gauge
-eureka_gateway_instance_requests_in_flight{app="ORDERS",instance="i-1"} 1
+eureka_gateway_instance_requests_in_flight{app="ORDERS",instance="i-1",region=""} 1
+eureka_gateway_instance_requests_in_flight{app="ORDERS",instance="i-1",region="eu-west"} 2
 # HELP eureka_gateway_instance_connections Connections the gateway holds to each instance, by its address.
 # TYPE eureka_gateway_instance_connections gauge
 eureka_gateway_instance_connections{address="127.0.0.1:9000",app="ORDERS"} 2
