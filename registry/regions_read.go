@@ -104,10 +104,10 @@ func (rs *regionSet) changesLocked(since uint64, regions, apps []string) []*eure
 	var out []*eureka.Application
 	index := map[string]int{}
 	seen := map[string][2]int{}
+	inRegions, inApps := nameSet(regions), nameSet(apps)
 	for n := int(since - rs.base); n < len(rs.log); n++ {
 		c := &rs.log[n]
-		if !slices.Contains(regions, c.Region) || !rs.byName[c.Region].allows(c.App) ||
-			(len(apps) > 0 && !slices.Contains(apps, c.App)) {
+		if !inRegions[c.Region] || !rs.byName[c.Region].allows(c.App) || (inApps != nil && !inApps[c.App]) {
 			continue
 		}
 		key := c.Region + "\x00" + c.App + "\x00" + c.ID
@@ -146,10 +146,11 @@ func (rs *regionSet) instancesLocked(regions []string) []*eureka.Application {
 // any) by status, for the reconcile hash. The caller holds rs.mu.
 func (rs *regionSet) countsLocked(regions, apps []string) eureka.StatusCounts {
 	var counts eureka.StatusCounts
+	inApps := nameSet(apps)
 	for _, name := range regions {
 		r := rs.byName[name]
 		for app, a := range r.snap.Load().apps {
-			if r.allows(app) && (len(apps) == 0 || slices.Contains(apps, app)) {
+			if r.allows(app) && (inApps == nil || inApps[app]) {
 				addCounts(&counts, a.counts)
 			}
 		}
@@ -269,8 +270,9 @@ func (s *Store) ApplicationsOfIn(apps, regions []string) (*eureka.Applications, 
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	var more []*eureka.Application
+	inApps := nameSet(apps)
 	for _, a := range rs.instancesLocked(regions) {
-		if slices.Contains(apps, a.Name) {
+		if inApps[a.Name] {
 			more = append(more, a)
 		}
 	}
