@@ -177,7 +177,7 @@ func testAccessLog(t *testing.T, loops int) {
 	if s := send("GET", "/orders/items/1?q=a%20b", nil, "User-Agent", "accesslog-test/1"); s.status != 200 {
 		t.Fatalf("GET: %d", s.status)
 	}
-	send("GET", "/orders/items/2", nil, routing.RequestIDHeader, "client-id-2")
+	send("GET", "/orders/items/2", nil, routing.RequestIDHeader, "client-request-id-0002")
 	send("HEAD", "/orders/items/3", nil)
 	send("POST", "/orders/items/4", strings.NewReader("hello"))
 	send("GET", "/orders/big", nil)
@@ -256,7 +256,7 @@ func testAccessLog(t *testing.T, loops int) {
 			}
 		case !ok || id != l.RequestID || len(l.RequestID) == 0:
 			t.Errorf("%s %s: request id %q, the instance got %q", s.method, s.uri, l.RequestID, id)
-		case s.uri == "/orders/items/2" && l.RequestID != "client-id-2":
+		case s.uri == "/orders/items/2" && l.RequestID != "client-request-id-0002":
 			t.Errorf("%s %s: request id %q, want the client's", s.method, s.uri, l.RequestID)
 		}
 	}

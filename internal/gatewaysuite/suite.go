@@ -90,6 +90,7 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"TrafficRefusedInstance", trafficRefused},
 		{"TrafficUnknownAppsOneLabel", trafficUnknownApps},
 		{"TraceContextAndRequestID", traceContext},
+		{"RequestIDs", requestIDs},
 		{"RegionFailover", regionFailover},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, start) })
