@@ -14,7 +14,10 @@ import (
 // reconcile hash over all of it, as Eureka's
 // getApplicationsFromMultipleRegions. They are rarer than local reads, so
 // they are built whole (not from per-app pieces) and cached per set of
-// regions until the registry or a region moves.
+// regions until the registry or a region moves, in one form, as the full
+// registry is kept: compressed only unless a client reads that format
+// plain (wholePayload). Kept plain and gzipped, one JSON and one XML read
+// held four copies of the merged registry.
 
 // RegionVersion returns the remote regions' version a document read with
 // regions reflects (0 for any other).
@@ -87,7 +90,13 @@ func (s *Store) regionPayload(k namedKey, regions []string) *Payload {
 		doc.AppsHashcode = eureka.ReconcileHash(doc.Applications)
 	}
 	rs.mu.Unlock()
-	p := newPayload(version, now, eureka.AppendApplications(nil, k.format, doc))
+	var buf []byte
+	if last := c.namedPayload(k); last != nil {
+		// As large as the last build: a document of tens of megabytes
+		// grown by doubling would hold twice its size while it is built.
+		buf = make([]byte, 0, last.Len()+last.Len()/16)
+	}
+	p := s.wholePayload(k.format, version, now, eureka.AppendApplications(buf, k.format, doc))
 	p.rversion, p.purges = rversion, purges
 	c.putNamed(k, p)
 	return p
