@@ -32,6 +32,8 @@ func TestRegionsCaddyfile(t *testing.T) {
 		remote_region_apps eu-west-1 CART
 		remote_region_fetch_interval 10s
 		remote_region_retention 2m
+		remote_region_max_bytes 1MiB
+		remote_region_max_instances 5000
 		disable_transparent_fallback
 	}
 }
@@ -61,7 +63,8 @@ http://:8080 {
 		t.Errorf("remote_region_apps %v", apps)
 	}
 	if a.Region != "us-east-1" || a.RemoteRegionFetchInterval != caddy.Duration(10*time.Second) ||
-		a.RemoteRegionRetention != caddy.Duration(2*time.Minute) || !a.DisableTransparentFallback {
+		a.RemoteRegionRetention != caddy.Duration(2*time.Minute) || !a.DisableTransparentFallback ||
+		a.RemoteRegionMaxBytes != 1<<20 || a.RemoteRegionMaxInstances != 5000 {
 		t.Errorf("app %s", a.options())
 	}
 	st := a.settings().store
@@ -110,6 +113,12 @@ func TestRegionsCaddyfileErrors(t *testing.T) {
 			[]string{"remote_region_fetch_interval 0s", "default, 30s", "Caddyfile:3"}},
 		{"negative retention", withEurekaOptions("\t\tremote_region_retention -1m\n"),
 			[]string{"remote_region_retention -1m", "default, 5m", "Caddyfile:3"}},
+		{"zero max instances", withEurekaOptions("\t\tremote_region_max_instances 0\n"),
+			[]string{"remote_region_max_instances 0 must be above 0; leave it out for the default, 100000", "Caddyfile:3"}},
+		{"max bytes not a size", withEurekaOptions("\t\tremote_region_max_bytes lots\n"),
+			[]string{`remote_region_max_bytes "lots" is not a size`, "Caddyfile:3"}},
+		{"max bytes without regions", withEurekaOptions("\t\tremote_region_max_bytes 1MiB\n"),
+			[]string{"remote_region_max_bytes applies to remote regions and would be ignored without remote_regions"}},
 		{"with remote", withEurekaOptions("\t\tremote http://e:8761/eureka/\n\t\tremote_regions eu-west-1 http://eu:8761/eureka/\n"),
 			[]string{"remote_regions applies to a hosted registry", "Caddyfile:4"}},
 		{"fallback with remote", withEurekaOptions("\t\tdisable_transparent_fallback\n\t\tremote http://e:8761/eureka/\n"),
@@ -130,6 +139,8 @@ func TestRegionsJSONErrors(t *testing.T) {
 		{`{"registry":"rj-6","remote_region_apps":{"eu":["A"]}}`, []string{"remote_region_apps: eu is not one of remote_regions () or global"}},
 		{`{"registry":"rj-7","remote_regions":[{"name":"eu","urls":["http://eu/eureka/"]}],"remote_region_apps":{"eu":[]}}`, []string{"eu lists no app"}},
 		{`{"registry":"rj-8","remote_region_retention":-1}`, []string{"remote_region_retention", "default, 5m"}},
+		{`{"registry":"rj-9","remote_regions":[{"name":"eu","urls":["http://eu/eureka/"]}],"remote_region_max_instances":-1}`,
+			[]string{"remote_region_max_instances -1 must be above 0; leave it out for the default, 100000"}},
 		{`{"remote":["http://e:8761/eureka/"],"region":"eu"}`, []string{"region applies to a hosted registry"}},
 	})
 }

@@ -116,6 +116,12 @@ type Config struct {
 	// registry is kept. Default 64 MiB: a registry of some 60,000
 	// instances of 1 KiB each.
 	MaxResponseBodySize int
+	// MaxInstances, if above 0, bounds the instances the local registry
+	// may hold: a full fetch, a delta or a watch's answer that would make
+	// it larger fails (ErrTooManyInstances), and the last registry is
+	// kept. Default 0: no bound (registry/regions sets one per remote
+	// region).
+	MaxInstances int
 
 	// TLS configures the connections to https:// service URLs: the CAs
 	// to trust (a private CA), the client certificate and key to present

@@ -62,6 +62,14 @@ type Config struct {
 	// watched instead. Default registry.DefaultRemoteRegionFetchInterval,
 	// 30s.
 	FetchInterval time.Duration
+	// MaxRegionBytes bounds each answer of a region's servers, in bytes
+	// after gzip decoding, and MaxRegionInstances the instances its
+	// registry may hold: a region that sends more is refused (its last
+	// registry is kept, and its state's LastError says why), so that
+	// another cluster cannot fill this one's memory. Defaults
+	// registry.DefaultMaxRegionBytes (64 MiB) and
+	// registry.DefaultMaxRegionInstances (100,000).
+	MaxRegionBytes, MaxRegionInstances int
 	// TLS configures the connections to https:// service URLs: the CAs to
 	// trust, the client certificate to present. Default: nil, the
 	// system's roots and no client certificate.
@@ -85,6 +93,8 @@ type Feeds struct {
 	now   func() time.Time // the Store's clock, for the times it is given
 	log   *zap.Logger
 	feeds []*feed
+	// The bounds, for the errors that pass them (explain).
+	maxBytes, maxInstances int
 
 	mu      sync.Mutex
 	started bool
@@ -114,6 +124,8 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 		return nil, errors.New("regions: no Store")
 	}
 	settings.Default(&cfg.FetchInterval, registry.DefaultRemoteRegionFetchInterval)
+	settings.Default(&cfg.MaxRegionBytes, registry.DefaultMaxRegionBytes)
+	settings.Default(&cfg.MaxRegionInstances, registry.DefaultMaxRegionInstances)
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -122,7 +134,8 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 	for _, r := range store.RemoteRegions() {
 		configured[r] = true
 	}
-	f := &Feeds{store: store, now: store.Config().Clock.Now, log: log, stop: make(chan struct{})}
+	f := &Feeds{store: store, now: store.Config().Clock.Now, log: log, stop: make(chan struct{}),
+		maxBytes: cfg.MaxRegionBytes, maxInstances: cfg.MaxRegionInstances}
 	seen := map[string]bool{}
 	for _, r := range cfg.Remotes {
 		name := strings.ToLower(strings.TrimSpace(r.Name))
@@ -150,6 +163,8 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 			Region:                name,
 			RegistryFetchInterval: cfg.FetchInterval,
 			WatchWait:             min(discovery.DefaultWatchWait, store.Config().RemoteRegionRetention/4),
+			MaxResponseBodySize:   cfg.MaxRegionBytes,
+			MaxInstances:          cfg.MaxRegionInstances,
 			TLS:                   cfg.TLS,
 			Logger:                log.With(zap.String("region", name)),
 		})
@@ -259,7 +274,7 @@ func (f *Feeds) check(fd *feed) {
 		fd.failing = false
 	}
 	if err != nil && !sameError(err, fd.lastErr) {
-		f.store.RegionFailed(fd.name, f.now(), err)
+		f.store.RegionFailed(fd.name, f.now(), f.explain(err))
 		fd.lastErr, fd.failing = err, true
 	}
 }
