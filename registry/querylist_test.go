@@ -2,38 +2,26 @@ package registry
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-)
 
-// names returns a list of n distinct lower-case names, as a reader sends
-// them.
-func names(n int) string {
-	var b strings.Builder
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "a%d", i)
-	}
-	return b.String()
-}
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
 
 func TestInterest(t *testing.T) {
 	got, err := Interest(" b, A ,,a, c,B")
 	if want := []string{"A", "B", "C"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("Interest = %v, %v; want %v", got, err, want)
 	}
-	if got, err := Interest(names(MaxQueryListNames)); err != nil || len(got) != MaxQueryListNames {
+	if got, err := Interest(testkit.NameList("a", MaxQueryListNames)); err != nil || len(got) != MaxQueryListNames {
 		t.Errorf("Interest of %d names: %d names, %v", MaxQueryListNames, len(got), err)
 	}
 	for _, c := range []struct {
 		list, want string
 	}{
-		{names(MaxQueryListNames + 1), "apps: more than 4096 names; a list may hold at most 4096"},
+		{testkit.NameList("a", MaxQueryListNames+1), "apps: more than 4096 names; a list may hold at most 4096"},
 		{strings.Repeat(",", MaxQueryListNames), "apps: more than 4096 names"},
 		{strings.Repeat("A", MaxQueryListBytes+1), "apps: 32769 bytes; a list may be at most 32768 bytes"},
 	} {
@@ -61,7 +49,7 @@ func TestInterestIsLinear(t *testing.T) {
 		}
 		return best
 	}
-	small, large := names(MaxQueryListNames/8), names(MaxQueryListNames)
+	small, large := testkit.NameList("a", MaxQueryListNames/8), testkit.NameList("a", MaxQueryListNames)
 	fastest(large) // warm up
 	ds, dl := fastest(small), fastest(large)
 	if ratio := float64(dl) / float64(ds); ratio > 24 {
@@ -70,7 +58,7 @@ func TestInterestIsLinear(t *testing.T) {
 }
 
 func BenchmarkInterest(b *testing.B) {
-	list := names(MaxQueryListNames)
+	list := testkit.NameList("a", MaxQueryListNames)
 	b.ReportAllocs()
 	for b.Loop() {
 		Interest(list)
@@ -81,10 +69,10 @@ func BenchmarkInterest(b *testing.B) {
 // are kept.
 func TestParseRegionsBounds(t *testing.T) {
 	s, _ := newTestStore(t, Config{RemoteRegions: []RemoteRegion{{Name: "eu-west"}}})
-	if _, err := s.ParseRegions(names(MaxQueryListNames+1) + ",eu-west"); err == nil || !strings.Contains(err.Error(), "regions: more than 4096 names") {
+	if _, err := s.ParseRegions(testkit.NameList("a", MaxQueryListNames+1) + ",eu-west"); err == nil || !strings.Contains(err.Error(), "regions: more than 4096 names") {
 		t.Errorf("ParseRegions over the bound: %v", err)
 	}
-	got, err := s.ParseRegions("EU-West," + names(100) + ",eu-west")
+	got, err := s.ParseRegions("EU-West," + testkit.NameList("a", 100) + ",eu-west")
 	if !errors.Is(err, ErrRegionNotReady) || !slices.Equal(got, []string{"eu-west"}) {
 		t.Errorf("ParseRegions = %v, %v; want [eu-west] not ready", got, err)
 	}

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,18 +10,6 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
-
-// nameList is n distinct application names, comma-separated.
-func nameList(n int) string {
-	var b strings.Builder
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "A%d", i)
-	}
-	return b.String()
-}
 
 // Query lists past their bounds are answered 400 with the bound they
 // passed (or 431 when the request line is over the server's header
@@ -45,11 +32,11 @@ func TestQueryListBounds(t *testing.T) {
 			token := url.QueryEscape(full.Header.Get(httpapi.HeaderVersion))
 
 			// The list: 15,000 names, 100 KB.
-			status, body := get("?apps=" + nameList(15000))
+			status, body := get("?apps=" + testkit.NameList("A", 15000))
 			if want := map[string]int{"fasthttp": 431, "net/http": 400}[fd.name]; status != want {
 				t.Errorf("apps= of 15,000 names: %d %q, want %d", status, body, want)
 			}
-			tooMany := nameList(registry.MaxQueryListNames + 1)
+			tooMany := testkit.NameList("A", registry.MaxQueryListNames+1)
 			for _, q := range []string{
 				"?apps=" + tooMany,
 				"delta?watch=" + token + "&wait=0&apps=" + tooMany,
@@ -67,7 +54,7 @@ func TestQueryListBounds(t *testing.T) {
 			if status, body := get("?apps=" + long); status != 400 || !strings.HasPrefix(body, "apps: 32769 bytes; a list may be at most 32768 bytes") {
 				t.Errorf("apps= of %d bytes: %d %q, want 400 naming the bound", len(long), status, body)
 			}
-			if status, body := get("?apps=" + nameList(registry.MaxQueryListNames)); status != 200 || !strings.Contains(body, "<instanceId>x</instanceId>") {
+			if status, body := get("?apps=" + testkit.NameList("A", registry.MaxQueryListNames)); status != 200 || !strings.Contains(body, "<instanceId>x</instanceId>") {
 				t.Errorf("apps= of %d names: %d %.200q, want 200 with A1's instance", registry.MaxQueryListNames, status, body)
 			}
 		})
