@@ -74,9 +74,11 @@ type Config struct {
 	// trust, the client certificate to present. Default: nil, the
 	// system's roots and no client certificate.
 	TLS *tls.Config
-	// Logger receives a line when a region becomes ready, and when it
-	// answers again after failures; the clients log each failed read at
-	// warn level, with the region's name. Default: no logging.
+	// Logger receives a line when a region becomes ready, when it
+	// answers again after failures, and when it is refused over
+	// MaxRegionBytes or MaxRegionInstances (at warn level, naming the
+	// bound); the clients log each failed read at warn level, with the
+	// region's name. Default: no logging.
 	Logger *zap.Logger
 }
 
@@ -274,7 +276,11 @@ func (f *Feeds) check(fd *feed) {
 		fd.failing = false
 	}
 	if err != nil && !sameError(err, fd.lastErr) {
-		f.store.RegionFailed(fd.name, f.now(), f.explain(err))
+		why := f.explain(err)
+		if why != err {
+			f.log.Warn("remote region refused over its bound; its last registry is kept", zap.String("region", fd.name), zap.Error(why))
+		}
+		f.store.RegionFailed(fd.name, f.now(), why)
 		fd.lastErr, fd.failing = err, true
 	}
 }
