@@ -42,10 +42,12 @@ func (c *Client) checkDelta(delta *eureka.Applications) error {
 	return c.overBound(n, "a delta would make the registry hold")
 }
 
+// overBound refuses a registry of n instances over MaxInstances; what
+// says where n comes from.
 func (c *Client) overBound(n int, what string) error {
-	if max := c.cfg.MaxInstances; max > 0 && n > max {
+	if bound := c.cfg.MaxInstances; bound > 0 && n > bound {
 		return fmt.Errorf("discovery: %s %d instances, more than the %d allowed; the last registry is kept: %w",
-			what, n, max, ErrTooManyInstances)
+			what, n, bound, ErrTooManyInstances)
 	}
 	return nil
 }

@@ -26,11 +26,12 @@ const (
 type ListTooLongError struct {
 	// Param is the parameter: "apps" or "regions".
 	Param string
-	// Bytes is the list's length; Names how many names it holds, counted
-	// up to one more than the bound (0 when Bytes alone refused it).
+	// Bytes is the list's length; Names how many names it holds (0 when
+	// Bytes alone refused it).
 	Bytes, Names int
 }
 
+// Error names the parameter and the bound it passed.
 func (e *ListTooLongError) Error() string {
 	if e.Names > 0 {
 		return fmt.Sprintf("%s: more than %d names; a list may hold at most %d (ask for the whole registry instead)",

@@ -8,10 +8,11 @@ package routing
 // exactly one id reaches the instance.
 
 const (
-	// MinRequestIDLen and MaxRequestIDLen bound the length of a client's
-	// X-Request-Id that the gateways keep from a client that is not a
-	// trusted proxy: 20 to 200 characters, Heroku's router's bounds.
+	// MinRequestIDLen is the shortest X-Request-Id the gateways keep from
+	// a client that is not a trusted proxy: 20 characters, Heroku's
+	// router's bound.
 	MinRequestIDLen = 20
+	// MaxRequestIDLen is the longest: 200 characters, Heroku's.
 	MaxRequestIDLen = 200
 )
 

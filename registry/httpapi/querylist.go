@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/eurekagate/eurekagate/registry"
@@ -24,11 +23,9 @@ func appsOf(req *Request, resp *Response) (apps []string, has, ok bool) {
 	return apps, true, true
 }
 
-// listRefused answers a query list refused by its bounds: 400, with the
-// parameter and the bound it passed.
+// listRefused answers a query list refused by its bounds (a
+// *registry.ListTooLongError): 400, with the parameter and the bound it
+// passed.
 func listRefused(resp *Response, err error) {
-	var long *registry.ListTooLongError
-	if errors.As(err, &long) {
-		resp.text(http.StatusBadRequest, err.Error())
-	}
+	resp.text(http.StatusBadRequest, err.Error())
 }
