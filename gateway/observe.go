@@ -125,6 +125,8 @@ func (o *observed) endLine(h *fasthttp.RequestHeader, status int) *logLine {
 	var inst string
 	if o.inst != nil {
 		inst = o.inst.ID()
+	} else {
+		id = nil // no instance got it: the client's, as it came
 	}
 	l.response(o.appName, o.subset, o.region, inst, o.tr.Retries, id, status)
 	return l
