@@ -57,6 +57,15 @@ func TestInterestIsLinear(t *testing.T) {
 	}
 }
 
+// A list past the bounds is refused before a name is read: 100,000
+// names cost one allocation, the refusal.
+func TestInterestRefusesBeforeParsing(t *testing.T) {
+	list := testkit.NameList("a", 100_000)
+	if n := testing.AllocsPerRun(20, func() { Interest(list) }); n > 1 {
+		t.Errorf("Interest of 100,000 names: %v allocations, want the refusal's one", n)
+	}
+}
+
 func BenchmarkInterest(b *testing.B) {
 	list := testkit.NameList("a", MaxQueryListNames)
 	b.ReportAllocs()
