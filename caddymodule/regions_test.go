@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -229,4 +230,24 @@ func TestFailoverRegionsMustBeServed(t *testing.T) {
 	if err := checkFailoverRegions(nil, nil); err != nil {
 		t.Errorf("none: %v", err)
 	}
+}
+
+// remote_region_max_instances reaches the region's feed: a region over
+// it is refused, and /eureka/status says why.
+func TestRemoteRegionBoundThroughCaddy(t *testing.T) {
+	rs := registry.New(registry.Config{})
+	remote := registrytest.Start(t, rs, httpapi.ServerConfig{Addr: "127.0.0.1:0"}).URL()
+	for _, id := range []string{"eu1", "eu2"} {
+		testkit.MustRegister(t, rs, testkit.Inst("ORDERS", id), false)
+	}
+	loadConfig(t, testConfig("", "registry "+newRegistry("region-bound")+"\n\t\tremote_regions eu-west-1 "+remote+"\n\t\tremote_region_max_instances 1",
+		site(registryPort, "\teureka_server")))
+	testkit.Eventually(t, 5*time.Second, "the region refused over remote_region_max_instances", func() bool {
+		_, body := do(t, "GET", registryURL+"status", nil)
+		return strings.Contains(body, "more than the 1 allowed") && strings.Contains(body, "MaxRegionInstances (1)")
+	})
+	if status, body := do(t, "GET", registryURL+"apps?regions=eu-west-1", nil); status != http.StatusForbidden {
+		t.Errorf("a read asking for the refused region: %d %.200s, want 403 (never read)", status, body)
+	}
+	loadConfig(t, testConfig("", "registry "+newRegistry("region-bound-after"), site(registryPort, "\teureka_server")))
 }
