@@ -139,6 +139,13 @@ type App struct {
 	// RemoteRegionFetchInterval is how often a remote region whose servers
 	// offer no watch (Java Eureka) is read again. Default: 30s.
 	RemoteRegionFetchInterval caddy.Duration `json:"remote_region_fetch_interval,omitempty"`
+	// RemoteRegionMaxBytes bounds each answer of a remote region's
+	// servers, in bytes after gzip decoding, and RemoteRegionMaxInstances
+	// the instances its registry may hold: a region that sends more is
+	// refused, its last registry kept, and its state (the dashboard's
+	// regions, /eureka/status) says why. Defaults: 64 MiB and 100,000.
+	RemoteRegionMaxBytes     int `json:"remote_region_max_bytes,omitempty"`
+	RemoteRegionMaxInstances int `json:"remote_region_max_instances,omitempty"`
 	// RemoteRegionRetention is how long a remote region that stopped
 	// answering keeps serving its last registry; then its instances are
 	// dropped until it answers again. Default: 5m.
@@ -260,7 +267,8 @@ func (a *App) provisionRegions() error {
 	if len(a.RemoteRegions) == 0 || a.entry.store == nil {
 		return nil
 	}
-	cfg := regions.Config{FetchInterval: time.Duration(a.RemoteRegionFetchInterval), Logger: a.log.Named("regions")}
+	cfg := regions.Config{FetchInterval: time.Duration(a.RemoteRegionFetchInterval), Logger: a.log.Named("regions"),
+		MaxRegionBytes: a.RemoteRegionMaxBytes, MaxRegionInstances: a.RemoteRegionMaxInstances}
 	for _, r := range a.RemoteRegions {
 		cfg.Remotes = append(cfg.Remotes, regions.Remote{Name: r.Name, URLs: r.URLs})
 	}

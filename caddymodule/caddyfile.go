@@ -61,6 +61,8 @@ func init() {
 //		remote_region_apps <region>|global <apps...>
 //		remote_region_fetch_interval <duration>
 //		remote_region_retention <duration>
+//		remote_region_max_bytes <size>
+//		remote_region_max_instances <n>
 //		disable_transparent_fallback
 //		watch off
 //		tls_ca <pem_file>
@@ -185,6 +187,10 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = durationArg(d, &a.RemoteRegionFetchInterval)
 		case "remote_region_retention":
 			err = durationArg(d, &a.RemoteRegionRetention)
+		case "remote_region_max_bytes":
+			err = sizeArg(d, &a.RemoteRegionMaxBytes)
+		case "remote_region_max_instances":
+			err = maxInstancesArg(d, &a.RemoteRegionMaxInstances)
 		case "disable_transparent_fallback":
 			a.DisableTransparentFallback, err = true, noArgs(d)
 		case "watch":

@@ -95,8 +95,11 @@ type Gateway struct {
 	// a request. The instance is told in X-Eurekagate-Route. Default:
 	// none, any instance.
 	TrafficRules
-	// RequestID gives a request without an X-Request-Id header a new one
-	// (32 hex digits), which the instance gets. Default: true.
+	// RequestID leaves each request one X-Request-Id for the instance:
+	// the client's when it comes from one of the server's trusted_proxies,
+	// or is 20 to 200 characters of [A-Za-z0-9+=/-]
+	// (routing.KeepRequestID); else, and when there is none, a new one
+	// (32 hex digits). Default: true. false leaves the header as it came.
 	RequestID *bool `json:"request_id,omitempty"`
 	// FailoverRegions are the eureka app's remote regions, in order, that
 	// take an app's requests when its local region has no instance that
@@ -328,8 +331,8 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 	dropClaims(r, trusted)
 	setRoute(r.Header, rt.Subset)
 	setRegion(r.Header, rt.Region)
-	if !g.noRequestID && r.Header.Get(routing.RequestIDHeader) == "" {
-		r.Header.Set(routing.RequestIDHeader, string(routing.AppendRequestID(nil)))
+	if !g.noRequestID {
+		setRequestID(r.Header, trusted)
 	}
 	r.Header.Set("X-Forwarded-Prefix", string(routing.AppendPrefix(nil, r.Header.Get("X-Forwarded-Prefix"), trusted, name)))
 	r.URL.Path, r.URL.RawPath = path, ""

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,6 +33,8 @@ func TestRegionsCaddyfile(t *testing.T) {
 		remote_region_apps eu-west-1 CART
 		remote_region_fetch_interval 10s
 		remote_region_retention 2m
+		remote_region_max_bytes 1MiB
+		remote_region_max_instances 5000
 		disable_transparent_fallback
 	}
 }
@@ -61,7 +64,8 @@ http://:8080 {
 		t.Errorf("remote_region_apps %v", apps)
 	}
 	if a.Region != "us-east-1" || a.RemoteRegionFetchInterval != caddy.Duration(10*time.Second) ||
-		a.RemoteRegionRetention != caddy.Duration(2*time.Minute) || !a.DisableTransparentFallback {
+		a.RemoteRegionRetention != caddy.Duration(2*time.Minute) || !a.DisableTransparentFallback ||
+		a.RemoteRegionMaxBytes != 1<<20 || a.RemoteRegionMaxInstances != 5000 {
 		t.Errorf("app %s", a.options())
 	}
 	st := a.settings().store
@@ -110,6 +114,12 @@ func TestRegionsCaddyfileErrors(t *testing.T) {
 			[]string{"remote_region_fetch_interval 0s", "default, 30s", "Caddyfile:3"}},
 		{"negative retention", withEurekaOptions("\t\tremote_region_retention -1m\n"),
 			[]string{"remote_region_retention -1m", "default, 5m", "Caddyfile:3"}},
+		{"zero max instances", withEurekaOptions("\t\tremote_region_max_instances 0\n"),
+			[]string{"remote_region_max_instances 0 must be above 0; leave it out for the default, 100000", "Caddyfile:3"}},
+		{"max bytes not a size", withEurekaOptions("\t\tremote_region_max_bytes lots\n"),
+			[]string{`remote_region_max_bytes "lots" is not a size`, "Caddyfile:3"}},
+		{"max bytes without regions", withEurekaOptions("\t\tremote_region_max_bytes 1MiB\n"),
+			[]string{"remote_region_max_bytes applies to remote regions and would be ignored without remote_regions"}},
 		{"with remote", withEurekaOptions("\t\tremote http://e:8761/eureka/\n\t\tremote_regions eu-west-1 http://eu:8761/eureka/\n"),
 			[]string{"remote_regions applies to a hosted registry", "Caddyfile:4"}},
 		{"fallback with remote", withEurekaOptions("\t\tdisable_transparent_fallback\n\t\tremote http://e:8761/eureka/\n"),
@@ -130,6 +140,8 @@ func TestRegionsJSONErrors(t *testing.T) {
 		{`{"registry":"rj-6","remote_region_apps":{"eu":["A"]}}`, []string{"remote_region_apps: eu is not one of remote_regions () or global"}},
 		{`{"registry":"rj-7","remote_regions":[{"name":"eu","urls":["http://eu/eureka/"]}],"remote_region_apps":{"eu":[]}}`, []string{"eu lists no app"}},
 		{`{"registry":"rj-8","remote_region_retention":-1}`, []string{"remote_region_retention", "default, 5m"}},
+		{`{"registry":"rj-9","remote_regions":[{"name":"eu","urls":["http://eu/eureka/"]}],"remote_region_max_instances":-1}`,
+			[]string{"remote_region_max_instances -1 must be above 0; leave it out for the default, 100000"}},
 		{`{"remote":["http://e:8761/eureka/"],"region":"eu"}`, []string{"region applies to a hosted registry"}},
 	})
 }
@@ -218,4 +230,24 @@ func TestFailoverRegionsMustBeServed(t *testing.T) {
 	if err := checkFailoverRegions(nil, nil); err != nil {
 		t.Errorf("none: %v", err)
 	}
+}
+
+// remote_region_max_instances reaches the region's feed: a region over
+// it is refused, and /eureka/status says why.
+func TestRemoteRegionBoundThroughCaddy(t *testing.T) {
+	rs := registry.New(registry.Config{})
+	remote := registrytest.Start(t, rs, httpapi.ServerConfig{Addr: "127.0.0.1:0"}).URL()
+	for _, id := range []string{"eu1", "eu2"} {
+		testkit.MustRegister(t, rs, testkit.Inst("ORDERS", id), false)
+	}
+	loadConfig(t, testConfig("", "registry "+newRegistry("region-bound")+"\n\t\tremote_regions eu-west-1 "+remote+"\n\t\tremote_region_max_instances 1",
+		site(registryPort, "\teureka_server")))
+	testkit.Eventually(t, 5*time.Second, "the region refused over remote_region_max_instances", func() bool {
+		_, body := do(t, "GET", registryURL+"status", nil)
+		return strings.Contains(body, "more than the 1 allowed") && strings.Contains(body, "MaxRegionInstances (1)")
+	})
+	if status, body := do(t, "GET", registryURL+"apps?regions=eu-west-1", nil); status != http.StatusForbidden {
+		t.Errorf("a read asking for the refused region: %d %.200s, want 403 (never read)", status, body)
+	}
+	loadConfig(t, testConfig("", "registry "+newRegistry("region-bound-after"), site(registryPort, "\teureka_server")))
 }

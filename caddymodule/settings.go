@@ -29,6 +29,7 @@ var (
 		"max_body_size", "peers", "self_url", "max_batch_delay",
 		"region", "remote_regions", "remote_region_apps", "remote_region_fetch_interval",
 		"remote_region_retention", "disable_transparent_fallback",
+		"remote_region_max_bytes", "remote_region_max_instances",
 	}
 	remoteOnly = []string{"fetch_interval", "zone", "watch", "disable_watch"}
 )
@@ -97,8 +98,12 @@ func (a *App) checkURLs() error {
 
 // checkRegions refuses remote regions that could not be read or
 // whitelists that name no remote region: each region named once, not as
-// the registry's own region nor global, with service URLs.
+// the registry's own region nor global, with service URLs; and bounds on
+// them that would be ignored (checkRegionBounds).
 func (a *App) checkRegions() error {
+	if err := a.checkRegionBounds(); err != nil {
+		return err
+	}
 	own := a.Region
 	if own == "" {
 		own = registry.DefaultRegion
@@ -200,11 +205,12 @@ func (a *App) options() map[string]string {
 
 // registryOptions are the options a registry is created with: all but
 // its name, the active health checks and how the remote regions are read
-// (their service URLs, remote_region_fetch_interval), which belong to
+// (their service URLs, remote_region_fetch_interval and the bounds), which belong to
 // each config; the remote regions' names are the registry's.
 func (a *App) registryOptions() map[string]string {
 	opts := a.options()
-	for _, name := range []string{"registry", "health_interval", "health_timeout", "health_status", "remote_region_fetch_interval"} {
+	for _, name := range []string{"registry", "health_interval", "health_timeout", "health_status", "remote_region_fetch_interval",
+		"remote_region_max_bytes", "remote_region_max_instances"} {
 		delete(opts, name)
 	}
 	if len(a.RemoteRegions) > 0 {

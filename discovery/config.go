@@ -121,6 +121,12 @@ type Config struct {
 	// user sets it (a flag, a Caddy option), for the error and the log
 	// line of an answer over it. Default "MaxResponseBodySize".
 	MaxResponseBodySizeSetting string
+	// MaxInstances, if above 0, bounds the instances the local registry
+	// may hold: a full fetch, a delta or a watch's answer that would make
+	// it larger fails (ErrTooManyInstances), and the last registry is
+	// kept. Default 0: no bound (registry/regions sets one per remote
+	// region).
+	MaxInstances int
 
 	// TLS configures the connections to https:// service URLs: the CAs
 	// to trust (a private CA), the client certificate and key to present

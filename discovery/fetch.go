@@ -110,6 +110,9 @@ func (c *Client) applyChanges(resp eurekahttp.Response, keepVersion bool) error 
 	if err != nil {
 		return c.fullFetch(nil)
 	}
+	if err := c.checkDelta(delta); err != nil {
+		return err
+	}
 	changed := deltaChanges(delta)
 	snap, match := c.cache.applyDelta(delta)
 	if !match {
@@ -149,6 +152,9 @@ func (c *Client) fullFetch(version *int64) error {
 	c.watch.noteAnswer(resp)
 	doc, err := eureka.DecodeApplicationsJSON(resp.Body)
 	if err != nil {
+		return err
+	}
+	if err := c.checkFull(doc); err != nil {
 		return err
 	}
 	if version != nil {

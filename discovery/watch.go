@@ -109,12 +109,25 @@ func (w *watchState) noteAnswer(resp eurekahttp.Response) {
 	}
 }
 
-// appsQuery is the apps parameter for the interest, or "".
+// The longest apps list our servers take (registry.MaxQueryListNames and
+// MaxQueryListBytes): they answer a longer one 400.
+const (
+	maxInterestNames = 4096
+	maxInterestBytes = 32 << 10
+)
+
+// appsQuery is the apps parameter for the interest, or "": for the whole
+// registry, also when the interest is longer than our servers take in a
+// list.
 func appsQuery(apps []string) string {
-	if apps == nil {
+	if apps == nil || len(apps) > maxInterestNames {
 		return ""
 	}
-	return "apps=" + url.QueryEscape(strings.Join(apps, ","))
+	list := strings.Join(apps, ",")
+	if len(list) > maxInterestBytes {
+		return ""
+	}
+	return "apps=" + url.QueryEscape(list)
 }
 
 // watchable reports whether the next refresh can be a watch.

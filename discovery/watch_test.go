@@ -8,6 +8,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
 )
 
 func hasID(list []*eureka.InstanceInfo, id string) bool {
@@ -137,5 +138,25 @@ func TestNoWatchAgainstAPlainServer(t *testing.T) {
 		if strings.Contains(q, "watch") || strings.Contains(q, "apps=") {
 			t.Errorf("a plain server got %q", q)
 		}
+	}
+}
+
+// A client interested in more apps than our servers take in a list reads
+// the whole registry instead of being refused at every read.
+func TestLongInterestReadsTheWholeRegistry(t *testing.T) {
+	if maxInterestNames != registry.MaxQueryListNames || maxInterestBytes != registry.MaxQueryListBytes {
+		t.Fatalf("the client's bounds %d names, %d bytes are not the server's %d, %d",
+			maxInterestNames, maxInterestBytes, registry.MaxQueryListNames, registry.MaxQueryListBytes)
+	}
+	s := startOurServer(t, "127.0.0.1:0")
+	testkit.MustRegister(t, s.Store, testkit.Inst("A17", "o1"), false)
+	for _, apps := range []string{testkit.NameList("A", maxInterestNames+1), testkit.NameList("AN-APPLICATION-NAME-", 2000)} {
+		c, err := New(Config{ServiceURLs: []string{s.URL()}, Apps: strings.Split(apps, ",")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Start()
+		testkit.Eventually(t, 5*time.Second, "A17's instance read", func() bool { return hasID(c.Instances("A17"), "o1") })
+		stopClient(t, c)
 	}
 }

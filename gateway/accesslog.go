@@ -14,6 +14,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // DefaultAccessLogBuffer is the default of Config.AccessLogBuffer: the
@@ -173,6 +175,11 @@ type logLine struct {
 	log    *accessLog
 	begun  time.Time
 	pooled bool // from the log's pool, and back there once pushed
+	// client is the client's X-Request-Id, its first
+	// routing.MaxRequestIDLen bytes (cut: it had more), for
+	// client_request_id when the instance got another.
+	client []byte
+	cut    bool
 }
 
 // request starts the line with the request as the client sent it.
@@ -200,6 +207,9 @@ func (l *logLine) request(h *fasthttp.RequestHeader, remote net.Addr) {
 	b = appendJSONBytes(append(b, `,"method":`...), h.Method())
 	b = appendJSONBytes(append(b, `,"host":`...), h.Host())
 	b = appendJSONBytes(append(b, `,"uri":`...), h.RequestURI())
+	id := h.PeekBytes(headerRequestID)
+	l.cut = len(id) > routing.MaxRequestIDLen
+	l.client = append(l.client[:0], id[:min(len(id), routing.MaxRequestIDLen)]...)
 	if ua := h.UserAgent(); len(ua) > 0 {
 		b = append(appendJSONBytes(append(b, `,"headers":{"User-Agent":[`...), ua), "]}"...)
 	}
@@ -207,9 +217,14 @@ func (l *logLine) request(h *fasthttp.RequestHeader, remote net.Addr) {
 }
 
 // response adds what the gateway did with the request, and the status
-// the client got.
+// the client got: requestID is the X-Request-Id the instance got (nil
+// when none did); the client's, when it sent another, is
+// client_request_id, cut to routing.MaxRequestIDLen bytes.
 func (l *logLine) response(app, subset, region, instance string, retries int, requestID []byte, status int) {
 	b := appendJSONBytes(append(l.b, `,"request_id":`...), requestID)
+	if len(l.client) > 0 && !l.sameID(requestID) {
+		b = appendJSONBytes(append(b, `,"client_request_id":`...), l.client)
+	}
 	b = appendJSONString(append(b, `,"app":`...), app)
 	if subset != "" {
 		b = appendJSONString(append(b, `,"subset":`...), subset)
@@ -220,6 +235,14 @@ func (l *logLine) response(app, subset, region, instance string, retries int, re
 	b = appendJSONString(append(b, `,"instance":`...), instance)
 	b = strconv.AppendInt(append(b, `,"retries":`...), int64(retries), 10)
 	l.b = strconv.AppendInt(append(b, `,"status":`...), int64(status), 10)
+}
+
+// sameID reports whether id is the client's X-Request-Id, as kept.
+func (l *logLine) sameID(id []byte) bool {
+	if l.cut {
+		return len(id) > len(l.client) && bytes.HasPrefix(id, l.client)
+	}
+	return bytes.Equal(id, l.client)
 }
 
 // finish ends the line once the client has been sent size bytes of body,

@@ -45,6 +45,7 @@ type accessLine struct {
 		Headers    map[string][]string `json:"headers"`
 	} `json:"request"`
 	RequestID string  `json:"request_id"`
+	ClientID  string  `json:"client_request_id"`
 	App       string  `json:"app"`
 	Subset    *string `json:"subset"`
 	Instance  string  `json:"instance"`
@@ -120,6 +121,10 @@ func TestAccessLog(t *testing.T) {
 	}
 }
 
+// hostileID is a client's X-Request-Id that the gateway replaces: a
+// quote, a backslash, and more than MaxRequestIDLen bytes.
+var hostileID = `a "quoted" \ id ` + strings.Repeat("x", 300)
+
 func testAccessLog(t *testing.T, loops int) {
 	store := registry.New(registry.Config{})
 	var seen sync.Map // the request URI an instance got -> its X-Request-Id
@@ -177,7 +182,9 @@ func testAccessLog(t *testing.T, loops int) {
 	if s := send("GET", "/orders/items/1?q=a%20b", nil, "User-Agent", "accesslog-test/1"); s.status != 200 {
 		t.Fatalf("GET: %d", s.status)
 	}
-	send("GET", "/orders/items/2", nil, routing.RequestIDHeader, "client-id-2")
+	send("GET", "/orders/items/2", nil, routing.RequestIDHeader, "client-request-id-0002")
+	send("GET", "/orders/items/5", nil, routing.RequestIDHeader, hostileID)
+	send("GET", "/nosuch/y", nil, routing.RequestIDHeader, "client-request-id-0003")
 	send("HEAD", "/orders/items/3", nil)
 	send("POST", "/orders/items/4", strings.NewReader("hello"))
 	send("GET", "/orders/big", nil)
@@ -256,8 +263,13 @@ func testAccessLog(t *testing.T, loops int) {
 			}
 		case !ok || id != l.RequestID || len(l.RequestID) == 0:
 			t.Errorf("%s %s: request id %q, the instance got %q", s.method, s.uri, l.RequestID, id)
-		case s.uri == "/orders/items/2" && l.RequestID != "client-id-2":
+		case s.uri == "/orders/items/2" && l.RequestID != "client-request-id-0002":
 			t.Errorf("%s %s: request id %q, want the client's", s.method, s.uri, l.RequestID)
+		}
+		// The client's id apart, when the instance got another or none.
+		wantClient := map[string]string{"/orders/items/5": hostileID[:routing.MaxRequestIDLen], "/nosuch/y": "client-request-id-0003"}[s.uri]
+		if l.ClientID != wantClient {
+			t.Errorf("%s %s: client_request_id %.40q, want %.40q", s.method, s.uri, l.ClientID, wantClient)
 		}
 	}
 	if retries < 1 {

@@ -87,9 +87,12 @@ type Config struct {
 	Traffic *traffic.Recorder
 	// DisableTraffic records no traffic.
 	DisableTraffic bool
-	// DisableRequestID leaves a request without X-Request-Id as it
-	// came. Default false: the gateway gives it a new id (32 hex
-	// digits), which the instance and the access log get.
+	// DisableRequestID leaves a request's X-Request-Id as it came (none,
+	// or the client's). Default false: the instance gets exactly one,
+	// the client's when it comes from a trusted proxy
+	// (Routing.TrustedProxies) or is 20 to 200 characters of
+	// [A-Za-z0-9+=/-] (routing.KeepRequestID), else a new one (32 hex
+	// digits), which the access log records too.
 	DisableRequestID bool
 
 	// AccessLog, when set, receives the access log: one JSON line per

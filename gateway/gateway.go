@@ -169,7 +169,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	// The header's edits may rebuild it: the target goes in last.
 	req := stripRequest(&ctx.Request.Header)
 	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, req, routeLabel(&rt), rt.Region)
-	g.setRequestID(&ctx.Request.Header)
+	g.setRequestID(&ctx.Request.Header, req, ctx.RemoteAddr())
 	ctx.Request.SetRequestURIBytes(path)
 	if req.upgrade {
 		g.tunnel(ctx, &rt, name)

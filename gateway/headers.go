@@ -67,16 +67,19 @@ type hopSet struct {
 // The headers the gateway sets, by bit in hopSet.has, then
 // routing.ClientClaims, which are removed from the requests of any client
 // but a trusted proxy.
-// Last, balancer.RouteHeader, which the gateway sets when the request goes
+// Then balancer.RouteHeader, which the gateway sets when the request goes
 // to a subset and removes from every client's request otherwise, and
-// routing.RegionHeader, the same when it goes to another region.
-var ownHeaders = func() (own [7 + len(routing.ClientClaims)][]byte) {
+// routing.RegionHeader, the same when it goes to another region. Last,
+// routing.RequestIDHeader, which the gateway keeps or replaces
+// (setRequestID).
+var ownHeaders = func() (own [8 + len(routing.ClientClaims)][]byte) {
 	copy(own[:], [][]byte{headerXForwardedFor, headerXForwardedProto, headerXForwardedHost, headerXForwardedPrefix, []byte("Date")})
 	for i, name := range routing.ClientClaims {
 		own[5+i] = []byte(name)
 	}
-	own[len(own)-2] = headerRoute
-	own[len(own)-1] = headerRegion
+	own[len(own)-3] = headerRoute
+	own[len(own)-2] = headerRegion
+	own[len(own)-1] = headerRequestID
 	return own
 }()
 
@@ -98,6 +101,7 @@ const (
 	hasTrueClientIP
 	hasRoute
 	hasRegion
+	hasRequestID
 
 	// hasClientClaims are the headers only a trusted proxy's pass.
 	hasClientClaims = hasForwarded | hasXRealIP | hasXForwardedPort | hasXForwardedSsl | hasTrueClientIP

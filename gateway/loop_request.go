@@ -91,7 +91,7 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 	// Observed from here, as the client sent it: the loop serves it.
 	g.begin(&ex.obs, h, cc.remote, &ex.line)
 	g.observe(&ex.obs, &rt)
-	if has := req.has; has == 0 {
+	if req.has&^hasRequestID == 0 {
 		// What setForwarded would add, written straight after the
 		// header: the common case, without four header edits.
 		f := append(ex.fwd[:0], "X-Forwarded-For: "...)
@@ -99,7 +99,7 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		f = append(append(f, h.Host()...), "\r\nX-Forwarded-Prefix: "...)
 		f = append(routing.AppendPrefix(f, "", false, name), "\r\n"...)
 		idStart, idEnd := 0, 0 // the request id's, in f
-		if !g.cfg.DisableRequestID && len(h.PeekBytes(headerRequestID)) == 0 {
+		if !g.cfg.DisableRequestID && !g.clientRequestID(h, req, cc.remote) {
 			f = append(f, routing.RequestIDHeader+": "...)
 			idStart = len(f)
 			f = routing.AppendRequestID(f)
@@ -118,7 +118,7 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		}
 	} else {
 		g.setForwarded(h, cc.remote, false, name, req, routeLabel(&rt), rt.Region)
-		g.setRequestID(h)
+		g.setRequestID(h, req, cc.remote)
 	}
 	ex.name = append(ex.name[:0], name...)
 	var buf [512]byte

@@ -131,6 +131,8 @@ func (o *observed) endLine(h *fasthttp.RequestHeader, status int) *logLine {
 	var inst string
 	if o.inst != nil {
 		inst = o.inst.ID()
+	} else {
+		id = nil // no instance got it: the client's, as it came
 	}
 	l.response(o.appName, o.subset, o.region, inst, o.tr.Retries, id, status)
 	return l
@@ -157,14 +159,36 @@ func (o *observed) served(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// setRequestID gives a request without X-Request-Id a new one, unless
-// the config says not to.
-func (g *Gateway) setRequestID(h *fasthttp.RequestHeader) {
-	if g.cfg.DisableRequestID || len(h.PeekBytes(headerRequestID)) > 0 {
+// setRequestID leaves the request of header h (as stripRequest found it,
+// req) one X-Request-Id for the instance, unless the config says not to
+// touch it: the client's when routing.KeepRequestID keeps it (a trusted
+// proxy's, or one of the safe form), else a new one.
+func (g *Gateway) setRequestID(h *fasthttp.RequestHeader, req request, remote net.Addr) {
+	if g.cfg.DisableRequestID || g.clientRequestID(h, req, remote) {
 		return
 	}
 	var buf [32]byte
 	h.SetBytesKV(headerRequestID, routing.AppendRequestID(buf[:0]))
+}
+
+// clientRequestID keeps one copy of the client's X-Request-Id when
+// routing.KeepRequestID keeps the first, and removes every copy
+// otherwise; it reports whether one is left.
+func (g *Gateway) clientRequestID(h *fasthttp.RequestHeader, req request, remote net.Addr) bool {
+	if req.has&hasRequestID == 0 {
+		return false
+	}
+	v := h.PeekBytes(headerRequestID)
+	if !routing.KeepRequestID(v, g.router.Trusted(remote)) {
+		h.DelBytes(headerRequestID)
+		return false
+	}
+	if req.dup&hasRequestID != 0 {
+		v = append([]byte(nil), v...) // h is rebuilt under it
+		h.DelBytes(headerRequestID)
+		h.SetBytesKV(headerRequestID, v)
+	}
+	return true
 }
 
 var headerRequestID = []byte(routing.RequestIDHeader)

@@ -38,6 +38,14 @@ const (
 	// registry is read when it offers no watch
 	// (eureka.server.remoteRegionRegistryFetchInterval).
 	DefaultRemoteRegionFetchInterval = 30 * time.Second
+	// DefaultMaxRegionBytes bounds a remote region's answer, in bytes
+	// after gzip decoding (registry/regions.Config.MaxRegionBytes): 64
+	// MiB, some 60,000 instances of 1 KiB.
+	DefaultMaxRegionBytes = 64 << 20
+	// DefaultMaxRegionInstances bounds the instances a remote region's
+	// registry may hold (registry/regions.Config.MaxRegionInstances):
+	// 100,000.
+	DefaultMaxRegionInstances = 100_000
 )
 
 // DefaultRegion is Config.Region's default (eureka.region).

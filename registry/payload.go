@@ -7,6 +7,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/eurekagate/eurekagate/eureka"
 )
 
 // Payload is a serialized document, kept until the registry changes and
@@ -69,6 +71,20 @@ func (p *Payload) inflater() io.Reader {
 		rs[n] = bytes.NewReader(z)
 	}
 	return flate.NewReader(io.MultiReader(rs...))
+}
+
+// wholePayload keeps b, a document in format f built whole, in one form:
+// plain when the Store keeps that format plain (keepPlain), else
+// compressed only, its plain bytes left to the collector.
+func (s *Store) wholePayload(f eureka.Format, version uint64, built int64, b []byte) *Payload {
+	var p *Payload
+	if s.keepPlain(f, len(b)) {
+		p = newPayload(version, built, b)
+	} else {
+		p = newCompressedPayload(version, built, len(b), crc32.ChecksumIEEE(b), [][]byte{deflate(b, true)})
+	}
+	p.plainRead = &s.payloads.plainReads[f]
+	return p
 }
 
 func newPayload(version uint64, built int64, parts ...[]byte) *Payload {

@@ -2,7 +2,6 @@ package registry
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -386,17 +385,14 @@ func (s *Store) RemoteRegions() []string {
 // ParseRegions reads a read's regions parameter as Eureka does (lower case,
 // comma-separated, sorted) and keeps the configured regions among them,
 // sorted and without repeats; regions this Store does not serve are
-// ignored, as Eureka ignores them. The error is ErrRegionNotReady when one
-// of them has not been read yet.
+// ignored, as Eureka ignores them. The error is a *ListTooLongError for a
+// list over MaxQueryListBytes or MaxQueryListNames (the same bounds as
+// apps=), and ErrRegionNotReady when one of them has not been read yet.
 func (s *Store) ParseRegions(param string) ([]string, error) {
-	var out []string
-	for _, name := range strings.Split(param, ",") {
-		name = strings.ToLower(strings.TrimSpace(name))
-		if s.regions.byName[name] != nil && !slices.Contains(out, name) {
-			out = append(out, name)
-		}
+	out, err := parseList("regions", param, strings.ToLower, func(name string) bool { return s.regions.byName[name] != nil })
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(out)
 	s.regions.mu.Lock()
 	defer s.regions.mu.Unlock()
 	for _, name := range out {

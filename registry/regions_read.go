@@ -14,7 +14,10 @@ import (
 // reconcile hash over all of it, as Eureka's
 // getApplicationsFromMultipleRegions. They are rarer than local reads, so
 // they are built whole (not from per-app pieces) and cached per set of
-// regions until the registry or a region moves.
+// regions until the registry or a region moves, in one form, as the full
+// registry is kept: compressed only unless a client reads that format
+// plain (wholePayload). Kept plain and gzipped, one JSON and one XML read
+// held four copies of the merged registry.
 
 // RegionVersion returns the remote regions' version a document read with
 // regions reflects (0 for any other).
@@ -87,7 +90,13 @@ func (s *Store) regionPayload(k namedKey, regions []string) *Payload {
 		doc.AppsHashcode = eureka.ReconcileHash(doc.Applications)
 	}
 	rs.mu.Unlock()
-	p := newPayload(version, now, eureka.AppendApplications(nil, k.format, doc))
+	var buf []byte
+	if last := c.namedPayload(k); last != nil {
+		// As large as the last build: a document of tens of megabytes
+		// grown by doubling would hold twice its size while it is built.
+		buf = make([]byte, 0, last.Len()+last.Len()/16)
+	}
+	p := s.wholePayload(k.format, version, now, eureka.AppendApplications(buf, k.format, doc))
 	p.rversion, p.purges = rversion, purges
 	c.putNamed(k, p)
 	return p
@@ -104,10 +113,10 @@ func (rs *regionSet) changesLocked(since uint64, regions, apps []string) []*eure
 	var out []*eureka.Application
 	index := map[string]int{}
 	seen := map[string][2]int{}
+	inRegions, inApps := nameSet(regions), nameSet(apps)
 	for n := int(since - rs.base); n < len(rs.log); n++ {
 		c := &rs.log[n]
-		if !slices.Contains(regions, c.Region) || !rs.byName[c.Region].allows(c.App) ||
-			(len(apps) > 0 && !slices.Contains(apps, c.App)) {
+		if !inRegions[c.Region] || !rs.byName[c.Region].allows(c.App) || (inApps != nil && !inApps[c.App]) {
 			continue
 		}
 		key := c.Region + "\x00" + c.App + "\x00" + c.ID
@@ -146,10 +155,11 @@ func (rs *regionSet) instancesLocked(regions []string) []*eureka.Application {
 // any) by status, for the reconcile hash. The caller holds rs.mu.
 func (rs *regionSet) countsLocked(regions, apps []string) eureka.StatusCounts {
 	var counts eureka.StatusCounts
+	inApps := nameSet(apps)
 	for _, name := range regions {
 		r := rs.byName[name]
 		for app, a := range r.snap.Load().apps {
-			if r.allows(app) && (len(apps) == 0 || slices.Contains(apps, app)) {
+			if r.allows(app) && (inApps == nil || inApps[app]) {
 				addCounts(&counts, a.counts)
 			}
 		}
@@ -269,8 +279,9 @@ func (s *Store) ApplicationsOfIn(apps, regions []string) (*eureka.Applications, 
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	var more []*eureka.Application
+	inApps := nameSet(apps)
 	for _, a := range rs.instancesLocked(regions) {
-		if slices.Contains(apps, a.Name) {
+		if inApps[a.Name] {
 			more = append(more, a)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -254,24 +253,11 @@ func (s *Store) changesFor(since uint64, apps []string) (version uint64, changes
 			}
 		}
 	}
+	want := nameSet(apps)
 	for _, c := range all {
-		if slices.Contains(apps, c.App) {
+		if want[c.App] {
 			changes = append(changes, c)
 		}
 	}
 	return version, changes, counts, true
-}
-
-// Interest parses a comma-separated list of application names, as the
-// watch's apps parameter carries it, upper-cased, sorted, without blanks
-// or repeats.
-func Interest(list string) []string {
-	var out []string
-	for _, name := range strings.Split(list, ",") {
-		if name = strings.ToUpper(strings.TrimSpace(name)); name != "" && !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
 }

@@ -281,6 +281,8 @@ func (r *regionFlags) register(fs *flag.FlagSet, o *options) {
 		return nil
 	})
 	fs.DurationVar(&o.registry.RemoteRegions.FetchInterval, "remote-region-fetch-interval", registry.DefaultRemoteRegionFetchInterval, "how often a remote region whose servers offer no watch (Java Eureka) is read again")
+	fs.IntVar(&o.registry.RemoteRegions.MaxRegionBytes, "remote-region-max-bytes", registry.DefaultMaxRegionBytes, "the largest answer accepted from a remote region's servers, in bytes after gzip decoding; a larger one is refused, the region's last registry kept and its state says why")
+	fs.IntVar(&o.registry.RemoteRegions.MaxRegionInstances, "remote-region-max-instances", registry.DefaultMaxRegionInstances, "the most instances a remote region's registry may hold; a larger one is refused, the region's last registry kept and its state says why")
 	fs.DurationVar(&st.RemoteRegionRetention, "remote-region-retention", registry.DefaultRemoteRegionRetention, "how long a remote region that stopped answering keeps serving its last registry; then its instances are dropped until it answers again")
 	fs.BoolVar(&st.DisableTransparentFallback, "disable-transparent-fallback", false, "answer GET /eureka/apps/{app} 404 for an app the local region has no instance of, instead of a remote region's copy of it")
 }
@@ -298,7 +300,8 @@ func (r *regionFlags) apply(fs *flag.FlagSet, o *options) error {
 		var stray []string
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "remote-region-apps", "remote-region-fetch-interval", "remote-region-retention", "disable-transparent-fallback":
+			case "remote-region-apps", "remote-region-fetch-interval", "remote-region-retention", "disable-transparent-fallback",
+				"remote-region-max-bytes", "remote-region-max-instances":
 				stray = append(stray, "-"+f.Name)
 			}
 		})
@@ -306,6 +309,17 @@ func (r *regionFlags) apply(fs *flag.FlagSet, o *options) error {
 			return fmt.Errorf("%s set without -remote-regions: they apply to remote regions; add -remote-regions name=URL", strings.Join(stray, ", "))
 		}
 		return nil
+	}
+	for _, b := range []struct {
+		flag     string
+		v, deflt int
+	}{
+		{"remote-region-max-bytes", o.registry.RemoteRegions.MaxRegionBytes, registry.DefaultMaxRegionBytes},
+		{"remote-region-max-instances", o.registry.RemoteRegions.MaxRegionInstances, registry.DefaultMaxRegionInstances},
+	} {
+		if b.v <= 0 {
+			return fmt.Errorf("-%s %d must be above 0; leave it out for the default, %d", b.flag, b.v, b.deflt)
+		}
 	}
 	whitelists := map[string][]string{}
 	for _, v := range r.apps {

@@ -19,6 +19,7 @@ func TestRegionOptions(t *testing.T) {
 		"-remote-regions", "eu-west-1=http://eu-1:8761/eureka/,ap-south-1;https://ap:8761/eureka/,EU-West-1=http://eu-2:8761/eureka/",
 		"-remote-region-apps", "eu-west-1=ORDERS, users", "-remote-region-apps", "global=BILLING;eu-west-1=CART",
 		"-remote-region-fetch-interval", "10s", "-disable-transparent-fallback",
+		"-remote-region-max-bytes", "1048576", "-remote-region-max-instances", "5000",
 		"-gateway", "127.0.0.1:0", "-gateway-failover-regions", "EU-west-1, ap-south-1"},
 		envOf(map[string]string{"EUREKA_REMOTE_REGION_RETENTION": "2m"}), io.Discard)
 	if err != nil {
@@ -35,7 +36,7 @@ func TestRegionOptions(t *testing.T) {
 		t.Errorf("remote regions %+v, want %+v", st.RemoteRegions, want)
 	}
 	rr := o.registry.RemoteRegions
-	if rr.FetchInterval != 10*time.Second || len(rr.Remotes) != 2 ||
+	if rr.FetchInterval != 10*time.Second || len(rr.Remotes) != 2 || rr.MaxRegionBytes != 1<<20 || rr.MaxRegionInstances != 5000 ||
 		!slices.Equal(rr.Remotes[0].URLs, []string{"http://eu-1:8761/eureka/", "http://eu-2:8761/eureka/"}) ||
 		!slices.Equal(rr.Remotes[1].URLs, []string{"https://ap:8761/eureka/"}) {
 		t.Errorf("feeds: %+v", rr)
@@ -52,7 +53,8 @@ func TestRegionOptions(t *testing.T) {
 		st.DisableTransparentFallback || st.RemoteRegionRetention != registry.DefaultRemoteRegionRetention {
 		t.Errorf("defaults: %+v", st)
 	}
-	if rr := d.registry.RemoteRegions; rr.Remotes != nil || rr.FetchInterval != registry.DefaultRemoteRegionFetchInterval {
+	if rr := d.registry.RemoteRegions; rr.Remotes != nil || rr.FetchInterval != registry.DefaultRemoteRegionFetchInterval ||
+		rr.MaxRegionBytes != registry.DefaultMaxRegionBytes || rr.MaxRegionInstances != registry.DefaultMaxRegionInstances {
 		t.Errorf("default feeds: %+v", rr)
 	}
 	if d.gateway.Routing.FailoverRegions != nil {
@@ -90,6 +92,9 @@ func TestRegionOptionErrors(t *testing.T) {
 		{[]string{"-remote-region-apps", "global=A"}, "-remote-region-apps set without -remote-regions"},
 		{[]string{"-remote-region-retention", "1m", "-disable-transparent-fallback"}, "-disable-transparent-fallback, -remote-region-retention set without -remote-regions"},
 		{[]string{"-remote-region-fetch-interval", "1m"}, "-remote-region-fetch-interval set without -remote-regions"},
+		{[]string{"-remote-region-max-instances", "10"}, "-remote-region-max-instances set without -remote-regions"},
+		{[]string{"-remote-regions", eu, "-remote-region-max-bytes", "0"}, "-remote-region-max-bytes 0 must be above 0; leave it out for the default, 67108864"},
+		{[]string{"-remote-regions", eu, "-remote-region-max-instances", "-1"}, "-remote-region-max-instances -1 must be above 0; leave it out for the default, 100000"},
 		{[]string{"-remote-regions", eu, "-gateway-failover-regions", "eu-west-1"}, "-gateway-failover-regions is set without -gateway"},
 		{[]string{"-remote-regions", eu, "-gateway", ":0", "-gateway-failover-regions", "ap-south-1"}, `"ap-south-1" is not one of -remote-regions`},
 		{[]string{"-gateway", ":0", "-gateway-failover-regions", "eu-west-1"}, `"eu-west-1" is not one of -remote-regions`},

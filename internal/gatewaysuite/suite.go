@@ -87,6 +87,7 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"TrafficRefusedInstance", trafficRefused},
 		{"TrafficUnknownAppsOneLabel", trafficUnknownApps},
 		{"TraceContextAndRequestID", traceContext},
+		{"RequestIDs", requestIDs},
 		{"RegionFailover", regionFailover},
 		{"EjectionKeyedByApp", ejectionKeyedByApp},
 		{"EjectionKeyedByRegion", ejectionKeyedByRegion},

@@ -370,6 +370,7 @@ func traceContext(t *testing.T, start Starter) {
 	if len(ids) == 1 {
 		t.Errorf("two requests were given the same X-Request-Id %v", ids)
 	}
-	s = decode(t, get(t, base+"/traced/t", "X-Request-Id", "abc"))
-	expect(t, "the client's X-Request-Id", s.Header.Values("X-Request-Id"), []string{"abc"})
+	const client = "0123456789abcdefghij-ABCDEF"
+	s = decode(t, get(t, base+"/traced/t", "X-Request-Id", client))
+	expect(t, "the client's X-Request-Id", s.Header.Values("X-Request-Id"), []string{client})
 }

@@ -1,6 +1,8 @@
 package testkit
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,4 +76,18 @@ func MustGet(t testing.TB, g Getter, app, id string) *eureka.InstanceInfo {
 		t.Fatalf("%s/%s not found", app, id)
 	}
 	return i
+}
+
+// NameList returns n distinct names, prefix followed by 0 to n-1,
+// comma-separated, as a reader's apps= or regions= list.
+func NameList(prefix string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(prefix)
+		b.WriteString(strconv.Itoa(i))
+	}
+	return b.String()
 }

@@ -264,8 +264,12 @@ func (a *API) Serve(req *Request, resp *Response) {
 			if !ok {
 				return
 			}
-			if apps, ok := req.Query.Get(ParamApps); ok {
-				a.fullFetchOf(req, resp, registry.Interest(apps), regions)
+			apps, has, ok := appsOf(req, resp)
+			if !ok {
+				return
+			}
+			if has {
+				a.fullFetchOf(req, resp, apps, regions)
 				return
 			}
 			if len(regions) > 0 {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -12,17 +13,23 @@ import (
 // the remote regions whose instances to merge in (registry.RemoteRegion).
 const ParamRegions = "regions"
 
-// regionsOf reads the request's regions parameter. It answers 403, as
-// Eureka's shouldAllowAccess(true), when a requested remote region's
-// registry has not been read yet, and returns false then.
+// regionsOf reads the request's regions parameter. It answers 400 for a
+// list over the bounds of query lists (registry.MaxQueryListBytes,
+// MaxQueryListNames), 403, as Eureka's shouldAllowAccess(true), when a
+// requested remote region's registry has not been read yet, and returns
+// false then.
 func (a *API) regionsOf(req *Request, resp *Response) ([]string, bool) {
 	v, ok := req.Query.Get(ParamRegions)
 	if !ok || v == "" {
 		return nil, true
 	}
 	regions, err := a.store.ParseRegions(v)
-	if err != nil {
+	if errors.Is(err, registry.ErrRegionNotReady) {
 		resp.text(http.StatusForbidden, "a requested remote region's registry is not ready yet: try again later")
+		return nil, false
+	}
+	if err != nil {
+		listRefused(resp, err)
 		return nil, false
 	}
 	return regions, true

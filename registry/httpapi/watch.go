@@ -70,7 +70,8 @@ func (a *API) watch(req *Request, resp *Response, token string) {
 	a.watchAnswer(req, resp, p.Version, p.Changes, p.Hash)
 }
 
-// pollArgs reads a watch's wait and apps, answering 400 for a bad wait.
+// pollArgs reads a watch's wait and apps, answering 400 for a bad wait
+// or a list of apps over the bounds.
 func (a *API) pollArgs(req *Request, resp *Response, since uint64) (registry.Poll, bool) {
 	v, _ := req.Query.Get(ParamWait)
 	wait, err := registry.ParseWait(v, a.maxWait)
@@ -78,9 +79,9 @@ func (a *API) pollArgs(req *Request, resp *Response, since uint64) (registry.Pol
 		resp.text(http.StatusBadRequest, err.Error())
 		return registry.Poll{}, false
 	}
-	var apps []string
-	if list, has := req.Query.Get(ParamApps); has {
-		apps = registry.Interest(list)
+	apps, _, ok := appsOf(req, resp)
+	if !ok {
+		return registry.Poll{}, false
 	}
 	return registry.Poll{Since: since, Apps: apps, Wait: wait, Stop: a.closed}, true
 }

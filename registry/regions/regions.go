@@ -62,13 +62,23 @@ type Config struct {
 	// watched instead. Default registry.DefaultRemoteRegionFetchInterval,
 	// 30s.
 	FetchInterval time.Duration
+	// MaxRegionBytes bounds each answer of a region's servers, in bytes
+	// after gzip decoding, and MaxRegionInstances the instances its
+	// registry may hold: a region that sends more is refused (its last
+	// registry is kept, and its state's LastError says why), so that
+	// another cluster cannot fill this one's memory. Defaults
+	// registry.DefaultMaxRegionBytes (64 MiB) and
+	// registry.DefaultMaxRegionInstances (100,000).
+	MaxRegionBytes, MaxRegionInstances int
 	// TLS configures the connections to https:// service URLs: the CAs to
 	// trust, the client certificate to present. Default: nil, the
 	// system's roots and no client certificate.
 	TLS *tls.Config
-	// Logger receives a line when a region becomes ready, and when it
-	// answers again after failures; the clients log each failed read at
-	// warn level, with the region's name. Default: no logging.
+	// Logger receives a line when a region becomes ready, when it
+	// answers again after failures, and when it is refused over
+	// MaxRegionBytes or MaxRegionInstances (at warn level, naming the
+	// bound); the clients log each failed read at warn level, with the
+	// region's name. Default: no logging.
 	Logger *zap.Logger
 }
 
@@ -85,6 +95,8 @@ type Feeds struct {
 	now   func() time.Time // the Store's clock, for the times it is given
 	log   *zap.Logger
 	feeds []*feed
+	// The bounds, for the errors that pass them (explain).
+	maxBytes, maxInstances int
 
 	mu      sync.Mutex
 	started bool
@@ -114,6 +126,8 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 		return nil, errors.New("regions: no Store")
 	}
 	settings.Default(&cfg.FetchInterval, registry.DefaultRemoteRegionFetchInterval)
+	settings.Default(&cfg.MaxRegionBytes, registry.DefaultMaxRegionBytes)
+	settings.Default(&cfg.MaxRegionInstances, registry.DefaultMaxRegionInstances)
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -122,7 +136,8 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 	for _, r := range store.RemoteRegions() {
 		configured[r] = true
 	}
-	f := &Feeds{store: store, now: store.Config().Clock.Now, log: log, stop: make(chan struct{})}
+	f := &Feeds{store: store, now: store.Config().Clock.Now, log: log, stop: make(chan struct{}),
+		maxBytes: cfg.MaxRegionBytes, maxInstances: cfg.MaxRegionInstances}
 	seen := map[string]bool{}
 	for _, r := range cfg.Remotes {
 		name := strings.ToLower(strings.TrimSpace(r.Name))
@@ -150,6 +165,8 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 			Region:                name,
 			RegistryFetchInterval: cfg.FetchInterval,
 			WatchWait:             min(discovery.DefaultWatchWait, store.Config().RemoteRegionRetention/4),
+			MaxResponseBodySize:   cfg.MaxRegionBytes,
+			MaxInstances:          cfg.MaxRegionInstances,
 			TLS:                   cfg.TLS,
 			Logger:                log.With(zap.String("region", name)),
 		})
@@ -259,7 +276,11 @@ func (f *Feeds) check(fd *feed) {
 		fd.failing = false
 	}
 	if err != nil && !sameError(err, fd.lastErr) {
-		f.store.RegionFailed(fd.name, f.now(), err)
+		why := f.explain(err)
+		if why != err {
+			f.log.Warn("remote region refused over its bound; its last registry is kept", zap.String("region", fd.name), zap.Error(why))
+		}
+		f.store.RegionFailed(fd.name, f.now(), why)
 		fd.lastErr, fd.failing = err, true
 	}
 }

@@ -1,0 +1,22 @@
+package caddymodule
+
+import (
+	"net/http"
+
+	"github.com/eurekagate/eurekagate/routing"
+)
+
+// setRequestID leaves h one X-Request-Id for the instance, as the
+// fasthttp gateway does: the client's first when routing.KeepRequestID
+// keeps it (trusted: the client is one of the server's trusted_proxies;
+// else of the safe form), else a new one.
+func setRequestID(h http.Header, trusted bool) {
+	ids := h.Values(routing.RequestIDHeader)
+	if len(ids) > 0 && routing.KeepRequestID(ids[0], trusted) {
+		if len(ids) > 1 {
+			h.Set(routing.RequestIDHeader, ids[0])
+		}
+		return
+	}
+	h.Set(routing.RequestIDHeader, string(routing.AppendRequestID(nil)))
+}

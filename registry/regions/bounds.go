@@ -1,0 +1,21 @@
+package regions
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/eurekagate/eurekagate/discovery"
+	"github.com/eurekagate/eurekagate/internal/eurekahttp"
+)
+
+// explain names the bound a region's failed read passed, for the
+// region's state and the operator who may raise it.
+func (f *Feeds) explain(err error) error {
+	switch {
+	case errors.Is(err, discovery.ErrTooManyInstances):
+		return fmt.Errorf("%w; the region's registry is refused over MaxRegionInstances (%d): raise it if the region is that large", err, f.maxInstances)
+	case errors.Is(err, eurekahttp.ErrBodyTooLarge):
+		return fmt.Errorf("%w; the region's answer is refused over MaxRegionBytes (%d bytes): raise it if the region is that large", err, f.maxBytes)
+	}
+	return err
+}

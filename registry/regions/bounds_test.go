@@ -1,0 +1,140 @@
+package regions
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// startBoundFeeds is startFeeds with cfg's bounds and fetch interval.
+func startBoundFeeds(t *testing.T, store *registry.Store, cfg Config, urls ...string) {
+	t.Helper()
+	cfg.Remotes = []Remote{{Name: region, URLs: urls}}
+	f, err := New(store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start()
+	testkit.StopOnCleanupChecked(t, 5*time.Second, f.Stop)
+}
+
+// waitRefused waits for the region's state to say why its last read was
+// refused.
+func waitRefused(t *testing.T, store *registry.Store, want string) {
+	t.Helper()
+	testkit.Eventually(t, 10*time.Second, "the region's state to say "+want, func() bool {
+		return strings.Contains(state(store).LastError, want)
+	})
+}
+
+// A region whose registry grows past MaxRegionInstances is refused, its
+// last registry within the bound kept, and taken again once it is back
+// within it.
+func TestRegionOverMaxInstancesIsRefused(t *testing.T) {
+	rs := registry.New(registry.Config{})
+	for i := range 3 {
+		testkit.MustRegister(t, rs, testkit.Inst("ORDERS", fmt.Sprintf("o%d", i)), false)
+	}
+	r := startRemote(t, "127.0.0.1:0", rs)
+	local := localStore(t, testkit.NewFakeClock())
+	startBoundFeeds(t, local, Config{MaxRegionInstances: 5, FetchInterval: 200 * time.Millisecond}, r.URL())
+	waitInstances(t, local, "ORDERS", "o0,o1,o2")
+
+	for i := 3; i < 9; i++ {
+		testkit.MustRegister(t, rs, testkit.Inst("ORDERS", fmt.Sprintf("o%d", i)), false)
+	}
+	waitRefused(t, local, "more than the 5 allowed; the last registry is kept")
+	st := state(local)
+	if !strings.Contains(st.LastError, "MaxRegionInstances (5)") || st.Instances > 5 || st.Instances < 3 || !st.Ready {
+		t.Errorf("state %+v, want ready with the last registry of 3 to 5 instances and an error naming MaxRegionInstances", st)
+	}
+	if n := len(local.InstancesIn("ORDERS", region)); n != st.Instances {
+		t.Errorf("%d instances served, state says %d", n, st.Instances)
+	}
+
+	for i := 5; i < 9; i++ {
+		rs.Cancel("ORDERS", fmt.Sprintf("o%d", i), false)
+	}
+	waitInstances(t, local, "ORDERS", "o0,o1,o2,o3,o4")
+	testkit.Eventually(t, 10*time.Second, "the error cleared", func() bool { return state(local).LastError == "" })
+}
+
+// A region that answers more than MaxRegionBytes is refused, its last
+// registry kept.
+func TestRegionOverMaxBytesIsRefused(t *testing.T) {
+	rs := registry.New(registry.Config{})
+	testkit.MustRegister(t, rs, testkit.Inst("ORDERS", "o1"), false)
+	r := startRemote(t, "127.0.0.1:0", rs)
+	local := localStore(t, testkit.NewFakeClock())
+	startBoundFeeds(t, local, Config{MaxRegionBytes: 16 << 10, FetchInterval: 200 * time.Millisecond}, r.URL())
+	waitInstances(t, local, "ORDERS", "o1")
+
+	big := testkit.Inst("ORDERS", "o2")
+	big.Metadata = map[string]string{"filler": strings.Repeat("x", 32<<10)}
+	testkit.MustRegister(t, rs, big, false)
+	waitRefused(t, local, "refused over MaxRegionBytes (16384 bytes)")
+	t.Logf("the region's state: %s", state(local).LastError)
+	if got := ids(local.InstancesIn("ORDERS", region)); got != "o1" {
+		t.Errorf("instances %q, want the last registry's o1", got)
+	}
+}
+
+// hostileRegion answers every read with a registry of n instances of one
+// app, as small as an instance can be written (the issue's 447k
+// instances were 60 MB of JSON).
+func hostileRegion(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"applications":{"versions__delta":"1","apps__hashcode":"UP_` + fmt.Sprint(n) + `_","application":[{"name":"X","instance":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"instanceId":"i%d","app":"X","hostName":"h","ipAddr":"10.0.0.1","status":"UP","port":{"$":80,"@enabled":"true"}}`, i)
+	}
+	b.WriteString(`]}]}}`)
+	doc := b.String()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(doc))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/eureka/"
+}
+
+// heapInUse is the heap in use after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// A region of 150,000 small instances (within the default
+// MaxRegionBytes, over the default MaxRegionInstances) is refused with
+// the default bounds, and nothing of it stays on the heap: accepted, the
+// feed's client and the Store held some 200 MB of it.
+func TestHostileRegionLeavesTheHeapAsItWas(t *testing.T) {
+	url := hostileRegion(t, 150_000)
+	local := localStore(t, testkit.NewFakeClock())
+	before := heapInUse()
+	startBoundFeeds(t, local, Config{FetchInterval: time.Minute}, url)
+	waitRefused(t, local, "holds 150000 instances, more than the 100000 allowed")
+	if st := state(local); st.Ready || st.Instances != 0 {
+		t.Errorf("state %+v, want not ready, no instance", st)
+	}
+	const bound = 40 << 20
+	after := heapInUse()
+	t.Logf("heap in use %d MB before, %d MB after the region was refused", before>>20, after>>20)
+	if after > before+bound {
+		t.Errorf("heap in use went from %d MB to %d MB after the region was refused, want at most %d MB more",
+			before>>20, after>>20, bound>>20)
+	}
+}
