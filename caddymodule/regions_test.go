@@ -115,7 +115,7 @@ func TestRegionsCaddyfileErrors(t *testing.T) {
 		{"negative retention", withEurekaOptions("\t\tremote_region_retention -1m\n"),
 			[]string{"remote_region_retention -1m", "default, 5m", "Caddyfile:3"}},
 		{"zero max instances", withEurekaOptions("\t\tremote_region_max_instances 0\n"),
-			[]string{"remote_region_max_instances 0 must be above 0; leave it out for the default, 100000", "Caddyfile:3"}},
+			[]string{"remote_region_max_instances 0 must be above 0; leave it out for the default, 1000000", "Caddyfile:3"}},
 		{"max bytes not a size", withEurekaOptions("\t\tremote_region_max_bytes lots\n"),
 			[]string{`remote_region_max_bytes "lots" is not a size`, "Caddyfile:3"}},
 		{"max bytes without regions", withEurekaOptions("\t\tremote_region_max_bytes 1MiB\n"),
@@ -141,7 +141,7 @@ func TestRegionsJSONErrors(t *testing.T) {
 		{`{"registry":"rj-7","remote_regions":[{"name":"eu","urls":["http://eu/eureka/"]}],"remote_region_apps":{"eu":[]}}`, []string{"eu lists no app"}},
 		{`{"registry":"rj-8","remote_region_retention":-1}`, []string{"remote_region_retention", "default, 5m"}},
 		{`{"registry":"rj-9","remote_regions":[{"name":"eu","urls":["http://eu/eureka/"]}],"remote_region_max_instances":-1}`,
-			[]string{"remote_region_max_instances -1 must be above 0; leave it out for the default, 100000"}},
+			[]string{"remote_region_max_instances -1 must be above 0; leave it out for the default, 1000000"}},
 		{`{"remote":["http://e:8761/eureka/"],"region":"eu"}`, []string{"region applies to a hosted registry"}},
 	})
 }

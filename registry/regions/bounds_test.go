@@ -117,15 +117,15 @@ func heapInUse() uint64 {
 	return m.HeapInuse
 }
 
-// A region of 150,000 small instances (within the default
-// MaxRegionBytes, over the default MaxRegionInstances) is refused with
-// the default bounds, and nothing of it stays on the heap: accepted, the
-// feed's client and the Store held some 200 MB of it.
+// A region of 150,000 small instances (within MaxRegionBytes, over a
+// MaxRegionInstances of 100,000) is refused, and nothing of it stays on
+// the heap: accepted, the feed's client and the Store held some 200 MB of
+// it.
 func TestHostileRegionLeavesTheHeapAsItWas(t *testing.T) {
 	url := hostileRegion(t, 150_000)
 	local := localStore(t, testkit.NewFakeClock())
 	before := heapInUse()
-	startBoundFeeds(t, local, Config{FetchInterval: time.Minute}, url)
+	startBoundFeeds(t, local, Config{FetchInterval: time.Minute, MaxRegionInstances: 100_000}, url)
 	waitRefused(t, local, "holds 150000 instances, more than the 100000 allowed")
 	if st := state(local); st.Ready || st.Instances != 0 {
 		t.Errorf("state %+v, want not ready, no instance", st)

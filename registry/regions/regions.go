@@ -67,8 +67,9 @@ type Config struct {
 	// registry may hold: a region that sends more is refused (its last
 	// registry is kept, and its state's LastError says why), so that
 	// another cluster cannot fill this one's memory. Defaults
-	// registry.DefaultMaxRegionBytes (64 MiB) and
-	// registry.DefaultMaxRegionInstances (100,000).
+	// registry.DefaultMaxRegionBytes (1 GiB) and
+	// registry.DefaultMaxRegionInstances (1,000,000): the scale one node
+	// holds; set them to the region's size to hold a hostile one to it.
 	MaxRegionBytes, MaxRegionInstances int
 	// TLS configures the connections to https:// service URLs: the CAs to
 	// trust, the client certificate to present. Default: nil, the
@@ -161,14 +162,15 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 			}
 		}
 		client, err := discovery.New(discovery.Config{
-			ServiceURLs:           r.URLs,
-			Region:                name,
-			RegistryFetchInterval: cfg.FetchInterval,
-			WatchWait:             min(discovery.DefaultWatchWait, store.Config().RemoteRegionRetention/4),
-			MaxResponseBodySize:   cfg.MaxRegionBytes,
-			MaxInstances:          cfg.MaxRegionInstances,
-			TLS:                   cfg.TLS,
-			Logger:                log.With(zap.String("region", name)),
+			ServiceURLs:                r.URLs,
+			Region:                     name,
+			RegistryFetchInterval:      cfg.FetchInterval,
+			WatchWait:                  min(discovery.DefaultWatchWait, store.Config().RemoteRegionRetention/4),
+			MaxResponseBodySize:        cfg.MaxRegionBytes,
+			MaxResponseBodySizeSetting: "MaxRegionBytes",
+			MaxInstances:               cfg.MaxRegionInstances,
+			TLS:                        cfg.TLS,
+			Logger:                     log.With(zap.String("region", name)),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("regions: remote region %q: %w", r.Name, err)
