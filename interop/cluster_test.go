@@ -1182,8 +1182,12 @@ func TestMixedClusterJavaSyncsFromOurs(t *testing.T) {
 	proxy := newCutProxy(t, "127.0.0.5", fmt.Sprintf("127.0.0.2:%d", jPort))
 	ours := []string{proxy.url(), o1URL, o2URL} // ours reach the Java node through the proxy
 
-	o1 := startOurNode(t, "ours 1", "127.0.0.3:"+strconv.Itoa(o1Port), ours, "-delta-retention", "2s")
-	o2 := startOurNode(t, "ours 2", "127.0.0.4:"+strconv.Itoa(o2Port), ours, "-delta-retention", "2s")
+	// The proxy takes the connection and closes it while the Java node is
+	// not up: a reset, which the start-up sync asks again until its
+	// deadline, then keeps reads refused for the empty-sync wait.
+	syncFlags := []string{"-delta-retention", "2s", "-startup-sync-timeout", "2s", "-startup-sync-empty-wait", "2s"}
+	o1 := startOurNode(t, "ours 1", "127.0.0.3:"+strconv.Itoa(o1Port), ours, syncFlags...)
+	o2 := startOurNode(t, "ours 2", "127.0.0.4:"+strconv.Itoa(o2Port), ours, syncFlags...)
 	w := newWatcher(t, o1, o2)
 	held := []*fakeInstance{newInstance("STOCK", "stock-1", 9201, 300), newInstance("STOCK", "stock-2", 9202, 300),
 		newInstance("PAY", "pay-1", 9203, 300)}

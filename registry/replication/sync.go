@@ -69,7 +69,7 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 		return 0
 	}
 	open := start.Add(p.cfg.StartupSyncEmptyWait)
-	p.log.Warn("start-up sync: no peer gave its registry before the deadline, and not every peer was down, empty or syncing; "+
+	p.log.Warn("start-up sync: deadline passed with errors and no registry from any peer (not every peer was down, empty or syncing); "+
 		"reads stay refused (503) until the empty-sync wait has passed (Eureka's waitTimeInMsWhenSyncEmpty), while the peers' replication fills the registry",
 		zap.Duration("startup_sync_timeout", p.cfg.StartupSyncTimeout), zap.Time("reads_open_at", open))
 	if sleep(ctx, time.Until(open)) {

@@ -267,7 +267,7 @@ func TestSyncRefusesGzipBomb(t *testing.T) {
 	}
 	p.StartSync()
 	testkit.Eventually(t, 10*time.Second, "the sync's deadline", func() bool {
-		return logs.FilterMessageSnippet("reads stay refused").Len() == 1
+		return logs.FilterMessageSnippet("deadline passed with errors").Len() == 1
 	})
 	select {
 	case <-p.Synced():
