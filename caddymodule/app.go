@@ -474,7 +474,7 @@ func (a *App) API(prefix string) (*httpapi.API, error) {
 	if a.entry.peers != nil {
 		// Caddy may start the http app before this one: reads wait for the
 		// start-up sync, answered 503 meanwhile.
-		cfg.Peers, cfg.Ready = a.entry.peers, a.entry.peers.Synced()
+		cfg.Peers, cfg.Ready, cfg.Applying = a.entry.peers, a.entry.peers.Synced(), a.entry.peers.Copied()
 	}
 	return httpapi.NewAPI(a.entry.store, cfg), nil
 }

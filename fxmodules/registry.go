@@ -123,6 +123,9 @@ func NewAPI(p APIParams) (*httpapi.API, error) {
 		if cfg.Ready == nil {
 			cfg.Ready = p.Peers.Synced() // reads wait for the start-up sync
 		}
+		if cfg.Applying == nil {
+			cfg.Applying = p.Peers.Copied() // replicated writes wait for its copy
+		}
 	}
 	return httpapi.NewAPI(p.Store, cfg), nil
 }

@@ -53,6 +53,13 @@ type APIConfig struct {
 	// clients try another node instead of caching an empty or partial
 	// registry; writes are accepted. Default: ready.
 	Ready <-chan struct{}
+	// Applying, if set, is closed once replicated writes may be applied:
+	// while the node copies its peers' registry (replication.Peers.Copied)
+	// a replication batch, or a write with the replication header, is
+	// answered 503 and its peer sends it again, since a cancel applied
+	// before the copy reached its instance would be undone by the copy.
+	// Default: applying.
+	Applying <-chan struct{}
 	// MaxWatchWait caps how long a watch (the delta with a watch
 	// parameter) is held without a change, whatever wait it asks for.
 	// Default registry.DefaultMaxWait (60s); negative: never hold one. A
@@ -77,6 +84,7 @@ type API struct {
 	auth     *authenticator // nil: open
 	env      string
 	ready    <-chan struct{} // nil: ready
+	applying <-chan struct{} // nil: applying
 	peers    PeerStatus      // nil: no peers
 	maxWait  time.Duration
 	node     string // HeaderNode's value
@@ -88,7 +96,7 @@ type API struct {
 
 // NewAPI returns the REST API over store.
 func NewAPI(store *registry.Store, cfg APIConfig) *API {
-	a := &API{store: store, maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers, ready: cfg.Ready}
+	a := &API{store: store, maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers, ready: cfg.Ready, applying: cfg.Applying}
 	if a.maxBody <= 0 {
 		a.maxBody = DefaultMaxBodyBytes
 	}
@@ -254,6 +262,14 @@ func (a *API) Serve(req *Request, resp *Response) {
 		case <-a.ready:
 		default:
 			resp.text(http.StatusServiceUnavailable, "this registry node is syncing from its peers; try another node")
+			return
+		}
+	}
+	if a.applying != nil && (r.ep == epBatch || write && req.Replication) {
+		select {
+		case <-a.applying:
+		default:
+			resp.text(http.StatusServiceUnavailable, "this registry node is copying its peers' registry; send replicated writes again later")
 			return
 		}
 	}

@@ -29,6 +29,8 @@ type Peers struct {
 	unsubscribe func()
 	synced      chan struct{}
 	syncOnce    sync.Once
+	copied      chan struct{}
+	copyOnce    sync.Once
 	life        context.Context // ends at Stop: a background sync's
 	end         context.CancelFunc
 	stop        chan struct{}
@@ -49,7 +51,7 @@ func New(store *registry.Store, cfg Config) (*Peers, error) {
 		cfg.Logger = store.Config().Logger
 	}
 	p := &Peers{
-		store: store, cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), synced: make(chan struct{}),
+		store: store, cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), synced: make(chan struct{}), copied: make(chan struct{}),
 		client: eurekahttp.NewClient(eurekahttp.Config{ReadTimeout: cfg.Timeout, MaxBodySize: cfg.MaxResponseBytes,
 			MaxBodySizeSetting: cfg.MaxResponseBytesSetting, UserAgent: "eurekagate-replication", TLS: cfg.TLS}),
 	}

@@ -41,6 +41,7 @@ import (
 // When ctx ends, SyncFrom returns at once and reads open.
 func (p *Peers) SyncFrom(ctx context.Context) int {
 	defer p.syncOnce.Do(func() { close(p.synced) })
+	defer p.copyOnce.Do(func() { close(p.copied) })
 	if len(p.peers) == 0 {
 		return 0
 	}
@@ -65,6 +66,7 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 		}
 		wait = min(2*wait, maxSyncRetryWait)
 	}
+	p.copyOnce.Do(func() { close(p.copied) }) // the peers' replication fills it now
 	if ctx.Err() != nil {
 		return 0
 	}
@@ -104,6 +106,12 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
+
+// Copied is closed once the start-up sync's passes are over, before the
+// empty-sync wait: until then a replicated write must wait (the REST API
+// answers it 503, and the peer sends it again), since a cancel applied
+// before the copy reaches its instance would be undone by the copy.
+func (p *Peers) Copied() <-chan struct{} { return p.copied }
 
 // Synced is closed once SyncFrom has returned.
 func (p *Peers) Synced() <-chan struct{} { return p.synced }

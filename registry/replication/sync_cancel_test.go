@@ -1,0 +1,109 @@
+package replication_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/replication"
+)
+
+// heldRegistry is a peer in front of an origin that reads the origin's
+// registry when asked for it, then holds it until released: a copy taken
+// before what happens meanwhile on the origin.
+func heldRegistry(t *testing.T, to string) (peer string, captured <-chan struct{}, release func()) {
+	t.Helper()
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: to})
+	got, free := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/apps/") || r.URL.RawQuery != "" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		req, _ := http.NewRequest(http.MethodGet, "http://"+to+r.URL.Path, nil)
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		close(got)
+		<-free
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		w.Write(body)
+	}))
+	var once sync.Once
+	release = func() { once.Do(func() { close(free) }) }
+	t.Cleanup(srv.Close)
+	t.Cleanup(release) // before Close, which waits for the held answer
+	return srv.URL + "/eureka/", got, release
+}
+
+// A cancel replicated to a node while it copies its peer's registry is
+// applied after the copy, not before it: the copy, taken before the
+// cancel, would bring the instance back.
+func TestCancelDuringTheSyncStaysCancelled(t *testing.T) {
+	a := registry.New(registry.Config{DisableSelfPreservation: true})
+	for k := range 100 {
+		testkit.MustRegister(t, a, testkit.SampleInstance(k), false)
+	}
+	aSrv := httpapi.NewServer(httpapi.NewAPI(a, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := aSrv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { aSrv.Stop(ctx) })
+	viaPeer, captured, release := heldRegistry(t, aSrv.Addr().String())
+
+	b := registry.New(registry.Config{DisableSelfPreservation: true})
+	bPeers, err := replication.New(b, replication.Config{Peers: []string{viaPeer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bSrv := httpapi.NewServer(httpapi.NewAPI(b, httpapi.APIConfig{Peers: bPeers, Ready: bPeers.Synced(), Applying: bPeers.Copied()}),
+		httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := bSrv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { bSrv.Stop(ctx) })
+	aPeers, err := replication.New(a, replication.Config{Peers: []string{"http://" + bSrv.Addr().String() + "/eureka/"}, CongestionRetry: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aPeers.Start()
+	defer aPeers.Stop()
+
+	bPeers.StartSync()
+	defer bPeers.Stop()
+	<-captured // the copy holds every instance
+	x := testkit.SampleInstance(0)
+	if !a.Cancel(x.App, x.InstanceID, false) {
+		t.Fatal("cancel on the origin")
+	}
+	testkit.Eventually(t, 5*time.Second, "the replicated cancel to reach the copying node", func() bool {
+		return aPeers.Stats()[0].Failures > 0
+	})
+	release()
+	<-bPeers.Synced()
+	testkit.Eventually(t, 5*time.Second, "the cancel applied after the copy", func() bool {
+		_, ok := b.Get(x.App, x.InstanceID)
+		return !ok
+	})
+	if n := b.Len(); n != 99 {
+		t.Fatalf("the node holds %d instances, want the origin's 99", n)
+	}
+}
