@@ -104,8 +104,8 @@ func TestImages(t *testing.T) {
 			proc := runAs(t, rootfs, cfg, img.env(port))
 			proc.waitFor200(t, fmt.Sprintf("http://127.0.0.1:%d/health", port))
 			t.Logf("%s: 200 from /health %v after start", ref, time.Since(started).Round(time.Millisecond))
-			if uid := processUID(t, proc.cmd.Process.Pid); uid != strings.Split(imageUser, ":")[0] {
-				t.Errorf("%s runs as uid %s, want %s", img.name, uid, imageUser)
+			if uid, want := processUID(t, proc.cmd.Process.Pid), strings.Split(imageUser, ":")[0]; uid != want {
+				t.Errorf("%s runs as uid %s, want %s", img.name, uid, want)
 			}
 			if img.name == "caddy" {
 				// The user owns XDG_CONFIG_HOME: Caddy saved its configuration there.
