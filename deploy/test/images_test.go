@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -78,14 +79,13 @@ func TestImages(t *testing.T) {
 	}
 	// Each image's environment to run it on loopback at free ports.
 	for _, img := range []struct {
-		name, entrypoint string
-		cmd              []string
-		env              func(port int) []string
+		name string
+		env  func(port int) []string
 	}{
-		{"eureka", "/usr/bin/eureka", nil, func(port int) []string {
+		{"eureka", func(port int) []string {
 			return []string{fmt.Sprintf("EUREKA_ADDR=127.0.0.1:%d", port)}
 		}},
-		{"caddy", "/usr/bin/caddy", []string{"run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile"}, func(port int) []string {
+		{"caddy", func(port int) []string {
 			return []string{"EUREKA_BIND=127.0.0.1", fmt.Sprintf("EUREKA_PORT=%d", port),
 				fmt.Sprintf("GATEWAY_PORT=%d", testkit.FreePort(t)), fmt.Sprintf("CADDY_ADMIN=127.0.0.1:%d", testkit.FreePort(t))}
 		}},
@@ -97,7 +97,7 @@ func TestImages(t *testing.T) {
 				t.Fatalf("podman image inspect %s: %v", ref, err)
 			}
 			cfg := cfgs[0]
-			checkConfig(t, cfg, img.entrypoint, img.cmd, version)
+			checkConfig(t, cfg, img.name, version)
 			rootfs := unpack(t, p, ref)
 			port := testkit.FreePort(t)
 			started := time.Now()
@@ -118,27 +118,53 @@ func TestImages(t *testing.T) {
 	}
 }
 
-// checkConfig checks an image's configuration against docs/kubernetes.md.
-func checkConfig(t *testing.T, cfg imageConfig, entrypoint string, cmd []string, version string) {
+// checkConfig checks an image's configuration against docs/kubernetes.md:
+// the entrypoint and command in the image's row of its table, the user,
+// the ports and the labels in its text.
+func checkConfig(t *testing.T, cfg imageConfig, name, version string) {
 	t.Helper()
-	if cfg.User != imageUser {
-		t.Errorf("user %q, want %q", cfg.User, imageUser)
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs/kubernetes.md"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(cfg.Entrypoint) != 1 || cfg.Entrypoint[0] != entrypoint {
-		t.Errorf("entrypoint %q, want [%s]", cfg.Entrypoint, entrypoint)
+	doc := string(b)
+	row := regexp.MustCompile("(?m)^\\| `eurekagate/" + name + "` \\|.*$").FindString(doc)
+	if row == "" {
+		t.Fatalf("docs/kubernetes.md has no row for eurekagate/%s", name)
 	}
-	if strings.Join(cfg.Cmd, " ") != strings.Join(cmd, " ") {
-		t.Errorf("cmd %q, want %q", cfg.Cmd, cmd)
+	cells := strings.Split(row, "|")
+	entrypoint, cmd := strings.Trim(strings.TrimSpace(cells[3]), "`"), strings.TrimSpace(cells[4])
+	if got := strings.Join(cfg.Entrypoint, " "); got != entrypoint {
+		t.Errorf("entrypoint %q, docs/kubernetes.md says %q", got, entrypoint)
+	}
+	if got := strings.Join(cfg.Cmd, " "); !(got == "" && strings.HasPrefix(cmd, "none")) && "`"+got+"`" != cmd {
+		t.Errorf("command %q, docs/kubernetes.md says %s", got, cmd)
+	}
+	if cfg.User != imageUser || !strings.Contains(doc, "`"+imageUser+"`") {
+		t.Errorf("user %q, want %q, as docs/kubernetes.md says", cfg.User, imageUser)
+	}
+	if len(cfg.ExposedPorts) != 2 || !strings.Contains(doc, "expose 8761") {
+		t.Errorf("ports %v, want the two docs/kubernetes.md names", cfg.ExposedPorts)
 	}
 	for _, port := range []string{"8761/tcp", "8080/tcp"} {
 		if _, ok := cfg.ExposedPorts[port]; !ok {
 			t.Errorf("port %s not exposed: %v", port, cfg.ExposedPorts)
 		}
 	}
-	for _, l := range []string{"title", "description", "source", "licenses", "version", "revision", "created"} {
-		if cfg.Labels["org.opencontainers.image."+l] == "" {
-			t.Errorf("no label org.opencontainers.image.%s: %v", l, cfg.Labels)
+	labels := regexp.MustCompile(`(?s)Labels: (.*?)\.\s`).FindStringSubmatch(doc)
+	if labels == nil {
+		t.Fatal("docs/kubernetes.md lists no labels")
+	}
+	named := 0
+	for _, m := range regexp.MustCompile("`([a-z.]+)`").FindAllStringSubmatch(labels[1], -1) {
+		l := "org.opencontainers.image." + strings.TrimPrefix(m[1], "org.opencontainers.image.")
+		named++
+		if cfg.Labels[l] == "" {
+			t.Errorf("no label %s, which docs/kubernetes.md names: %v", l, cfg.Labels)
 		}
+	}
+	if named != 7 {
+		t.Errorf("docs/kubernetes.md names %d labels, want the 7 the Containerfiles set", named)
 	}
 	if got := cfg.Labels["org.opencontainers.image.version"]; got != version {
 		t.Errorf("label org.opencontainers.image.version %q, want the binary's version %q", got, version)
