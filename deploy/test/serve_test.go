@@ -30,8 +30,8 @@ func TestChartFlagsAreEurekas(t *testing.T) {
 		names = append(names, strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(env, "EUREKA_")), "_", "-"))
 	}
 	for _, e := range w.container.Env {
-		if e.Name == "EUREKA_AUTH_USERS" {
-			names = append(names, "auth-users")
+		if rest, ok := strings.CutPrefix(e.Name, "EUREKA_"); ok {
+			names = append(names, strings.ReplaceAll(strings.ToLower(rest), "_", "-"))
 		}
 	}
 	for _, a := range w.container.Args {
@@ -70,18 +70,19 @@ func TestChartCaddyfileAdapts(t *testing.T) {
 }
 
 // The binaries serve the chart's probe paths and /metrics on the port the
-// chart gives them, with the chart's configuration (its peer source left
-// out: a single node has no peers).
+// chart gives them, with the chart's configuration and environment (its
+// peer source left out: a single node has no peers), and the Secret's
+// account guards writes.
 func TestChartProbesAreServed(t *testing.T) {
+	secret := map[string]string{"user": "ops", "password": "s3cret", "password-hash": testkit.PasswordHash(t, "s3cret")}
 	t.Run("registry", func(t *testing.T) {
 		port := testkit.FreePort(t)
 		w := wiringOf(t, render(t, valuesOf(t, "testdata/every-option-registry.yaml")+fmt.Sprintf("\nports: {registry: %d}\n", port)))
-		env := []string{}
-		for k, v := range w.config.Data {
-			if k == "EUREKA_ADDR" {
-				v = "127.0.0.1" + v
+		env := containerEnv(t, w, secret)
+		for n, e := range env {
+			if rest, ok := strings.CutPrefix(e, "EUREKA_ADDR="); ok {
+				env[n] = "EUREKA_ADDR=127.0.0.1" + rest
 			}
-			env = append(env, k+"="+v)
 		}
 		var args []string
 		for _, a := range w.container.Args {
@@ -91,6 +92,7 @@ func TestChartProbesAreServed(t *testing.T) {
 		}
 		p := start(t, env, builds.Binary(t, repoRoot, "./cmd/eureka"), args...)
 		probe(t, p, port, w.container)
+		checkAuth(t, port, secret)
 	})
 	t.Run("gateway", func(t *testing.T) {
 		port, gw := testkit.FreePort(t), testkit.FreePort(t)
@@ -108,21 +110,60 @@ func TestChartProbesAreServed(t *testing.T) {
 		}
 		dir := t.TempDir()
 		config := dir + "/Caddyfile"
-		writeFile(config, strings.NewReader(strings.Join(lines, "\n")), 0o644)
-		env := []string{"XDG_CONFIG_HOME=" + dir, "XDG_DATA_HOME=" + dir,
-			"EUREKA_AUTH_USER=ops", "EUREKA_AUTH_HASH=" + testkit.PasswordHash(t, "s3cret"), "EUREKA_PEER_USER=ops", "EUREKA_PEER_PASSWORD=s3cret"}
+		if err := writeFile(config, strings.NewReader(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env := append(containerEnv(t, w, secret), "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir)
 		p := start(t, env, builds.Binary(t, repoRoot, "./cmd/caddy"), "run", "--config", config, "--adapter", "caddyfile")
 		probe(t, p, port, w.container)
-		// The Secret's account guards writes.
-		reg := fmt.Sprintf("http://127.0.0.1:%d/eureka/apps/ORDERS", port)
-		body := `{"instance":{"instanceId":"i1","hostName":"127.0.0.1","app":"ORDERS","ipAddr":"127.0.0.1","port":{"$":9000,"@enabled":"true"},"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"}}}`
-		if code := testkit.StatusAs(t, "POST", reg, "", "", body); code != 401 {
-			t.Errorf("a registration without credentials: %d, want 401", code)
-		}
-		if code := testkit.StatusAs(t, "POST", reg, "ops", "s3cret", body); code != 204 {
-			t.Errorf("a registration with the Secret's account: %d, want 204", code)
-		}
+		checkAuth(t, port, secret)
 	})
+}
+
+// containerEnv is the environment the kubelet gives the container: the
+// ConfigMap's variables, then its env, each read from secret (a Secret's
+// keys) or with $(NAME) of the variables before it expanded.
+func containerEnv(t *testing.T, w wiring, secret map[string]string) []string {
+	t.Helper()
+	vars := map[string]string{}
+	var env []string
+	set := func(k, v string) {
+		vars[k] = v
+		env = append(env, k+"="+v)
+	}
+	for _, from := range w.container.EnvFrom {
+		if from.ConfigMapRef == nil || from.ConfigMapRef.Name != w.config.Name {
+			t.Fatalf("envFrom %+v: want the chart's ConfigMap", from)
+		}
+		for k, v := range w.config.Data {
+			set(k, v)
+		}
+	}
+	ref := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+	for _, e := range w.container.Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			set(e.Name, secret[e.ValueFrom.SecretKeyRef.Key])
+		case e.ValueFrom == nil:
+			set(e.Name, ref.ReplaceAllStringFunc(e.Value, func(m string) string { return vars[m[2:len(m)-1]] }))
+		default:
+			t.Fatalf("env %s: a source the test does not know", e.Name)
+		}
+	}
+	return env
+}
+
+// checkAuth checks that a registration on port needs the Secret's account.
+func checkAuth(t *testing.T, port int, secret map[string]string) {
+	t.Helper()
+	reg := fmt.Sprintf("http://127.0.0.1:%d/eureka/apps/ORDERS", port)
+	body := `{"instance":{"instanceId":"i1","hostName":"127.0.0.1","app":"ORDERS","ipAddr":"127.0.0.1","port":{"$":9000,"@enabled":"true"},"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"}}}`
+	if code := testkit.StatusAs(t, "POST", reg, "", "", body); code != 401 {
+		t.Errorf("a registration without credentials: %d, want 401", code)
+	}
+	if code := testkit.StatusAs(t, "POST", reg, secret["user"], secret["password"], body); code != 204 {
+		t.Errorf("a registration with the Secret's account: %d, want 204", code)
+	}
 }
 
 // probe checks that the container's probes and /metrics answer 200 on

@@ -16,7 +16,7 @@
 {{- define "eurekagate.peersURL" -}}
 {{- $cred := "" -}}
 {{- if .Values.auth.existingSecret -}}
-{{- $cred = ternary "$(EUREKA_PEER_USER):$(EUREKA_PEER_PASSWORD)@" "{$EUREKA_PEER_USER}:{$EUREKA_PEER_PASSWORD}@" (eq .Values.mode "registry") -}}
+{{- $cred = ternary "$(EUREKAGATE_AUTH_USER):$(EUREKAGATE_AUTH_PASSWORD)@" "{$EUREKAGATE_AUTH_USER}:{$EUREKAGATE_AUTH_PASSWORD}@" (eq .Values.mode "registry") -}}
 {{- end -}}
 {{- printf "http://%s%s.%s.svc.%s:%d/eureka/" $cred (include "eurekagate.peersName" .) .Release.Namespace .Values.peers.clusterDomain (int .Values.ports.registry) -}}
 {{- end -}}
