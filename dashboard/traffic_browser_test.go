@@ -89,6 +89,25 @@ func startBackend(t *testing.T, store *registry.Store, app, id string) *backend 
 	return b
 }
 
+// startGateway runs the fasthttp gateway on loopback, counting into rec,
+// until the test ends.
+func startGateway(t *testing.T, cfg routing.Config, rec *traffic.Recorder) (*gateway.Gateway, *gateway.Server) {
+	t.Helper()
+	g, err := gateway.New(gateway.Config{Routing: cfg, Traffic: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := gateway.NewServer(g, gateway.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := gw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.StopOnCleanup(t, 10*time.Second, func(ctx context.Context) {
+		gw.Stop(ctx)
+		g.Close()
+	})
+	return g, gw
+}
+
 // The Traffic panel over a real gateway (package gateway, over the
 // registry's Store, with instances on loopback) and the dashboard's
 // sampler: a load through the gateway shows each app's live rate; when
@@ -107,18 +126,7 @@ func TestDashboardTraffic(t *testing.T) {
 	startBackend(t, store, "INVENTORY", "inventory-2")
 	startBackend(t, store, "PAYMENTS", evil)
 
-	g, err := gateway.New(gateway.Config{Routing: routing.Config{Instances: store}, Traffic: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := gateway.NewServer(g, gateway.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := gw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.StopOnCleanup(t, 10*time.Second, func(ctx context.Context) {
-		gw.Stop(ctx)
-		g.Close()
-	})
+	_, gw := startGateway(t, routing.Config{Instances: store}, rec)
 
 	// The load: every 40 ms one request to ORDERS, two to INVENTORY and
 	// three to PAYMENTS, until the test ends.
