@@ -31,6 +31,9 @@ func TestHealthMarksAndUnrouted(t *testing.T) {
 	b.ReportTimeout(o2)
 	serve(rec, "ORDERS", "o1", 10, 200, time.Millisecond)
 	serve(rec, traffic.Unknown, "", 30, 404, time.Millisecond)
+	for n := range 30 {
+		rec.Unrouted([]string{"NOBODY", "NOBODY", "ORDRS"}[n%3])
+	}
 	clock.Advance(time.Second)
 
 	var s Summary
@@ -56,7 +59,8 @@ func TestHealthMarksAndUnrouted(t *testing.T) {
 		o.Instances[1].ID != "o1" || o.Instances[1].Ejected != nil || o.InstanceCount != 2 {
 		t.Errorf("ORDERS' instances: %+v", o.Instances)
 	}
-	if u := v.Unrouted.LastMinute; u.Requests != 30 {
+	if u := v.Unrouted; u.LastMinute.Requests != 30 || len(u.Names) != 2 ||
+		u.Names[0] != (UnroutedName{"NOBODY", 20}) || u.Names[1] != (UnroutedName{"ORDRS", 10}) {
 		t.Errorf("unrouted: %+v", v.Unrouted)
 	}
 	if len(v.OutOfRotation) != 1 || v.OutOfRotation[0].App != "ORDERS" || v.OutOfRotation[0].ID != "o2" || v.OutOfRotation[0].Ejected == nil {

@@ -306,7 +306,22 @@ type TrafficView struct {
 type UnroutedTraffic struct {
 	LastMinute    TrafficWindow `json:"last_minute"`
 	Last15Minutes TrafficWindow `json:"last_15_minutes"`
+	// Names are the names asked most, at most 10, the most first, with
+	// their requests since the gateway started (it counts 64 names at
+	// most, traffic.UnroutedNames: a name asked often stays, a flood of
+	// made-up names replaces only itself).
+	Names []UnroutedName `json:"names"`
 }
+
+// UnroutedName is a name nobody registered and how many requests asked
+// for it.
+type UnroutedName struct {
+	Name     string `json:"name"`
+	Requests uint64 `json:"requests"`
+}
+
+// unroutedTop is how many names UnroutedTraffic lists.
+const unroutedTop = 10
 
 // AppTraffic is one app's traffic.
 type AppTraffic struct {
@@ -395,6 +410,10 @@ func (t *trafficRecorder) view(top int, out map[healthKey]OutOfRotation) Traffic
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	v := TrafficView{Enabled: true, Now: t.last, Since: t.first, Apps: []AppTraffic{}, OutOfRotation: outList(out)}
+	v.Unrouted.Names = []UnroutedName{}
+	for _, nc := range t.src.UnroutedTop(unroutedTop) {
+		v.Unrouted.Names = append(v.Unrouted.Names, UnroutedName{nc.Name, nc.Requests})
+	}
 	lastSec, firstSec := t.last/1000, t.first/1000
 	lastTen := lastSec / 10
 	elapsed := float64(t.last-t.first) / 1000
@@ -435,7 +454,7 @@ func (t *trafficRecorder) view(top int, out map[healthKey]OutOfRotation) Traffic
 		}
 		at.LastMinute, at.Last15Minutes = m.window(minute), q.window(quarter)
 		if name == traffic.Unknown {
-			v.Unrouted = UnroutedTraffic{LastMinute: at.LastMinute, Last15Minutes: at.Last15Minutes}
+			v.Unrouted.LastMinute, v.Unrouted.Last15Minutes = at.LastMinute, at.Last15Minutes
 			continue
 		}
 		if at.Last15Minutes.Requests == 0 && a.inFlight <= 0 {

@@ -230,8 +230,9 @@
     const u = d.unrouted.last_minute, u15 = d.unrouted.last_15_minutes;
     const unrouted = el("traffic-unrouted");
     unrouted.hidden = !u15.requests;
+    const names = d.unrouted.names.map((n) => n.name + " (" + n.requests + ")").join(", ");
     unrouted.textContent = "Unrouted (names nobody registered): " + rate(u.rate) + " req/s in the last minute, " +
-      u15.requests + " requests in 15 minutes";
+      u15.requests + " requests in 15 minutes" + (names ? "; asked most: " + names : "");
     window.dispatchEvent(new CustomEvent("eurekagate:out", { detail: d.out_of_rotation }));
     more.hidden = apps.length <= SHOW;
     more.textContent = showAll ? "Show the first " + SHOW : "Show all " + apps.length + " apps";

@@ -125,7 +125,10 @@ func OutOfRotation(t *testing.T, s Setup) {
 		t.Errorf("orders-2 in ORDERS's card: %q", got)
 	}
 	// Unrouted names are one line, never a card.
-	p.WaitFor("the unrouted line", `(() => { const u = document.getElementById("traffic-unrouted"); return !u.hidden && u.textContent.startsWith("Unrouted"); })()`, 5*time.Second)
+	p.WaitFor("the unrouted line, the names asked most first", `(() => {
+		const u = document.getElementById("traffic-unrouted");
+		return !u.hidden && u.textContent.startsWith("Unrouted") && /asked most: NOBODY \(\d+\), NOTHING \(\d+\)$/.test(u.textContent);
+	})()`, 5*time.Second)
 	if n := p.Eval(`document.querySelectorAll('#traffic .t-app[data-app="unknown"], #traffic .t-app[data-app="NOBODY"], #traffic .t-app[data-app="NOTHING"]').length`); n != float64(0) {
 		t.Errorf("%v cards for names nobody registered", n)
 	}
