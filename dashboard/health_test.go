@@ -1,7 +1,10 @@
 package dashboard
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,4 +77,44 @@ func TestHealthMarksAndUnrouted(t *testing.T) {
 	if len(v.OutOfRotation) != 0 || strings.Contains(appOrder(v), "unknown") {
 		t.Errorf("after a success: %+v", v.OutOfRotation)
 	}
+}
+
+// An instance failing its active health check is marked
+// failing_health_check, since when and why, in api/summary and in
+// api/traffic's out_of_rotation, and not once it passes.
+func TestHealthMarksFailingCheck(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	health := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer health.Close()
+	store := registry.New(registry.Config{})
+	checker := balancer.NewChecker(store, balancer.CheckConfig{Interval: 50 * time.Millisecond})
+	checker.Start()
+	defer checker.Stop()
+	b := balancer.New(store, balancer.Config{Checker: checker})
+	h := New(store, Config{Traffic: traffic.New(), Health: b})
+	t.Cleanup(h.Close)
+	inst := testkit.Inst("ORDERS", "o1")
+	inst.HealthCheckURL = health.URL + "/health"
+	testkit.MustRegister(t, store, inst, false)
+	b.Pick("ORDERS") // the balancer has the checker check ORDERS
+
+	marked := func() *FailingCheck {
+		var s Summary
+		get(t, h, t.Context(), "/api/summary", &s)
+		return s.Applications[0].Instances[0].FailingHealthCheck
+	}
+	testkit.Eventually(t, 5*time.Second, "o1 marked failing its health check", func() bool { return marked() != nil })
+	if f := marked(); f.Since == 0 || !strings.Contains(f.Reason, "503") {
+		t.Errorf("failing_health_check: %+v", f)
+	}
+	if v := readTraffic(t, h); len(v.OutOfRotation) != 1 || v.OutOfRotation[0].FailingHealthCheck == nil || v.OutOfRotation[0].Ejected != nil {
+		t.Errorf("out of rotation: %+v", v.OutOfRotation)
+	}
+	failing.Store(false)
+	testkit.Eventually(t, 5*time.Second, "the mark gone once o1 passes", func() bool { return marked() == nil })
 }
