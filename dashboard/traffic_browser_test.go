@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,26 +42,6 @@ func startTrafficDashboard(t *testing.T, rec *traffic.Recorder) (string, *regist
 	d.Start()
 	t.Cleanup(d.Close)
 	return serveDashboard(t, store, httpapi.AuthConfig{}, d), store
-}
-
-// tickUntilEnd calls f every d, in a goroutine of its own, until the test
-// ends; the cleanup cancels f's context and waits for its last call.
-func tickUntilEnd(t *testing.T, d time.Duration, f func(ctx context.Context)) {
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(d)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			f(ctx)
-		}
-	})
-	t.Cleanup(func() { stop(); wg.Wait() })
 }
 
 func startBackend(t *testing.T, store *registry.Store, app, id string) *backend {
@@ -133,7 +112,7 @@ func TestDashboardTraffic(t *testing.T) {
 	client := &http.Client{Timeout: 5 * time.Second}
 	t.Cleanup(client.CloseIdleConnections)
 	base := "http://" + gw.Addr().String()
-	tickUntilEnd(t, 40*time.Millisecond, func(ctx context.Context) {
+	testkit.TickUntilEnd(t, 40*time.Millisecond, func(ctx context.Context) {
 		for _, p := range []string{"/orders/x", "/inventory/x", "/inventory/x", "/payments/x", "/payments/x", "/payments/x"} {
 			req, _ := http.NewRequestWithContext(ctx, "GET", base+p, nil)
 			if resp, err := client.Do(req); err == nil {
@@ -248,7 +227,7 @@ func TestDashboardTrafficHundredApps(t *testing.T) {
 	addr, _ := startTrafficDashboard(t, rec)
 
 	var fail atomic.Bool
-	tickUntilEnd(t, 100*time.Millisecond, func(context.Context) {
+	testkit.TickUntilEnd(t, 100*time.Millisecond, func(context.Context) {
 		for a := range 100 {
 			app := fmt.Sprintf("APP-%03d", a)
 			for i := range 4 {

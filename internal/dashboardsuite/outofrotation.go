@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -81,27 +80,15 @@ func OutOfRotation(t *testing.T, s Setup) {
 	// ends.
 	client := &http.Client{Timeout: 5 * time.Second}
 	t.Cleanup(client.CloseIdleConnections)
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(40 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			for _, p := range []string{"/orders/x", "/orders/x", "/inventory/x", "/payments/x", "/nobody/x", "/nothing/x", "/nobody/y"} {
-				req, _ := http.NewRequestWithContext(ctx, "GET", s.Gateway+p, nil)
-				if resp, err := client.Do(req); err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
+	testkit.TickUntilEnd(t, 40*time.Millisecond, func(ctx context.Context) {
+		for _, p := range []string{"/orders/x", "/orders/x", "/inventory/x", "/payments/x", "/nobody/x", "/nothing/x", "/nobody/y"} {
+			req, _ := http.NewRequestWithContext(ctx, "GET", s.Gateway+p, nil)
+			if resp, err := client.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
 			}
 		}
 	})
-	t.Cleanup(func() { stop(); wg.Wait() })
 
 	p := browsertest.Page{T: t, Ctx: browsertest.Browser(t, 1280)}
 	p.Do(chromedp.Navigate(s.Dashboard), chromedp.WaitVisible(chromedp.CSS("#traffic-section")))
