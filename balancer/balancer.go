@@ -92,6 +92,11 @@ type instanceState struct {
 	fails        atomic.Int32
 	ejectedUntil atomic.Int64 // unix nanos
 	inFlight     atomic.Int64 // calls between Begin and their end
+	// ejectedSince is when its run of failures first ejected it (unix
+	// nanos, 0 while it is not ejected), and lastFailure the kind of the
+	// run's last failure: what Ejected reports.
+	ejectedSince atomic.Int64
+	lastFailure  atomic.Int32
 }
 
 // appSeen records the list an app's picks saw when they last forgot the
@@ -345,24 +350,28 @@ func (b *Balancer) inFlight(region string, inst *eureka.InstanceInfo) int {
 // instance is kept under its app, region and id, and forgotten when it
 // leaves its app's list; Retry reports the failures of another region's
 // instances under that region.
-func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) { b.fail("", inst, false) }
+func (b *Balancer) ReportFailure(inst *eureka.InstanceInfo) { b.fail("", inst, failed) }
 
 // ReportTimeout records a call to inst that got no answer in time. It is
 // a failure that ejects the instance at once, whatever MaxFails: every
 // call sent to a hung instance costs its caller the whole timeout, where a
 // refused connection costs next to nothing.
-func (b *Balancer) ReportTimeout(inst *eureka.InstanceInfo) { b.fail("", inst, true) }
+func (b *Balancer) ReportTimeout(inst *eureka.InstanceInfo) { b.fail("", inst, TimedOut) }
 
-func (b *Balancer) fail(region string, inst *eureka.InstanceInfo, eject bool) {
+// fail records a failed call of kind f to inst, of region; a timeout
+// ejects it at once.
+func (b *Balancer) fail(region string, inst *eureka.InstanceInfo, f Failure) {
 	h := b.state(region, inst)
 	if h.fails.Add(1) == 1 {
 		b.failing.Add(1)
 	}
-	if eject || h.fails.Load() >= b.maxFails {
+	h.lastFailure.Store(int32(f))
+	if f == TimedOut || h.fails.Load() >= b.maxFails {
 		now := b.cfg.Now()
 		if h.ejectedUntil.Swap(now.Add(b.cfg.Cooldown).UnixNano()) <= now.UnixNano() {
 			b.ejections.Get(strings.ToUpper(inst.App)).Add(1) // it was not out already
 		}
+		h.ejectedSince.CompareAndSwap(0, now.UnixNano())
 	}
 	b.live(region, inst, h)
 }
@@ -381,6 +390,7 @@ func (b *Balancer) succeed(region string, inst *eureka.InstanceInfo) {
 			b.failing.Add(-1)
 		}
 		h.ejectedUntil.Store(0)
+		h.ejectedSince.Store(0)
 	}
 }
 

@@ -91,6 +91,10 @@ type appCheck struct {
 
 type checkState struct {
 	down atomic.Bool
+	// since is when it went down (unix nanos), and reason why its last
+	// check failed: what Failing reports.
+	since  atomic.Int64
+	reason atomic.Pointer[string]
 }
 
 // healthKey names a checked instance: its app (upper case) and id. Ids
@@ -346,8 +350,19 @@ func (c *Checker) set(inst *eureka.InstanceInfo, down bool, err error) {
 		}
 		v, _ = c.states.LoadOrStore(k, new(checkState))
 	}
-	if v.(*checkState).down.Swap(down) == down {
+	st := v.(*checkState)
+	if down {
+		why := "failed"
+		if err != nil {
+			why = err.Error()
+		}
+		st.reason.Store(&why)
+	}
+	if st.down.Swap(down) == down {
 		return
+	}
+	if down {
+		st.since.Store(time.Now().UnixNano())
 	}
 	c.gen.Add(1)
 	if down {

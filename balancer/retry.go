@@ -18,7 +18,24 @@ const (
 	// Broken is a call whose connection broke before the answer. The
 	// instance may have acted on it.
 	Broken
+	// failed is a failure reported without its kind (ReportFailure).
+	failed Failure = 0
 )
+
+// String names the failure as the gateways' upstream_failures_total
+// kinds do: refused, timeout or reset; "failed" for a failure reported
+// without its kind.
+func (f Failure) String() string {
+	switch f {
+	case Refused:
+		return "refused"
+	case TimedOut:
+		return "timeout"
+	case Broken:
+		return "reset"
+	}
+	return "failed"
+}
 
 // Retry is the attempts of one call on the instances of one application,
 // as go-kit's lb.Retry over a balancer: Next picks, through the Balancer's
@@ -102,7 +119,7 @@ func (r *Retry) Begin() (end func()) { return r.b.begin(r.Region, r.inst) }
 // Next then picks. It reads the application's instances again, so that
 // one that left is not tried.
 func (r *Retry) Failed(f Failure) bool {
-	r.b.fail(r.Region, r.inst, f == TimedOut)
+	r.b.fail(r.Region, r.inst, f)
 	if r.attempt > r.Retries || (f != Refused && !r.Resendable) {
 		return false
 	}

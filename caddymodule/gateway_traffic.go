@@ -33,6 +33,8 @@ func (g *Gateway) observe(rt *routing.Route, r *http.Request) *observed {
 	name := traffic.Unknown
 	if rt.Registered {
 		name = rt.App
+	} else {
+		g.traffic.Unrouted(rt.App) // the name, for the dashboard's unrouted line
 	}
 	subset := ""
 	if rt.Subset != nil {

@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,22 +16,12 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/browsertest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/routing"
 )
-
-// chromium finds Debian's Chromium, which .ci/run installs when missing.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	t.Skip("Chromium is not installed and could not be installed (apt-get install chromium): skipping the browser test")
-	return ""
-}
 
 // startRegistry runs the standalone server with the dashboard at / on
 // loopback.
@@ -87,38 +74,10 @@ func register(t *testing.T, store *registry.Store, app, id string) {
 }
 
 // browser starts headless Chromium with no network beyond loopback.
-func browser(t *testing.T, width int) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(width, 900),
-	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	return ctx
-}
+func browser(t *testing.T, width int) context.Context { return browsertest.Browser(t, width) }
 
 // artifact saves a screenshot where CI keeps test artifacts.
-func artifact(t *testing.T, name string, png []byte) {
-	dir := os.Getenv("ARTIFACTS_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
-}
+func artifact(t *testing.T, name string, png []byte) { browsertest.Artifact(t, "..", name, png) }
 
 func row(id string) string { return fmt.Sprintf(`tr[data-instance=%q]`, id) }
 
@@ -128,36 +87,13 @@ type page struct {
 	ctx context.Context
 }
 
-func (p page) do(actions ...chromedp.Action[chromedp.Void]) {
-	p.t.Helper()
-	for _, a := range actions {
-		if _, err := chromedp.Run(p.ctx, a); err != nil {
-			p.t.Fatal(err)
-		}
-	}
-}
+func (p page) tab() browsertest.Page { return browsertest.Page{T: p.t, Ctx: p.ctx} }
 
-func (p page) text(sel string) string {
-	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return v
-}
+func (p page) do(actions ...chromedp.Action[chromedp.Void]) { p.t.Helper(); p.tab().Do(actions...) }
 
-func (p page) screenshot(name string) {
-	p.t.Helper()
-	// From the top, so the sticky header is where it belongs.
-	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[any](`window.scrollTo(0, 0)`)); err != nil {
-		p.t.Fatal(err)
-	}
-	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	artifact(p.t, name, png)
-}
+func (p page) text(sel string) string { p.t.Helper(); return p.tab().Text(sel) }
+
+func (p page) screenshot(name string) { p.t.Helper(); p.tab().Screenshot("..", name) }
 
 func visible(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.WaitVisible(chromedp.CSS(sel))
@@ -374,21 +310,12 @@ new PerformanceObserver((list) => {
 // clearSearch empties the search box as the Escape key does.
 const clearSearch = `(() => { const s = document.getElementById("search"); s.value = ""; s.dispatchEvent(new Event("input")); })()`
 
-func (p page) eval(expr string) any {
-	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[any](expr))
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return v
-}
+func (p page) eval(expr string) any { p.t.Helper(); return p.tab().Eval(expr) }
 
 // waitFor polls a JavaScript condition until it holds.
 func (p page) waitFor(what, cond string, timeout time.Duration) {
 	p.t.Helper()
-	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
-		p.t.Fatalf("%s: %v", what, err)
-	}
+	p.tab().WaitFor(what, cond, timeout)
 }
 
 // With 10,000 instances over 100 apps the page shows the totals soon,

@@ -10,7 +10,11 @@
 // with a gateway's traffic (Config.Traffic), a live Traffic panel: per app
 // the requests per second, the share of 5xx answers, the latency's median
 // and 99th percentile, charts of the last minute and 15 minutes and the
-// split per instance, the apps with errors first. The page loads the
+// split per instance, the apps with errors first, the requests for
+// unregistered names on a line apart; and with the gateway's balancer
+// (Config.Health), the instances it keeps out of rotation marked (ejected,
+// failing their health check) in the applications and in their app's
+// traffic. The page loads the
 // registry once and then applies only the changes since the version it
 // holds (api/changes, a bounded long poll on the Store's change stream),
 // updating the rows on screen in place. Operators can take an instance out of
@@ -88,6 +92,13 @@ type Config struct {
 	// eureka_dashboard: no eureka_gateway routes to its registry).
 	// Default: always.
 	TrafficLive func() bool
+	// Health, if set, is what the gateways' balancers know of the
+	// instances out of rotation (a gateway's balancer): the page marks
+	// each ejected instance (since when, why, until when) and each failing
+	// its active health check in the Applications list and in its app's
+	// traffic card, and api/summary and api/traffic carry the marks.
+	// Default: none, and no marks.
+	Health Health
 }
 
 // Peers reports each peer's replication state.
@@ -301,6 +312,9 @@ type Instance struct {
 	LastHeartbeat  int64  `json:"last_heartbeat"`
 	StatusPageURL  string `json:"status_page_url,omitempty"`
 	HealthCheckURL string `json:"health_check_url,omitempty"`
+	// OutOfRotation's ejected and failing_health_check: whether a
+	// gateway keeps the instance out of rotation now (Config.Health).
+	OutOfRotation
 }
 
 // freshRegistry is how long after its start a registry in
@@ -344,10 +358,13 @@ func (h *Handler) summary(r *http.Request) Summary {
 	s := Summary{Head: h.head(r, version), Applications: []App{}, Recent: h.rec.recent()}
 	legacy := h.store.Config().LegacyLeaseExpiry
 	now := s.Now.UnixMilli()
+	out := h.outOfRotation()
 	for _, a := range h.store.Applications().Applications {
 		app := App{Name: a.Name, Instances: make([]Instance, 0, len(a.Instances))}
 		for _, i := range a.Instances {
-			app.Instances = append(app.Instances, instanceOf(i, i.LeaseInfo, legacy, now))
+			in := instanceOf(i, i.LeaseInfo, legacy, now)
+			in.OutOfRotation = out[healthKey{strings.ToUpper(a.Name), "", in.ID}]
+			app.Instances = append(app.Instances, in)
 		}
 		s.Applications = append(s.Applications, app)
 	}

@@ -289,14 +289,43 @@ type TrafficView struct {
 	// a greater share of 5xx answers in the last
 	// minute first, then in the last 15 minutes, then the busier first
 	// (requests per second in the last minute, then 15 minutes), then by
-	// name.
+	// name. The requests that named no registered app are not among
+	// them: they are Unrouted.
 	Apps []AppTraffic `json:"apps"`
+	// Unrouted is the requests that named no registered app (answered
+	// by the gateway's other handler, 404 by default), counted apart so
+	// that names nobody registered never come before the apps.
+	Unrouted UnroutedTraffic `json:"unrouted"`
+	// OutOfRotation is every instance a gateway keeps out of rotation now
+	// (Config.Health), of every app: the page marks them in the
+	// Applications list. Empty without Config.Health.
+	OutOfRotation []OutInstance `json:"out_of_rotation"`
 }
+
+// UnroutedTraffic is the requests for names nobody registered.
+type UnroutedTraffic struct {
+	LastMinute    TrafficWindow `json:"last_minute"`
+	Last15Minutes TrafficWindow `json:"last_15_minutes"`
+	// Names are the names asked most, at most 10, the most first, with
+	// their requests since the gateway started (it counts 64 names at
+	// most, traffic.UnroutedNames: a name asked often stays, a flood of
+	// made-up names replaces only itself).
+	Names []UnroutedName `json:"names"`
+}
+
+// UnroutedName is a name nobody registered and how many requests asked
+// for it.
+type UnroutedName struct {
+	Name     string `json:"name"`
+	Requests uint64 `json:"requests"`
+}
+
+// unroutedTop is how many names UnroutedTraffic lists.
+const unroutedTop = 10
 
 // AppTraffic is one app's traffic.
 type AppTraffic struct {
-	// App is the app's name (upper case), or "unknown" for the requests
-	// that named no registered app.
+	// App is the app's name (upper case).
 	App string `json:"app"`
 	// InFlight is the requests being served at the last sample.
 	InFlight int64 `json:"in_flight"`
@@ -309,9 +338,12 @@ type AppTraffic struct {
 	PerSecond    TrafficSeries `json:"per_second,omitzero"`
 	Per10Seconds TrafficSeries `json:"per_10_seconds,omitzero"`
 	// Instances are the instances that answered requests in the last
-	// minute, at most 20: those with 5xx answers first (the greater
-	// share first), then the busier first, then by id; absent after the
-	// first top apps. InstanceCount is how many there are in all.
+	// minute and those a gateway keeps out of rotation (they refused or
+	// failed calls: an ejected instance takes no requests), at most 20:
+	// those out of rotation first, then those with 5xx answers (the
+	// greater share first), then the busier first, then by id; absent
+	// after the first top apps. InstanceCount is how many there are in
+	// all.
 	Instances     []InstanceTraffic `json:"instances,omitzero"`
 	InstanceCount int               `json:"instance_count"`
 }
@@ -365,15 +397,23 @@ type InstanceTraffic struct {
 	ErrorShare float64 `json:"error_share"`
 	// InFlight is the requests it was serving at the last sample.
 	InFlight int64 `json:"in_flight"`
+	// OutOfRotation's ejected and failing_health_check: whether a
+	// gateway keeps it out of rotation now (Config.Health).
+	OutOfRotation
 }
 
 // view samples if due and returns the apps' traffic, the series and
-// instances of the first top apps only (all when top is 0).
-func (t *trafficRecorder) view(top int) TrafficView {
+// instances of the first top apps only (all when top is 0), with the
+// instances out of rotation marked.
+func (t *trafficRecorder) view(top int, out map[healthKey]OutOfRotation) TrafficView {
 	t.sample(false)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	v := TrafficView{Enabled: true, Now: t.last, Since: t.first, Apps: []AppTraffic{}}
+	v := TrafficView{Enabled: true, Now: t.last, Since: t.first, Apps: []AppTraffic{}, OutOfRotation: outList(out)}
+	v.Unrouted.Names = []UnroutedName{}
+	for _, nc := range t.src.UnroutedTop(unroutedTop) {
+		v.Unrouted.Names = append(v.Unrouted.Names, UnroutedName{nc.Name, nc.Requests})
+	}
 	lastSec, firstSec := t.last/1000, t.first/1000
 	lastTen := lastSec / 10
 	elapsed := float64(t.last-t.first) / 1000
@@ -413,9 +453,14 @@ func (t *trafficRecorder) view(top int) TrafficView {
 			at.Per10Seconds.Errors = append(at.Per10Seconds.Errors, rate(s, covered, true))
 		}
 		at.LastMinute, at.Last15Minutes = m.window(minute), q.window(quarter)
+		if name == traffic.Unknown {
+			v.Unrouted.LastMinute, v.Unrouted.Last15Minutes = at.LastMinute, at.Last15Minutes
+			continue
+		}
 		if at.Last15Minutes.Requests == 0 && a.inFlight <= 0 {
 			continue
 		}
+		listed := map[healthKey]bool{}
 		for k, i := range a.instances {
 			var it InstanceTraffic
 			for k := lastSec - minuteSlots + 1; k <= lastSec; k++ {
@@ -431,10 +476,19 @@ func (t *trafficRecorder) view(top int) TrafficView {
 			it.Rate = perSecond(it.Requests, minute)
 			it.ErrorShare = ratio(it.Errors, it.Requests)
 			it.Share = ratio(it.Requests, at.LastMinute.Requests)
+			hk := healthKey{name, k.Region, k.ID}
+			it.OutOfRotation, listed[hk] = out[hk], true
 			at.Instances = append(at.Instances, it)
 		}
+		// An ejected instance takes no requests: it is listed all the
+		// same, as the one that refused them.
+		for hk, o := range out {
+			if hk.app == name && !listed[hk] {
+				at.Instances = append(at.Instances, InstanceTraffic{ID: hk.id, Region: hk.region, OutOfRotation: o})
+			}
+		}
 		slices.SortFunc(at.Instances, func(x, y InstanceTraffic) int {
-			return cmp.Or(cmp.Compare(y.ErrorShare, x.ErrorShare), cmp.Compare(y.Requests, x.Requests), cmp.Compare(x.ID, y.ID), cmp.Compare(x.Region, y.Region))
+			return cmp.Or(cmp.Compare(y.out(), x.out()), cmp.Compare(y.ErrorShare, x.ErrorShare), cmp.Compare(y.Requests, x.Requests), cmp.Compare(x.ID, y.ID), cmp.Compare(x.Region, y.Region))
 		})
 		at.InstanceCount = len(at.Instances)
 		at.Instances = at.Instances[:min(len(at.Instances), maxTrafficInstances)]
@@ -564,5 +618,5 @@ func (h *Handler) trafficView(r *http.Request) (any, error) {
 			Enabled bool `json:"enabled"`
 		}{}, nil
 	}
-	return h.traffic.view(top), nil
+	return h.traffic.view(top, h.outOfRotation()), nil
 }

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,26 +44,6 @@ func startTrafficDashboard(t *testing.T, rec *traffic.Recorder) (string, *regist
 	return serveDashboard(t, store, httpapi.AuthConfig{}, d), store
 }
 
-// tickUntilEnd calls f every d, in a goroutine of its own, until the test
-// ends; the cleanup cancels f's context and waits for its last call.
-func tickUntilEnd(t *testing.T, d time.Duration, f func(ctx context.Context)) {
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(d)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			f(ctx)
-		}
-	})
-	t.Cleanup(func() { stop(); wg.Wait() })
-}
-
 func startBackend(t *testing.T, store *registry.Store, app, id string) *backend {
 	t.Helper()
 	b := new(backend)
@@ -89,6 +68,25 @@ func startBackend(t *testing.T, store *registry.Store, app, id string) *backend 
 	return b
 }
 
+// startGateway runs the fasthttp gateway on loopback, counting into rec,
+// until the test ends.
+func startGateway(t *testing.T, cfg routing.Config, rec *traffic.Recorder) (*gateway.Gateway, *gateway.Server) {
+	t.Helper()
+	g, err := gateway.New(gateway.Config{Routing: cfg, Traffic: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := gateway.NewServer(g, gateway.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := gw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.StopOnCleanup(t, 10*time.Second, func(ctx context.Context) {
+		gw.Stop(ctx)
+		g.Close()
+	})
+	return g, gw
+}
+
 // The Traffic panel over a real gateway (package gateway, over the
 // registry's Store, with instances on loopback) and the dashboard's
 // sampler: a load through the gateway shows each app's live rate; when
@@ -107,25 +105,14 @@ func TestDashboardTraffic(t *testing.T) {
 	startBackend(t, store, "INVENTORY", "inventory-2")
 	startBackend(t, store, "PAYMENTS", evil)
 
-	g, err := gateway.New(gateway.Config{Routing: routing.Config{Instances: store}, Traffic: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := gateway.NewServer(g, gateway.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := gw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.StopOnCleanup(t, 10*time.Second, func(ctx context.Context) {
-		gw.Stop(ctx)
-		g.Close()
-	})
+	_, gw := startGateway(t, routing.Config{Instances: store}, rec)
 
 	// The load: every 40 ms one request to ORDERS, two to INVENTORY and
 	// three to PAYMENTS, until the test ends.
 	client := &http.Client{Timeout: 5 * time.Second}
 	t.Cleanup(client.CloseIdleConnections)
 	base := "http://" + gw.Addr().String()
-	tickUntilEnd(t, 40*time.Millisecond, func(ctx context.Context) {
+	testkit.TickUntilEnd(t, 40*time.Millisecond, func(ctx context.Context) {
 		for _, p := range []string{"/orders/x", "/inventory/x", "/inventory/x", "/payments/x", "/payments/x", "/payments/x"} {
 			req, _ := http.NewRequestWithContext(ctx, "GET", base+p, nil)
 			if resp, err := client.Do(req); err == nil {
@@ -240,7 +227,7 @@ func TestDashboardTrafficHundredApps(t *testing.T) {
 	addr, _ := startTrafficDashboard(t, rec)
 
 	var fail atomic.Bool
-	tickUntilEnd(t, 100*time.Millisecond, func(context.Context) {
+	testkit.TickUntilEnd(t, 100*time.Millisecond, func(context.Context) {
 		for a := range 100 {
 			app := fmt.Sprintf("APP-%03d", a)
 			for i := range 4 {

@@ -136,7 +136,9 @@ type Config struct {
 	TLS *tls.Config
 
 	// Logger receives the registration's state changes (registered,
-	// re-registered after a 404, cancelled) at info level and failed
+	// re-registered after a 404, cancelled) at info level, once each as
+	// the registry logs them (a status or metadata update of a registered
+	// instance is a debug line, "registration updated"), and failed
 	// fetches and heartbeats at warn level. Default: no logging.
 	Logger *zap.Logger
 

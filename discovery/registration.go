@@ -29,7 +29,12 @@ type registration struct {
 	lastDirty  int64
 	dirty      bool // local data changed and not yet registered
 	registered bool
-	cancelled  bool // Stop cancelled the registration: register no more
+	// announced is true once "instance registered" was logged for the
+	// registration the registry holds: the updates after it (a status,
+	// metadata) are not new registrations, as the registry's log says
+	// too; a 404 on a heartbeat (the registry lost it) clears it.
+	announced bool
+	cancelled bool // Stop cancelled the registration: register no more
 
 	// onKick, for tests, hears each on-demand change the loop has handled:
 	// registered (true) or left to the next heartbeat (false).
@@ -140,6 +145,8 @@ func (r *registration) register() error {
 		r.dirty = false
 	}
 	r.registered = true
+	announced := r.announced
+	r.announced = true
 	cancelled, path := r.cancelled, r.instancePath()
 	r.mu.Unlock()
 	if cancelled {
@@ -147,8 +154,13 @@ func (r *registration) register() error {
 		// and it may have arrived second: cancel again.
 		return r.sendCancel(path)
 	}
-	r.c.cfg.Logger.Info("instance registered", zap.String("app", inst.App), zap.String("id", inst.InstanceID),
-		zap.Stringer("status", inst.Status))
+	msg, level := "instance registered", zap.InfoLevel
+	if announced {
+		msg, level = "registration updated", zap.DebugLevel
+	}
+	if ce := r.c.cfg.Logger.Check(level, msg); ce != nil {
+		ce.Write(zap.String("app", inst.App), zap.String("id", inst.InstanceID), zap.Stringer("status", inst.Status))
+	}
 	return nil
 }
 
@@ -171,6 +183,7 @@ func (r *registration) heartbeat() error {
 		r.mu.Lock()
 		r.lastDirty = max(r.c.cfg.clock.Now().UnixMilli(), r.lastDirty+1)
 		r.dirty = true
+		r.announced = false
 		r.mu.Unlock()
 		return r.register()
 	}

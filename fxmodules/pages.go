@@ -36,8 +36,10 @@ type Page struct {
 // (default "/") or the REST API prefix its actions use (default
 // "/eureka"). With the Gateway module in the application, the dashboard
 // shows the traffic rules in force in the gateway (unless the
-// dashboard.Config's Rules names another source) and the gateway's
-// traffic live (unless its Traffic names other counters).
+// dashboard.Config's Rules names another source), the gateway's
+// traffic live (unless its Traffic names other counters) and the
+// instances its balancer keeps out of rotation (unless its Health names
+// another source).
 var Dashboard = fx.Module("eureka.dashboard",
 	fx.Provide(NewDashboard),
 	fx.Invoke(func(*dashboard.Handler) {}),
@@ -84,6 +86,9 @@ func dashboardConfig(p DashboardParams) dashboard.Config {
 	}
 	if cfg.Traffic == nil && p.Gateway != nil {
 		cfg.Traffic = p.Gateway.Traffic() // nil with the gateway's DisableTraffic: no panel
+	}
+	if cfg.Health == nil && p.Gateway != nil {
+		cfg.Health = p.Gateway.Router().Config().Balancer
 	}
 	if cfg.Path == "" {
 		cfg.Path = "/"

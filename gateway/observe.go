@@ -62,6 +62,8 @@ func (g *Gateway) observe(o *observed, rt *routing.Route) {
 	o.appName = traffic.Unknown
 	if rt.Registered {
 		o.appName = rt.App
+	} else {
+		g.traffic.Unrouted(rt.App) // the name, for the dashboard's unrouted line
 	}
 	if rt.Subset != nil {
 		o.subset = rt.Subset.Label()

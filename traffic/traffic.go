@@ -61,6 +61,8 @@ var Failures = [numFailures]string{"refused", "reset", "timeout"}
 type Recorder struct {
 	apps    perapp.Map[App]
 	sweepMu sync.Mutex // one Sweep at a time
+	// unrouted counts the names asked that no one registered.
+	unrouted unrouted
 	// Connections, when set, reports the connections the gateway holds
 	// to each instance, by its host:port, for the readers. The fasthttp
 	// gateway sets it on the Recorder it records into.

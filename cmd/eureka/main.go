@@ -173,6 +173,7 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.Server
 	metrics.MustRegister(registrymetrics.New(p.Store, p.Peers, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var rules func() *routing.Rules
 	var rec *traffic.Recorder
+	var health dashboard.Health
 	if p.Gateway != nil {
 		t := registrymetrics.NewTraffic(p.Gateway.Traffic(), registrymetrics.BalancerHealth(p.Gateway.Router().Config().Balancer), "eureka")
 		if opts.gatewayAccessLog != "" {
@@ -181,12 +182,13 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.Server
 		metrics.MustRegister(t)
 		rules = p.Gateway.Router().Rules
 		rec = p.Gateway.Traffic()
+		health = p.Gateway.Router().Config().Balancer
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	if opts.dashboardPath != "" {
 		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
-		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules, Traffic: rec})
+		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules, Traffic: rec, Health: health})
 		p.Lifecycle.Append(fx.StartStopHook(d.Start, d.Close))
 		mux.Handle(path, d)
 	}

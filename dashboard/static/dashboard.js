@@ -122,7 +122,30 @@
     }
   }
 
+  // ---- out of rotation ----
+
+  // outOf holds the local instances a gateway keeps out of rotation, by
+  // app and id: from api/summary, then from each api/traffic read
+  // (traffic.js's "eurekagate:out" event), which is every second.
+  let outOf = new Map(), outSig = "[]";
+  const outKey = (app, id) => app + "\n" + id;
+
+  function setOut(list) {
+    const sig = JSON.stringify(list);
+    if (sig === outSig) return;
+    outSig = sig;
+    outOf = new Map();
+    for (const o of list) if (!o.region) outOf.set(outKey(o.app, o.id), o);
+    schedule();
+  }
+  window.addEventListener("eurekagate:out", (e) => setOut(e.detail || []));
+
   function load(s) {
+    const out = [];
+    for (const app of s.applications) {
+      for (const i of app.instances) if (i.ejected || i.failing_health_check) out.push({ app: app.name, id: i.id, ejected: i.ejected, failing_health_check: i.failing_health_check });
+    }
+    setOut(out);
     apps.clear();
     appNames = null;
     total = 0;
@@ -282,7 +305,9 @@
 
   function fillAppRow(tr, line) {
     const a = line.app;
-    const sig = line.open + "|" + line.shown + "|" + a.list.length + "|" + line.hasRules + "|" + JSON.stringify(a.counts);
+    let out = 0;
+    for (const k of outOf.keys()) if (k.startsWith(a.name + "\n") && a.byId.has(k.slice(a.name.length + 1))) out++;
+    const sig = line.open + "|" + line.shown + "|" + a.list.length + "|" + line.hasRules + "|" + JSON.stringify(a.counts) + "|" + out;
     if (tr._sig === sig) return;
     tr._sig = sig;
     if (!tr._toggle) {
@@ -302,6 +327,7 @@
     for (const st of statuses) {
       parts.push(document.createTextNode(" · "), text("span", a.counts[st] + " " + st, { class: "status status-" + st }));
     }
+    if (out) parts.push(document.createTextNode(" · "), text("span", out + " out of rotation", { class: "mark mark-out", "data-mark": "app-out" }));
     if (line.hasRules) parts.push(document.createTextNode(" · "), text("span", "traffic rules", { class: "has-rules" }));
     tr._counts.replaceChildren(...parts);
   }
@@ -391,10 +417,20 @@
     return duration(Date.now() + skew - i.last_heartbeat) + " ago";
   }
 
+  // status is an instance's status with the marks of a gateway that keeps
+  // it out of rotation.
+  function status(i, out) {
+    const box = document.createElement("span");
+    box.append(text("span", i.status, { class: "status status-" + i.status }));
+    for (const m of window.dom.outMarks(out)) box.append(document.createTextNode(" "), m);
+    return box;
+  }
+
   function fillInstanceRow(tr, line) {
     const i = line.i;
     tr._inst = i;
-    const sig = [i.address, i.status, i.overridden_status, i.zone, i.status_page_url, i.health_check_url].join("|");
+    const out = outOf.get(outKey(i.app, i.id));
+    const sig = [i.address, i.status, i.overridden_status, i.zone, i.status_page_url, i.health_check_url, JSON.stringify(out || null)].join("|");
     if (tr._sig === sig) {
       tr._hb.textContent = heartbeat(i);
       return;
@@ -410,7 +446,7 @@
     // Keep the keyboard focus on the row's action buttons across an update.
     const focused = tr.contains(document.activeElement) ? Array.from(tr.querySelectorAll("button")).indexOf(document.activeElement) : -1;
     tr.replaceChildren(cell("Application", i.app), cell("Instance", i.id + " (" + i.address + ")"),
-      cell("Status", text("span", i.status, { class: "status status-" + i.status })),
+      cell("Status", status(i, out)),
       cell("Override", i.overridden_status === "UNKNOWN" ? "none" : i.overridden_status),
       cell("Zone", i.zone || ""), tr._hb, cell("Links", links), cell("Actions", actions));
     if (focused >= 0) actions.children[Math.min(focused, actions.children.length - 1)].focus();

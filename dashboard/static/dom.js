@@ -4,7 +4,10 @@
 // attrs, value) an SVG one, cell(label, content) a table cell labelled for
 // the narrow layout, holding a node or text, place(parent, nodes) makes
 // nodes parent's children, in order, moving only those out of place, and
-// duration(ms) writes a span of time in words ("3 min 5 s", "2 days").
+// duration(ms) writes a span of time in words ("3 min 5 s", "2 days"), and
+// outMarks(o) the marks of an instance a gateway keeps out of rotation
+// (api/summary's and api/traffic's ejected and failing_health_check):
+// what, since when, why and until when, as text.
 window.dom = (function () {
   const NS = "http://www.w3.org/2000/svg";
 
@@ -49,5 +52,28 @@ window.dom = (function () {
     return h < 48 ? h + " h " + Math.floor((s % 3600) / 60) + " min" : Math.floor(h / 24) + " days";
   }
 
-  return { text, svg, cell, place, duration };
+  // clock writes a time (ms since the epoch) as the browser's local time.
+  function clock(ms) {
+    return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  }
+
+  function outMarks(o) {
+    const marks = [];
+    if (!o) return marks;
+    if (o.ejected) {
+      const e = o.ejected;
+      const why = "since " + clock(e.since) + " · " + e.reason + " · tried again at " + clock(e.until);
+      marks.push(text("span", "ejected", { class: "mark mark-out", "data-mark": "ejected", title: "The gateway skips it " + why }),
+        text("span", why, { class: "mark-why muted" }));
+    }
+    if (o.failing_health_check) {
+      const f = o.failing_health_check;
+      const why = "since " + clock(f.since) + " · " + f.reason;
+      marks.push(text("span", "failing health check", { class: "mark mark-out", "data-mark": "failing-health-check", title: "Out of rotation " + why }),
+        text("span", why, { class: "mark-why muted" }));
+    }
+    return marks;
+  }
+
+  return { text, svg, cell, place, duration, outMarks };
 })();

@@ -3,12 +3,17 @@
 // api/traffic, read every second while the page is visible. Each app has a
 // card: requests per second, share of 5xx answers and latency (median and
 // 99th percentile) over the last minute and 15 minutes, small charts of
-// both, and the split over its instances in the last minute. The apps
-// with errors come first (the server sorts them) with a red badge; the
-// first few are shown, the rest on demand. Without a gateway's traffic
-// the section stays hidden. Names come from clients: all text.
+// both, and the split over its instances in the last minute, those a
+// gateway keeps out of rotation (ejected, failing their health check)
+// first and marked, with since when, why and until when. The apps with
+// errors come first (the server sorts them) with a red badge; the first
+// few are shown, the rest on demand. The requests for names nobody
+// registered are one line under the cards ("unrouted"), never a card.
+// Each read hands the instances out of rotation to the Applications list
+// (the "eurekagate:out" event). Without a gateway's traffic the section
+// stays hidden. Names come from clients: all text.
 (function () {
-  const { text, svg, place } = window.dom;
+  const { text, svg, place, outMarks } = window.dom;
   const SHOW = 12;           // cards shown until "Show all"
   const INSTANCES = 8;       // instances listed per card
   const EVERY = 1000;        // ms between reads while the page is visible
@@ -132,7 +137,8 @@
   function instances(a) {
     const ul = text("ul", undefined, { class: "t-instances", "aria-label": "Requests of " + a.app + " per instance, last minute" });
     for (const i of a.instances.slice(0, INSTANCES)) {
-      const li = text("li", undefined, { "data-instance": i.id, class: i.errors ? "bad" : "" });
+      const out = i.ejected || i.failing_health_check;
+      const li = text("li", undefined, { "data-instance": i.id, class: out ? "bad out" : i.errors ? "bad" : "" });
       const bar = text("span", undefined, { class: "t-bar", "aria-hidden": "true" });
       const fill = text("span");
       fill.style.width = Math.max(1, Math.round(i.share * 100)) + "%";
@@ -142,6 +148,11 @@
       li.append(text("span", name, { class: "t-id", title: name }), bar,
         text("span", rate(i.rate) + "/s · " + share(i.share), { class: "t-num" }));
       if (i.errors) li.append(text("span", share(i.error_share) + " 5xx", { class: "t-err" }));
+      if (out) {
+        const marks = text("span", undefined, { class: "t-marks" });
+        marks.append(...outMarks(i));
+        li.append(marks);
+      }
       ul.append(li);
     }
     const rest = a.instance_count - Math.min(a.instances.length, INSTANCES);
@@ -155,7 +166,6 @@
     card.classList.toggle("has-errors", m.errors > 0);
     const h = text("h3", undefined);
     h.append(text("span", a.app, { class: "t-name" }));
-    if (a.app === "unknown") h.append(text("span", " no registered app", { class: "muted" }));
     if (m.errors) h.append(text("span", "5xx " + share(m.error_share), { class: "badge badge-error", title: m.errors + " 5xx answers in the last minute" }));
     else if (q.errors) h.append(text("span", "5xx earlier", { class: "badge badge-warn", title: q.errors + " 5xx answers in the last 15 minutes" }));
     if (a.in_flight) h.append(text("span", a.in_flight + " in flight", { class: "t-inflight muted" }));
@@ -217,6 +227,13 @@
     bad.textContent = failing ? failing + " with 5xx answers" : "";
     bad.hidden = !failing;
     el("no-traffic").hidden = apps.length > 0;
+    const u = d.unrouted.last_minute, u15 = d.unrouted.last_15_minutes;
+    const unrouted = el("traffic-unrouted");
+    unrouted.hidden = !u15.requests;
+    const names = d.unrouted.names.map((n) => n.name + " (" + n.requests + ")").join(", ");
+    unrouted.textContent = "Unrouted (names nobody registered): " + rate(u.rate) + " req/s in the last minute, " +
+      u15.requests + " requests in 15 minutes" + (names ? "; asked most: " + names : "");
+    window.dispatchEvent(new CustomEvent("eurekagate:out", { detail: d.out_of_rotation }));
     more.hidden = apps.length <= SHOW;
     more.textContent = showAll ? "Show the first " + SHOW : "Show all " + apps.length + " apps";
     more.setAttribute("aria-expanded", String(showAll));

@@ -1,6 +1,11 @@
 package testkit
 
-import "sync"
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
 
 // Loop runs f over and over on each of workers goroutines (f gets the
 // worker's number) until the returned stop is called, which waits for
@@ -45,4 +50,25 @@ func InParallel(workers int, f func(worker int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TickUntilEnd calls f every d, in a goroutine of its own, until the test
+// ends: a load at a steady pace. The cleanup cancels f's context and waits
+// for its last call.
+func TickUntilEnd(t testing.TB, d time.Duration, f func(ctx context.Context)) {
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			f(ctx)
+		}
+	})
+	t.Cleanup(func() { stop(); wg.Wait() })
 }

@@ -3,7 +3,8 @@
 // end of a test (StopOnCleanup), free loopback ports, requests sent and
 // read whole (Do, HTTPGet, HTTPPost), a fake clock, a hung backend, a
 // slowloris writer (Trickle), a small load generator for failover tests,
-// goroutines racing each other (Loop, InParallel), a process's output
+// goroutines racing each other (Loop, InParallel), a steady load until the
+// test ends (TickUntilEnd), a process's output
 // (Output), registrations to test and benchmark with (Inst, and
 // SampleInstance, which the load command cmd/eurekabench uses too), a
 // deep-equality check (Want), test certificates (CA), password hashes
