@@ -36,7 +36,11 @@ type Config struct {
 	// to 500ms); negative: heartbeats go at once too.
 	HeartbeatBatchDelay time.Duration
 	// MaxQueue bounds each peer's queue; on overflow the oldest task is
-	// dropped. Default 10000.
+	// dropped (the instance's next heartbeat, answered 404, repairs it).
+	// Default 100000: at a million instances a mass registration
+	// outran a peer slowed by its share of two cores by some 20,000
+	// tasks, and Eureka's 10,000 lost half of them; a task is some 200
+	// bytes, so the bound holds 20 MB.
 	MaxQueue int
 	// TaskTTL is how long a task may wait before it is dropped as stale.
 	// Default 30s (Eureka's renewal interval and maxTimeForReplication).
@@ -90,6 +94,7 @@ type Config struct {
 
 // Defaults of Config's start-up sync.
 const (
+	DefaultMaxQueue             = 100_000
 	DefaultHeartbeatBatchDelay  = 100 * time.Millisecond
 	DefaultStartupSyncTimeout   = 2 * time.Minute
 	DefaultStartupSyncRetryWait = time.Second
@@ -101,7 +106,7 @@ func (c Config) withDefaults() Config {
 		c.BatchSize = 250
 	}
 	if c.MaxQueue <= 0 {
-		c.MaxQueue = 10000
+		c.MaxQueue = DefaultMaxQueue
 	}
 	c.MaxBatchDelay = max(c.MaxBatchDelay, 0)
 	if c.HeartbeatBatchDelay == 0 {
