@@ -41,7 +41,8 @@ import (
 // When ctx ends, SyncFrom returns at once and reads open.
 func (p *Peers) SyncFrom(ctx context.Context) int {
 	defer p.syncOnce.Do(func() { close(p.synced) })
-	if len(p.peers) == 0 {
+	p.resolve(ctx) // the peers the DNS names give now
+	if len(p.current()) == 0 {
 		return 0
 	}
 	start := time.Now()
@@ -55,7 +56,7 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 			return count
 		case failed == 0:
 			p.log.Info("start-up sync: no peer has instances (a new cluster, or all restarted); serving an empty registry",
-				zap.Int("peers", len(p.peers)))
+				zap.Int("peers", len(p.current())))
 			return 0
 		case ctx.Err() != nil:
 			return 0
@@ -112,7 +113,7 @@ func (p *Peers) Synced() <-chan struct{} { return p.synced }
 // instances, and returns how many it adopted, and how many peers failed
 // with an error rather than having nothing to give.
 func (p *Peers) syncPass(ctx context.Context) (adopted, failed int) {
-	for _, pe := range p.peers {
+	for _, pe := range p.current() {
 		if pe.self.Load() {
 			continue
 		}
