@@ -106,3 +106,10 @@ func newResolver(server string) *net.Resolver {
 		return d.DialContext(ctx, network, server)
 	}}
 }
+
+// CheckDNSName refuses a PeersDNS entry that would not give peer URLs,
+// with the reason, as New and SetPeers would.
+func CheckDNSName(raw string) error {
+	_, err := parseDNSName(raw)
+	return err
+}

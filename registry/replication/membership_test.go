@@ -16,28 +16,6 @@ import (
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
-// commonPort returns a port free on every one of ips a moment ago: the
-// nodes of a DNS name's A records share the name's port.
-func commonPort(t *testing.T, ips ...string) int {
-	t.Helper()
-	for range 50 {
-		port, ok := testkit.FreePort(t), true
-		for _, ip := range ips {
-			ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
-			if err != nil {
-				ok = false
-				break
-			}
-			ln.Close()
-		}
-		if ok {
-			return port
-		}
-	}
-	t.Fatal("no port free on every address")
-	return 0
-}
-
 // dnsNode starts a registry on addr whose peers come from cfg (its
 // PeersDNS), synced and replicating, stopped when the test ends.
 func dnsNode(t *testing.T, addr string, cfg replication.Config) *node {
@@ -86,7 +64,7 @@ func holds(n *node, app, id string) bool {
 func TestPeersFollowDNSRecords(t *testing.T) {
 	dns := testkit.NewDNS(t)
 	ips := []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}
-	port := commonPort(t, ips...)
+	port := testkit.FreePortOn(t, ips...)
 	addr := func(ip string) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
 	base := func(ip string) string { return "http://" + addr(ip) + "/eureka/" }
 	dns.SetA("eureka-peers.test", ips[0], ips[1])
