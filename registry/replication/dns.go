@@ -83,8 +83,18 @@ func (d dnsName) lookup(ctx context.Context, r *net.Resolver) ([]string, error) 
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	out = slices.Compact(out)
+	if len(out) > MaxDNSPeers {
+		return nil, fmt.Errorf("%d records, more than the %d peers a DNS name may give", len(out), MaxDNSPeers)
+	}
+	return out, nil
 }
+
+// MaxDNSPeers is the most peers one DNS name may give: an answer with
+// more records is refused as a failed look-up (the name's last answer
+// stays), so that a DNS server's answer cannot start a sender per
+// record by the thousand.
+const MaxDNSPeers = 64
 
 func (d dnsName) url(host, port string) string {
 	return d.scheme + "://" + d.user + net.JoinHostPort(host, port) + d.path
