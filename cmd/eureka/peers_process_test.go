@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,12 +41,14 @@ func TestPeersFromDNSProcesses(t *testing.T) {
 	dns.SetA(name, ips[:3]...)
 	nodes := []*process{start(ips[0]), start(ips[1]), start(ips[2])}
 	c.waitReads(t, nodes...)
-	w := newRegistryWatcher(c, nodes...)
-	defer w.close()
+	w := testkit.NewWatcher(t, 250*time.Millisecond)
+	for _, p := range nodes {
+		c.watch(w, p)
+	}
 	for n, p := range nodes {
 		id := "a" + strconv.Itoa(n)
 		c.register(t, p, "", "ORDERS", id, 1)
-		w.live("ORDERS/" + id)
+		w.Live("ORDERS/" + id)
 	}
 	c.holdsOn(t, nodes, "ORDERS", "a0", "a1", "a2")
 	c.replicasAre(t, nodes[0], url(ips[1]), url(ips[2]))
@@ -58,7 +59,7 @@ func TestPeersFromDNSProcesses(t *testing.T) {
 	dns.SetA(name, ips...)
 	nodes = append(nodes, start(ips[3]))
 	c.waitReads(t, nodes[3])
-	w.add(nodes[3])
+	c.watch(w, nodes[3])
 	c.holdsOn(t, nodes[3:], "ORDERS", "a0", "a1", "a2")
 	for n, p := range nodes[:3] {
 		others := slices.Delete(slices.Clone(ips), n, n+1)
@@ -66,11 +67,11 @@ func TestPeersFromDNSProcesses(t *testing.T) {
 	}
 	t.Logf("four nodes: every node replicates to the new one %v after the records changed", time.Since(changed).Round(time.Millisecond))
 	c.register(t, nodes[1], "", "ORDERS", "b1", 1)
-	w.live("ORDERS/b1")
+	w.Live("ORDERS/b1")
 	c.register(t, nodes[3], "", "ORDERS", "b3", 1)
-	w.live("ORDERS/b3")
+	w.Live("ORDERS/b3")
 	c.holdsOn(t, nodes, "ORDERS", "b1", "b3")
-	w.ending("ORDERS/a1")
+	w.Ending("ORDERS/a1")
 	c.cancel(t, nodes[2], "", "ORDERS", "a1")
 	c.eventually(t, "a1 cancelled on every node", func() bool { return c.without(t, nodes, "ORDERS", "a1") })
 
@@ -82,17 +83,17 @@ func TestPeersFromDNSProcesses(t *testing.T) {
 	c.replicasAre(t, nodes[3], url(ips[0]))
 	t.Logf("two nodes: the remaining nodes replicate to each other alone %v after the records changed", time.Since(changed).Round(time.Millisecond))
 	c.register(t, nodes[0], "", "ORDERS", "c0", 1)
-	w.live("ORDERS/c0")
+	w.Live("ORDERS/c0")
 	c.register(t, nodes[3], "", "ORDERS", "c3", 1)
-	w.live("ORDERS/c3")
+	w.Live("ORDERS/c3")
 	c.holdsOn(t, []*process{nodes[0], nodes[3]}, "ORDERS", "c0", "c3")
 	for _, p := range nodes[1:3] {
 		if got := ids(c.apps(t, p.registry+"/eureka/apps"))["ORDERS"]; slices.Contains(got, "c0") || slices.Contains(got, "c3") {
 			t.Errorf("%s, which left, got a write made after it left: %v", p.registry, got)
 		}
 	}
-	w.close()
-	w.check(t)
+	w.Close()
+	w.Check(t)
 }
 
 // holdsOn waits until every node of ps serves app's ids.
@@ -139,117 +140,34 @@ func (c *regionCluster) replicasAre(t *testing.T, p *process, want ...string) {
 	})
 }
 
-// registryWatcher reads every node's registry four times a second and
-// records what must never happen: a live registration a node served
-// missing from it, and a cancelled one a node stopped serving coming back.
-type registryWatcher struct {
-	c       *regionCluster
-	mu      sync.Mutex
-	nodes   []*process
-	tracked map[string]bool            // tracked keys: live, or cancelled
-	seen    map[string]map[string]bool // key -> node -> served it (live) or stopped (cancelled)
-	bad     []string
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
-}
-
-func newRegistryWatcher(c *regionCluster, nodes ...*process) *registryWatcher {
-	w := &registryWatcher{c: c, nodes: nodes, tracked: map[string]bool{}, seen: map[string]map[string]bool{},
-		stop: make(chan struct{}), done: make(chan struct{})}
-	go w.run()
-	return w
-}
-
-func (w *registryWatcher) add(p *process) { w.mu.Lock(); w.nodes = append(w.nodes, p); w.mu.Unlock() }
-
-// live: a node that has served key must keep serving it.
-func (w *registryWatcher) live(key string) { w.track(key, true) }
-
-// ending: key is about to be cancelled; a node that stopped serving it
-// must never serve it again.
-func (w *registryWatcher) ending(key string) { w.track(key, false) }
-
-func (w *registryWatcher) track(key string, live bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.tracked[key], w.seen[key] = live, map[string]bool{}
-}
-
-func (w *registryWatcher) close() {
-	w.once.Do(func() { close(w.stop) })
-	<-w.done
-}
-
-func (w *registryWatcher) check(t *testing.T) {
-	t.Helper()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, b := range w.bad {
-		t.Error(b)
-	}
-}
-
-func (w *registryWatcher) run() {
-	defer close(w.done)
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-tick.C:
+// watch has w read p's registry: a process that syncs (503) or is
+// stopped leaves nothing to judge.
+func (c *regionCluster) watch(w *testkit.Watcher, p *process) {
+	w.Add(p.registry, func([]string) (map[string]bool, error) {
+		req, _ := http.NewRequest(http.MethodGet, p.registry+"/eureka/apps", nil)
+		req.Header.Set("Accept", "application/json")
+		resp, err := c.client.Do(req)
+		if err != nil {
+			return nil, err
 		}
-		w.mu.Lock()
-		nodes := slices.Clone(w.nodes)
-		w.mu.Unlock()
-		for _, p := range nodes {
-			if reg, ok := w.read(p); ok {
-				w.judge(p.registry, reg)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%d", resp.StatusCode)
+		}
+		if err != nil {
+			return nil, err
+		}
+		doc, err := eureka.DecodeApplicationsJSON(body)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]bool{}
+		for app, list := range ids(doc) {
+			for _, id := range list {
+				out[app+"/"+id] = true
 			}
 		}
-	}
-}
-
-// read returns p's registry, not ok while it syncs (503) or is stopped:
-// nothing to judge then.
-func (w *registryWatcher) read(p *process) (map[string][]string, bool) {
-	req, _ := http.NewRequest(http.MethodGet, p.registry+"/eureka/apps", nil)
-	req.Header.Set("Accept", "application/json")
-	resp, err := w.c.client.Do(req)
-	if err != nil {
-		return nil, false
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return nil, false
-	}
-	doc, err := eureka.DecodeApplicationsJSON(body)
-	if err != nil {
-		return nil, false
-	}
-	return ids(doc), true
-}
-
-func (w *registryWatcher) judge(node string, reg map[string][]string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	at := time.Now().Format("15:04:05.000")
-	for key, live := range w.tracked {
-		app, id, _ := strings.Cut(key, "/")
-		present := slices.Contains(reg[app], id)
-		switch {
-		case live && present:
-			w.seen[key][node] = true
-		case live && w.seen[key][node]:
-			w.bad = append(w.bad, fmt.Sprintf("%s: LOST registration %s at %s", node, key, at))
-			w.seen[key][node] = false
-		case !live && !present:
-			w.seen[key][node] = true
-		case !live && w.seen[key][node]:
-			w.bad = append(w.bad, fmt.Sprintf("%s: RESURRECTED %s at %s", node, key, at))
-			w.seen[key][node] = false
-		}
-	}
+		return out, nil
+	})
 }
