@@ -95,10 +95,60 @@ func TestPeersChangeByReload(t *testing.T) {
 		t.Error("a peer that left got a write made after it left")
 	}
 	stop()
+	_, metrics := do(t, "GET", adminURL+"/metrics", nil)
+	if !strings.Contains(metrics, `caddy_eureka_peer_queue_length{peer="`+n4.URL()+`"}`) || strings.Contains(metrics, n2.URL()) || strings.Contains(metrics, n3.URL()) {
+		t.Errorf("/metrics does not follow the members:\n%s", grepLines(metrics, "caddy_eureka_peer"))
+	}
 	if status, body := get(t, registryURL+"apps/ORDERS"); status != 200 || !containsAll(body, "a", "b", "c", "d") {
 		t.Errorf("the registry after the reloads: %d %s", status, body)
 	}
 	t.Logf("%d gateway requests during the reloads, %d failed", sent.Load(), failed.Load())
+}
+
+// grepLines returns the lines of text that contain s.
+func grepLines(text, s string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// Peers from DNS in Caddy: peers_dns's SRV records, looked up at
+// dns_resolver every peers_resolve_interval, are the registry's peers,
+// and it follows their change.
+func TestPeersDNSInCaddy(t *testing.T) {
+	name := newRegistry("peers-dns")
+	dns := testkit.NewDNS(t)
+	n2 := registrytest.Start(t, registry.New(registry.Config{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	n3 := registrytest.Start(t, registry.New(registry.Config{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	srv := func(s *registrytest.Server) string {
+		_, port, _ := strings.Cut(s.Addr, ":")
+		return "localhost:" + port
+	}
+	dns.SetSRV("eureka-peers.test", srv(n2))
+	loadConfig(t, graceful("registry "+name+"\n\t\tpeers_dns srv://eureka-peers.test/eureka/\n\t\tdns_resolver "+dns.Addr()+
+		"\n\t\tpeers_resolve_interval 100ms", ""))
+	registerVia(t, registryURL, newBackend(t, "a").instance("orders"))
+	testkit.Eventually(t, 5*time.Second, "a on the peer the SRV record names", func() bool {
+		_, ok := n2.Store.Get("ORDERS", "a")
+		return ok
+	})
+	dns.SetSRV("eureka-peers.test", srv(n3))
+	testkit.Eventually(t, 5*time.Second, "the registry replicating to the SRV record's new target alone", func() bool {
+		_, body := get(t, registryURL+"status", "Accept", "application/json")
+		return strings.Contains(body, `"registered-replicas":"http://`+srv(n3)+`/eureka/"`)
+	})
+	registerVia(t, registryURL, newBackend(t, "b").instance("orders"))
+	testkit.Eventually(t, 5*time.Second, "b on the new target", func() bool {
+		_, ok := n3.Store.Get("ORDERS", "b")
+		return ok
+	})
+	if _, ok := n2.Store.Get("ORDERS", "b"); ok {
+		t.Error("the old target got a write made after the record moved")
+	}
 }
 
 func containsAll(body string, ids ...string) bool {
