@@ -135,27 +135,30 @@ func listed(names []dnsName, raw string) bool {
 // identity once a peer answers). The caller holds p.ms.mu.
 func (p *Peers) applyLocked() {
 	old := p.current()
-	byBase := make(map[string]*peer, len(old))
+	// A peer is kept while its URL and credentials are: new credentials
+	// make a new peer, whose sender sends them.
+	key := func(u eureka.ServiceURL) string { return u.Base + " " + u.Authorization }
+	byKey := make(map[string]*peer, len(old))
 	for _, pe := range old {
-		byBase[pe.url.Base] = pe
+		byKey[key(pe.url)] = pe
 	}
 	urls := append([]string(nil), p.ms.static...)
 	for _, n := range p.ms.names {
 		urls = append(urls, p.ms.resolved[n.raw]...)
 	}
 	next := make([]*peer, 0, len(urls))
-	kept := map[string]bool{}
+	kept, bases := map[string]bool{}, map[string]bool{}
 	for _, raw := range urls {
 		u, err := eureka.ParseServiceURL(raw)
 		if err != nil {
 			p.log.Warn("a peer URL a DNS name gave does not parse; left out", zap.String("peer", raw), zap.Error(err))
 			continue
 		}
-		if (p.self.Base != "" && u.Base == p.self.Base) || isSelfAddr(u.Host, p.cfg.SelfAddrs) || kept[u.Base] {
+		if (p.self.Base != "" && u.Base == p.self.Base) || isSelfAddr(u.Host, p.cfg.SelfAddrs) || bases[u.Base] {
 			continue
 		}
-		kept[u.Base] = true
-		pe := byBase[u.Base]
+		kept[key(u)], bases[u.Base] = true, true
+		pe := byKey[key(u)]
 		if pe == nil {
 			pe = p.newPeer(u)
 			if p.members.Load() != nil {
@@ -169,7 +172,7 @@ func (p *Peers) applyLocked() {
 	}
 	p.members.Store(&next)
 	for _, pe := range old {
-		if !kept[pe.url.Base] {
+		if !kept[key(pe.url)] {
 			p.leave(pe)
 		}
 	}

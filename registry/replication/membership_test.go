@@ -2,10 +2,15 @@ package replication_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,5 +166,42 @@ func TestSetPeersDropsTheQueueOfAPeerThatLeaves(t *testing.T) {
 	}
 	if got := a.peers.LeftDropped(); got != 3 {
 		t.Errorf("LeftDropped = %d, want the 3 queued tasks", got)
+	}
+}
+
+// New credentials for a peer's URL take effect: the peer is replaced by
+// one that sends them.
+func TestSetPeersWithNewCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var auth []string
+	peer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/peerreplication/batch/"):
+			mu.Lock()
+			auth = append(auth, r.Header.Get("Authorization"))
+			mu.Unlock()
+		case strings.HasSuffix(r.URL.Path, "/apps/"):
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(eureka.AppendApplicationsJSON(nil, &eureka.Applications{})) // empty: a new cluster
+		}
+	}))
+	defer peer.Close()
+	withUser := func(pw string) string {
+		return strings.Replace(peer.URL, "http://", "http://u:"+pw+"@", 1) + "/eureka/"
+	}
+	a := dnsNode(t, testkit.FreeAddr(t), replication.Config{Peers: []string{withUser("old")}})
+	if err := a.peers.SetPeers([]string{withUser("new")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	register(t, a, "ORDERS", "o1")
+	testkit.Eventually(t, 5*time.Second, "a batch to the peer", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(auth) > 0
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "Basic " + base64.StdEncoding.EncodeToString([]byte("u:new")); auth[0] != want {
+		t.Errorf("the batch's Authorization is %q, want %q", auth[0], want)
 	}
 }
