@@ -33,6 +33,8 @@ func (p *Peers) send(pe *peer) {
 		case self:
 			pe.take(pe.length(), p.cfg.Clock.Now()) // this node itself: drop what queued before it knew
 			return
+		case err != nil && pe.ctx.Err() != nil:
+			return // stopped, or the peer left while it was asked
 		case err != nil:
 			// Unreachable before it could say who it is: wait as after a
 			// failed batch, without sending one too.
