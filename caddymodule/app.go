@@ -107,8 +107,26 @@ type App struct {
 	// Peers are the service URLs of the other nodes of a registry cluster
 	// (Eurekagate or Java Eureka servers). Client writes are replicated to
 	// them with Eureka's peer protocol, and the registry syncs from them
-	// when it starts. User info in a URL is sent as basic auth.
+	// when it starts. User info in a URL is sent as basic auth. A reload
+	// that changes peers (or peers_dns) applies the new list to the
+	// running registry, which keeps its registrations: a peer that joins
+	// gets every change from then on, one that leaves gets nothing more
+	// and its queue is dropped.
 	Peers []string `json:"peers,omitempty"`
+	// PeersDNS are DNS names whose records are peers:
+	// http://NAME:PORT/eureka/ makes each A and AAAA record of NAME (a
+	// Kubernetes headless Service) a peer at that port, scheme and path;
+	// srv://NAME/eureka/ (srv+https:// for https) each SRV record's
+	// target and port. They are looked up at start, every
+	// peers_resolve_interval and when a connection to a peer fails; this
+	// node recognises itself among the records. Default: none.
+	PeersDNS []string `json:"peers_dns,omitempty"`
+	// DNSResolver is the DNS server (host:port) peers_dns are looked up
+	// at. Default: the system's resolver.
+	DNSResolver string `json:"dns_resolver,omitempty"`
+	// PeersResolveInterval is how often peers_dns are looked up again.
+	// Default: 30s.
+	PeersResolveInterval caddy.Duration `json:"peers_resolve_interval,omitempty"`
 	// SelfURL is this node's own service URL, so that it is skipped when
 	// it appears in Peers (all nodes can then share one peer list).
 	SelfURL string `json:"self_url,omitempty"`
@@ -324,6 +342,7 @@ func (a *App) check() error {
 		{"delta_retention", a.DeltaRetention}, {"override_idle_expiry", a.OverrideIdleExpiry},
 		{"max_batch_delay", a.MaxBatchDelay}, {"health_interval", a.HealthInterval}, {"health_timeout", a.HealthTimeout},
 		{"remote_region_fetch_interval", a.RemoteRegionFetchInterval}, {"remote_region_retention", a.RemoteRegionRetention},
+		{"peers_resolve_interval", a.PeersResolveInterval},
 	} {
 		if d.v < 0 { // zero is the default in JSON
 			return checkDuration(d.name, time.Duration(d.v), false)
@@ -360,6 +379,13 @@ func (a *App) Start() error {
 	a.warnExposed()
 	if err := a.entry.start(); err != nil {
 		return err
+	}
+	if p := a.entry.peers; p != nil {
+		// This config's peers, which a reload may have changed: checked
+		// by Validate, so SetPeers takes them.
+		if err := p.SetPeers(a.Peers, a.PeersDNS); err != nil {
+			return err
+		}
 	}
 	if a.checker != nil {
 		a.checker.Start()
@@ -426,7 +452,8 @@ func (a *App) settings() settings {
 		st.RemoteRegions = append(st.RemoteRegions, registry.RemoteRegion{Name: r.Name, AppWhitelist: a.remoteRegionApps(r.Name)})
 	}
 	s := settings{store: st, maxBody: a.MaxBodySize, tls: tlsfiles.Files{CA: a.TLSCA, Cert: a.TLSCert, Key: a.TLSKey},
-		peers: replication.Config{Peers: a.Peers, Self: a.SelfURL, MaxBatchDelay: time.Duration(a.MaxBatchDelay),
+		peers: replication.Config{Peers: a.Peers, PeersDNS: a.PeersDNS, DNSResolver: a.DNSResolver,
+			ResolveInterval: time.Duration(a.PeersResolveInterval), Self: a.SelfURL, MaxBatchDelay: time.Duration(a.MaxBatchDelay),
 			MaxResponseBytes: int(a.MaxResponseSize), MaxResponseBytesSetting: "max_response_size"}}
 	if len(a.Remote) > 0 {
 		s.remote = &discovery.Config{ServiceURLs: a.Remote, Zone: a.Zone, RegistryFetchInterval: time.Duration(a.FetchInterval),

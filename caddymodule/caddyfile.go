@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
+
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 // eureka_server and eureka_dashboard come before respond, so that a site
@@ -52,6 +55,9 @@ func init() {
 //		max_body_size <size>
 //		max_response_size <size>
 //		peers <service_urls...>
+//		peers_dns <dns_urls...>
+//		dns_resolver <host:port>
+//		peers_resolve_interval <duration>
 //		self_url <service_url>
 //		max_batch_delay <duration>
 //		region <region>
@@ -153,6 +159,23 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "peers":
 			err = urlArgs(d, &a.Peers)
+		case "peers_dns":
+			err = dnsArgs(d, &a.PeersDNS)
+		case "dns_resolver":
+			if err = oneArg(d, &a.DNSResolver); err == nil {
+				if host, port, serr := net.SplitHostPort(a.DNSResolver); serr != nil || host == "" || port == "" {
+					err = d.Errf("dns_resolver %q: give the DNS server as host:port, such as 10.96.0.10:53", a.DNSResolver)
+				}
+			}
+		case "peers_resolve_interval":
+			var v string
+			if err = oneArg(d, &v); err == nil {
+				if err = parseDuration(d, "peers_resolve_interval", v, &a.PeersResolveInterval); err == nil {
+					if err = checkDuration("peers_resolve_interval", time.Duration(a.PeersResolveInterval), false); err != nil {
+						err = d.WrapErr(err)
+					}
+				}
+			}
 		case "self_url":
 			if err = oneArg(d, &a.SelfURL); err == nil {
 				if err = checkServiceURL("self_url", a.SelfURL); err != nil {
@@ -294,6 +317,22 @@ func urlArgs(d *caddyfile.Dispenser, dst *[]string) error {
 	}
 	if n == 0 {
 		return d.Errf("%s needs at least one service URL, such as http://eureka-1:8761/eureka/", option)
+	}
+	return nil
+}
+
+// dnsArgs reads the peers' DNS names of peers_dns into dst.
+func dnsArgs(d *caddyfile.Dispenser, dst *[]string) error {
+	n := 0
+	for d.NextArg() {
+		if err := replication.CheckDNSName(d.Val()); err != nil {
+			return d.WrapErr(err)
+		}
+		*dst = append(*dst, d.Val())
+		n++
+	}
+	if n == 0 {
+		return d.Errf("peers_dns needs at least one DNS name, such as http://eureka-peers:8761/eureka/ or srv://eureka-peers/eureka/")
 	}
 	return nil
 }

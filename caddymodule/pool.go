@@ -50,7 +50,7 @@ type entry struct {
 	app      *fx.App
 
 	store     *registry.Store    // nil in remote mode
-	peers     *replication.Peers // nil without peers
+	peers     *replication.Peers // nil in remote mode
 	client    *discovery.Client  // nil in local mode
 	balancer  *balancer.Balancer
 	instances balancer.Instancer
@@ -149,7 +149,8 @@ func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
 		opts = append(opts, fxmodules.Discovery, fxmodules.RemoteInstances, fx.Supply(*s.remote), fx.Populate(&e.client))
 	} else {
 		opts = append(opts, fxmodules.Registry, fxmodules.LocalInstances,
-			fx.Supply(fxmodules.RegistryConfig{Store: s.store, API: httpapi.APIConfig{MaxBodyBytes: s.maxBody}, Peers: s.peers}),
+			// PeersAlways: a reload may give the registry peers.
+			fx.Supply(fxmodules.RegistryConfig{Store: s.store, API: httpapi.APIConfig{MaxBodyBytes: s.maxBody}, Peers: s.peers, PeersAlways: true}),
 			fx.Populate(&e.store, &e.peers))
 	}
 	e.app = fx.New(opts...)

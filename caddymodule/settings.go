@@ -15,6 +15,7 @@ import (
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/replication"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -26,7 +27,7 @@ var (
 		"eviction_interval", "self_preservation", "renewal_percent_threshold",
 		"expected_client_renewal_interval", "renewal_threshold_update_interval",
 		"delta_retention", "override_idle_expiry", "disable_delta", "legacy_lease_expiry",
-		"max_body_size", "peers", "self_url", "max_batch_delay",
+		"max_body_size", "peers", "peers_dns", "dns_resolver", "peers_resolve_interval", "self_url", "max_batch_delay",
 		"region", "remote_regions", "remote_region_apps", "remote_region_fetch_interval",
 		"remote_region_retention", "disable_transparent_fallback",
 		"remote_region_max_bytes", "remote_region_max_instances",
@@ -45,6 +46,7 @@ var durationDefaults = map[string]string{
 	"override_idle_expiry":              formatDuration(registry.DefaultOverrideIdleExpiry),
 	"remote_region_fetch_interval":      formatDuration(registry.DefaultRemoteRegionFetchInterval),
 	"remote_region_retention":           formatDuration(registry.DefaultRemoteRegionRetention),
+	"peers_resolve_interval":            formatDuration(replication.DefaultResolveInterval),
 	"health_timeout":                    formatDuration(balancer.DefaultCheckTimeout),
 	"dial_timeout":                      formatDuration(routing.DefaultDialTimeout),
 	"response_header_timeout":           formatDuration(routing.DefaultResponseHeaderTimeout),
@@ -89,6 +91,14 @@ func (a *App) checkURLs() error {
 		if err := checkServiceURL("peers", u); err != nil {
 			return err
 		}
+	}
+	for _, u := range a.PeersDNS {
+		if err := replication.CheckDNSName(u); err != nil {
+			return fmt.Errorf("peers_dns: %w", err)
+		}
+	}
+	if len(a.PeersDNS) == 0 && (a.DNSResolver != "" || a.PeersResolveInterval != 0) {
+		return errors.New("dns_resolver and peers_resolve_interval apply to peers_dns, which is not set; add peers_dns <dns_urls...>, or remove them")
 	}
 	if a.SelfURL != "" {
 		return checkServiceURL("self_url", a.SelfURL)
@@ -204,13 +214,15 @@ func (a *App) options() map[string]string {
 }
 
 // registryOptions are the options a registry is created with: all but
-// its name, the active health checks and how the remote regions are read
-// (their service URLs, remote_region_fetch_interval and the bounds), which belong to
-// each config; the remote regions' names are the registry's.
+// its name, the active health checks, how the remote regions are read
+// (their service URLs, remote_region_fetch_interval and the bounds) and
+// the peers (peers, peers_dns, applied to the running registry at Start),
+// which belong to each config; the remote regions' names are the
+// registry's.
 func (a *App) registryOptions() map[string]string {
 	opts := a.options()
 	for _, name := range []string{"registry", "health_interval", "health_timeout", "health_status", "remote_region_fetch_interval",
-		"remote_region_max_bytes", "remote_region_max_instances"} {
+		"remote_region_max_bytes", "remote_region_max_instances", "peers", "peers_dns"} {
 		delete(opts, name)
 	}
 	if len(a.RemoteRegions) > 0 {

@@ -23,6 +23,11 @@ type RegistryConfig struct {
 	// Store syncs from them when the application starts (before the server
 	// module listens) and replicates its client writes to them.
 	Peers replication.Config
+	// PeersAlways builds the *replication.Peers even with no peer and no
+	// DNS name, so that Peers.SetPeers may add some at run time (a peer
+	// list re-read from a file, a Caddy reload). Default: false, no
+	// replication without peers.
+	PeersAlways bool
 	// RemoteRegions are the remote regions the Store serves and the
 	// service URLs they are read from (the Remotes), with how often and
 	// with which TLS. A remote region named here and not in
@@ -77,14 +82,14 @@ type PeersParams struct {
 	Config    RegistryConfig `optional:"true"`
 }
 
-// NewPeers sets up replication to the configured peers, or returns nil
-// when there are none. On start it starts sending and starts the start-up
+// NewPeers sets up replication to the configured peers and DNS names, or
+// returns nil when there are none (unless PeersAlways). On start it starts sending and starts the start-up
 // sync in the background (replication.Peers.StartSync): the servers
 // listen meanwhile, answering reads 503 until it is done, since a sync of
 // a large registry, or one that waits out its peers' errors, outlasts any
 // start deadline.
 func NewPeers(p PeersParams) (*replication.Peers, error) {
-	if len(p.Config.Peers.Peers) == 0 {
+	if len(p.Config.Peers.Peers) == 0 && len(p.Config.Peers.PeersDNS) == 0 && !p.Config.PeersAlways {
 		return nil, nil
 	}
 	peers, err := replication.New(p.Store, p.Config.Peers)

@@ -357,29 +357,18 @@ func representationDiffs(a, b map[string]any) []string {
 }
 
 // watcher samples every node's full registry a few times a second for the
-// whole test and checks what must never happen: an instance that a node
-// served while it was live disappearing from that node (a lost
-// registration), and an instance that a node stopped serving after its
-// cancel (or eviction) being served by it again (a resurrected cancel).
-// The test moves an instance between the phases before it acts.
-type watcher struct {
-	nodes []*mnode
-	mu    sync.Mutex
-	track map[string]*tracked
-	bad   []string
-	loop
-}
-
-type tracked struct {
-	live      bool
-	seen      map[string]bool
-	goneSince map[string]time.Time // node -> first sample without it
-}
+// whole test (testkit.Watcher) and checks what must never happen: an
+// instance that a node served while it was live disappearing from that
+// node (a lost registration), and an instance that a node stopped serving
+// after its cancel (or eviction) being served by it again (a resurrected
+// cancel). The test moves an instance between the phases before it acts.
+type watcher struct{ *testkit.Watcher }
 
 func newWatcher(t *testing.T, nodes ...*mnode) *watcher {
-	w := &watcher{nodes: nodes, track: map[string]*tracked{}, loop: newLoop()}
-	go w.run()
-	t.Cleanup(w.close)
+	w := &watcher{testkit.NewWatcher(t, 250*time.Millisecond)}
+	for _, n := range nodes {
+		w.add(n)
+	}
 	return w
 }
 
@@ -405,80 +394,27 @@ func (l *loop) close() {
 }
 
 func (w *watcher) add(n *mnode) {
-	w.mu.Lock()
-	w.nodes = append(w.nodes, n)
-	w.mu.Unlock()
-}
-
-// live: from now on, a node that has served key must keep serving it.
-func (w *watcher) live(key string) {
-	w.mu.Lock()
-	w.track[key] = &tracked{live: true, seen: map[string]bool{}, goneSince: map[string]time.Time{}}
-	w.mu.Unlock()
-}
-
-// ending: key is about to be cancelled (or to expire); a node that has
-// stopped serving it must never serve it again.
-func (w *watcher) ending(key string) {
-	w.mu.Lock()
-	w.track[key] = &tracked{seen: map[string]bool{}, goneSince: map[string]time.Time{}}
-	w.mu.Unlock()
-}
-
-func (w *watcher) forget(key string) {
-	w.mu.Lock()
-	delete(w.track, key)
-	w.mu.Unlock()
-}
-
-// goneSince reports when each node was first seen without key.
-func (w *watcher) goneSince(key string) map[string]time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := map[string]time.Time{}
-	if tr := w.track[key]; tr != nil {
-		for k, v := range tr.goneSince {
-			out[k] = v
+	w.Add(n.name, func(keys []string) (map[string]bool, error) {
+		var reg map[string]string
+		var err error
+		if n.java {
+			reg, err = lookups(n, keys)
+		} else {
+			reg, _, err = registryOf(n)
 		}
-	}
-	return out
+		out := map[string]bool{}
+		for k := range reg {
+			out[k] = true
+		}
+		return out, err
+	})
 }
 
-func (w *watcher) violations() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]string(nil), w.bad...)
-}
-
-func (w *watcher) run() {
-	defer close(w.done)
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-tick.C:
-		}
-		w.mu.Lock()
-		nodes := append([]*mnode(nil), w.nodes...)
-		w.mu.Unlock()
-		for _, n := range nodes {
-			at := time.Now()
-			var reg map[string]string
-			var err error
-			if n.java {
-				reg, err = w.lookups(n)
-			} else {
-				reg, _, err = registryOf(n)
-			}
-			if err != nil {
-				continue // down, starting, or syncing (503): nothing to judge
-			}
-			w.judge(n.name, at, reg)
-		}
-	}
-}
+func (w *watcher) live(key string)                           { w.Live(key) }
+func (w *watcher) ending(key string)                         { w.Ending(key) }
+func (w *watcher) forget(key string)                         { w.Forget(key) }
+func (w *watcher) goneSince(key string) map[string]time.Time { return w.GoneSince(key) }
+func (w *watcher) check(t *testing.T)                        { t.Helper(); w.Check(t) }
 
 // lookups reads the tracked instances from a Java node one by one. Its
 // full registry is served from its read-write response cache even with the
@@ -486,13 +422,7 @@ func (w *watcher) run() {
 // invalidates it can leave the older payload cached (until the next write
 // or 180 s): reading it while the test writes would both make it stale
 // and misjudge it. Single-instance reads are not cached.
-func (w *watcher) lookups(n *mnode) (map[string]string, error) {
-	w.mu.Lock()
-	var keys []string
-	for k := range w.track {
-		keys = append(keys, k)
-	}
-	w.mu.Unlock()
+func lookups(n *mnode, keys []string) (map[string]string, error) {
 	reg := map[string]string{}
 	for _, k := range keys {
 		app, id, _ := strings.Cut(k, "/")
@@ -507,38 +437,6 @@ func (w *watcher) lookups(n *mnode) (map[string]string, error) {
 		}
 	}
 	return reg, nil
-}
-
-func (w *watcher) judge(node string, at time.Time, reg map[string]string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for key, tr := range w.track {
-		_, present := reg[key]
-		switch {
-		case tr.live && present:
-			tr.seen[node] = true
-		case tr.live && tr.seen[node]:
-			w.bad = append(w.bad, fmt.Sprintf("%s: LOST registration %s at %s", node, key, at.Format("15:04:05.000")))
-			tr.seen[node] = false // report each loss once
-		case !tr.live && !present:
-			if _, ok := tr.goneSince[node]; !ok {
-				tr.goneSince[node] = at
-			}
-		case !tr.live && present:
-			if _, ok := tr.goneSince[node]; ok {
-				w.bad = append(w.bad, fmt.Sprintf("%s: RESURRECTED %s at %s (gone since %s)", node, key,
-					at.Format("15:04:05.000"), tr.goneSince[node].Format("15:04:05.000")))
-				delete(tr.goneSince, node)
-			}
-		}
-	}
-}
-
-func (w *watcher) check(t *testing.T) {
-	t.Helper()
-	for _, v := range w.violations() {
-		t.Error(v)
-	}
 }
 
 // awaitFrom waits up to d for a line of p's output after its first skip

@@ -43,6 +43,9 @@ type options struct {
 	// path, "stdout", or "" for none. main opens it into
 	// gateway.AccessLog.
 	gatewayAccessLog string
+	// peersFile is -peers-file, re-read while the server runs; nil for
+	// none.
+	peersFile *peersFile
 }
 
 // parseOptions reads flags from args, with defaults taken from the
@@ -79,6 +82,8 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.DurationVar(&o.registry.Peers.MaxBatchDelay, "max-batch-delay", 0, "how long a replication task waits for others to join its batch (default 0: sent at once, batched while a batch is in flight)")
 	var rf regionFlags
 	rf.register(fs, &o)
+	var pf peerFlags
+	pf.register(fs, &o)
 
 	fs.StringVar(&o.dashboardPath, "dashboard-path", "/", `where the dashboard is served ("off" for none)`)
 	users := fs.String("auth-users", "", "comma-separated user:bcrypt-hash accounts; when set, writes need HTTP basic auth")
@@ -197,6 +202,9 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		if err := checkURL("-peers", u); err != nil {
 			return nil, err
 		}
+	}
+	if err := pf.apply(fs, &o); err != nil {
+		return nil, err
 	}
 	if self := o.registry.Peers.Self; self != "" {
 		if err := checkURL("-self-url", self); err != nil {

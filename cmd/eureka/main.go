@@ -11,6 +11,7 @@
 // -eviction-interval as EUREKA_EVICTION_INTERVAL. Run with -h for the
 // list, and with -version for the version it was built from. SIGINT or SIGTERM
 // stops it gracefully: in-flight requests finish and background loops stop.
+// SIGHUP re-reads -peers-file.
 package main
 
 import (
@@ -132,6 +133,7 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 	}
 	return fx.Options(
 		gw,
+		peersFileOption(opts),
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),

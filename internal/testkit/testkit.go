@@ -111,6 +111,30 @@ func FreePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// FreePortOn returns a port free on every one of ips (loopback
+// addresses, such as 127.0.0.2) a moment ago: for servers on several
+// addresses that share a port, as the nodes behind a DNS name's A
+// records do.
+func FreePortOn(t testing.TB, ips ...string) int {
+	t.Helper()
+	for range 50 {
+		port, ok := FreePort(t), true
+		for _, ip := range ips {
+			ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+			if err != nil {
+				ok = false
+				break
+			}
+			ln.Close()
+		}
+		if ok {
+			return port
+		}
+	}
+	t.Fatalf("no port free on every one of %v", ips)
+	return 0
+}
+
 // HTTPGet fetches url with http.DefaultClient and returns the status code
 // and the body; it fails the test if the request fails.
 func HTTPGet(t testing.TB, url string) (int, string) {

@@ -30,14 +30,17 @@ type Collector struct {
 	instances, selfPreservation, renewsLastMinute, threshold, expected *prometheus.Desc
 	registrations, renewals, cancels, evictions, fetches, payloadBytes *prometheus.Desc
 	peerQueue, peerBatches, peerFailures, peerDropped, peerLastSuccess *prometheus.Desc
+	peerLeftDropped                                                    *prometheus.Desc
 	acceptErrors                                                       *prometheus.Desc
 	regions                                                            *regions
 }
 
-// Peers reports each peer's replication state; *replication.Peers
+// Peers reports each current peer's replication state, and the tasks
+// dropped with the queues of peers that left; *replication.Peers
 // implements it.
 type Peers interface {
 	Stats() []replication.PeerStats
+	LeftDropped() uint64
 }
 
 // New returns the collector for store and, if not nil, its peers, with
@@ -65,6 +68,7 @@ func New(store *registry.Store, peers Peers, namespace string) *Collector {
 		peerFailures:     d("peer_failures_total", "Replication batches that failed.", "peer"),
 		peerDropped:      d("peer_dropped_total", "Replication tasks dropped (queue full, stale, refused).", "peer"),
 		peerLastSuccess:  d("peer_last_success_timestamp_seconds", "When a peer last accepted a batch.", "peer"),
+		peerLeftDropped:  d("peer_left_dropped_total", "Replication tasks dropped with the queue of a peer that left the membership."),
 		acceptErrors:     d("accept_errors_total", "Failures to accept a connection (out of file descriptors, say) of this process's fasthttp servers, which wait and accept again.", "server"),
 		regions:          newRegions(store, namespace),
 	}
@@ -74,7 +78,7 @@ func New(store *registry.Store, peers Peers, namespace string) *Collector {
 func (m *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.instances, m.selfPreservation, m.renewsLastMinute, m.threshold, m.expected,
 		m.registrations, m.renewals, m.cancels, m.evictions, m.fetches, m.payloadBytes,
-		m.peerQueue, m.peerBatches, m.peerFailures, m.peerDropped, m.peerLastSuccess, m.acceptErrors} {
+		m.peerQueue, m.peerBatches, m.peerFailures, m.peerDropped, m.peerLastSuccess, m.peerLeftDropped, m.acceptErrors} {
 		ch <- d
 	}
 	m.regions.Describe(ch)
@@ -127,6 +131,7 @@ func (m *Collector) Collect(ch chan<- prometheus.Metric) {
 	if m.peers == nil {
 		return
 	}
+	counter(m.peerLeftDropped, m.peers.LeftDropped())
 	for _, p := range m.peers.Stats() {
 		gauge(m.peerQueue, float64(p.QueueLength), p.URL)
 		counter(m.peerBatches, p.BatchesSent, p.URL)

@@ -17,6 +17,23 @@ type Config struct {
 	// http://eureka-2:8761/eureka/. User info in a URL is sent as basic
 	// auth. This node's own URL may be listed: it is recognised and skipped.
 	Peers []string
+	// PeersDNS are DNS names whose records are peers, looked up at the
+	// start-up sync, every ResolveInterval and when a connection to a
+	// peer fails: http://NAME:PORT/eureka/ (or https://) makes each A and
+	// AAAA record of NAME (a Kubernetes headless Service, say) a peer at
+	// that port, scheme and path; srv://NAME/eureka/ (srv+https:// for
+	// https) makes each SRV record a peer at its target and port, the
+	// target connected to by name. This node is among the records and is
+	// recognised by its identity. A name whose look-up fails keeps its
+	// last answer; one that does not exist gives no peer. Default: none.
+	PeersDNS []string
+	// DNSResolver is the DNS server (host:port) PeersDNS are looked up
+	// at. Default: the system's resolver.
+	DNSResolver string
+	// ResolveInterval is how often PeersDNS are looked up again. Default
+	// 30s (Java's peer-eureka-nodes-update-interval-ms is 10 min; a
+	// Kubernetes pod moves in seconds).
+	ResolveInterval time.Duration
 	// Self is this node's own service URL, to recognise it among Peers.
 	// Entries whose host:port is one of SelfAddrs are skipped too.
 	Self      string
@@ -92,13 +109,14 @@ type Config struct {
 	Logger *zap.Logger
 }
 
-// Defaults of Config's start-up sync.
+// Defaults of Config's start-up sync and of the DNS names' look-ups.
 const (
 	DefaultMaxQueue             = 100_000
 	DefaultHeartbeatBatchDelay  = 100 * time.Millisecond
 	DefaultStartupSyncTimeout   = 2 * time.Minute
 	DefaultStartupSyncRetryWait = time.Second
 	DefaultStartupSyncEmptyWait = 5 * time.Minute
+	DefaultResolveInterval      = 30 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -120,6 +138,7 @@ func (c Config) withDefaults() Config {
 	setDuration(&c.StartupSyncTimeout, DefaultStartupSyncTimeout)
 	setDuration(&c.StartupSyncRetryWait, DefaultStartupSyncRetryWait)
 	setDuration(&c.StartupSyncEmptyWait, DefaultStartupSyncEmptyWait)
+	setDuration(&c.ResolveInterval, DefaultResolveInterval)
 	if c.MaxResponseBytesSetting == "" {
 		c.MaxResponseBytesSetting = "MaxResponseBytes"
 	}

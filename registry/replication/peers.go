@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -22,9 +23,14 @@ import (
 type Peers struct {
 	store  *registry.Store
 	cfg    Config
-	peers  []*peer
 	client *eurekahttp.Client
 	log    *zap.Logger
+	self   eureka.ServiceURL
+
+	// members are the current peers, read without a lock on the write
+	// path; membership (membership.go) changes them.
+	members atomic.Pointer[[]*peer]
+	ms      membership
 
 	unsubscribe func()
 	synced      chan struct{}
@@ -38,8 +44,9 @@ type Peers struct {
 	once        sync.Once
 }
 
-// New sets up replication from store to cfg.Peers (minus this node) and
-// starts queueing the Store's client writes for them. Call Start and
+// New sets up replication from store to cfg.Peers and the peers
+// cfg.PeersDNS gives (minus this node) and starts queueing the Store's
+// client writes for them; SetPeers changes them at run time. Call Start and
 // StartSync (or SyncFrom, which returns when the sync is done); Stop ends
 // them.
 func New(store *registry.Store, cfg Config) (*Peers, error) {
@@ -56,24 +63,14 @@ func New(store *registry.Store, cfg Config) (*Peers, error) {
 			MaxBodySizeSetting: cfg.MaxResponseBytesSetting, UserAgent: "eurekagate-replication", TLS: cfg.TLS}),
 	}
 	p.life, p.end = context.WithCancel(context.Background())
-	var self eureka.ServiceURL
 	if cfg.Self != "" {
 		var err error
-		if self, err = eureka.ParseServiceURL(cfg.Self); err != nil {
+		if p.self, err = eureka.ParseServiceURL(cfg.Self); err != nil {
 			return nil, fmt.Errorf("self URL %q: %w", cfg.Self, err)
 		}
 	}
-	seen := map[string]bool{}
-	for _, raw := range cfg.Peers {
-		u, err := eureka.ParseServiceURL(raw)
-		if err != nil {
-			return nil, fmt.Errorf("peer URL %q: %w", raw, err)
-		}
-		if u.Base == self.Base || isSelfAddr(u.Host, cfg.SelfAddrs) || seen[u.Base] {
-			continue
-		}
-		seen[u.Base] = true
-		p.peers = append(p.peers, &peer{url: u, tasks: map[string]*task{}, wake: make(chan struct{}, 1)})
+	if err := p.initMembership(); err != nil {
+		return nil, err
 	}
 	p.unsubscribe = store.Subscribe(p.changed)
 	store.OnHeartbeat(p.heartbeat)
@@ -97,7 +94,7 @@ func (p *Peers) changed(c registry.Change) {
 			// A peer's registration that the Store took over a cancel is
 			// newer than it: a cancel still waiting for a peer (one that
 			// was cut off, say) would remove that peer's live instance.
-			for _, pe := range p.peers {
+			for _, pe := range p.current() {
 				pe.withdrawCancel(c.App, c.ID)
 			}
 		}
@@ -135,25 +132,36 @@ func (p *Peers) heartbeat(hb registry.Heartbeat) {
 // Replicate queues it for every peer. It never blocks.
 func (p *Peers) Replicate(it Item) {
 	now := p.cfg.Clock.Now()
-	for _, pe := range p.peers {
+	for _, pe := range p.current() {
 		if !pe.self.Load() {
 			pe.enqueue(it, now, p.cfg)
 		}
 	}
 }
 
-// Start runs one sender per peer until Stop.
+// Start runs one sender per peer, and the re-resolution of PeersDNS,
+// until Stop. A peer that joins later gets its sender when it joins.
 func (p *Peers) Start() {
-	for _, pe := range p.peers {
-		p.wg.Add(1)
-		go p.send(pe)
+	p.ms.mu.Lock()
+	defer p.ms.mu.Unlock()
+	if p.ms.started {
+		return
 	}
+	p.ms.started = true
+	for _, pe := range p.current() {
+		p.startSender(pe)
+	}
+	p.wg.Add(1)
+	go p.resolveLoop()
 }
 
-// Stop stops queueing the Store's writes, stops the senders and waits for
-// them. Queued tasks are dropped.
+// Stop stops queueing the Store's writes, stops the senders and the
+// re-resolution and waits for them. Queued tasks are dropped.
 func (p *Peers) Stop() {
 	p.once.Do(func() {
+		p.ms.mu.Lock()
+		p.ms.stopped = true
+		p.ms.mu.Unlock()
 		p.unsubscribe()
 		p.store.OnHeartbeat(nil)
 		p.end()

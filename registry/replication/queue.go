@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,12 @@ func taskKey(it Item) string {
 // peer is one node's queue and its counters.
 type peer struct {
 	url eureka.ServiceURL
+	// ctx ends when the Peers stop or the peer leaves (cancel); done is
+	// closed when its sender, if running, has returned.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	running bool // a sender was started; under membership.mu
 
 	mu    sync.Mutex
 	order []string // keys, oldest first; may hold keys already taken
@@ -180,4 +187,13 @@ func (pe *peer) take(max int, now time.Time) (batch []*task, expired int) {
 		pe.order = append([]string(nil), pe.order...)
 	}
 	return batch, expired
+}
+
+// drop empties the queue and returns how many tasks it held.
+func (pe *peer) drop() int {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	n := len(pe.tasks)
+	pe.tasks, pe.order = map[string]*task{}, nil
+	return n
 }

@@ -40,7 +40,7 @@ func (p *Peers) identify(pe *peer) (bool, error) {
 	if pe.identified.Load() {
 		return pe.self.Load(), nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(pe.ctx, p.cfg.Timeout)
 	defer cancel()
 	resp, err := p.client.Do(ctx, pe.url, eurekahttp.Request{Path: "apps/?apps="})
 	if err != nil {

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -15,10 +16,11 @@ import (
 // the outcome.
 func (p *Peers) send(pe *peer) {
 	defer p.wg.Done()
+	defer close(pe.done)
 	for {
 		if pe.length() == 0 {
 			select {
-			case <-p.stop:
+			case <-pe.ctx.Done():
 				return
 			case <-pe.wake:
 				continue
@@ -31,11 +33,13 @@ func (p *Peers) send(pe *peer) {
 		case self:
 			pe.take(pe.length(), p.cfg.Clock.Now()) // this node itself: drop what queued before it knew
 			return
+		case err != nil && pe.ctx.Err() != nil:
+			return // stopped, or the peer left while it was asked
 		case err != nil:
 			// Unreachable before it could say who it is: wait as after a
 			// failed batch, without sending one too.
-			p.failed(pe, err.Error())
-			if !p.sleep(p.retryAfter(err)) {
+			p.failed(pe, err)
+			if !p.sleep(pe, p.retryAfter(err)) {
 				return
 			}
 			continue
@@ -49,7 +53,7 @@ func (p *Peers) send(pe *peer) {
 		}
 		if retry, wait := p.deliver(pe, batch); wait > 0 {
 			pe.requeue(retry, p.cfg.MaxQueue)
-			if !p.sleep(wait) {
+			if !p.sleep(pe, wait) {
 				return
 			}
 		}
@@ -75,7 +79,7 @@ func (p *Peers) fill(pe *peer) bool {
 	defer timer.Stop()
 	for {
 		select {
-		case <-p.stop:
+		case <-pe.ctx.Done():
 			return false
 		case <-timer.C:
 			return true
@@ -87,16 +91,10 @@ func (p *Peers) fill(pe *peer) bool {
 	}
 }
 
-// sleep waits d, and reports false if the Peers stopped meanwhile.
-func (p *Peers) sleep(d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-p.stop:
-		return false
-	case <-timer.C:
-		return true
-	}
+// sleep waits d, and reports false if the Peers stopped or pe left
+// meanwhile.
+func (p *Peers) sleep(pe *peer, d time.Duration) bool {
+	return sleep(pe.ctx, d)
 }
 
 // retryAfter is the wait after a request that failed with err: longer
@@ -118,7 +116,7 @@ func (p *Peers) deliver(pe *peer, batch []*task) ([]*task, time.Duration) {
 		return batch, wait
 	}
 	if len(batch) == 1 {
-		p.failed(pe, "a task larger than the peer takes; dropped")
+		p.failed(pe, errors.New("a task larger than the peer takes; dropped"))
 		pe.dropped.Add(1)
 		return nil, 0
 	}
@@ -139,20 +137,22 @@ func (p *Peers) deliverOnce(pe *peer, batch []*task) time.Duration {
 	for n, t := range batch {
 		items[n] = t.item
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(pe.ctx, p.cfg.Timeout)
 	defer cancel()
 	resp, err := p.client.Do(ctx, pe.url, eurekahttp.Request{Method: http.MethodPost, Path: "peerreplication/batch/", Body: AppendBatch(nil, items)})
 	switch {
+	case err != nil && pe.ctx.Err() != nil:
+		return p.cfg.NetworkRetry // stopped, or the peer left: its queue goes
 	case err != nil:
-		p.failed(pe, err.Error())
+		p.failed(pe, err)
 		return p.retryAfter(err)
 	case resp.Status == http.StatusServiceUnavailable:
-		p.failed(pe, "503 Service Unavailable")
+		p.failed(pe, errors.New("503 Service Unavailable"))
 		return p.cfg.CongestionRetry
 	case resp.Status == http.StatusRequestEntityTooLarge:
 		return tooLarge
 	case resp.Status/100 != 2:
-		p.failed(pe, "batch refused with status "+http.StatusText(resp.Status))
+		p.failed(pe, errors.New("batch refused with status "+http.StatusText(resp.Status)))
 		pe.dropped.Add(uint64(len(batch)))
 		return 0 // a permanent error: drop the batch
 	}
@@ -171,11 +171,16 @@ func (p *Peers) deliverOnce(pe *peer, batch []*task) time.Duration {
 	return 0
 }
 
-// failed counts a failed batch and logs the first of a run.
-func (p *Peers) failed(pe *peer, msg string) {
+// failed counts a failed batch and logs the first of a run. A
+// connection that could not be made has the peers' DNS names looked up
+// again: the peer may have moved or left.
+func (p *Peers) failed(pe *peer, err error) {
 	pe.failures.Add(1)
-	pe.lastError.Store(msg)
+	pe.lastError.Store(err.Error())
 	if !pe.down.Swap(true) {
-		p.log.Warn("peer is down; replication queued", zap.String("peer", pe.url.Base), zap.String("error", msg))
+		p.log.Warn("peer is down; replication queued", zap.String("peer", pe.url.Base), zap.String("error", err.Error()))
+	}
+	if connectFailed(err) {
+		p.resolveSoon()
 	}
 }

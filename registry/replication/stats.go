@@ -20,8 +20,9 @@ func (p *Peers) Stats() []PeerStats {
 	if p == nil {
 		return nil
 	}
-	out := make([]PeerStats, 0, len(p.peers))
-	for _, pe := range p.peers {
+	members := p.current()
+	out := make([]PeerStats, 0, len(members))
+	for _, pe := range members {
 		if pe.self.Load() {
 			continue
 		}

@@ -42,7 +42,8 @@ import (
 func (p *Peers) SyncFrom(ctx context.Context) int {
 	defer p.syncOnce.Do(func() { close(p.synced) })
 	defer p.copyOnce.Do(func() { close(p.copied) })
-	if len(p.peers) == 0 {
+	p.resolve(ctx) // the peers the DNS names give now
+	if len(p.current()) == 0 {
 		return 0
 	}
 	start := time.Now()
@@ -56,7 +57,7 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 			return count
 		case failed == 0:
 			p.log.Info("start-up sync: no peer has instances (a new cluster, or all restarted); serving an empty registry",
-				zap.Int("peers", len(p.peers)))
+				zap.Int("peers", len(p.current())))
 			return 0
 		case ctx.Err() != nil:
 			return 0
@@ -120,7 +121,7 @@ func (p *Peers) Synced() <-chan struct{} { return p.synced }
 // instances, and returns how many it adopted, and how many peers failed
 // with an error rather than having nothing to give.
 func (p *Peers) syncPass(ctx context.Context) (adopted, failed int) {
-	for _, pe := range p.peers {
+	for _, pe := range p.current() {
 		if pe.self.Load() {
 			continue
 		}
