@@ -8,7 +8,12 @@
 //	go run ./cmd/eureka -gateway :8080 -gateway-rules rules.yaml  # by traffic rules
 //
 // Every flag but -version can also be set as an environment variable:
-// -eviction-interval as EUREKA_EVICTION_INTERVAL. Run with -h for the
+// -eviction-interval as EUREKA_EVICTION_INTERVAL. A Spring Cloud Eureka
+// Server's configuration is read as Spring reads it: application.yml (or
+// .yaml, .properties) in the working directory or its config/ folder, or
+// --spring.config.location=; its profiles, placeholders and variables in
+// Spring's form (SERVER_PORT); see docs/spring.md. -print-config prints
+// every setting and where it came from. Run with -h for the
 // list, and with -version for the version it was built from. SIGINT or SIGTERM
 // stops it gracefully: in-flight requests finish and background loops stop.
 package main
@@ -45,7 +50,7 @@ import (
 )
 
 func main() {
-	opts, err := parseOptions(os.Args[1:], os.Getenv, os.Stderr)
+	opts, err := parseConfig(os.Args[1:], os.Getenv, os.Environ(), ".", os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
@@ -55,6 +60,10 @@ func main() {
 	}
 	if opts.version {
 		fmt.Printf("eureka %s (%s, %s/%s)\n", version.String(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return
+	}
+	if opts.printConfig != "" {
+		fmt.Print(opts.printConfig)
 		return
 	}
 	if opts.hashPassword != "" {
@@ -75,6 +84,12 @@ func main() {
 		os.Exit(1)
 	}
 	defer log.Sync()
+	for _, n := range opts.springNotes {
+		log.Warn(n)
+	}
+	for _, n := range opts.overrides {
+		log.Info(n)
+	}
 	closeAccessLog, err := openAccessLog(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "eureka:", err)

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/eurekagate/eurekagate/internal/springconfig"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// peers maps eureka.client.service-url to -peers as the Java server
+// reads its peers: the URLs of the zones eureka.client.availability-zones
+// lists for this region, defaultZone's for a zone without URLs of its
+// own, or defaultZone's alone without a list, each ending in a slash.
+// Self-recognition takes eureka.instance.hostname.
+func (s *springSettings) peers() error {
+	host, ok, err := s.lookup("eureka.instance.hostname")
+	if err != nil {
+		return err
+	}
+	if ok {
+		s.selfHost = strings.TrimSpace(host.Value)
+	}
+	region := registry.DefaultRegion
+	if r, ok, err := s.lookup("eureka.client.region"); err != nil {
+		return err
+	} else if ok {
+		region = strings.TrimSpace(r.Value)
+	}
+	zones, _, hasZones, err := s.conf.List("eureka.client.availability-zones." + region)
+	if err != nil {
+		return err
+	}
+	if !hasZones || len(zones) == 0 {
+		zones = []string{"defaultZone"}
+	}
+	entries := s.conf.Map("eureka.client.service-url")
+	byZone := map[string]springconfig.Entry{}
+	for _, e := range entries {
+		byZone[springconfig.Canonical(e.Key)] = e
+	}
+	used := map[string]bool{}
+	var urls, from []string
+	arg := false
+	for _, z := range zones {
+		e, ok := byZone[springconfig.Canonical(z)]
+		if !ok {
+			e, ok = byZone[springconfig.Canonical("defaultZone")]
+		}
+		if !ok || used[springconfig.Canonical(e.Key)] {
+			continue
+		}
+		used[springconfig.Canonical(e.Key)] = true
+		list, src, _, err := s.conf.List(e.Property.Name)
+		if err != nil {
+			return err
+		}
+		for _, u := range list {
+			if !strings.HasSuffix(u, "/") {
+				u += "/"
+			}
+			urls = append(urls, u)
+		}
+		from = append(from, fmt.Sprintf("%s %s", src, e.Property.Name))
+		arg = arg || src.Arg != ""
+	}
+	for _, e := range entries {
+		if !used[springconfig.Canonical(e.Key)] {
+			s.notes = append(s.notes, fmt.Sprintf("%s: %s: ignored (no effect here: zone %s is not among eureka.client.availability-zones.%s, %v; the Java server does not read it either)",
+				e.Property.Source, e.Property.Name, e.Key, region, zones))
+		}
+	}
+	if len(urls) > 0 {
+		s.assign = append(s.assign, assignment{flag: "peers", value: strings.Join(urls, ","), from: strings.Join(from, ", "), arg: arg})
+	}
+	return nil
+}
+
+// remoteRegions maps eureka.server.remote-region-urls-with-name to
+// -remote-regions and eureka.server.remote-region-app-whitelist to
+// -remote-region-apps.
+func (s *springSettings) remoteRegions() error {
+	var remotes, from []string
+	arg := false
+	for _, e := range s.conf.Map("eureka.server.remote-region-urls-with-name") {
+		p, _, err := s.lookup(e.Property.Name)
+		if err != nil {
+			return err
+		}
+		remotes = append(remotes, e.Key+"="+strings.TrimSpace(p.Value))
+		from = append(from, fmt.Sprintf("%s %s", p.Source, p.Name))
+		arg = arg || p.Source.Arg != ""
+	}
+	if len(remotes) > 0 {
+		s.assign = append(s.assign, assignment{flag: "remote-regions", value: strings.Join(remotes, ","), from: strings.Join(from, ", "), arg: arg})
+	}
+	for _, e := range s.conf.Map("eureka.server.remote-region-app-whitelist") {
+		name := e.Property.Name
+		if i := strings.IndexByte(name, '['); i >= 0 {
+			name = name[:i]
+		}
+		apps, src, _, err := s.conf.List(name)
+		if err != nil {
+			return err
+		}
+		s.assign = append(s.assign, assignment{flag: "remote-region-apps", value: e.Key + "=" + strings.Join(apps, ","), from: fmt.Sprintf("%s %s", src, name), arg: src.Arg != ""})
+	}
+	return nil
+}
+
+// ssl maps server.ssl.*: the PEM certificate and key, and client-auth
+// need with its trust certificate. Key and trust stores are refused with
+// the way to the PEM files, rather than served without them.
+func (s *springSettings) ssl() error {
+	props := s.conf.Map("server.ssl")
+	if len(props) == 0 {
+		return nil
+	}
+	if p, ok, err := s.lookup("server.ssl.enabled"); err != nil {
+		return err
+	} else if ok {
+		v, err := convert(boolean, p.Value)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %v", p.Source, p.Name, err)
+		}
+		if v == "false" {
+			for _, e := range props {
+				if springconfig.Canonical(e.Key) != "enabled" {
+					s.notes = append(s.notes, fmt.Sprintf("%s: %s: ignored (no effect here: server.ssl.enabled is false)", e.Property.Source, e.Property.Name))
+				}
+			}
+			return nil
+		}
+	}
+	for _, e := range props {
+		switch k := springconfig.Canonical(e.Key); {
+		case strings.HasPrefix(k, "keystore"), k == "keyalias", k == "keypassword":
+			return fmt.Errorf("%s: %s: key stores are not read here; give server.ssl.certificate and server.ssl.certificate-private-key as PEM files (openssl pkcs12 -in store.p12 -nodes writes both)", e.Property.Source, e.Property.Name)
+		case strings.HasPrefix(k, "truststore"):
+			return fmt.Errorf("%s: %s: trust stores are not read here; give server.ssl.trust-certificate as a PEM file", e.Property.Source, e.Property.Name)
+		}
+	}
+	for name, flagName := range map[string]string{"server.ssl.certificate": "tls-cert", "server.ssl.certificate-private-key": "tls-key"} {
+		if p, ok, err := s.lookup(name); err != nil {
+			return err
+		} else if ok {
+			s.add(flagName, strings.TrimPrefix(strings.TrimSpace(p.Value), "file:"), p)
+		}
+	}
+	trust, hasTrust, err := s.lookup("server.ssl.trust-certificate")
+	if err != nil {
+		return err
+	}
+	auth, hasAuth, err := s.lookup("server.ssl.client-auth")
+	if err != nil {
+		return err
+	}
+	mode := "none"
+	if hasAuth {
+		mode = strings.ToLower(strings.TrimSpace(auth.Value))
+	}
+	switch mode {
+	case "need":
+		if !hasTrust {
+			return fmt.Errorf("%s: %s: need without server.ssl.trust-certificate, the CA the clients' certificates must chain to", auth.Source, auth.Name)
+		}
+		s.add("tls-client-ca", strings.TrimPrefix(strings.TrimSpace(trust.Value), "file:"), trust)
+	case "none":
+		if hasTrust {
+			s.notes = append(s.notes, fmt.Sprintf("%s: %s: ignored (no effect here: clients' certificates are asked for with server.ssl.client-auth: need only)", trust.Source, trust.Name))
+		}
+	case "want":
+		return fmt.Errorf("%s: %s: want is not offered here (a client without a certificate would pass unverified); give need or none", auth.Source, auth.Name)
+	default:
+		return fmt.Errorf("%s: %s: %q is not need, want or none", auth.Source, auth.Name, auth.Value)
+	}
+	return nil
+}
