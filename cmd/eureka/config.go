@@ -49,6 +49,7 @@ type options struct {
 	// them as warnings. overrides are the settings two of our names and
 	// Spring's gave a value, which won: main logs them.
 	springNotes, overrides []string
+	actuator               actuatorOptions
 	// printConfig is -print-config's text: every setting, its value
 	// and where it came from; main prints it and exits.
 	printConfig string
@@ -109,6 +110,8 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	fs.BoolVar(&o.registry.API.Auth.RequireForReads, "auth-reads", false, "make reads need credentials too")
 	var tlsOpts tlsFlags
 	tlsOpts.register(fs)
+	var act actuatorFlags
+	act.register(fs, &o)
 	fs.StringVar(&o.hashPassword, "hash-password", "", "print the bcrypt hash of this password, for -auth-users, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	printConfig := fs.Bool("print-config", false, "print every setting, its value and where it came from (a flag, a variable, a file's line of the Spring configuration, or the default), and exit")
@@ -212,7 +215,10 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	if err := tlsOpts.apply(&o); err != nil {
 		return nil, spring, err
 	}
-	if err := checkPrefix(o.registry.API.Prefix, o.dashboardPath); err != nil {
+	if err := act.apply(&o); err != nil {
+		return nil, spring, err
+	}
+	if err := checkPrefix(o.registry.API.Prefix, o.dashboardPath, o.actuator.path); err != nil {
 		return nil, spring, err
 	}
 	if o.gatewayRules.File != "" && o.gatewayServer.Addr == "" {
@@ -284,22 +290,24 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	return &o, spring, nil
 }
 
-// checkPrefix refuses an API prefix (or a dashboard path) that would put
-// the dashboard or /metrics under the API, which answers every path under
-// /eureka and its prefix: -prefix / would hide them both.
-func checkPrefix(prefix, dashboardPath string) error {
+// checkPrefix refuses an API prefix (or a dashboard or actuator path)
+// that would put the dashboard, /metrics or the actuator under the API,
+// which answers every path under /eureka and its prefix: -prefix / would
+// hide them all.
+func checkPrefix(prefix, dashboardPath, actuatorPath string) error {
 	prefixes := []string{"/eureka"}
 	if prefix != "" {
 		prefixes = append(prefixes, "/"+strings.Trim(prefix, "/"))
 	}
-	pages := map[string]string{"/metrics": "/metrics"}
+	pages := [][2]string{{"/metrics", "/metrics"}}
 	if dashboardPath != "" {
-		pages["/"+strings.Trim(dashboardPath, "/")] = "the dashboard"
+		pages = append(pages, [2]string{"/" + strings.Trim(dashboardPath, "/"), "the dashboard"})
 	}
+	pages = append(pages, [2]string{actuatorPath, "the actuator endpoints"})
 	for _, p := range prefixes {
-		for path, what := range pages {
-			if p == "/" || path == p || strings.HasPrefix(path, p+"/") {
-				return fmt.Errorf("the REST API under %s would hide %s (%s); give -prefix or -dashboard-path a path of its own, such as -prefix /registry", p, what, path)
+		for _, page := range pages {
+			if path := page[0]; p == "/" || path == p || strings.HasPrefix(path, p+"/") {
+				return fmt.Errorf("the REST API under %s would hide %s (%s); give -prefix, -dashboard-path or -actuator-path a path of its own, such as -prefix /registry", p, page[1], path)
 			}
 		}
 	}

@@ -150,7 +150,7 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),
-		fx.Provide(func(p serverParams) httpapi.ServerConfig { return serverConfig(opts, p, log) }),
+		fx.Provide(func(p serverParams) (httpapi.ServerConfig, error) { return serverConfig(opts, p, log) }),
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.ZapLogger{Logger: log.Named("fx")}
 			l.UseLogLevel(zap.DebugLevel)
@@ -183,7 +183,7 @@ type serverParams struct {
 // (eureka_gateway_requests_total) and the dashboard shows its traffic
 // rules and its traffic, live. It warns when the registry is reachable
 // from a network with no credentials configured.
-func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.ServerConfig {
+func serverConfig(opts *options, p serverParams, log *zap.Logger) (httpapi.ServerConfig, error) {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(registrymetrics.New(p.Store, p.Peers, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var rules func() *routing.Rules
@@ -198,7 +198,8 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.Server
 		rec = p.Gateway.Traffic()
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	metricsHandler := promhttp.HandlerFor(metrics, promhttp.HandlerOpts{})
+	mux.Handle("/metrics", metricsHandler)
 	if opts.dashboardPath != "" {
 		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
 		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules, Traffic: rec})
@@ -206,16 +207,28 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.Server
 		mux.Handle(path, d)
 	}
 	cfg := opts.server
-	cfg.Other = mux
+	protect := func(h http.Handler) http.Handler { return h }
 	if opts.registry.API.Auth.RequireForReads {
-		cfg.Other = p.API.Protect(mux)
+		protect = p.API.Protect
+	}
+	cfg.Other = protect(mux)
+	act, err := actuatorHandler(opts, p, metricsHandler)
+	if err != nil {
+		return httpapi.ServerConfig{}, err
+	}
+	switch {
+	case act == nil:
+	case opts.actuator.managementAddr != "":
+		serveManagement(p.Lifecycle, opts.actuator.managementAddr, mountActuator(act, nil, protect), log)
+	default:
+		cfg.Other = mountActuator(act, cfg.Other, protect)
 	}
 	auth := opts.registry.API.Auth
 	if len(auth.Users) == 0 && auth.Peer == nil && len(auth.PeerCertNames) == 0 && !loopbackOnly(cfg.Addr) {
 		log.Warn("the registry listens beyond loopback without credentials: anyone who reaches it can register or cancel instances; set -auth-users",
 			zap.String("addr", cfg.Addr))
 	}
-	return cfg
+	return cfg, nil
 }
 
 // loopbackOnly reports whether addr binds loopback only.

@@ -101,7 +101,7 @@ func (s *springSettings) mapAll() error {
 			s.add(k.flag, v, q)
 		}
 	}
-	for _, f := range []func() error{s.address, s.contextPath, s.peers, s.dashboard, s.security, s.ssl, s.remoteRegions} {
+	for _, f := range []func() error{s.address, s.contextPath, s.peers, s.dashboard, s.security, s.ssl, s.remoteRegions, s.management} {
 		if err := f(); err != nil {
 			return err
 		}

@@ -72,6 +72,16 @@ var springProperties = []springProperty{
 	{name: "spring.profiles.group.*", ignored: "profile groups and includes are not read here; list every profile in spring.profiles.active"},
 	{name: "spring.config.import", ignored: "imports are not read here; name the files in spring.config.location"},
 	{name: "logging.*", ignored: "the log here is zap's JSON on stderr, at info"},
+	{name: "info.*", ignored: "/actuator/info here shows the build alone (Spring Boot shows info.* only with management.info.env.enabled)"},
+
+	{name: "management.endpoints.web.exposure.include", unit: special, does: "-actuator: the endpoints served (health, info, prometheus, or *); a name of an endpoint this server has not is logged and left out"},
+	{name: "management.endpoints.web.exposure.exclude", unit: special, does: "the endpoints taken out of -actuator"},
+	{name: "management.endpoints.web.base-path", flag: "actuator-path"},
+	{name: "management.server.port", unit: special, does: "the port of -management-addr (a server of the actuator's own); -1 serves no endpoint (-actuator off)"},
+	{name: "management.server.address", unit: special, does: "the host of -management-addr"},
+	{name: "management.endpoint.health.show-details", flag: "actuator-health-details"},
+	{name: "management.endpoint.health.probes.enabled", ignored: "the liveness and readiness groups are always on here"},
+	{name: "management.*", ignored: "not an actuator setting this server has"},
 
 	{name: "eureka.client.service-url.*", unit: special, does: "-peers: the URLs of the zones of eureka.client.availability-zones.<region> (defaultZone without one), as the Java server reads them; its own URL is recognised (-self-url, eureka.instance.hostname) and left out"},
 	{name: "eureka.client.region", flag: "region"},
