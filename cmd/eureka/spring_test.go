@@ -82,6 +82,9 @@ func TestSpringEnvironmentMatrix(t *testing.T) {
 			a := o.registry.API.Auth
 			return len(a.Users) == 1 && a.Users[0].Username == "user" && bcrypt.CompareHashAndPassword([]byte(a.Users[0].PasswordHash), []byte("s3cret")) == nil
 		}},
+		{map[string]string{"MANAGEMENT_ENDPOINTS_WEB_EXPOSURE_INCLUDE": "health,info"}, "", func(o *options) bool {
+			return slices.Equal(o.actuator.exposure, []string{"health", "info"})
+		}},
 		{map[string]string{"EUREKA_SERVER_MYURL": "http://me:8761/eureka/"}, "", func(o *options) bool { return o.registry.Peers.Self == "http://me:8761/eureka/" }},
 		{map[string]string{"EUREKA_DASHBOARD_ENABLED": "false"}, "", func(o *options) bool { return o.dashboardPath == "" }},
 		{map[string]string{"EUREKA_ENVIRONMENT": "prod"}, "", func(o *options) bool { return o.registry.API.Environment == "prod" }},
