@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +63,58 @@ func TestSpringEnvironmentOnlyProcess(t *testing.T) {
 		t.Errorf("registered-replicas %q, want the peer", r)
 	}
 	p.stop(t)
+}
+
+// The Spring Cloud docs' peer-aware servers, one file, two nodes started
+// with their profile alone: each recognises itself, replicates to the
+// other, and an instance registered and renewed on one is read back from
+// both.
+func TestSpringPeerAwareProcesses(t *testing.T) {
+	bin := binary(t)
+	port := strconv.Itoa(testkit.FreePort(t))
+	file, err := filepath.Abs("testdata/spring/peer-aware/application.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(profile string) *process {
+		return startProcessWith(t, 30*time.Second, bin, false, func(c *exec.Cmd) {
+			c.Dir, c.Env = t.TempDir(), []string{"PORT=" + port}
+		}, "--spring.config.location="+file, "--spring.profiles.active="+profile)
+	}
+	peer1, peer2 := start("peer1"), start("peer2")
+	for n, p := range []*process{peer1, peer2} {
+		want := []string{"http://127.0.0.2:" + port, "http://127.0.0.3:" + port}[n]
+		if p.registry != want {
+			t.Fatalf("node %d listens on %s, want %s", n+1, p.registry, want)
+		}
+		testkit.Eventually(t, 10*time.Second, p.registry+" ready", func() bool {
+			code, _ := testkit.HTTPGet(t, p.registry+"/actuator/health/readiness")
+			return code == 200
+		})
+	}
+	register(t, peer1.registry, "ORDERS", "orders-1")
+	req, _ := http.NewRequest(http.MethodPut, peer1.registry+"/eureka/apps/ORDERS/orders-1", nil)
+	if resp, body := testkit.Do(t, http.DefaultClient, req); resp.StatusCode != 200 {
+		t.Fatalf("heartbeat: %d %s", resp.StatusCode, body)
+	}
+	for _, p := range []*process{peer1, peer2} {
+		testkit.Eventually(t, 10*time.Second, "orders-1 on "+p.registry, func() bool {
+			code, body := getJSON(t, p.registry+"/eureka/apps/ORDERS/orders-1")
+			return code == 200 && strings.Contains(body, `"instanceId":"orders-1"`)
+		})
+	}
+	for _, p := range []*process{peer1, peer2} {
+		_, body := getJSON(t, p.registry+"/eureka/status")
+		other := map[string]string{peer1.registry: "127.0.0.3", peer2.registry: "127.0.0.2"}[p.registry]
+		var status struct {
+			ApplicationStats map[string]string `json:"applicationStats"`
+		}
+		json.Unmarshal([]byte(body), &status)
+		if r := status.ApplicationStats["registered-replicas"]; !strings.Contains(r, other) || strings.Count(r, "http") != 1 {
+			t.Errorf("%s replicates to %q, want the other node alone", p.registry, r)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+	peer1.stop(t)
+	peer2.stop(t)
 }
