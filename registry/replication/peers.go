@@ -73,8 +73,8 @@ func New(store *registry.Store, cfg Config) (*Peers, error) {
 		seen[u.Base] = true
 		p.peers = append(p.peers, &peer{url: u, tasks: map[string]*task{}, wake: make(chan struct{}, 1)})
 	}
-	p.unsubscribe = store.Subscribe(p.changed)
-	store.OnHeartbeat(p.heartbeat)
+	unChanges, unHeartbeats := store.Subscribe(p.changed), store.OnHeartbeat(p.heartbeat)
+	p.unsubscribe = func() { unChanges(); unHeartbeats() }
 	return p, nil
 }
 
@@ -153,7 +153,6 @@ func (p *Peers) Start() {
 func (p *Peers) Stop() {
 	p.once.Do(func() {
 		p.unsubscribe()
-		p.store.OnHeartbeat(nil)
 		p.end()
 		close(p.stop)
 	})
