@@ -165,36 +165,68 @@ func (s *springSettings) lookup(name string) (springconfig.Property, bool, error
 	return s.conf.Lookup(name)
 }
 
+// pair is two properties that make one setting, as found.
+type pair struct {
+	a, b       springconfig.Property
+	hasA, hasB bool
+}
+
+// pair looks up the properties a and b.
+func (s *springSettings) pair(a, b string) (pair, error) {
+	var p pair
+	var err error
+	if p.a, p.hasA, err = s.lookup(a); err != nil {
+		return p, err
+	}
+	p.b, p.hasB, err = s.lookup(b)
+	return p, err
+}
+
+// from names where the properties found came from.
+func (p pair) from() string {
+	var from []string
+	if p.hasA {
+		from = append(from, fmt.Sprintf("%s %s", p.a.Source, p.a.Name))
+	}
+	if p.hasB {
+		from = append(from, fmt.Sprintf("%s %s", p.b.Source, p.b.Name))
+	}
+	return strings.Join(from, ", ")
+}
+
+// arg reports whether one of them is an argument's.
+func (p pair) arg() bool {
+	return (p.hasA && p.a.Source.Arg != "") || (p.hasB && p.b.Source.Arg != "")
+}
+
+// portOf reads a port property; -1 too when off is what it means.
+func portOf(p springconfig.Property, off string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(p.Value))
+	switch {
+	case err == nil && n >= 0 && n <= 65535, err == nil && n == -1 && off != "":
+		return n, nil
+	case off != "":
+		return 0, fmt.Errorf("%s: %s: %q is not a port (0 to 65535, or -1 for %s)", p.Source, p.Name, p.Value, off)
+	}
+	return 0, fmt.Errorf("%s: %s: %q is not a port (0 to 65535)", p.Source, p.Name, p.Value)
+}
+
 // address maps server.port and server.address to -addr.
 func (s *springSettings) address() error {
-	port, hasPort, err := s.lookup("server.port")
-	if err != nil {
+	p, err := s.pair("server.port", "server.address")
+	if err != nil || (!p.hasA && !p.hasB) {
 		return err
 	}
-	addr, hasAddr, err := s.lookup("server.address")
-	if err != nil {
-		return err
-	}
-	if !hasPort && !hasAddr {
-		return nil
-	}
-	p, host := "8761", ""
-	var from []string
-	arg := false
-	if hasPort {
-		if n, err := strconv.Atoi(strings.TrimSpace(port.Value)); err != nil || n < 0 || n > 65535 {
-			return fmt.Errorf("%s: %s: %q is not a port (0 to 65535)", port.Source, port.Name, port.Value)
+	port, host := 8761, ""
+	if p.hasA {
+		if port, err = portOf(p.a, ""); err != nil {
+			return err
 		}
-		p = strings.TrimSpace(port.Value)
-		from = append(from, fmt.Sprintf("%s %s", port.Source, port.Name))
-		arg = port.Source.Arg != ""
 	}
-	if hasAddr {
-		host = strings.TrimSpace(addr.Value)
-		from = append(from, fmt.Sprintf("%s %s", addr.Source, addr.Name))
-		arg = arg || addr.Source.Arg != ""
+	if p.hasB {
+		host = strings.TrimSpace(p.b.Value)
 	}
-	s.assign = append(s.assign, assignment{flag: "addr", value: net.JoinHostPort(host, p), from: strings.Join(from, ", "), arg: arg})
+	s.assign = append(s.assign, assignment{flag: "addr", value: net.JoinHostPort(host, strconv.Itoa(port)), from: p.from(), arg: p.arg()})
 	return nil
 }
 
@@ -236,22 +268,16 @@ var passwordID = regexp.MustCompile(`^\{([^}]*)\}`)
 // of -auth-users, needed on reads too (-auth-reads): Spring Security's
 // defaults protect every request.
 func (s *springSettings) security() error {
-	name, hasName, err := s.lookup("spring.security.user.name")
-	if err != nil {
-		return err
-	}
-	pw, hasPW, err := s.lookup("spring.security.user.password")
-	if err != nil {
-		return err
-	}
+	p, err := s.pair("spring.security.user.name", "spring.security.user.password")
+	name, pw := p.a, p.b
 	switch {
-	case !hasName && !hasPW:
-		return nil
-	case !hasPW:
+	case err != nil || (!p.hasA && !p.hasB):
+		return err
+	case !p.hasB:
 		return fmt.Errorf("%s: %s: set without spring.security.user.password: Spring would make one up at random, which no client knows; give the password", name.Source, name.Name)
 	}
 	user := "user"
-	if hasName {
+	if p.hasA {
 		user = strings.TrimSpace(name.Value)
 	}
 	hash := ""
@@ -269,14 +295,9 @@ func (s *springSettings) security() error {
 	default:
 		return fmt.Errorf("%s: %s: {%s} passwords are not read here; give {bcrypt}<hash> (eureka -hash-password makes one), {noop}<password> or the plain password", pw.Source, pw.Name, m[1])
 	}
-	from := fmt.Sprintf("%s %s", pw.Source, pw.Name)
-	if hasName {
-		from = fmt.Sprintf("%s %s, %s", name.Source, name.Name, from)
-	}
-	arg := pw.Source.Arg != "" || name.Source.Arg != ""
 	s.assign = append(s.assign,
-		assignment{flag: "auth-users", value: user + ":" + hash, from: from, arg: arg},
-		assignment{flag: "auth-reads", value: "true", from: from, arg: arg})
+		assignment{flag: "auth-users", value: user + ":" + hash, from: p.from(), arg: p.arg()},
+		assignment{flag: "auth-reads", value: "true", from: p.from(), arg: p.arg()})
 	return nil
 }
 

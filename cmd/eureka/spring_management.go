@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/eurekagate/eurekagate/internal/springconfig"
 	"github.com/eurekagate/eurekagate/registry/actuator"
 )
 
@@ -50,41 +49,28 @@ func (s *springSettings) management() error {
 		}
 		s.assign = append(s.assign, assignment{flag: "actuator", value: v, from: strings.Join(from, ", "), arg: src.Arg != "" || xsrc.Arg != ""})
 	}
-	port, hasPort, err := s.lookup("management.server.port")
-	if err != nil {
+	p, err := s.pair("management.server.port", "management.server.address")
+	switch {
+	case err != nil:
 		return err
-	}
-	addr, hasAddr, err := s.lookup("management.server.address")
-	if err != nil {
-		return err
-	}
-	if !hasPort {
-		if hasAddr {
-			s.notes = append(s.notes, fmt.Sprintf("%s: %s: ignored (no effect here: without management.server.port the endpoints are on the registry's server)", addr.Source, addr.Name))
-		}
+	case !p.hasA && p.hasB:
+		s.notes = append(s.notes, fmt.Sprintf("%s: %s: ignored (no effect here: without management.server.port the endpoints are on the registry's server)", p.b.Source, p.b.Name))
+		return nil
+	case !p.hasA:
 		return nil
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(port.Value))
-	if err != nil || n < -1 || n > 65535 {
-		return fmt.Errorf("%s: %s: %q is not a port (0 to 65535, or -1 for no endpoint)", port.Source, port.Name, port.Value)
+	port, err := portOf(p.a, "no endpoint")
+	if err != nil {
+		return err
 	}
-	if n == -1 {
-		s.add("actuator", "off", port)
+	if port == -1 {
+		s.add("actuator", "off", p.a)
 		return nil
 	}
 	host := ""
-	if hasAddr {
-		host = strings.TrimSpace(addr.Value)
+	if p.hasB {
+		host = strings.TrimSpace(p.b.Value)
 	}
-	s.assign = append(s.assign, assignment{flag: "management-addr", value: net.JoinHostPort(host, strconv.Itoa(n)), from: sources(port, addr, hasAddr), arg: port.Source.Arg != "" || addr.Source.Arg != ""})
+	s.assign = append(s.assign, assignment{flag: "management-addr", value: net.JoinHostPort(host, strconv.Itoa(port)), from: p.from(), arg: p.arg()})
 	return nil
-}
-
-// sources names where a setting made of two properties came from.
-func sources(a, b springconfig.Property, hasB bool) string {
-	from := fmt.Sprintf("%s %s", a.Source, a.Name)
-	if hasB {
-		from += fmt.Sprintf(", %s %s", b.Source, b.Name)
-	}
-	return from
 }

@@ -147,14 +147,11 @@ func (s *springSettings) ssl() error {
 			s.add(flagName, strings.TrimPrefix(strings.TrimSpace(p.Value), "file:"), p)
 		}
 	}
-	trust, hasTrust, err := s.lookup("server.ssl.trust-certificate")
+	p, err := s.pair("server.ssl.trust-certificate", "server.ssl.client-auth")
 	if err != nil {
 		return err
 	}
-	auth, hasAuth, err := s.lookup("server.ssl.client-auth")
-	if err != nil {
-		return err
-	}
+	trust, hasTrust, auth, hasAuth := p.a, p.hasA, p.b, p.hasB
 	mode := "none"
 	if hasAuth {
 		mode = strings.ToLower(strings.TrimSpace(auth.Value))
