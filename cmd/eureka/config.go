@@ -16,6 +16,7 @@ import (
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/internal/eurekahttp"
+	"github.com/eurekagate/eurekagate/internal/springeureka"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/regions"
@@ -63,7 +64,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 
 // parseConfig reads the settings: Spring's configuration (application.yml
 // and the rest in dir, the variables of environ in Spring's form, the
-// --name.with.dots=value arguments; see readSpring), then our EUREKA_<FLAG>
+// --name.with.dots=value arguments; see internal/springeureka), then our EUREKA_<FLAG>
 // variables (-eviction-interval as EUREKA_EVICTION_INTERVAL), Spring's
 // arguments and our flags, each over the ones before. dir "" reads no
 // Spring configuration.
@@ -139,15 +140,16 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	ourArgs, springArgs := splitSpringArgs(args)
 	var spring *springSettings
 	if dir != "" {
-		var err error
 		ours := func(v string) bool {
 			name, ok := strings.CutPrefix(v, "EUREKA_")
 			return ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(name, "_", "-"))) != nil
 		}
-		if spring, err = readSpring(dir, springArgs, environ, ours); err != nil {
+		settings, err := springeureka.Read(dir, springArgs, environ, ours)
+		if err != nil {
 			return nil, nil, err
 		}
-		o.springNotes = spring.notes
+		spring = &springSettings{settings}
+		o.springNotes = spring.Notes
 	} else if len(springArgs) > 0 {
 		return nil, nil, fmt.Errorf("unexpected arguments: %v", springArgs)
 	}
@@ -178,10 +180,10 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 		return nil, spring, envErr
 	}
 	for _, a := range spring.args() {
-		if err := fs.Lookup(a.flag).Value.Set(a.value); err != nil {
-			return nil, spring, fmt.Errorf("%s: %v", a.from, err)
+		if err := fs.Lookup(a.Setting).Value.Set(a.Value); err != nil {
+			return nil, spring, fmt.Errorf("%s: %v", a.From, err)
 		}
-		set(a.flag, a.from)
+		set(a.Setting, a.From)
 	}
 	if err := fs.Parse(ourArgs); err != nil {
 		return nil, spring, err
@@ -270,8 +272,8 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 		// Peers listed as this host's loopback address are this node,
 		// and so are those of eureka.instance.hostname.
 		o.registry.Peers.SelfAddrs = []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
-		if spring != nil && spring.selfHost != "" {
-			o.registry.Peers.SelfAddrs = append(o.registry.Peers.SelfAddrs, net.JoinHostPort(spring.selfHost, port))
+		if spring != nil && spring.SelfHost != "" {
+			o.registry.Peers.SelfAddrs = append(o.registry.Peers.SelfAddrs, net.JoinHostPort(spring.SelfHost, port))
 		}
 	}
 	if t := st.RenewalPercentThreshold; t <= 0 || t > 1 {

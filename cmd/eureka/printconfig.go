@@ -29,13 +29,13 @@ func effectiveConfig(fs *flag.FlagSet, src map[string]string, spring *springSett
 		fmt.Fprintln(&b, o)
 	}
 	if spring != nil {
-		if p := spring.conf.Profiles; len(p) > 0 {
+		if p := spring.Conf.Profiles; len(p) > 0 {
 			fmt.Fprintf(&b, "profiles: %s\n", strings.Join(p, ", "))
 		}
-		if f := spring.conf.Files; len(f) > 0 {
+		if f := spring.Conf.Files; len(f) > 0 {
 			fmt.Fprintf(&b, "files: %s\n", strings.Join(f, ", "))
 		}
-		for _, n := range spring.notes {
+		for _, n := range spring.Notes {
 			fmt.Fprintln(&b, n)
 		}
 	}

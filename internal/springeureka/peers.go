@@ -1,4 +1,4 @@
-package main
+package springeureka
 
 import (
 	"fmt"
@@ -13,13 +13,13 @@ import (
 // lists for this region, defaultZone's for a zone without URLs of its
 // own, or defaultZone's alone without a list, each ending in a slash.
 // Self-recognition takes eureka.instance.hostname.
-func (s *springSettings) peers() error {
+func (s *Settings) peers() error {
 	host, ok, err := s.lookup("eureka.instance.hostname")
 	if err != nil {
 		return err
 	}
 	if ok {
-		s.selfHost = strings.TrimSpace(host.Value)
+		s.SelfHost = strings.TrimSpace(host.Value)
 	}
 	region := registry.DefaultRegion
 	if r, ok, err := s.lookup("eureka.client.region"); err != nil {
@@ -27,14 +27,14 @@ func (s *springSettings) peers() error {
 	} else if ok {
 		region = strings.TrimSpace(r.Value)
 	}
-	zones, _, hasZones, err := s.conf.List("eureka.client.availability-zones." + region)
+	zones, _, hasZones, err := s.Conf.List("eureka.client.availability-zones." + region)
 	if err != nil {
 		return err
 	}
 	if !hasZones || len(zones) == 0 {
 		zones = []string{"defaultZone"}
 	}
-	entries := s.conf.Map("eureka.client.service-url")
+	entries := s.Conf.Map("eureka.client.service-url")
 	byZone := map[string]springconfig.Entry{}
 	for _, e := range entries {
 		byZone[springconfig.Canonical(e.Key)] = e
@@ -51,7 +51,7 @@ func (s *springSettings) peers() error {
 			continue
 		}
 		used[springconfig.Canonical(e.Key)] = true
-		list, src, _, err := s.conf.List(e.Property.Name)
+		list, src, _, err := s.Conf.List(e.Property.Name)
 		if err != nil {
 			return err
 		}
@@ -66,12 +66,12 @@ func (s *springSettings) peers() error {
 	}
 	for _, e := range entries {
 		if !used[springconfig.Canonical(e.Key)] {
-			s.notes = append(s.notes, fmt.Sprintf("%s: %s: ignored (no effect here: zone %s is not among eureka.client.availability-zones.%s, %v; the Java server does not read it either)",
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %s: ignored (no effect here: zone %s is not among eureka.client.availability-zones.%s, %v; the Java server does not read it either)",
 				e.Property.Source, e.Property.Name, e.Key, region, zones))
 		}
 	}
 	if len(urls) > 0 {
-		s.assign = append(s.assign, assignment{flag: "peers", value: strings.Join(urls, ","), from: strings.Join(from, ", "), arg: arg})
+		s.Assign = append(s.Assign, Assignment{Setting: "peers", Value: strings.Join(urls, ","), From: strings.Join(from, ", "), Arg: arg})
 	}
 	return nil
 }
@@ -79,10 +79,10 @@ func (s *springSettings) peers() error {
 // remoteRegions maps eureka.server.remote-region-urls-with-name to
 // -remote-regions and eureka.server.remote-region-app-whitelist to
 // -remote-region-apps.
-func (s *springSettings) remoteRegions() error {
+func (s *Settings) remoteRegions() error {
 	var remotes, from []string
 	arg := false
-	for _, e := range s.conf.Map("eureka.server.remote-region-urls-with-name") {
+	for _, e := range s.Conf.Map("eureka.server.remote-region-urls-with-name") {
 		p, _, err := s.lookup(e.Property.Name)
 		if err != nil {
 			return err
@@ -92,18 +92,18 @@ func (s *springSettings) remoteRegions() error {
 		arg = arg || p.Source.Arg != ""
 	}
 	if len(remotes) > 0 {
-		s.assign = append(s.assign, assignment{flag: "remote-regions", value: strings.Join(remotes, ","), from: strings.Join(from, ", "), arg: arg})
+		s.Assign = append(s.Assign, Assignment{Setting: "remote-regions", Value: strings.Join(remotes, ","), From: strings.Join(from, ", "), Arg: arg})
 	}
-	for _, e := range s.conf.Map("eureka.server.remote-region-app-whitelist") {
+	for _, e := range s.Conf.Map("eureka.server.remote-region-app-whitelist") {
 		name := e.Property.Name
 		if i := strings.IndexByte(name, '['); i >= 0 {
 			name = name[:i]
 		}
-		apps, src, _, err := s.conf.List(name)
+		apps, src, _, err := s.Conf.List(name)
 		if err != nil {
 			return err
 		}
-		s.assign = append(s.assign, assignment{flag: "remote-region-apps", value: e.Key + "=" + strings.Join(apps, ","), from: fmt.Sprintf("%s %s", src, name), arg: src.Arg != ""})
+		s.Assign = append(s.Assign, Assignment{Setting: "remote-region-apps", Value: e.Key + "=" + strings.Join(apps, ","), From: fmt.Sprintf("%s %s", src, name), Arg: src.Arg != ""})
 	}
 	return nil
 }
@@ -111,8 +111,8 @@ func (s *springSettings) remoteRegions() error {
 // ssl maps server.ssl.*: the PEM certificate and key, and client-auth
 // need with its trust certificate. Key and trust stores are refused with
 // the way to the PEM files, rather than served without them.
-func (s *springSettings) ssl() error {
-	props := s.conf.Map("server.ssl")
+func (s *Settings) ssl() error {
+	props := s.Conf.Map("server.ssl")
 	if len(props) == 0 {
 		return nil
 	}
@@ -126,7 +126,7 @@ func (s *springSettings) ssl() error {
 		if v == "false" {
 			for _, e := range props {
 				if springconfig.Canonical(e.Key) != "enabled" {
-					s.notes = append(s.notes, fmt.Sprintf("%s: %s: ignored (no effect here: server.ssl.enabled is false)", e.Property.Source, e.Property.Name))
+					s.Notes = append(s.Notes, fmt.Sprintf("%s: %s: ignored (no effect here: server.ssl.enabled is false)", e.Property.Source, e.Property.Name))
 				}
 			}
 			return nil
@@ -164,7 +164,7 @@ func (s *springSettings) ssl() error {
 		s.add("tls-client-ca", strings.TrimPrefix(strings.TrimSpace(trust.Value), "file:"), trust)
 	case "none":
 		if hasTrust {
-			s.notes = append(s.notes, fmt.Sprintf("%s: %s: ignored (no effect here: clients' certificates are asked for with server.ssl.client-auth: need only)", trust.Source, trust.Name))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %s: ignored (no effect here: clients' certificates are asked for with server.ssl.client-auth: need only)", trust.Source, trust.Name))
 		}
 	case "want":
 		return fmt.Errorf("%s: %s: want is not offered here (a client without a certificate would pass unverified); give need or none", auth.Source, auth.Name)

@@ -1,4 +1,4 @@
-package main
+package springeureka
 
 import (
 	"fmt"
@@ -13,12 +13,12 @@ import (
 // management maps management.endpoints.web.exposure.include and
 // .exclude to -actuator, and management.server.port and .address to
 // -management-addr.
-func (s *springSettings) management() error {
-	include, src, ok, err := s.conf.List("management.endpoints.web.exposure.include")
+func (s *Settings) management() error {
+	include, src, ok, err := s.Conf.List("management.endpoints.web.exposure.include")
 	if err != nil {
 		return err
 	}
-	exclude, xsrc, hasExclude, err := s.conf.List("management.endpoints.web.exposure.exclude")
+	exclude, xsrc, hasExclude, err := s.Conf.List("management.endpoints.web.exposure.exclude")
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *springSettings) management() error {
 			case slices.Contains(actuator.Endpoints, e):
 				served = append(served, e)
 			default:
-				s.notes = append(s.notes, fmt.Sprintf("%s: management.endpoints.web.exposure.include: %s: ignored (no effect here: this server has no %s endpoint; it serves %s)", src, e, e, strings.Join(actuator.Endpoints, ", ")))
+				s.Notes = append(s.Notes, fmt.Sprintf("%s: management.endpoints.web.exposure.include: %s: ignored (no effect here: this server has no %s endpoint; it serves %s)", src, e, e, strings.Join(actuator.Endpoints, ", ")))
 			}
 		}
 		from = append(from, fmt.Sprintf("%s management.endpoints.web.exposure.include", src))
@@ -47,14 +47,14 @@ func (s *springSettings) management() error {
 		if v == "" {
 			v = "off"
 		}
-		s.assign = append(s.assign, assignment{flag: "actuator", value: v, from: strings.Join(from, ", "), arg: src.Arg != "" || xsrc.Arg != ""})
+		s.Assign = append(s.Assign, Assignment{Setting: "actuator", Value: v, From: strings.Join(from, ", "), Arg: src.Arg != "" || xsrc.Arg != ""})
 	}
 	p, err := s.pair("management.server.port", "management.server.address")
 	switch {
 	case err != nil:
 		return err
 	case !p.hasA && p.hasB:
-		s.notes = append(s.notes, fmt.Sprintf("%s: %s: ignored (no effect here: without management.server.port the endpoints are on the registry's server)", p.b.Source, p.b.Name))
+		s.Notes = append(s.Notes, fmt.Sprintf("%s: %s: ignored (no effect here: without management.server.port the endpoints are on the registry's server)", p.b.Source, p.b.Name))
 		return nil
 	case !p.hasA:
 		return nil
@@ -71,6 +71,6 @@ func (s *springSettings) management() error {
 	if p.hasB {
 		host = strings.TrimSpace(p.b.Value)
 	}
-	s.assign = append(s.assign, assignment{flag: "management-addr", value: net.JoinHostPort(host, strconv.Itoa(port)), from: p.from(), arg: p.arg()})
+	s.Assign = append(s.Assign, Assignment{Setting: "management-addr", Value: net.JoinHostPort(host, strconv.Itoa(port)), From: p.from(), Arg: p.arg()})
 	return nil
 }
