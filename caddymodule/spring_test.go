@@ -1,0 +1,89 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
+
+// A Spring Cloud Eureka Server's application.yml named by spring_config
+// sets the eureka app's options in Spring's units (the peer, eviction
+// every 1500 ms, self-preservation off), and eureka_actuator's readiness
+// answers 503 OUT_OF_SERVICE while the node waits for its start-up sync
+// from that peer, then 200 UP; only the exposed endpoints answer, and
+// prometheus is Prometheus text.
+func TestSpringConfigAndReadiness(t *testing.T) {
+	release := make(chan struct{})
+	peer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/eureka/apps") {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"applications":{"versions__delta":"1","apps__hashcode":"","application":[]}}`))
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+		peer.Close()
+	}()
+	file := filepath.Join(t.TempDir(), "application.yml")
+	yml := "eureka:\n  client:\n    serviceUrl:\n      defaultZone: " + peer.URL + "/eureka/\n" +
+		"  server:\n    enableSelfPreservation: false\n    eviction-interval-timer-in-ms: 1500\n    use-read-only-response-cache: false\n"
+	if err := os.WriteFile(file, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	name := newRegistry("spring")
+	loadConfig(t, testConfig("", "registry "+name+"\n\t\tspring_config "+file,
+		site(registryPort, "\teureka_actuator {\n\t\texposure health prometheus\n\t}\n\teureka_server")))
+	e, ok := lookupEntry(name)
+	if !ok {
+		t.Fatal("no registry")
+	}
+	st := e.settings.store
+	if !st.DisableSelfPreservation || st.EvictionInterval != 1500*time.Millisecond || len(e.settings.peers.Peers) != 1 {
+		t.Errorf("the Spring file's settings: %+v, peers %v", st, e.settings.peers.Peers)
+	}
+	base := "http://127.0.0.1:" + registryPort + "/actuator"
+	readiness := func() (int, string) {
+		code, body := testkit.HTTPGet(t, base+"/health/readiness")
+		var m struct{ Status string }
+		json.Unmarshal([]byte(body), &m)
+		return code, m.Status
+	}
+	if code, s := readiness(); code != 503 || s != "OUT_OF_SERVICE" {
+		t.Errorf("readiness while syncing: %d %s", code, s)
+	}
+	released = true
+	close(release)
+	testkit.Eventually(t, 10*time.Second, "readiness UP", func() bool {
+		code, s := readiness()
+		return code == 200 && s == "UP"
+	})
+	code, body := testkit.HTTPGet(t, base+"/prometheus")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if code != 200 || err != nil || families["caddy_eureka_renew_threshold"] == nil {
+		t.Errorf("prometheus: %d %v, %d families", code, err, len(families))
+	}
+	if code, _ := testkit.HTTPGet(t, base+"/info"); code != 404 {
+		t.Errorf("info, not exposed: %d", code)
+	}
+}
