@@ -6,12 +6,16 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
@@ -85,5 +89,39 @@ func TestSpringConfigAndReadiness(t *testing.T) {
 	}
 	if code, _ := testkit.HTTPGet(t, base+"/info"); code != 404 {
 		t.Errorf("info, not exposed: %d", code)
+	}
+}
+
+// The app's own options win over the Spring file's, saying so; what a
+// Caddyfile sets elsewhere is logged as having no effect; a value of the
+// wrong type fails with its file:line and property.
+func TestSpringConfigPrecedenceAndRefusals(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "application.yml")
+	os.WriteFile(file, []byte("server:\n  port: 8761\neureka:\n  server:\n    eviction-interval-timer-in-ms: 1500\n    renewal-percent-threshold: 0.5\n"), 0o644)
+	core, logs := observer.New(zap.InfoLevel)
+	a := &App{SpringConfig: file, EvictionInterval: caddy.Duration(time.Second), log: zap.New(core)}
+	if err := a.applySpring(); err != nil {
+		t.Fatal(err)
+	}
+	if a.EvictionInterval != caddy.Duration(time.Second) || a.RenewalPercentThreshold != 0.5 {
+		t.Errorf("options: eviction %v, threshold %v", a.EvictionInterval, a.RenewalPercentThreshold)
+	}
+	var lines []string
+	for _, e := range logs.All() {
+		lines = append(lines, e.Message)
+	}
+	for _, want := range []string{
+		"the eureka app's own option wins over " + file + ":5 eureka.server.eviction-interval-timer-in-ms",
+		file + ":2 server.port: ignored in Caddy (no effect here: the site's address in the Caddyfile is where the registry listens)",
+	} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("no line %q in %q", want, lines)
+		}
+	}
+	os.WriteFile(file, []byte("eureka.server.renewal-percent-threshold: 2\n"), 0o644)
+	err := (&App{SpringConfig: file, log: zap.NewNop()}).applySpring()
+	if want := "spring_config: " + file + ":1 eureka.server.renewal-percent-threshold: 2 is not above 0 and at most 1"; err == nil || err.Error() != want {
+		t.Errorf("a threshold of 2: %v, want %q", err, want)
 	}
 }
