@@ -120,6 +120,8 @@ var springElsewhere = map[string]string{
 	"tls-cert":                "the site's tls directive serves HTTPS",
 	"tls-key":                 "the site's tls directive serves HTTPS",
 	"tls-client-ca":           "the site's tls directive asks for client certificates",
+	"tls-cert-password":       "the site's tls directive serves HTTPS",
+	"tls-client-ca-password":  "the site's tls directive asks for client certificates",
 	"auth-users":              "basic_auth in the site protects the registry",
 	"auth-reads":              "basic_auth in the site protects the registry",
 	"actuator":                "eureka_actuator's exposure option",

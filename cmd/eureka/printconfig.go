@@ -10,7 +10,8 @@ import (
 
 // effectiveConfig is -print-config's text: one line per setting, its
 // value and where it came from (a flag, a variable, a Spring property's
-// file:line, or the default); a password in a URL shows as ****.
+// file:line, or the default); a password (of a key store, in a URL)
+// shows as ****.
 func effectiveConfig(fs *flag.FlagSet, src map[string]string, spring *springSettings, overrides []string) string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
@@ -22,7 +23,11 @@ func effectiveConfig(fs *flag.FlagSet, src map[string]string, spring *springSett
 		if !ok {
 			from = "default"
 		}
-		fmt.Fprintf(w, "-%s\t%s\t%s\n", f.Name, hidePasswords(f.Value.String()), from)
+		v := hidePasswords(f.Value.String())
+		if strings.HasSuffix(f.Name, "-password") && v != "" && f.Name != "hash-password" {
+			v = "****"
+		}
+		fmt.Fprintf(w, "-%s\t%s\t%s\n", f.Name, v, from)
 	})
 	w.Flush()
 	for _, o := range overrides {

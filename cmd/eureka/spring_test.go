@@ -143,7 +143,7 @@ func TestSpringTyposAndBadValues(t *testing.T) {
 			`config/application.yml:1 eureka.server.renewal-percent-threshold: parse error`},
 		{nil, map[string]string{"application.yml": "spring.security.user.name: ops\n"}, "application.yml:1: spring.security.user.name: set without spring.security.user.password"},
 		{nil, map[string]string{"application.yml": "spring.security.user.password: '{pbkdf2}x'\n"}, "{pbkdf2} passwords are not read here"},
-		{nil, map[string]string{"application.yml": "server.ssl.key-store: ks.p12\nserver.ssl.key-store-type: PKCS12\n"}, "application.yml:1: server.ssl.key-store: key stores are not read here"},
+		{nil, map[string]string{"application.yml": "server.ssl.key-store: ks.p12\nserver.ssl.key-store-type: JKS\n"}, "application.yml:1: server.ssl.key-store: only PKCS12 stores are read here"},
 		{nil, map[string]string{"application.yml": "server.ssl.client-auth: need\nserver.ssl.certificate: c.pem\n"}, "application.yml:1: server.ssl.client-auth: need without server.ssl.trust-certificate"},
 		{nil, map[string]string{"application.yml": "eureka.client.serviceUrl.defaultZone: http://${nohost}/eureka/\n"}, "application.yml:1: eureka.client.serviceUrl.defaultZone: could not resolve placeholder ${nohost}"},
 		{nil, map[string]string{"application.yml": "eureka.client.serviceUrl.defaultZone: http://bad host/eureka/\n"}, "application.yml:1 eureka.client.serviceUrl.defaultZone: -peers:"},
