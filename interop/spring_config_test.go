@@ -1,13 +1,17 @@
 package interop
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // peerAwareYML is the Spring Cloud docs' "Two Peer Aware Eureka Servers"
@@ -98,6 +102,56 @@ func TestSpringPeerAwareConfig(t *testing.T) {
 					status, body, _ := tryCall("GET", node+"/eureka/apps/ORDERS/"+id, nil, "Accept", "application/json")
 					return status == 404, fmt.Sprintf("%d %s", status, strings.TrimSpace(body))
 				})
+			}
+		})
+	}
+}
+
+// Our server serving HTTPS from a PKCS12 key store named by server.ssl.*,
+// with client-auth need and a PKCS12 trust store: the Spring Boot client
+// of each line, trusting our CA and presenting its own key store
+// (eureka.client.tls.*), registers over it; a client without a
+// certificate is refused.
+func TestSpringClientOverPKCS12(t *testing.T) {
+	requireJava(t)
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	store, trust := ca.KeyStore(t, "server", "changeit"), ca.TrustStore(t, "trustit")
+	clientStore := ca.KeyStore(t, "client", "clientpw")
+	port := freePort(t, "127.0.0.1")
+	conf := t.TempDir()
+	yml := fmt.Sprintf("server:\n  address: 127.0.0.1\n  port: %d\n  ssl:\n    key-store: %s\n    key-store-type: PKCS12\n    key-store-password: changeit\n"+
+		"    client-auth: need\n    trust-store: %s\n    trust-store-type: PKCS12\n    trust-store-password: trustit\n", port, store, trust)
+	if err := os.WriteFile(filepath.Join(conf, "application.yml"), []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := start(t, "ours over TLS", goBinary(t, "cmd/eureka"), "--spring.config.location="+filepath.Join(conf, "application.yml"))
+	srv.await(`"registry listening"`, 30*time.Second)
+	base := fmt.Sprintf("https://127.0.0.1:%d", port)
+
+	anon := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool}, DisableKeepAlives: true}}
+	if resp, err := anon.Get(base + "/eureka/apps"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a client without a certificate got %d", resp.StatusCode)
+	}
+	cert := ca.Cert(t, "reader")
+	reader := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{cert}}, DisableKeepAlives: true}}
+	for _, line := range springLines {
+		t.Run(line.name, func(t *testing.T) {
+			id := "secure-" + line.name
+			startSpringClientOf(t, line.project, "secure", id, base+"/eureka/",
+				"--eureka.client.tls.enabled=true",
+				"--eureka.client.tls.trust-store=file:"+trust, "--eureka.client.tls.trust-store-type=PKCS12", "--eureka.client.tls.trust-store-password=trustit",
+				"--eureka.client.tls.key-store=file:"+clientStore, "--eureka.client.tls.key-store-type=PKCS12", "--eureka.client.tls.key-store-password=clientpw",
+				"--eureka.client.tls.key-password=clientpw")
+			resp, err := reader.Get(base + "/eureka/apps/SECURE/" + id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("GET the registered client: %d", resp.StatusCode)
 			}
 		})
 	}
