@@ -137,3 +137,18 @@ func TestSpringManagementProperties(t *testing.T) {
 		t.Errorf("management.server.port -1: %v %+v", err, o.actuator)
 	}
 }
+
+// -management-addr serves the endpoints on a server of their own, which
+// the app stops with the rest; the registry's port no longer has them.
+func TestActuatorOnManagementAddr(t *testing.T) {
+	mgmt := testkit.FreeAddr(t)
+	var srv *httpapi.Server
+	startApp(t, []string{"-addr", "127.0.0.1:0", "-management-addr", mgmt, "-dashboard-path", "off"}, &srv)
+	if code, s := status(t, "http://"+mgmt+"/actuator/health/readiness"); code != 200 || s != "UP" {
+		t.Errorf("readiness on the management server: %d %s", code, s)
+	}
+	if code, _ := testkit.HTTPGet(t, "http://"+srv.Addr().String()+"/actuator/health"); code != 404 {
+		t.Errorf("health on the registry's port: %d, want 404", code)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}

@@ -24,7 +24,7 @@ func effectiveConfig(fs *flag.FlagSet, src map[string]string, spring *springSett
 			from = "default"
 		}
 		v := hidePasswords(f.Value.String())
-		if strings.HasSuffix(f.Name, "-password") && v != "" && f.Name != "hash-password" {
+		if strings.HasSuffix(f.Name, "-password") && v != "" {
 			v = "****"
 		}
 		fmt.Fprintf(w, "-%s\t%s\t%s\n", f.Name, v, from)
