@@ -2,8 +2,6 @@ package caddymodule
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,29 +25,9 @@ import (
 // from that peer, then 200 UP; only the exposed endpoints answer, and
 // prometheus is Prometheus text.
 func TestSpringConfigAndReadiness(t *testing.T) {
-	release := make(chan struct{})
-	peer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/eureka/apps") {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"applications":{"versions__delta":"1","apps__hashcode":"","application":[]}}`))
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	}))
-	released := false
-	defer func() {
-		if !released {
-			close(release)
-		}
-		peer.Close()
-	}()
+	peer := testkit.NewHeldPeer(t)
 	file := filepath.Join(t.TempDir(), "application.yml")
-	yml := "eureka:\n  client:\n    serviceUrl:\n      defaultZone: " + peer.URL + "/eureka/\n" +
+	yml := "eureka:\n  client:\n    serviceUrl:\n      defaultZone: " + peer.URL + "\n" +
 		"  server:\n    enableSelfPreservation: false\n    eviction-interval-timer-in-ms: 1500\n    use-read-only-response-cache: false\n"
 	if err := os.WriteFile(file, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
@@ -75,8 +53,7 @@ func TestSpringConfigAndReadiness(t *testing.T) {
 	if code, s := readiness(); code != 503 || s != "OUT_OF_SERVICE" {
 		t.Errorf("readiness while syncing: %d %s", code, s)
 	}
-	released = true
-	close(release)
+	peer.Release()
 	testkit.Eventually(t, 10*time.Second, "readiness UP", func() bool {
 		code, s := readiness()
 		return code == 200 && s == "UP"

@@ -3,9 +3,9 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -13,34 +13,6 @@ import (
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
-
-// heldPeer is a peer whose registry is answered (empty) only once
-// release is closed: the node's start-up sync waits for it.
-func heldPeer(t *testing.T) (url string, release chan struct{}) {
-	release = make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/eureka/apps") {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"applications":{"versions__delta":"1","apps__hashcode":"","application":[]}}`))
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	}))
-	t.Cleanup(func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-		srv.Close()
-	})
-	return srv.URL + "/eureka/", release
-}
 
 func status(t *testing.T, url string) (int, string) {
 	t.Helper()
@@ -53,9 +25,9 @@ func status(t *testing.T, url string) (int, string) {
 // /actuator/health/readiness answers 503 OUT_OF_SERVICE while the node
 // waits for its start-up sync and 200 UP after; liveness is UP all along.
 func TestActuatorReadinessWaitsForTheStartupSync(t *testing.T) {
-	peer, release := heldPeer(t)
+	peer := testkit.NewHeldPeer(t)
 	var srv *httpapi.Server
-	startApp(t, []string{"-addr", "127.0.0.1:0", "-peers", peer}, &srv)
+	startApp(t, []string{"-addr", "127.0.0.1:0", "-peers", peer.URL}, &srv)
 	base := "http://" + srv.Addr().String() + "/actuator/health"
 	if code, s := status(t, base+"/readiness"); code != 503 || s != "OUT_OF_SERVICE" {
 		t.Errorf("readiness during the sync: %d %s", code, s)
@@ -63,8 +35,8 @@ func TestActuatorReadinessWaitsForTheStartupSync(t *testing.T) {
 	if code, s := status(t, base+"/liveness"); code != 200 || s != "UP" {
 		t.Errorf("liveness during the sync: %d %s", code, s)
 	}
-	close(release)
-	testkit.Eventually(t, 10*1e9, "readiness UP", func() bool {
+	peer.Release()
+	testkit.Eventually(t, 10*time.Second, "readiness UP", func() bool {
 		code, s := status(t, base+"/readiness")
 		return code == 200 && s == "UP"
 	})
