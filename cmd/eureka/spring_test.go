@@ -88,7 +88,9 @@ func TestSpringEnvironmentMatrix(t *testing.T) {
 		{map[string]string{"EUREKA_SERVER_MYURL": "http://me:8761/eureka/"}, "", func(o *options) bool { return o.registry.Peers.Self == "http://me:8761/eureka/" }},
 		{map[string]string{"EUREKA_DASHBOARD_ENABLED": "false"}, "", func(o *options) bool { return o.dashboardPath == "" }},
 		{map[string]string{"EUREKA_ENVIRONMENT": "prod"}, "", func(o *options) bool { return o.registry.API.Environment == "prod" }},
-		{map[string]string{"SERVER_SERVLET_CONTEXTPATH": "/registry"}, "", func(o *options) bool { return o.registry.API.Prefix == "/registry/eureka" }},
+		{map[string]string{"SERVER_SERVLET_CONTEXTPATH": "/registry"}, "", func(o *options) bool {
+			return o.registry.API.Prefix == "/registry/eureka" && o.actuator.path == "/registry/actuator"
+		}},
 		{map[string]string{"EUREKA_SERVER_WAITTIMEINMSWHENSYNCEMPTY": "0"}, "", func(o *options) bool { return o.registry.Peers.StartupSyncEmptyWait == 0 }},
 	} {
 		dir := cmpOr(c.dir, t.TempDir())

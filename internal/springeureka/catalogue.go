@@ -43,7 +43,7 @@ const (
 var Properties = []Property{
 	{Name: "server.port", unit: special, does: "the port of -addr (default 8761)"},
 	{Name: "server.address", unit: special, does: "the host of -addr (default every address)"},
-	{Name: "server.servlet.context-path", unit: special, does: "-prefix: the REST API is also served under <context-path>/eureka"},
+	{Name: "server.servlet.context-path", unit: special, does: "-prefix: the REST API is also served under <context-path>/eureka; and -actuator-path: the actuator under <context-path> and its base path, unless it has a port of its own"},
 	{Name: "server.ssl.enabled", unit: special, does: "false leaves the server.ssl.* files unread (plain HTTP)"},
 	{Name: "server.ssl.certificate", unit: special, does: "-tls-cert, PEM"},
 	{Name: "server.ssl.certificate-private-key", unit: special, does: "-tls-key, PEM"},

@@ -234,7 +234,9 @@ func (s *Settings) address() error {
 }
 
 // contextPath maps server.servlet.context-path to -prefix: Spring serves
-// the API under <context-path>/eureka.
+// the API under <context-path>/eureka, and the actuator, when it shares
+// the server's port, under <context-path> and its base path
+// (-actuator-path).
 func (s *Settings) contextPath() error {
 	p, ok, err := s.lookup("server.servlet.context-path")
 	if !ok || err != nil {
@@ -245,6 +247,18 @@ func (s *Settings) contextPath() error {
 		return nil
 	}
 	s.add("prefix", "/"+ctx+"/eureka", p)
+	if _, own, err := s.lookup("management.server.port"); own || err != nil {
+		return err
+	}
+	base, hasBase, err := s.lookup("management.endpoints.web.base-path")
+	if err != nil {
+		return err
+	}
+	path := "/actuator"
+	if hasBase {
+		path = "/" + strings.Trim(strings.TrimSpace(base.Value), "/")
+	}
+	s.add("actuator-path", "/"+ctx+path, p)
 	return nil
 }
 
