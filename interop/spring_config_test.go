@@ -40,6 +40,52 @@ eureka:
       defaultZone: http://127.0.0.2:%[1]d/eureka/
 `
 
+// standaloneYML is the Spring Cloud docs' "Standalone Eureka Server",
+// with a free port for 8761.
+const standaloneYML = `server:
+  port: %d
+
+eureka:
+  instance:
+    hostname: localhost
+  client:
+    registerWithEureka: false
+    fetchRegistry: false
+    serviceUrl:
+      defaultZone: http://${eureka.instance.hostname}:${server.port}/eureka/
+`
+
+// Our server started with no flag at all in a directory holding only the
+// docs' standalone application.yml: the Spring Boot client of each line
+// registers, renews, and is read back.
+func TestSpringStandaloneConfig(t *testing.T) {
+	requireJava(t)
+	dir := t.TempDir()
+	port := freePort(t, "127.0.0.1")
+	if err := os.WriteFile(filepath.Join(dir, "application.yml"), []byte(fmt.Sprintf(standaloneYML, port)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startIn(t, "ours, standalone", dir, goBinary(t, "cmd/eureka"))
+	srv.await(`"registry listening"`, 30*time.Second)
+	base := fmt.Sprintf("http://localhost:%d", port)
+	for _, line := range springLines {
+		t.Run(line.name, func(t *testing.T) {
+			id := "standalone-" + line.name
+			startSpringClientOf(t, line.project, "orders", id, base+"/eureka/")
+			first := int64(0)
+			eventually(t, 10*time.Second, id+" UP", func() (bool, string) {
+				ts, got := lastRenewal(t, base, "ORDERS", id)
+				first = ts
+				return ts > 0, got
+			})
+			eventually(t, 10*time.Second, "a renewal of "+id, func() (bool, string) {
+				ts, got := lastRenewal(t, base, "ORDERS", id)
+				return ts > first, got
+			})
+		})
+	}
+}
+
 // lastRenewal reads an instance's lastRenewalTimestamp from a node, 0
 // when the node does not hold it UP.
 func lastRenewal(t *testing.T, node, app, id string) (int64, string) {
