@@ -23,6 +23,7 @@ require (
 	golang.org/x/crypto v0.58.0
 	golang.org/x/net v0.62.0
 	golang.org/x/time v0.16.0
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (

@@ -51,6 +51,16 @@ type App struct {
 	// share it across reloads. Default: "default".
 	Registry string `json:"registry,omitempty"`
 
+	// SpringConfig names a Spring Cloud Eureka Server's configuration
+	// (application.yml, .yaml or .properties; the profile files beside it
+	// by spring.profiles.active), read as cmd/eureka reads it, with
+	// Spring's environment variables (docs/spring.md): each property that
+	// is an option here sets it unless the option is set too, which wins
+	// (logged); each property that has no effect in Caddy, or is unknown,
+	// is logged, and a value of the wrong type fails the start with
+	// file:line: property: reason. Default: none.
+	SpringConfig string `json:"spring_config,omitempty"`
+
 	// Remote lists Eureka service URLs (such as
 	// http://eureka-1:8761/eureka/). When set, the app hosts no registry: it
 	// fetches the registry from these servers with the discovery client,
@@ -237,6 +247,9 @@ func (*App) CaddyModule() caddy.ModuleInfo {
 // this one replaces.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.log = ctx.Logger()
+	if err := a.applySpring(); err != nil {
+		return err
+	}
 	if err := a.check(); err != nil {
 		return err
 	}

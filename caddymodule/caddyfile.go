@@ -21,12 +21,17 @@ import (
 
 // eureka_server and eureka_dashboard come before respond, so that a site
 // can answer its other paths with respond, file_server or reverse_proxy;
-// eureka_gateway, which
+// eureka_actuator before eureka_dashboard, whose path / would take its
+// paths; eureka_gateway, which
 // claims every /<app>/ path, comes just before reverse_proxy.
 func init() {
 	httpcaddyfile.RegisterGlobalOption("eureka", parseGlobalOption)
 	httpcaddyfile.RegisterHandlerDirective("eureka_server", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Server) }))
 	httpcaddyfile.RegisterDirectiveOrder("eureka_server", httpcaddyfile.Before, "respond")
+	// Each directive ordered before respond goes after those ordered so
+	// earlier: eureka_actuator is ordered before eureka_dashboard is.
+	httpcaddyfile.RegisterHandlerDirective("eureka_actuator", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Actuator) }))
+	httpcaddyfile.RegisterDirectiveOrder("eureka_actuator", httpcaddyfile.Before, "respond")
 	httpcaddyfile.RegisterDirective("eureka_dashboard", parseDashboard)
 	httpcaddyfile.RegisterDirectiveOrder("eureka_dashboard", httpcaddyfile.Before, "respond")
 	httpcaddyfile.RegisterHandlerDirective("eureka_gateway", parseHandler(func() caddyhttp.MiddlewareHandler { return new(Gateway) }))
@@ -106,6 +111,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		switch d.Val() {
 		case "registry":
 			err = oneArg(d, &a.Registry)
+		case "spring_config":
+			err = oneArg(d, &a.SpringConfig)
 		case "remote":
 			err = urlArgs(d, &a.Remote)
 		case "fetch_interval":

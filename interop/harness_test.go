@@ -149,7 +149,14 @@ type proc struct {
 // output if the test fails.
 func start(t *testing.T, name string, bin string, args ...string) *proc {
 	t.Helper()
+	return startIn(t, name, "", bin, args...)
+}
+
+// startIn is start in the working directory dir ("" for the test's).
+func startIn(t *testing.T, name, dir, bin string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, name: name, cmd: exec.Command(bin, args...), done: make(chan struct{}), grew: make(chan struct{})}
+	p.cmd.Dir = dir
 	r, w := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = w, w
 	if err := p.cmd.Start(); err != nil {

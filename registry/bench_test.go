@@ -19,9 +19,25 @@ func populate(tb testing.TB, s *Store, n int) {
 	}
 }
 
-func BenchmarkRenew(b *testing.B) {
+func BenchmarkRenew(b *testing.B) { benchRenew(b, 0) }
+
+// BenchmarkRenewListeners is BenchmarkRenew with OnHeartbeat listeners,
+// each counting: what renewals cost once someone listens.
+func BenchmarkRenewListeners(b *testing.B) {
+	for _, n := range []int{1, 3} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) { benchRenew(b, n) })
+	}
+}
+
+// benchRenew renews 1000 leases in turn from every P, with listeners
+// OnHeartbeat listeners.
+func benchRenew(b *testing.B, listeners int) {
 	s, _ := newTestStore(b, Config{})
 	populate(b, s, 1000)
+	var heard atomic.Int64
+	for range listeners {
+		defer s.OnHeartbeat(func(Heartbeat) { heard.Add(1) })()
+	}
 	keys := make([][2]string, 1000)
 	for n := range keys {
 		i := testkit.SampleInstance(n)

@@ -17,22 +17,22 @@ type Heartbeat struct {
 	Replicated bool
 }
 
-// OnHeartbeat makes the Store call f after every heartbeat that found its
-// lease, outside its locks, on the heartbeating goroutine: f must be quick
-// and must not block. One function at a time; nil removes it. Peer
-// replication uses it.
-func (s *Store) OnHeartbeat(f func(Heartbeat)) {
-	if f == nil {
-		s.heartbeats.Store(nil)
-		return
-	}
-	s.heartbeats.Store(&f)
+// OnHeartbeat calls f after every heartbeat that found its lease, outside
+// the Store's locks, on the heartbeating goroutine, each listener in the
+// order it came: f must be quick and must not block. Any number may
+// listen (peer replication is one, an embedder's counter another); the
+// function returned stops f, and only f. With none listening a heartbeat
+// costs one atomic load more, and no Heartbeat is built; with listeners,
+// one Heartbeat is built per heartbeat (an override lookup) and each
+// costs its call.
+func (s *Store) OnHeartbeat(f func(Heartbeat)) (stop func()) {
+	return s.heartbeats.add(f)
 }
 
 // heartbeatOf builds the Heartbeat for l, if anyone listens. The caller
 // holds s.mu.
 func (s *Store) heartbeatOf(app, id string, l *lease, req RenewRequest, now int64) *Heartbeat {
-	if s.heartbeats.Load() == nil {
+	if s.heartbeats.load() == nil {
 		return nil
 	}
 	hb := &Heartbeat{App: app, ID: id, LastDirtyTimestamp: l.info.LastDirtyTimestamp, Status: l.info.Status,
@@ -47,7 +47,7 @@ func (s *Store) heartbeat(hb *Heartbeat) {
 	if hb == nil {
 		return
 	}
-	if f := s.heartbeats.Load(); f != nil {
-		(*f)(*hb)
+	for _, sub := range s.heartbeats.load() {
+		sub.f(*hb)
 	}
 }

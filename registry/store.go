@@ -51,7 +51,7 @@ type Store struct {
 	stream     stream
 	renews     minuteCounter
 
-	heartbeats atomic.Pointer[func(Heartbeat)]
+	heartbeats subscribers[Heartbeat]
 
 	payloads payloadCache
 	views    views

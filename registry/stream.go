@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -23,14 +22,7 @@ type stream struct {
 	// watcher (Consul's WatchSet idea).
 	wake atomic.Pointer[chan struct{}]
 
-	subMu  sync.Mutex
-	nextID int
-	subs   atomic.Pointer[[]subscriber] // copy-on-write
-}
-
-type subscriber struct {
-	id int
-	f  func(Change)
+	subs subscribers[Change]
 }
 
 func (st *stream) init() {
@@ -44,24 +36,7 @@ func (st *stream) init() {
 // runs on the writer's goroutine (a replication queue, a counter, a log
 // line). The returned function removes the subscription.
 func (s *Store) Subscribe(f func(Change)) (unsubscribe func()) {
-	st := &s.stream
-	st.subMu.Lock()
-	defer st.subMu.Unlock()
-	st.nextID++
-	id := st.nextID
-	var next []subscriber
-	if cur := st.subs.Load(); cur != nil {
-		next = slices.Clone(*cur)
-	}
-	next = append(next, subscriber{id, f})
-	st.subs.Store(&next)
-	return func() {
-		st.subMu.Lock()
-		defer st.subMu.Unlock()
-		cur := *st.subs.Load()
-		next := slices.DeleteFunc(slices.Clone(cur), func(s subscriber) bool { return s.id == id })
-		st.subs.Store(&next)
-	}
+	return s.stream.subs.add(f)
 }
 
 // deliver hands every recorded but undelivered change to the consumers.
@@ -80,10 +55,7 @@ func (s *Store) deliver() {
 	if len(pending) == 0 {
 		return
 	}
-	var subs []subscriber
-	if p := st.subs.Load(); p != nil {
-		subs = *p
-	}
+	subs := st.subs.load()
 	s.views.apply(pending)
 	for n := range pending {
 		c := &pending[n]

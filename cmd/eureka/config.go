@@ -16,6 +16,7 @@ import (
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/internal/eurekahttp"
+	"github.com/eurekagate/eurekagate/internal/springeureka"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/regions"
@@ -46,12 +47,36 @@ type options struct {
 	// peersFile is -peers-file, re-read while the server runs; nil for
 	// none.
 	peersFile *peersFile
+	// springNotes are the Spring properties read and not applied, one
+	// line each (ignored, with why; unknown, with the closest name), and
+	// what loading the files did that a user may not expect: main logs
+	// them as warnings. overrides are the settings two of our names and
+	// Spring's gave a value, which won: main logs them.
+	springNotes, overrides []string
+	actuator               actuatorOptions
+	// printConfig is -print-config's text: every setting, its value
+	// and where it came from; main prints it and exits.
+	printConfig string
 }
 
-// parseOptions reads flags from args, with defaults taken from the
-// environment: -eviction-interval can also be set as
-// EUREKA_EVICTION_INTERVAL.
+// parseOptions reads flags and EUREKA_<FLAG> variables alone, without a
+// Spring configuration: the tests of the flags.
 func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*options, error) {
+	return parseConfig(args, getenv, nil, "", usage)
+}
+
+// parseConfig reads the settings: Spring's configuration (application.yml
+// and the rest in dir, the variables of environ in Spring's form, the
+// --name.with.dots=value arguments; see internal/springeureka), then our EUREKA_<FLAG>
+// variables (-eviction-interval as EUREKA_EVICTION_INTERVAL), Spring's
+// arguments and our flags, each over the ones before. dir "" reads no
+// Spring configuration.
+func parseConfig(args []string, getenv func(string) string, environ []string, dir string, usage io.Writer) (*options, error) {
+	o, spring, err := parseLayers(args, getenv, environ, dir, usage)
+	return o, spring.blame(err)
+}
+
+func parseLayers(args []string, getenv func(string) string, environ []string, dir string, usage io.Writer) (*options, *springSettings, error) {
 	var o options
 	st := &o.registry.Store
 	fs := flag.NewFlagSet("eureka", flag.ContinueOnError)
@@ -91,8 +116,11 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.BoolVar(&o.registry.API.Auth.RequireForReads, "auth-reads", false, "make reads need credentials too")
 	var tlsOpts tlsFlags
 	tlsOpts.register(fs)
+	var act actuatorFlags
+	act.register(fs, &o)
 	fs.StringVar(&o.hashPassword, "hash-password", "", "print the bcrypt hash of this password, for -auth-users, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	printConfig := fs.Bool("print-config", false, "print every setting, its value and where it came from (a flag, a variable, a file's line of the Spring configuration, or the default), and exit")
 	memLimit := fs.String("memory-limit", "", `soft memory limit of the process, as "3.5GiB" or bytes: the collector works harder as the heap nears it (debug.SetMemoryLimit); none by default, or GOMEMLIMIT's`)
 
 	fs.StringVar(&o.gatewayServer.Addr, "gateway", "", "also serve the gateway on this address: /<app>/<rest> goes to /<rest> on an UP instance of <app>")
@@ -114,6 +142,32 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	failover := fs.String("gateway-failover-regions", "", "comma-separated remote regions (of -remote-regions), in order, whose instances take an app's requests when the local region has none that can take them; the local region takes them back as soon as it has one (default: none, the local region only)")
 	fs.IntVar(&o.gatewayServer.Loops, "gateway-loops", 0, "event loops serving simple requests (no body, no Upgrade, a response of known length up to 64 KiB) without a goroutine per connection; 0 for GOMAXPROCS, negative for none (fasthttp serves every connection)")
 
+	ourArgs, springArgs := splitSpringArgs(args)
+	var spring *springSettings
+	if dir != "" {
+		ours := func(v string) bool {
+			name, ok := strings.CutPrefix(v, "EUREKA_")
+			return ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(name, "_", "-"))) != nil
+		}
+		settings, err := springeureka.Read(dir, springArgs, environ, ours)
+		if err != nil {
+			return nil, nil, err
+		}
+		spring = &springSettings{settings}
+		o.springNotes = spring.Notes
+	} else if len(springArgs) > 0 {
+		return nil, nil, fmt.Errorf("unexpected arguments: %v", springArgs)
+	}
+	src := map[string]string{}
+	set := func(f string, from string) {
+		if prev, ok := src[f]; ok {
+			o.overrides = append(o.overrides, fmt.Sprintf("-%s: %s wins over %s", f, from, prev))
+		}
+		src[f] = from
+	}
+	if err := spring.apply(fs, src); err != nil {
+		return nil, spring, err
+	}
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "version" {
@@ -124,17 +178,25 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 			if err := f.Value.Set(v); err != nil {
 				envErr = fmt.Errorf("%s=%q: %w", name, v, err)
 			}
+			set(f.Name, "variable "+name)
 		}
 	})
 	if envErr != nil {
-		return nil, envErr
+		return nil, spring, envErr
 	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	for _, a := range spring.args() {
+		if err := fs.Lookup(a.Setting).Value.Set(a.Value); err != nil {
+			return nil, spring, fmt.Errorf("%s: %v", a.From, err)
+		}
+		set(a.Setting, a.From)
+	}
+	if err := fs.Parse(ourArgs); err != nil {
+		return nil, spring, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+		return nil, spring, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	fs.Visit(func(f *flag.Flag) { set(f.Name, "flag -"+f.Name) })
 	st.DisableSelfPreservation = !*selfPreservation
 	if o.dashboardPath == "off" {
 		o.dashboardPath = ""
@@ -143,55 +205,58 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	for _, entry := range splitList(*users) {
 		a, err := parseAccount(entry)
 		if err != nil {
-			return nil, fmt.Errorf("-auth-users: %v", err)
+			return nil, spring, fmt.Errorf("-auth-users: %v", err)
 		}
 		auth.Users = append(auth.Users, a)
 	}
 	if *peerAuth != "" {
 		a, err := parseAccount(*peerAuth)
 		if err != nil {
-			return nil, fmt.Errorf("-peer-auth: %v", err)
+			return nil, spring, fmt.Errorf("-peer-auth: %v", err)
 		}
 		auth.Peer = &a
 	}
 	if err := auth.Check(); err != nil {
-		return nil, err
+		return nil, spring, err
 	}
 	if err := tlsOpts.apply(&o); err != nil {
-		return nil, err
+		return nil, spring, err
 	}
-	if err := checkPrefix(o.registry.API.Prefix, o.dashboardPath); err != nil {
-		return nil, err
+	if err := act.apply(&o); err != nil {
+		return nil, spring, err
+	}
+	if err := checkPrefix(o.registry.API.Prefix, o.dashboardPath, o.actuator.path); err != nil {
+		return nil, spring, err
 	}
 	if o.gatewayRules.File != "" && o.gatewayServer.Addr == "" {
-		return nil, errors.New("-gateway-rules is set without -gateway: the rules are the gateway's")
+		return nil, spring, errors.New("-gateway-rules is set without -gateway: the rules are the gateway's")
 	}
 	for _, l := range []struct {
 		name string
 		v    int
 	}{{"max-bytes", lim.MaxBytes}, {"max-rules", lim.MaxRules}, {"max-regex-size", lim.MaxRegexSize}, {"max-echo", lim.MaxEcho}} {
 		if l.v <= 0 {
-			return nil, fmt.Errorf("-gateway-rules-%s is %d: a limit is above 0", l.name, l.v)
+			return nil, spring, fmt.Errorf("-gateway-rules-%s is %d: a limit is above 0", l.name, l.v)
 		}
 	}
 	if o.gatewayRules.File == "" && *lim != (routing.RulesLimits{}).WithDefaults() {
-		return nil, errors.New("a -gateway-rules-max-* limit is set without -gateway-rules: the limits are the rules file's")
+		return nil, spring, errors.New("a -gateway-rules-max-* limit is set without -gateway-rules: the limits are the rules file's")
 	}
 	if o.gatewayAccessLog != "" && o.gatewayServer.Addr == "" {
-		return nil, errors.New("-gateway-access-log is set without -gateway: the log is the gateway's")
+		return nil, spring, errors.New("-gateway-access-log is set without -gateway: the log is the gateway's")
 	}
 	if err := rf.apply(fs, &o); err != nil {
-		return nil, err
+		return nil, spring, err
 	}
 	if err := failoverRegions(&o, *failover); err != nil {
-		return nil, err
+		return nil, spring, err
 	}
 	for _, p := range splitList(*proxies) {
 		prefix, err := netip.ParsePrefix(p)
 		if err != nil {
 			addr, aerr := netip.ParseAddr(p)
 			if aerr != nil {
-				return nil, fmt.Errorf("-gateway-trusted-proxies: %v", err)
+				return nil, spring, fmt.Errorf("-gateway-trusted-proxies: %v", err)
 			}
 			prefix = netip.PrefixFrom(addr, addr.BitLen())
 		}
@@ -200,50 +265,59 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	o.registry.Peers.Peers = splitList(*peers)
 	for _, u := range o.registry.Peers.Peers {
 		if err := checkURL("-peers", u); err != nil {
-			return nil, err
+			return nil, spring, err
 		}
 	}
 	if err := pf.apply(fs, &o); err != nil {
-		return nil, err
+		return nil, spring, err
 	}
 	if self := o.registry.Peers.Self; self != "" {
 		if err := checkURL("-self-url", self); err != nil {
-			return nil, err
+			return nil, spring, err
 		}
 	}
 	if _, port, err := net.SplitHostPort(o.server.Addr); err == nil {
-		// Peers listed as this host's loopback address are this node.
+		// Peers listed as this host's loopback address are this node,
+		// and so are those of eureka.instance.hostname.
 		o.registry.Peers.SelfAddrs = []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}
+		if spring != nil && spring.SelfHost != "" {
+			o.registry.Peers.SelfAddrs = append(o.registry.Peers.SelfAddrs, net.JoinHostPort(spring.SelfHost, port))
+		}
 	}
 	if t := st.RenewalPercentThreshold; t <= 0 || t > 1 {
-		return nil, fmt.Errorf("-renewal-percent-threshold must be in (0, 1], got %v", t)
+		return nil, spring, fmt.Errorf("-renewal-percent-threshold must be in (0, 1], got %v", t)
 	}
 	if *memLimit != "" {
 		n, err := humanize.ParseBytes(*memLimit)
 		if err != nil || n == 0 || n > math.MaxInt64 {
-			return nil, fmt.Errorf("-memory-limit %q: give a size such as 3.5GiB or a number of bytes", *memLimit)
+			return nil, spring, fmt.Errorf("-memory-limit %q: give a size such as 3.5GiB or a number of bytes", *memLimit)
 		}
 		o.memoryLimit = int64(n)
 	}
-	return &o, nil
+	if *printConfig {
+		o.printConfig = effectiveConfig(fs, src, spring, o.overrides)
+	}
+	return &o, spring, nil
 }
 
-// checkPrefix refuses an API prefix (or a dashboard path) that would put
-// the dashboard or /metrics under the API, which answers every path under
-// /eureka and its prefix: -prefix / would hide them both.
-func checkPrefix(prefix, dashboardPath string) error {
+// checkPrefix refuses an API prefix (or a dashboard or actuator path)
+// that would put the dashboard, /metrics or the actuator under the API,
+// which answers every path under /eureka and its prefix: -prefix / would
+// hide them all.
+func checkPrefix(prefix, dashboardPath, actuatorPath string) error {
 	prefixes := []string{"/eureka"}
 	if prefix != "" {
 		prefixes = append(prefixes, "/"+strings.Trim(prefix, "/"))
 	}
-	pages := map[string]string{"/metrics": "/metrics"}
+	pages := [][2]string{{"/metrics", "/metrics"}}
 	if dashboardPath != "" {
-		pages["/"+strings.Trim(dashboardPath, "/")] = "the dashboard"
+		pages = append(pages, [2]string{"/" + strings.Trim(dashboardPath, "/"), "the dashboard"})
 	}
+	pages = append(pages, [2]string{actuatorPath, "the actuator endpoints"})
 	for _, p := range prefixes {
-		for path, what := range pages {
-			if p == "/" || path == p || strings.HasPrefix(path, p+"/") {
-				return fmt.Errorf("the REST API under %s would hide %s (%s); give -prefix or -dashboard-path a path of its own, such as -prefix /registry", p, what, path)
+		for _, page := range pages {
+			if path := page[0]; p == "/" || path == p || strings.HasPrefix(path, p+"/") {
+				return fmt.Errorf("the REST API under %s would hide %s (%s); give -prefix, -dashboard-path or -actuator-path a path of its own, such as -prefix /registry", p, page[1], path)
 			}
 		}
 	}

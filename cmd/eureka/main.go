@@ -8,7 +8,12 @@
 //	go run ./cmd/eureka -gateway :8080 -gateway-rules rules.yaml  # by traffic rules
 //
 // Every flag but -version can also be set as an environment variable:
-// -eviction-interval as EUREKA_EVICTION_INTERVAL. Run with -h for the
+// -eviction-interval as EUREKA_EVICTION_INTERVAL. A Spring Cloud Eureka
+// Server's configuration is read as Spring reads it: application.yml (or
+// .yaml, .properties) in the working directory or its config/ folder, or
+// --spring.config.location=; its profiles, placeholders and variables in
+// Spring's form (SERVER_PORT); see docs/spring.md. -print-config prints
+// every setting and where it came from. Run with -h for the
 // list, and with -version for the version it was built from. SIGINT or SIGTERM
 // stops it gracefully: in-flight requests finish and background loops stop.
 // SIGHUP re-reads -peers-file.
@@ -46,7 +51,7 @@ import (
 )
 
 func main() {
-	opts, err := parseOptions(os.Args[1:], os.Getenv, os.Stderr)
+	opts, err := parseConfig(os.Args[1:], os.Getenv, os.Environ(), ".", os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
@@ -56,6 +61,10 @@ func main() {
 	}
 	if opts.version {
 		fmt.Printf("eureka %s (%s, %s/%s)\n", version.String(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return
+	}
+	if opts.printConfig != "" {
+		fmt.Print(opts.printConfig)
 		return
 	}
 	if opts.hashPassword != "" {
@@ -76,6 +85,12 @@ func main() {
 		os.Exit(1)
 	}
 	defer log.Sync()
+	for _, n := range opts.springNotes {
+		log.Warn(n)
+	}
+	for _, n := range opts.overrides {
+		log.Info(n)
+	}
 	closeAccessLog, err := openAccessLog(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "eureka:", err)
@@ -137,7 +152,7 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),
-		fx.Provide(func(p serverParams) httpapi.ServerConfig { return serverConfig(opts, p, log) }),
+		fx.Provide(func(p serverParams) (httpapi.ServerConfig, error) { return serverConfig(opts, p, log) }),
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.ZapLogger{Logger: log.Named("fx")}
 			l.UseLogLevel(zap.DebugLevel)
@@ -170,7 +185,7 @@ type serverParams struct {
 // (eureka_gateway_requests_total) and the dashboard shows its traffic
 // rules and its traffic, live. It warns when the registry is reachable
 // from a network with no credentials configured.
-func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.ServerConfig {
+func serverConfig(opts *options, p serverParams, log *zap.Logger) (httpapi.ServerConfig, error) {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(registrymetrics.New(p.Store, p.Peers, "eureka"), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var rules func() *routing.Rules
@@ -187,7 +202,8 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.Server
 		health = p.Gateway.Router().Config().Balancer
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	metricsHandler := promhttp.HandlerFor(metrics, promhttp.HandlerOpts{})
+	mux.Handle("/metrics", metricsHandler)
 	if opts.dashboardPath != "" {
 		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
 		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules, Traffic: rec, Health: health})
@@ -195,16 +211,28 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.Server
 		mux.Handle(path, d)
 	}
 	cfg := opts.server
-	cfg.Other = mux
+	protect := func(h http.Handler) http.Handler { return h }
 	if opts.registry.API.Auth.RequireForReads {
-		cfg.Other = p.API.Protect(mux)
+		protect = p.API.Protect
+	}
+	cfg.Other = protect(mux)
+	act, err := actuatorHandler(opts, p, metricsHandler)
+	if err != nil {
+		return httpapi.ServerConfig{}, err
+	}
+	switch {
+	case act == nil:
+	case opts.actuator.managementAddr != "":
+		serveManagement(p.Lifecycle, opts.actuator.managementAddr, mountActuator(act, nil, protect), log)
+	default:
+		cfg.Other = mountActuator(act, cfg.Other, protect)
 	}
 	auth := opts.registry.API.Auth
 	if len(auth.Users) == 0 && auth.Peer == nil && len(auth.PeerCertNames) == 0 && !loopbackOnly(cfg.Addr) {
 		log.Warn("the registry listens beyond loopback without credentials: anyone who reaches it can register or cancel instances; set -auth-users",
 			zap.String("addr", cfg.Addr))
 	}
-	return cfg
+	return cfg, nil
 }
 
 // loopbackOnly reports whether addr binds loopback only.

@@ -30,9 +30,17 @@ func startProcess(t *testing.T, bin string, gateway bool, args ...string) *proce
 // (the two-region test's outlive 30 s on a loaded machine).
 func startProcessFor(t *testing.T, life time.Duration, bin string, gateway bool, args ...string) *process {
 	t.Helper()
+	return startProcessWith(t, life, bin, gateway, func(*exec.Cmd) {}, args...)
+}
+
+// startProcessWith is startProcessFor with the command set up by setup
+// first (its directory, its environment).
+func startProcessWith(t *testing.T, life time.Duration, bin string, gateway bool, setup func(*exec.Cmd), args ...string) *process {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), life)
 	p := &process{cmd: exec.CommandContext(ctx, bin, args...), logs: new(processLog), stdout: new(processLog)}
 	p.cmd.Stderr, p.cmd.Stdout = p.logs, p.stdout
+	setup(p.cmd)
 	if err := p.cmd.Start(); err != nil {
 		cancel()
 		t.Fatal(err)

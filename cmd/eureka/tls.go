@@ -4,7 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
+	"github.com/eurekagate/eurekagate/internal/tlsfiles"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
@@ -12,13 +14,16 @@ import (
 // what the node trusts and presents when it connects to its peers.
 type tlsFlags struct {
 	cert, key, clientCA, ca, peerCertNames string
+	certPassword, clientCAPassword         string
 	gatewayCA                              string
 }
 
 func (t *tlsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.cert, "tls-cert", "", "PEM certificate chain to serve HTTPS with (with -tls-key); also presented to peers that require a client certificate. Reloaded when the file changes")
+	fs.StringVar(&t.cert, "tls-cert", "", "PEM certificate chain to serve HTTPS with (with -tls-key), or a PKCS12 key store (.p12, .pfx) holding the key too (with -tls-cert-password); also presented to peers that require a client certificate. Reloaded when the file changes")
+	fs.StringVar(&t.certPassword, "tls-cert-password", "", "password of the -tls-cert PKCS12 key store (server.ssl.key-store-password)")
+	fs.StringVar(&t.clientCAPassword, "tls-client-ca-password", "", "password of the -tls-client-ca PKCS12 trust store (server.ssl.trust-store-password)")
 	fs.StringVar(&t.key, "tls-key", "", "PEM private key of -tls-cert")
-	fs.StringVar(&t.clientCA, "tls-client-ca", "", "PEM CA certificates: every client must present a certificate they signed (mutual TLS)")
+	fs.StringVar(&t.clientCA, "tls-client-ca", "", "PEM CA certificates, or a PKCS12 trust store (.p12, .pfx): every client must present a certificate they signed (mutual TLS)")
 	fs.StringVar(&t.ca, "tls-ca", "", "PEM CA certificates that https:// peers' certificates must chain to (default: the system's roots)")
 	fs.StringVar(&t.gatewayCA, "gateway-trusted-ca", "", "PEM CA certificates that the certificates of instances reached on their secure port (those that enable only it) must chain to (default: the system's roots). Reloaded when the file changes")
 	fs.StringVar(&t.peerCertNames, "peer-cert-names", "", "comma-separated common or DNS names of the peers' client certificates (with -tls-client-ca): such a certificate authenticates a peer like -peer-auth")
@@ -26,8 +31,12 @@ func (t *tlsFlags) register(fs *flag.FlagSet) {
 
 // apply builds the TLS configurations into o, loading the files.
 func (t *tlsFlags) apply(o *options) error {
-	if (t.cert == "") != (t.key == "") {
-		return errors.New("-tls-cert and -tls-key go together")
+	store := t.key == "" && (t.certPassword != "" || strings.HasSuffix(strings.ToLower(t.cert), ".p12") || strings.HasSuffix(strings.ToLower(t.cert), ".pfx"))
+	if (t.cert == "") != (t.key == "") && !store {
+		return errors.New("-tls-cert and -tls-key go together (or -tls-cert names a PKCS12 key store, .p12 or .pfx)")
+	}
+	if t.certPassword != "" && t.key != "" {
+		return errors.New("-tls-cert-password is set with -tls-key: the password opens a PKCS12 key store, which holds its key")
 	}
 	if t.cert == "" && t.clientCA != "" {
 		return errors.New("-tls-client-ca needs -tls-cert and -tls-key: client certificates are asked for over HTTPS only")
@@ -39,14 +48,14 @@ func (t *tlsFlags) apply(o *options) error {
 		o.registry.API.Auth.PeerCertNames = names
 	}
 	if t.cert != "" {
-		cfg, err := httpapi.TLSFiles(t.cert, t.key, t.clientCA)
+		cfg, err := tlsfiles.Server(tlsfiles.Files{Cert: t.cert, Key: t.key, Password: t.certPassword, CA: t.clientCA, CAPassword: t.clientCAPassword})
 		if err != nil {
 			return err
 		}
 		o.server.TLS = cfg
 	}
 	if t.cert != "" || t.ca != "" {
-		cfg, err := httpapi.ClientTLSFiles(t.ca, t.cert, t.key)
+		cfg, err := tlsfiles.Client(tlsfiles.Files{CA: t.ca, Cert: t.cert, Key: t.key, Password: t.certPassword})
 		if err != nil {
 			return err
 		}

@@ -40,6 +40,12 @@ func startApp(t *testing.T, args []string, targets ...any) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	startAppWith(t, o, targets...)
+}
+
+// startAppWith is startApp with the settings parsed already.
+func startAppWith(t *testing.T, o *options, targets ...any) {
+	t.Helper()
 	app := fx.New(appOptions(o, zap.NewNop()), fx.Populate(targets...))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -1,5 +1,5 @@
-// Package tlsfiles builds TLS configurations from PEM files and keeps them
-// current: when an operator replaces a certificate, key or CA file on disk,
+// Package tlsfiles builds TLS configurations from PEM files (or PKCS12
+// key and trust stores, as Java keeps them) and keeps them current: when an operator replaces a certificate, key or CA file on disk,
 // the next handshake after the change uses the new one, without a restart.
 //
 // Files are checked at handshake time, at most once a second (CheckInterval).
@@ -15,28 +15,37 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+
+	"software.sslmate.com/src/go-pkcs12"
 )
 
 // CheckInterval is the least time between two checks of the files for
 // changes.
 const CheckInterval = time.Second
 
-// Files names the PEM files of one side of a connection.
+// Files names the files of one side of a connection: PEM, or PKCS12
+// stores.
 type Files struct {
 	// Cert is the certificate chain, leaf first, and Key its private key.
 	// A server needs both. A client presents them to servers that ask for
 	// a client certificate (mutual TLS); without them it presents none.
-	Cert, Key string
+	// A Cert named .p12 or .pfx, or given a Password, without Key, is a
+	// PKCS12 key store holding the chain and the key, opened with
+	// Password.
+	Cert, Key, Password string
 	// CA holds the certificates of the authorities to trust. For a server
 	// it is the client CA: when set, every client must present a
 	// certificate it signed (mutual TLS); when empty, none is asked for.
 	// For a client it is what server certificates must chain to; when
 	// empty, the system's roots are trusted. A client reads it once, when
 	// the configuration is made; a server re-reads it as it does its
-	// certificate.
-	CA string
+	// certificate. A CA file named .p12 or .pfx, or given a CAPassword, is
+	// a PKCS12 trust store (Java's), opened with CAPassword.
+	CA, CAPassword string
 	// ServerName, for a client, is the name server certificates must be
 	// valid for. Default: the host of the URL connected to.
 	ServerName string
@@ -47,8 +56,8 @@ type Files struct {
 // loads the files now and returns an error naming the file that does not
 // load.
 func Server(f Files) (*tls.Config, error) {
-	if f.Cert == "" || f.Key == "" {
-		return nil, errors.New("tlsfiles: a server needs both a certificate file and a key file")
+	if f.Cert == "" || (f.Key == "" && !isStore(f.Cert, f.Password)) {
+		return nil, errors.New("tlsfiles: a server needs both a certificate file and a key file, or a key store")
 	}
 	w := &watched{files: f, server: true}
 	if err := w.load(); err != nil {
@@ -67,12 +76,12 @@ func Server(f Files) (*tls.Config, error) {
 // certificate. It loads the files now and returns an error naming the file
 // that does not load.
 func Client(f Files) (*tls.Config, error) {
-	if (f.Cert == "") != (f.Key == "") {
-		return nil, errors.New("tlsfiles: a client certificate needs both a certificate file and a key file")
+	if (f.Cert == "") != (f.Key == "") && (f.Key != "" || !isStore(f.Cert, f.Password)) {
+		return nil, errors.New("tlsfiles: a client certificate needs both a certificate file and a key file, or a key store")
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
 	if f.CA != "" {
-		pool, err := loadPool(f.CA)
+		pool, err := loadPool(f.CA, f.CAPassword)
 		if err != nil {
 			return nil, err
 		}
@@ -164,23 +173,15 @@ func (w *watched) load() error {
 
 func (w *watched) loadLocked() error {
 	stamps := w.stat() // before reading: a change during the read is seen next time
-	certPEM, err := readFile("certificate", w.files.Cert)
+	cert, err := w.certificate()
 	if err != nil {
 		return err
-	}
-	keyPEM, err := readFile("key", w.files.Key)
-	if err != nil {
-		return err
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return fmt.Errorf("tlsfiles: certificate file %s with key file %s: %w", w.files.Cert, w.files.Key, err)
 	}
 	st := &loaded{cert: &cert}
 	if w.server {
 		st.server = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 		if w.files.CA != "" {
-			pool, err := loadPool(w.files.CA)
+			pool, err := loadPool(w.files.CA, w.files.CAPassword)
 			if err != nil {
 				return err
 			}
@@ -201,13 +202,70 @@ func readFile(what, path string) ([]byte, error) {
 	return data, nil
 }
 
-// loadPool reads a file of PEM CA certificates.
-func loadPool(path string) (*x509.CertPool, error) {
+// certificate loads the certificate and its key: a PEM pair, or a
+// PKCS12 key store.
+func (w *watched) certificate() (tls.Certificate, error) {
+	f := w.files
+	if f.Key == "" {
+		return keyStore(f.Cert, f.Password)
+	}
+	certPEM, err := readFile("certificate", f.Cert)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := readFile("key", f.Key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("tlsfiles: certificate file %s with key file %s: %w", f.Cert, f.Key, err)
+	}
+	return cert, nil
+}
+
+// keyStore loads a PKCS12 key store's key and certificate chain.
+func keyStore(path, password string) (tls.Certificate, error) {
+	data, err := readFile("key store", path)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	key, leaf, cas, err := pkcs12.DecodeChain(data, password)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("tlsfiles: key store %s (PKCS12): %w", path, err)
+	}
+	cert := tls.Certificate{Certificate: [][]byte{leaf.Raw}, PrivateKey: key, Leaf: leaf}
+	for _, ca := range cas {
+		cert.Certificate = append(cert.Certificate, ca.Raw)
+	}
+	return cert, nil
+}
+
+// isStore reports whether a file is a PKCS12 store: named .p12 or .pfx,
+// or given a password.
+func isStore(path, password string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".p12" || ext == ".pfx" || password != ""
+}
+
+// loadPool reads a file of PEM CA certificates, or a PKCS12 trust store
+// (named .p12 or .pfx, or given a password).
+func loadPool(path, password string) (*x509.CertPool, error) {
 	data, err := readFile("CA", path)
 	if err != nil {
 		return nil, err
 	}
 	pool := x509.NewCertPool()
+	if isStore(path, password) {
+		certs, err := pkcs12.DecodeTrustStore(data, password)
+		if err != nil {
+			return nil, fmt.Errorf("tlsfiles: trust store %s (PKCS12): %w", path, err)
+		}
+		for _, c := range certs {
+			pool.AddCert(c)
+		}
+		return pool, nil
+	}
 	if !pool.AppendCertsFromPEM(data) {
 		return nil, fmt.Errorf("tlsfiles: CA file %s holds no PEM certificate", path)
 	}

@@ -245,3 +245,39 @@ func TestErrorsNameTheFile(t *testing.T) {
 		}
 	}
 }
+
+// A PKCS12 key store serves in place of a PEM pair, and a PKCS12 trust
+// store verifies client certificates and server certificates in place of
+// a PEM CA file, as Java's keytool writes them; a wrong password names
+// the store.
+func TestPKCS12Stores(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	store, trust := ca.KeyStore(t, "server", "changeit"), ca.TrustStore(t, "trustit")
+	srv, err := Server(Files{Cert: store, Password: "changeit", CA: trust, CAPassword: "trustit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serve(t, srv)
+	ccert, ckey := ca.Issue(t, "client")
+	cli, err := Client(Files{Cert: ccert, Key: ckey, CA: trust, CAPassword: "trustit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, c, err := dial(addr, cli); err != nil || s != "server" || c != "client" {
+		t.Fatalf("over the stores: server %q client %q, %v", s, c, err)
+	}
+	anon, err := Client(Files{CA: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := dial(addr, anon); err == nil {
+		t.Fatal("a client without a certificate got through")
+	}
+	if _, err := Server(Files{Cert: store, Password: "wrong"}); err == nil || !strings.Contains(err.Error(), store) {
+		t.Errorf("a wrong password: %v", err)
+	}
+	if _, err := Client(Files{CA: trust, CAPassword: "wrong"}); err == nil || !strings.Contains(err.Error(), trust) {
+		t.Errorf("a wrong trust store password: %v", err)
+	}
+}

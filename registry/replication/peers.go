@@ -72,8 +72,8 @@ func New(store *registry.Store, cfg Config) (*Peers, error) {
 	if err := p.initMembership(); err != nil {
 		return nil, err
 	}
-	p.unsubscribe = store.Subscribe(p.changed)
-	store.OnHeartbeat(p.heartbeat)
+	unChanges, unHeartbeats := store.Subscribe(p.changed), store.OnHeartbeat(p.heartbeat)
+	p.unsubscribe = func() { unChanges(); unHeartbeats() }
 	return p, nil
 }
 
@@ -163,7 +163,6 @@ func (p *Peers) Stop() {
 		p.ms.stopped = true
 		p.ms.mu.Unlock()
 		p.unsubscribe()
-		p.store.OnHeartbeat(nil)
 		p.end()
 		close(p.stop)
 	})
