@@ -30,7 +30,8 @@ const (
 	noRateLimiter   = "this server has no rate limiter"
 	peerClient      = "the peers' HTTP client is not set by this property here (see -max-response-bytes, -startup-sync-timeout)"
 	remoteClient    = "remote regions are read with the peers' HTTP client and -tls-ca"
-	peerListOnce    = "the peer list is read once, at start"
+	peerStatus      = "a peer's state comes from its replication answers, as they come"
+	peerList        = "service-url's peers are read at start (-peers-file is re-read when it changes); -peers-dns names are looked up every -peers-resolve-interval"
 	syncRetries     = "the start-up sync asks the peers again until -startup-sync-timeout"
 	embeddedClient  = "a setting of the Java server's embedded client: this server registers with no one and its peers get its registry by replication"
 	ownInstance     = "describes the Java server's own instance, which this server does not register"
@@ -117,8 +118,8 @@ var Properties = []Property{
 	{Name: "eureka.server.initial-capacity-of-response-cache", ignored: noResponseCache},
 	{Name: "eureka.server.registry-sync-retries", ignored: syncRetries},
 	{Name: "eureka.server.registry-sync-retry-wait-ms", ignored: syncRetries},
-	{Name: "eureka.server.peer-eureka-nodes-update-interval-ms", ignored: peerListOnce},
-	{Name: "eureka.server.peer-eureka-status-refresh-time-interval-ms", ignored: peerListOnce},
+	{Name: "eureka.server.peer-eureka-nodes-update-interval-ms", ignored: peerList},
+	{Name: "eureka.server.peer-eureka-status-refresh-time-interval-ms", ignored: peerStatus},
 	{Name: "eureka.server.peer-node-connect-timeout-ms", ignored: peerClient},
 	{Name: "eureka.server.peer-node-read-timeout-ms", ignored: peerClient},
 	{Name: "eureka.server.peer-node-total-connections", ignored: peerClient},
