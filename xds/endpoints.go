@@ -1,0 +1,103 @@
+package xds
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// metadataFilter is the filter metadata key an endpoint's Eureka metadata
+// is sent under: the one Envoy's subset load balancer reads, so that its
+// subset selectors and our traffic rules' selectors see the same keys.
+const metadataFilter = "envoy.lb"
+
+// endpoints is app's load assignment from its instances.
+//
+// Status: only UP instances are sent, HEALTHY; STARTING, OUT_OF_SERVICE,
+// DOWN and UNKNOWN instances are absent, not UNHEALTHY or DRAINING: Envoy
+// routes to unhealthy hosts when fewer than its panic threshold (50%) are
+// healthy, and grpc-go skips both, so absent is the one mapping under which
+// no client of either kind sends an RPC to an instance Eureka says not to.
+//
+// Port: the instance metadata's GRPCPortKey when it holds a port number,
+// else the plain port when enabled, else the secure port when enabled; an
+// instance with none of them (or a GRPCPortKey value that is not a port)
+// gets no endpoint, since an RPC there could only fail.
+//
+// Locality: the Store's region and the instance's zone (Amazon's
+// availability zone, else the "zone" metadata), one locality per zone,
+// weighted by its endpoint count (a locality without a weight is dropped
+// by grpc-go).
+func (s *Server) endpoints(app string, up []*eureka.InstanceInfo) *endpointv3.ClusterLoadAssignment {
+	byZone := map[string][]*endpointv3.LbEndpoint{}
+	for _, i := range up {
+		if e := s.endpoint(i); e != nil {
+			z := i.Zone()
+			byZone[z] = append(byZone[z], e)
+		}
+	}
+	cla := &endpointv3.ClusterLoadAssignment{ClusterName: app}
+	for z, eps := range byZone {
+		cla.Endpoints = append(cla.Endpoints, &endpointv3.LocalityLbEndpoints{
+			Locality:            &corev3.Locality{Region: s.region, Zone: z},
+			LbEndpoints:         eps,
+			LoadBalancingWeight: wrapperspb.UInt32(uint32(len(eps))),
+		})
+	}
+	// A stable order, so that the same instances make the same resource.
+	slices.SortFunc(cla.Endpoints, func(a, b *endpointv3.LocalityLbEndpoints) int {
+		return cmp.Compare(a.Locality.Zone, b.Locality.Zone)
+	})
+	return cla
+}
+
+func (s *Server) endpoint(i *eureka.InstanceInfo) *endpointv3.LbEndpoint {
+	port, ok := s.port(i)
+	if !ok {
+		return nil
+	}
+	addr := i.IPAddr
+	if addr == "" {
+		addr = i.HostName
+	}
+	e := &endpointv3.LbEndpoint{
+		HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+			Address: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+				Address:       addr,
+				PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: uint32(port)},
+			}}},
+			Hostname: i.HostName,
+		}},
+		HealthStatus: corev3.HealthStatus_HEALTHY,
+	}
+	if len(i.Metadata) > 0 {
+		fields := make(map[string]*structpb.Value, len(i.Metadata))
+		for k, v := range i.Metadata {
+			fields[k] = structpb.NewStringValue(v)
+		}
+		e.Metadata = &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{metadataFilter: {Fields: fields}}}
+	}
+	return e
+}
+
+// port is the port an RPC to i goes to; see endpoints.
+func (s *Server) port(i *eureka.InstanceInfo) (int, bool) {
+	if v, ok := i.Metadata[s.cfg.GRPCPortKey]; ok {
+		p, err := strconv.Atoi(v)
+		return p, err == nil && p > 0 && p < 65536
+	}
+	switch {
+	case i.Port.Enabled && i.Port.Number > 0:
+		return i.Port.Number, true
+	case i.SecurePort.Enabled && i.SecurePort.Number > 0:
+		return i.SecurePort.Number, true
+	}
+	return 0, false
+}

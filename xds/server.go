@@ -1,0 +1,180 @@
+package xds
+
+import (
+	"context"
+	"net"
+	"sync"
+
+	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
+	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	endpointservice "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
+	listenerservice "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	xdsserver "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+const (
+	listenerType = resourcev3.ListenerType
+	clusterType  = resourcev3.ClusterType
+	endpointType = resourcev3.EndpointType
+)
+
+// Server serves a Store over xDS. Start it with a listener; Stop stops it
+// and waits for its goroutines.
+type Server struct {
+	store  *registry.Store
+	cfg    Config
+	region string
+
+	lds *listeners
+	cds *cache.LinearCache
+	eds *cache.LinearCache
+	// known is the apps that have a cluster; only the loop uses it.
+	known  map[string]bool
+	grpc   *grpc.Server
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// dirty holds the apps changed since the loop last built them; wake
+	// tells the loop there are some.
+	mu    sync.Mutex
+	dirty map[string]struct{}
+	wake  chan struct{}
+
+	unsubscribe func()
+	wg          sync.WaitGroup
+	addr        net.Addr
+}
+
+// New returns a Server of store's applications, or the error in cfg.
+func New(store *registry.Store, cfg Config) (*Server, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		store:  store,
+		cfg:    cfg,
+		region: store.Region(),
+		lds:    newListeners(cfg.MaxListenerNames),
+		cds:    cache.NewLinearCache(clusterType),
+		eds:    cache.NewLinearCache(endpointType),
+		known:  map[string]bool{},
+		dirty:  map[string]struct{}{},
+		wake:   make(chan struct{}, 1),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	mux := &cache.MuxCache{
+		Classify:      func(r *cache.Request) string { return r.GetTypeUrl() },
+		ClassifyDelta: func(r *cache.DeltaRequest) string { return r.GetTypeUrl() },
+		Caches: map[string]cache.Cache{
+			listenerType: s.lds,
+			clusterType:  s.cds,
+			endpointType: s.eds,
+		},
+	}
+	var opts []grpc.ServerOption
+	if cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	}
+	s.grpc = grpc.NewServer(opts...)
+	xs := xdsserver.NewServer(s.ctx, mux, nil)
+	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(s.grpc, xs)
+	listenerservice.RegisterListenerDiscoveryServiceServer(s.grpc, xs)
+	clusterservice.RegisterClusterDiscoveryServiceServer(s.grpc, xs)
+	endpointservice.RegisterEndpointDiscoveryServiceServer(s.grpc, xs)
+	return s, nil
+}
+
+// Start subscribes to the Store's changes, builds every application's
+// resources and serves ln until Stop.
+func (s *Server) Start(ln net.Listener) {
+	s.addr = ln.Addr()
+	s.unsubscribe = s.store.Subscribe(s.changed)
+	// After subscribing, so that an app changed meanwhile is built again.
+	for _, a := range s.store.Applications().Applications {
+		s.mark(a.Name)
+	}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		s.loop()
+	}()
+	go func() {
+		defer s.wg.Done()
+		_ = s.grpc.Serve(ln) // returns when Stop stops it
+	}()
+}
+
+// Addr is the address Start serves.
+func (s *Server) Addr() net.Addr { return s.addr }
+
+// Stop closes the clients' streams and waits for the server's goroutines.
+func (s *Server) Stop() {
+	if s.unsubscribe != nil {
+		s.unsubscribe()
+	}
+	s.cancel()
+	s.grpc.Stop()
+	s.wg.Wait()
+}
+
+// changed runs on the writer's goroutine: it only marks the app.
+func (s *Server) changed(c registry.Change) { s.mark(c.App) }
+
+func (s *Server) mark(app string) {
+	s.mu.Lock()
+	s.dirty[app] = struct{}{}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop builds the changed apps' resources: changes that arrive while it
+// builds join the next round, so a burst to one app costs one build.
+func (s *Server) loop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.wake:
+		}
+		s.mu.Lock()
+		apps := s.dirty
+		s.dirty = map[string]struct{}{}
+		s.mu.Unlock()
+		s.build(apps)
+	}
+}
+
+// build replaces the clusters and endpoints of apps: an app with no
+// instance left loses both.
+func (s *Server) build(apps map[string]struct{}) {
+	clusters := map[string]types.Resource{}
+	endpoints := map[string]types.Resource{}
+	var gone []string
+	for app := range apps {
+		if len(s.store.AllInstances(app)) == 0 {
+			if s.known[app] {
+				delete(s.known, app)
+				gone = append(gone, app)
+			}
+			continue
+		}
+		if !s.known[app] {
+			s.known[app] = true
+			clusters[app] = s.cluster(app)
+		}
+		endpoints[app] = s.endpoints(app, s.store.Instances(app))
+	}
+	// Endpoints first, so that a client following a new cluster finds them.
+	_ = s.eds.UpdateResources(endpoints, gone)
+	_ = s.cds.UpdateResources(clusters, gone)
+}
