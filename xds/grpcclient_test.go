@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	xdsresolver "google.golang.org/grpc/xds"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/xds"
 )
 
@@ -80,4 +83,33 @@ func TestGRPCGoXDSClientFollowsTheRegistry(t *testing.T) {
 
 	e.send(t, http.MethodDelete, "/apps/ORDERS/b/status?value=UP", http.StatusOK)
 	eventuallyReaches(t, conn, "b", "c")
+}
+
+// A client reaches ORDERS in whatever case it spells the name, and a name
+// no app has fails its RPCs at once (UNAVAILABLE) rather than leaving them
+// waiting, until an app of that name registers.
+func TestGRPCGoXDSClientNamesInAnyCase(t *testing.T) {
+	e := newEnv(t, xds.Config{})
+	e.register(t, "ORDERS", "a", backend(t, "a"), nil)
+	eventuallyReaches(t, xdsConn(t, e, "xds:///Orders"), "a")
+	eventuallyReaches(t, xdsConn(t, e, "xds:///ORDERS"), "a")
+
+	later := xdsConn(t, e, "xds:///later")
+	start := time.Now()
+	if name, err := who(later, 5*time.Second); status.Code(err) != codes.Unavailable {
+		t.Fatalf("an app nobody registered: %q %v, want UNAVAILABLE", name, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("an app nobody registered failed after %v", d)
+	}
+	e.register(t, "LATER", "l", backend(t, "l"), nil)
+	eventuallyReaches(t, later, "l")
+}
+
+// A Config the server cannot honour is refused by name.
+func TestConfigRefusesUnknownPolicy(t *testing.T) {
+	_, err := xds.New(registry.New(registry.Config{}), xds.Config{Policy: "fastest"})
+	if err == nil || !strings.Contains(err.Error(), `Policy: "fastest"`) {
+		t.Fatalf("got %v", err)
+	}
 }

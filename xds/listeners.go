@@ -31,12 +31,27 @@ type listeners struct {
 	*cache.LinearCache
 	max int
 
+	// made is the names made; apps, the apps they route to, whose
+	// clusters stay while they have no instance, so that an RPC to an app
+	// not (or no longer) registered fails at once for want of endpoints
+	// instead of waiting for a cluster.
 	mu   sync.Mutex
 	made map[string]bool
+	apps map[string]bool
+	// routed is called with the apps of new names, after they are made
+	// and before the watch is answered.
+	routed func(apps []string)
 }
 
-func newListeners(max int) *listeners {
-	return &listeners{LinearCache: cache.NewLinearCache(listenerType), max: max, made: map[string]bool{}}
+func newListeners(max int, routed func([]string)) *listeners {
+	return &listeners{LinearCache: cache.NewLinearCache(listenerType), max: max, made: map[string]bool{}, apps: map[string]bool{}, routed: routed}
+}
+
+// routes reports whether a listener routes to app.
+func (l *listeners) routes(app string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.apps[app]
 }
 
 // CreateWatch makes the listeners the request names, then watches.
@@ -57,6 +72,14 @@ func (l *listeners) Fetch(ctx context.Context, req *cache.Request) (cache.Respon
 }
 
 func (l *listeners) make(names map[string]struct{}) {
+	if apps := l.add(names); len(apps) > 0 {
+		l.routed(apps)
+	}
+}
+
+// add makes the listeners of the new names and returns the apps they
+// route to that no listener routed to.
+func (l *listeners) add(names map[string]struct{}) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	add := map[string]types.Resource{}
@@ -67,13 +90,19 @@ func (l *listeners) make(names map[string]struct{}) {
 		add[n] = apiListener(n)
 	}
 	if len(add) == 0 {
-		return
+		return nil
 	}
+	var apps []string
 	for n := range add {
 		l.made[n] = true
+		if app := eureka.AppName(n); !l.apps[app] {
+			l.apps[app] = true
+			apps = append(apps, app)
+		}
 	}
 	// The error is a resource's failure to marshal, which these cannot have.
 	_ = l.UpdateResources(add, nil)
+	return apps
 }
 
 // apiListener is the listener of a name a gRPC client dials: its inline

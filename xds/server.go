@@ -35,11 +35,13 @@ type Server struct {
 	lds *listeners
 	cds *cache.LinearCache
 	eds *cache.LinearCache
-	// known is the apps that have a cluster; only the loop uses it.
-	known  map[string]bool
-	grpc   *grpc.Server
-	ctx    context.Context
-	cancel context.CancelFunc
+	// buildMu serializes builds (the loop's, and a new listener's of the
+	// app it routes to); known is the apps that have a cluster.
+	buildMu sync.Mutex
+	known   map[string]bool
+	grpc    *grpc.Server
+	ctx     context.Context
+	cancel  context.CancelFunc
 
 	// dirty holds the apps changed since the loop last built them; wake
 	// tells the loop there are some.
@@ -61,13 +63,13 @@ func New(store *registry.Store, cfg Config) (*Server, error) {
 		store:  store,
 		cfg:    cfg,
 		region: store.Region(),
-		lds:    newListeners(cfg.MaxListenerNames),
 		cds:    cache.NewLinearCache(clusterType),
 		eds:    cache.NewLinearCache(endpointType),
 		known:  map[string]bool{},
 		dirty:  map[string]struct{}{},
 		wake:   make(chan struct{}, 1),
 	}
+	s.lds = newListeners(cfg.MaxListenerNames, s.buildNow)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	mux := &cache.MuxCache{
 		Classify:      func(r *cache.Request) string { return r.GetTypeUrl() },
@@ -154,14 +156,27 @@ func (s *Server) loop() {
 	}
 }
 
+// buildNow builds apps at once: a new listener's app, so that the client
+// that asked for it finds its cluster in the answer to its next request.
+func (s *Server) buildNow(apps []string) {
+	set := make(map[string]struct{}, len(apps))
+	for _, a := range apps {
+		set[a] = struct{}{}
+	}
+	s.build(set)
+}
+
 // build replaces the clusters and endpoints of apps: an app with no
-// instance left loses both.
+// instance left loses both, unless a listener routes to it; then it keeps
+// its cluster with no endpoints, and RPCs to it fail at once.
 func (s *Server) build(apps map[string]struct{}) {
+	s.buildMu.Lock()
+	defer s.buildMu.Unlock()
 	clusters := map[string]types.Resource{}
 	endpoints := map[string]types.Resource{}
 	var gone []string
 	for app := range apps {
-		if len(s.store.AllInstances(app)) == 0 {
+		if len(s.store.AllInstances(app)) == 0 && !s.lds.routes(app) {
 			if s.known[app] {
 				delete(s.known, app)
 				gone = append(gone, app)
