@@ -49,17 +49,24 @@ type Config struct {
 	TLS *tls.Config
 }
 
+// Validate returns the error in c's settings, naming the setting.
+func (c Config) Validate() error {
+	switch c.Policy {
+	case "", PolicyRoundRobin, PolicyLeastRequest, PolicyRingHash:
+		return nil
+	}
+	return fmt.Errorf("xds: Policy: %q is none of %q, %q, %q", c.Policy, PolicyRoundRobin, PolicyLeastRequest, PolicyRingHash)
+}
+
 func (c *Config) defaults() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
 	if c.GRPCPortKey == "" {
 		c.GRPCPortKey = DefaultGRPCPortKey
 	}
 	if c.Policy == "" {
 		c.Policy = DefaultPolicy
-	}
-	switch c.Policy {
-	case PolicyRoundRobin, PolicyLeastRequest, PolicyRingHash:
-	default:
-		return fmt.Errorf("xds: Policy: %q is none of %q, %q, %q", c.Policy, PolicyRoundRobin, PolicyLeastRequest, PolicyRingHash)
 	}
 	settings.Default(&c.MaxListenerNames, DefaultMaxListenerNames)
 	return nil

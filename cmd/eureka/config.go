@@ -43,6 +43,8 @@ type options struct {
 	// path, "stdout", or "" for none. main opens it into
 	// gateway.AccessLog.
 	gatewayAccessLog string
+	// xds is the xDS server, served when its Addr is set.
+	xds fxmodules.XDSConfig
 }
 
 // parseOptions reads flags from args, with defaults taken from the
@@ -86,6 +88,8 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	fs.BoolVar(&o.registry.API.Auth.RequireForReads, "auth-reads", false, "make reads need credentials too")
 	var tlsOpts tlsFlags
 	tlsOpts.register(fs)
+	var xdsOpts xdsFlags
+	xdsOpts.register(fs)
 	fs.StringVar(&o.hashPassword, "hash-password", "", "print the bcrypt hash of this password, for -auth-users, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	memLimit := fs.String("memory-limit", "", `soft memory limit of the process, as "3.5GiB" or bytes: the collector works harder as the heap nears it (debug.SetMemoryLimit); none by default, or GOMEMLIMIT's`)
@@ -153,6 +157,9 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		return nil, err
 	}
 	if err := tlsOpts.apply(&o); err != nil {
+		return nil, err
+	}
+	if err := xdsOpts.apply(&o); err != nil {
 		return nil, err
 	}
 	if err := checkPrefix(o.registry.API.Prefix, o.dashboardPath); err != nil {

@@ -132,6 +132,7 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 	}
 	return fx.Options(
 		gw,
+		xdsModule(opts),
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"go.uber.org/fx"
+
+	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/xds"
+)
+
+// xdsFlags are the xDS server's settings.
+type xdsFlags struct {
+	cfg                 fxmodules.XDSConfig
+	cert, key, clientCA string
+}
+
+func (x *xdsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&x.cfg.Addr, "xds", "", "listen address of the xDS server (ADS over gRPC, plaintext unless -xds-tls-cert): Envoy and gRPC clients with an xDS resolver read the registry from it, app ORDERS as xds:///orders (default: none)")
+	fs.StringVar(&x.cert, "xds-tls-cert", "", "PEM certificate chain to serve xDS over TLS with (with -xds-tls-key). Reloaded when the file changes")
+	fs.StringVar(&x.key, "xds-tls-key", "", "PEM private key of -xds-tls-cert")
+	fs.StringVar(&x.clientCA, "xds-tls-client-ca", "", "PEM CA certificates: every xDS client must present a certificate they signed (mutual TLS; the stream carries the whole topology)")
+	fs.StringVar(&x.cfg.Server.GRPCPortKey, "xds-grpc-port-key", xds.DefaultGRPCPortKey, "instance metadata key whose port number is an endpoint's port over xDS instead of the instance's port")
+	fs.StringVar(&x.cfg.Server.Policy, "xds-policy", xds.DefaultPolicy, "load balancing policy of every xDS cluster: round_robin, least_request or ring_hash")
+}
+
+// apply checks the flags and builds the TLS configuration.
+func (x *xdsFlags) apply(o *options) error {
+	if x.cfg.Addr == "" {
+		if x.cert != "" || x.key != "" || x.clientCA != "" {
+			return errors.New("an -xds-tls-* flag is set without -xds: the TLS is the xDS server's")
+		}
+		return nil
+	}
+	if err := x.cfg.Server.Validate(); err != nil {
+		return fmt.Errorf("-xds-policy: %v", err)
+	}
+	if (x.cert == "") != (x.key == "") {
+		return errors.New("-xds-tls-cert and -xds-tls-key go together")
+	}
+	if x.cert == "" && x.clientCA != "" {
+		return errors.New("-xds-tls-client-ca needs -xds-tls-cert and -xds-tls-key: client certificates are asked for over TLS only")
+	}
+	if x.cert != "" {
+		cfg, err := httpapi.TLSFiles(x.cert, x.key, x.clientCA)
+		if err != nil {
+			return fmt.Errorf("-xds-tls-cert: %v", err)
+		}
+		x.cfg.Server.TLS = cfg
+	}
+	o.xds = x.cfg
+	return nil
+}
+
+// xdsModule is the xDS server when -xds is set.
+func xdsModule(o *options) fx.Option {
+	if o.xds.Addr == "" {
+		return fx.Options()
+	}
+	return fx.Options(fxmodules.XDS, fx.Supply(o.xds))
+}

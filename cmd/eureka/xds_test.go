@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/xdstest"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/xds"
+)
+
+func TestXDSFlagErrors(t *testing.T) {
+	ca := testkit.NewCA(t, t.TempDir(), "ca")
+	cert, key := ca.Issue(t, "node")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-xds-tls-cert", cert, "-xds-tls-key", key}, "without -xds"},
+		{[]string{"-xds", "127.0.0.1:0", "-xds-policy", "fastest"}, `-xds-policy: xds: Policy: "fastest"`},
+		{[]string{"-xds", "127.0.0.1:0", "-xds-tls-cert", cert}, "-xds-tls-key"},
+		{[]string{"-xds", "127.0.0.1:0", "-xds-tls-client-ca", ca.File}, "-xds-tls-cert"},
+		{[]string{"-xds", "127.0.0.1:0", "-xds-tls-cert", cert, "-xds-tls-key", key + ".missing"}, "-xds-tls-cert:"},
+	} {
+		if _, err := parseOptions(c.args, noEnv, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %q", c.args, err, c.want)
+		}
+	}
+	o, err := parseOptions([]string{"-xds", "127.0.0.1:0"}, envOf(map[string]string{"EUREKA_XDS_GRPC_PORT_KEY": "grpc.port"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.xds.Server.GRPCPortKey != "grpc.port" || o.xds.Server.Policy != xds.PolicyRoundRobin || o.xds.Server.TLS != nil {
+		t.Errorf("xds options: %+v", o.xds)
+	}
+}
+
+// With -xds and mutual TLS, grpc-go's xDS client presenting a certificate
+// the CA signed reaches an instance registered over the REST API, on its
+// gRPC_port, as xds:///orders.
+func TestAppServesXDSOverMutualTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	cert, key := ca.Issue(t, "xds")
+	clientCert, clientKey := ca.Issue(t, "client")
+	var reg *httpapi.Server
+	var xs *xds.Server
+	startApp(t, []string{"-addr", "127.0.0.1:0", "-xds", "127.0.0.1:0", "-xds-tls-cert", cert, "-xds-tls-key", key, "-xds-tls-client-ca", ca.File}, &reg, &xs)
+
+	inst := testkit.Inst("ORDERS", "o1")
+	inst.Metadata = map[string]string{xds.DefaultGRPCPortKey: strconv.Itoa(xdstest.Backend(t, "o1"))}
+	code, body := testkit.HTTPPost(t, "http://"+reg.Addr().String()+"/eureka/apps/ORDERS", "application/json", string(eureka.AppendInstanceJSON(nil, inst)))
+	if code != http.StatusNoContent {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	creds := fmt.Sprintf(`{"type":"tls","config":{"ca_certificate_file":%q,"certificate_file":%q,"private_key_file":%q}}`, ca.File, clientCert, clientKey)
+	xdstest.EventuallyReaches(t, xdstest.Conn(t, xdstest.Bootstrap(xs.Addr().String(), creds, t.Name()), "xds:///orders"), "o1")
+}
