@@ -9,6 +9,7 @@ import (
 	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	endpointservice "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
 	listenerservice "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
+	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -23,6 +24,7 @@ const (
 	listenerType = resourcev3.ListenerType
 	clusterType  = resourcev3.ClusterType
 	endpointType = resourcev3.EndpointType
+	routeType    = resourcev3.RouteType
 )
 
 // Server serves a Store over xDS. Start it with a listener; Stop stops it
@@ -35,6 +37,7 @@ type Server struct {
 	lds *listeners
 	cds *cache.LinearCache
 	eds *cache.LinearCache
+	rds *cache.LinearCache
 	// buildMu serializes builds (the loop's, and a new listener's of the
 	// app it routes to); known is the apps that have a cluster.
 	buildMu sync.Mutex
@@ -65,6 +68,7 @@ func New(store *registry.Store, cfg Config) (*Server, error) {
 		region: store.Region(),
 		cds:    cache.NewLinearCache(clusterType),
 		eds:    cache.NewLinearCache(endpointType),
+		rds:    cache.NewLinearCache(routeType),
 		known:  map[string]bool{},
 		dirty:  map[string]struct{}{},
 		wake:   make(chan struct{}, 1),
@@ -78,6 +82,7 @@ func New(store *registry.Store, cfg Config) (*Server, error) {
 			listenerType: s.lds,
 			clusterType:  s.cds,
 			endpointType: s.eds,
+			routeType:    s.rds,
 		},
 	}
 	var opts []grpc.ServerOption
@@ -90,6 +95,8 @@ func New(store *registry.Store, cfg Config) (*Server, error) {
 	listenerservice.RegisterListenerDiscoveryServiceServer(s.grpc, xs)
 	clusterservice.RegisterClusterDiscoveryServiceServer(s.grpc, xs)
 	endpointservice.RegisterEndpointDiscoveryServiceServer(s.grpc, xs)
+	routeservice.RegisterRouteDiscoveryServiceServer(s.grpc, xs)
+	s.updateGateway()
 	return s, nil
 }
 
@@ -192,4 +199,7 @@ func (s *Server) build(apps map[string]struct{}) {
 	// Endpoints first, so that a client following a new cluster finds them.
 	_ = s.eds.UpdateResources(endpoints, gone)
 	_ = s.cds.UpdateResources(clusters, gone)
+	if len(clusters) > 0 || len(gone) > 0 {
+		s.updateGateway()
+	}
 }
