@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/eurekagate/eurekagate/internal/settings"
+	"github.com/eurekagate/eurekagate/registry"
 )
 
 // Defaults of Config.
@@ -43,6 +44,10 @@ type Config struct {
 	// spelling a client asks for); a name asked for beyond it is answered
 	// as absent. Default 10,000.
 	MaxListenerNames int
+	// Region is the region of the localities when the source has none of
+	// its own: a discovery client's (the Store's is the Store's region).
+	// Default "us-east-1" (registry.DefaultRegion).
+	Region string
 	// TLS, when set, serves xDS over TLS with it (set ClientAuth and
 	// ClientCAs for mutual TLS: the stream carries the whole topology).
 	// Default: plaintext.
@@ -67,6 +72,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Policy == "" {
 		c.Policy = DefaultPolicy
+	}
+	if c.Region == "" {
+		c.Region = registry.DefaultRegion
 	}
 	settings.Default(&c.MaxListenerNames, DefaultMaxListenerNames)
 	return nil

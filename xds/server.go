@@ -16,8 +16,6 @@ import (
 	xdsserver "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
-
-	"github.com/eurekagate/eurekagate/registry"
 )
 
 const (
@@ -27,10 +25,10 @@ const (
 	routeType    = resourcev3.RouteType
 )
 
-// Server serves a Store over xDS. Start it with a listener; Stop stops it
+// Server serves a Source (the Store, or a discovery client) over xDS. Start it with a listener; Stop stops it
 // and waits for its goroutines.
 type Server struct {
-	store  *registry.Store
+	src    Source
 	cfg    Config
 	region string
 
@@ -57,15 +55,15 @@ type Server struct {
 	addr        net.Addr
 }
 
-// New returns a Server of store's applications, or the error in cfg.
-func New(store *registry.Store, cfg Config) (*Server, error) {
+// New returns a Server of src's applications, or the error in cfg.
+func New(src Source, cfg Config) (*Server, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
 	s := &Server{
-		store:  store,
+		src:    src,
 		cfg:    cfg,
-		region: store.Region(),
+		region: regionOf(src, cfg),
 		cds:    cache.NewLinearCache(clusterType),
 		eds:    cache.NewLinearCache(endpointType),
 		rds:    cache.NewLinearCache(routeType),
@@ -100,15 +98,11 @@ func New(store *registry.Store, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Start subscribes to the Store's changes, builds every application's
+// Start follows the source's changes, builds every application's
 // resources and serves ln until Stop.
 func (s *Server) Start(ln net.Listener) {
 	s.addr = ln.Addr()
-	s.unsubscribe = s.store.Subscribe(s.changed)
-	// After subscribing, so that an app changed meanwhile is built again.
-	for _, a := range s.store.Applications().Applications {
-		s.mark(a.Name)
-	}
+	s.unsubscribe = s.follow()
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -133,9 +127,7 @@ func (s *Server) Stop() {
 	s.wg.Wait()
 }
 
-// changed runs on the writer's goroutine: it only marks the app.
-func (s *Server) changed(c registry.Change) { s.mark(c.App) }
-
+// mark runs on the Store's writer's goroutine: it only records the app.
 func (s *Server) mark(app string) {
 	s.mu.Lock()
 	s.dirty[app] = struct{}{}
@@ -183,7 +175,7 @@ func (s *Server) build(apps map[string]struct{}) {
 	endpoints := map[string]types.Resource{}
 	var gone []string
 	for app := range apps {
-		if len(s.store.AllInstances(app)) == 0 && !s.lds.routes(app) {
+		if len(s.src.AllInstances(app)) == 0 && !s.lds.routes(app) {
 			if s.known[app] {
 				delete(s.known, app)
 				gone = append(gone, app)
@@ -194,7 +186,7 @@ func (s *Server) build(apps map[string]struct{}) {
 			s.known[app] = true
 			clusters[app] = s.cluster(app)
 		}
-		endpoints[app] = s.endpoints(app, s.store.Instances(app))
+		endpoints[app] = s.endpoints(app, s.src.Instances(app))
 	}
 	// Endpoints first, so that a client following a new cluster finds them.
 	_ = s.eds.UpdateResources(endpoints, gone)
