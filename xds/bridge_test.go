@@ -52,4 +52,3 @@ func TestBridgeServesAnotherEurekaServer(t *testing.T) {
 	e.register(t, "ORDERS", "c", xdstest.Backend(t, "c"), nil)
 	xdstest.EventuallyReaches(t, conn, "c")
 }
-

@@ -113,8 +113,15 @@ func TestDeltaSendsOnlyTheChangedApp(t *testing.T) {
 		t.Fatalf("endpoints: %v", names(r))
 	}
 
+	if st := e.xds.Stats(); st.Clients != 1 || pushes(st) != 0 || st.ResourcesSent["endpoints"] != 2 {
+		t.Fatalf("after the answers: %+v, want 1 client, no push, 2 endpoints sent", st)
+	}
+
 	e.register(t, "USERS", "u2", 9003, nil)
 	r := d.recv()
+	if st := e.xds.Stats(); pushes(st) != 1 || st.ResourcesSent["endpoints"] != 3 {
+		t.Errorf("after a push: %+v, want 1 push, 3 endpoints sent", st)
+	}
 	if r.TypeUrl != resourcev3.EndpointType || !slices.Equal(names(r), []string{"USERS"}) {
 		t.Fatalf("after a USERS registration: %s %v, want endpoints [USERS]", r.TypeUrl, names(r))
 	}
@@ -141,4 +148,13 @@ func TestDeltaSendsOnlyTheChangedApp(t *testing.T) {
 			t.Errorf("removed %s: %v, want [USERS]", typ, removed[typ])
 		}
 	}
+}
+
+// pushes counts the pushes in st's latency histogram.
+func pushes(st xds.Stats) uint64 {
+	var n uint64
+	for _, c := range st.PushLatency {
+		n += c
+	}
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"sync"
+	"time"
 
 	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
 	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -50,6 +51,7 @@ type Server struct {
 	dirty map[string]struct{}
 	wake  chan struct{}
 
+	stats       *stats
 	unsubscribe func()
 	wg          sync.WaitGroup
 	addr        net.Addr
@@ -68,6 +70,7 @@ func New(src Source, cfg Config) (*Server, error) {
 		eds:    cache.NewLinearCache(endpointType),
 		rds:    cache.NewLinearCache(routeType),
 		known:  map[string]bool{},
+		stats:  newStats(),
 		dirty:  map[string]struct{}{},
 		wake:   make(chan struct{}, 1),
 	}
@@ -88,7 +91,7 @@ func New(src Source, cfg Config) (*Server, error) {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
 	}
 	s.grpc = grpc.NewServer(opts...)
-	xs := xdsserver.NewServer(s.ctx, mux, nil)
+	xs := xdsserver.NewServer(s.ctx, mux, s.stats.callbacks())
 	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(s.grpc, xs)
 	listenerservice.RegisterListenerDiscoveryServiceServer(s.grpc, xs)
 	clusterservice.RegisterClusterDiscoveryServiceServer(s.grpc, xs)
@@ -129,6 +132,7 @@ func (s *Server) Stop() {
 
 // mark runs on the Store's writer's goroutine: it only records the app.
 func (s *Server) mark(app string) {
+	s.stats.changed(app, time.Now())
 	s.mu.Lock()
 	s.dirty[app] = struct{}{}
 	s.mu.Unlock()
@@ -177,6 +181,7 @@ func (s *Server) build(apps map[string]struct{}) {
 	for app := range apps {
 		if len(s.src.AllInstances(app)) == 0 && !s.lds.routes(app) {
 			if s.known[app] {
+				s.stats.gone(app)
 				delete(s.known, app)
 				gone = append(gone, app)
 			}

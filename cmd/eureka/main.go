@@ -42,6 +42,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry/replication"
 	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic"
+	"github.com/eurekagate/eurekagate/xds"
 )
 
 func main() {
@@ -155,6 +156,7 @@ type serverParams struct {
 	API       *httpapi.API
 	Peers     *replication.Peers
 	Gateway   *gateway.Gateway `optional:"true"`
+	XDS       *xds.Server      `optional:"true"`
 }
 
 // serverConfig adds the operator pages to the server: /metrics and the
@@ -182,6 +184,9 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.Server
 		metrics.MustRegister(t)
 		rules = p.Gateway.Router().Rules
 		rec = p.Gateway.Traffic()
+	}
+	if p.XDS != nil {
+		metrics.MustRegister(registrymetrics.NewXDS(p.XDS.Stats, "eureka"))
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))

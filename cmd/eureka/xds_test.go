@@ -60,5 +60,32 @@ func TestAppServesXDSOverMutualTLS(t *testing.T) {
 		t.Fatalf("register: %d %s", code, body)
 	}
 	creds := fmt.Sprintf(`{"type":"tls","config":{"ca_certificate_file":%q,"certificate_file":%q,"private_key_file":%q}}`, ca.File, clientCert, clientKey)
-	xdstest.EventuallyReaches(t, xdstest.Conn(t, xdstest.Bootstrap(xs.Addr().String(), creds, t.Name()), "xds:///orders"), "o1")
+	conn := xdstest.Conn(t, xdstest.Bootstrap(xs.Addr().String(), creds, t.Name()), "xds:///orders")
+	xdstest.EventuallyReaches(t, conn, "o1")
+
+	// A second instance is pushed to the client; /metrics counts the
+	// client, the resources sent and the push.
+	inst = testkit.Inst("ORDERS", "o2")
+	inst.Metadata = map[string]string{xds.DefaultGRPCPortKey: strconv.Itoa(xdstest.Backend(t, "o2"))}
+	if code, body := testkit.HTTPPost(t, "http://"+reg.Addr().String()+"/eureka/apps/ORDERS", "application/json", string(eureka.AppendInstanceJSON(nil, inst))); code != http.StatusNoContent {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	xdstest.EventuallyReaches(t, conn, "o1", "o2")
+	_, metrics := testkit.HTTPGet(t, "http://"+reg.Addr().String()+"/metrics")
+	for _, want := range []string{"eureka_xds_clients 1\n", `eureka_xds_resources_sent_total{type="listener"} 1`, "eureka_xds_push_latency_seconds_count 1\n"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics has no %q:\n%s", want, grep(metrics, "eureka_xds_"))
+		}
+	}
+}
+
+// grep returns the lines of s that hold sub.
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
