@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 
+	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/settings"
 	"github.com/eurekagate/eurekagate/registry"
 )
@@ -12,7 +13,7 @@ import (
 const (
 	// DefaultGRPCPortKey is GRPCPortKey's default: the metadata key
 	// grpc-spring-boot-starter registers the gRPC server's port under.
-	DefaultGRPCPortKey = "gRPC_port"
+	DefaultGRPCPortKey = eureka.DefaultGRPCPortKey
 	// DefaultPolicy is Policy's default.
 	DefaultPolicy = PolicyRoundRobin
 	// DefaultMaxListenerNames is MaxListenerNames' default.

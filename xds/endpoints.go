@@ -3,7 +3,6 @@ package xds
 import (
 	"cmp"
 	"slices"
-	"strconv"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -59,13 +58,9 @@ func (s *Server) endpoints(app string, up []*eureka.InstanceInfo) *endpointv3.Cl
 }
 
 func (s *Server) endpoint(i *eureka.InstanceInfo) *endpointv3.LbEndpoint {
-	port, ok := s.port(i)
+	addr, port, ok := i.GRPCAddress(s.cfg.GRPCPortKey)
 	if !ok {
 		return nil
-	}
-	addr := i.IPAddr
-	if addr == "" {
-		addr = i.HostName
 	}
 	e := &endpointv3.LbEndpoint{
 		HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
@@ -85,19 +80,4 @@ func (s *Server) endpoint(i *eureka.InstanceInfo) *endpointv3.LbEndpoint {
 		e.Metadata = &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{metadataFilter: {Fields: fields}}}
 	}
 	return e
-}
-
-// port is the port an RPC to i goes to; see endpoints.
-func (s *Server) port(i *eureka.InstanceInfo) (int, bool) {
-	if v, ok := i.Metadata[s.cfg.GRPCPortKey]; ok {
-		p, err := strconv.Atoi(v)
-		return p, err == nil && p > 0 && p < 65536
-	}
-	switch {
-	case i.Port.Enabled && i.Port.Number > 0:
-		return i.Port.Number, true
-	case i.SecurePort.Enabled && i.SecurePort.Number > 0:
-		return i.SecurePort.Number, true
-	}
-	return 0, false
 }

@@ -106,6 +106,8 @@ func New(src Source, cfg Config) (*Server, error) {
 func (s *Server) Start(ln net.Listener) {
 	s.addr = ln.Addr()
 	s.unsubscribe = s.follow()
+	// The registry as it is, built before the first client is answered.
+	s.build(s.takeDirty())
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -151,12 +153,17 @@ func (s *Server) loop() {
 			return
 		case <-s.wake:
 		}
-		s.mu.Lock()
-		apps := s.dirty
-		s.dirty = map[string]struct{}{}
-		s.mu.Unlock()
-		s.build(apps)
+		s.build(s.takeDirty())
 	}
+}
+
+// takeDirty returns the apps changed since it was last called.
+func (s *Server) takeDirty() map[string]struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	apps := s.dirty
+	s.dirty = map[string]struct{}{}
+	return apps
 }
 
 // buildNow builds apps at once: a new listener's app, so that the client
