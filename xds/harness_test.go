@@ -4,12 +4,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"testing"
 
 	"google.golang.org/grpc"
 
-	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/internal/xdstest"
 	"github.com/eurekagate/eurekagate/registry"
@@ -46,18 +44,10 @@ func newEnv(t *testing.T, cfg xds.Config) *env {
 }
 
 // register registers app's instance id through the REST API, with the
-// backend's port as its gRPC_port metadata and an HTTP port beside it.
+// backend's port as its gRPC_port metadata.
 func (e *env) register(t *testing.T, app, id string, grpcPort int, md map[string]string) {
 	t.Helper()
-	i := testkit.Inst(app, id)
-	i.Metadata = map[string]string{xds.DefaultGRPCPortKey: strconv.Itoa(grpcPort)}
-	for k, v := range md {
-		i.Metadata[k] = v
-	}
-	code, body := testkit.HTTPPost(t, e.api+"/apps/"+app, "application/json", string(eureka.AppendInstanceJSON(nil, i)))
-	if code != http.StatusNoContent {
-		t.Fatalf("register %s/%s: %d %s", app, id, code, body)
-	}
+	xdstest.Register(t, e.api, app, id, grpcPort, md)
 }
 
 // send sends a request with method to the REST API and wants want.

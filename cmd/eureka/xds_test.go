@@ -3,12 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/internal/xdstest"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -53,23 +50,15 @@ func TestAppServesXDSOverMutualTLS(t *testing.T) {
 	var xs *xds.Server
 	startApp(t, []string{"-addr", "127.0.0.1:0", "-xds", "127.0.0.1:0", "-xds-tls-cert", cert, "-xds-tls-key", key, "-xds-tls-client-ca", ca.File}, &reg, &xs)
 
-	inst := testkit.Inst("ORDERS", "o1")
-	inst.Metadata = map[string]string{xds.DefaultGRPCPortKey: strconv.Itoa(xdstest.Backend(t, "o1"))}
-	code, body := testkit.HTTPPost(t, "http://"+reg.Addr().String()+"/eureka/apps/ORDERS", "application/json", string(eureka.AppendInstanceJSON(nil, inst)))
-	if code != http.StatusNoContent {
-		t.Fatalf("register: %d %s", code, body)
-	}
+	api := "http://" + reg.Addr().String() + "/eureka"
+	xdstest.Register(t, api, "ORDERS", "o1", xdstest.Backend(t, "o1"), nil)
 	creds := fmt.Sprintf(`{"type":"tls","config":{"ca_certificate_file":%q,"certificate_file":%q,"private_key_file":%q}}`, ca.File, clientCert, clientKey)
 	conn := xdstest.Conn(t, xdstest.Bootstrap(xs.Addr().String(), creds, t.Name()), "xds:///orders")
 	xdstest.EventuallyReaches(t, conn, "o1")
 
 	// A second instance is pushed to the client; /metrics counts the
 	// client, the resources sent and the push.
-	inst = testkit.Inst("ORDERS", "o2")
-	inst.Metadata = map[string]string{xds.DefaultGRPCPortKey: strconv.Itoa(xdstest.Backend(t, "o2"))}
-	if code, body := testkit.HTTPPost(t, "http://"+reg.Addr().String()+"/eureka/apps/ORDERS", "application/json", string(eureka.AppendInstanceJSON(nil, inst))); code != http.StatusNoContent {
-		t.Fatalf("register: %d %s", code, body)
-	}
+	xdstest.Register(t, api, "ORDERS", "o2", xdstest.Backend(t, "o2"), nil)
 	xdstest.EventuallyReaches(t, conn, "o1", "o2")
 	_, metrics := testkit.HTTPGet(t, "http://"+reg.Addr().String()+"/metrics")
 	for _, want := range []string{"eureka_xds_clients 1\n", `eureka_xds_resources_sent_total{type="listener"} 1`, "eureka_xds_push_latency_seconds_count 1\n"} {

@@ -1,5 +1,5 @@
-// Package xdstest is what the xDS tests share: gRPC backends that answer
-// their name, grpc-go's own xDS client bootstrapped to a server on
+// Package xdstest is what the xDS and gRPC resolver tests share: gRPC
+// backends that answer their name, registered through Eureka's REST API, grpc-go's own xDS client bootstrapped to a server on
 // loopback, and a poll for the backends its RPCs reach.
 package xdstest
 
@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
@@ -50,6 +53,20 @@ func Backend(t testing.TB, name string) int {
 		<-done
 	})
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Register registers app's instance id with the Eureka REST API at api
+// (.../eureka), with grpcPort as its gRPC_port metadata beside md and an
+// HTTP port of its own, and fails the test unless it is accepted.
+func Register(t testing.TB, api, app, id string, grpcPort int, md map[string]string) {
+	t.Helper()
+	i := testkit.Inst(app, id)
+	i.Metadata = map[string]string{eureka.DefaultGRPCPortKey: strconv.Itoa(grpcPort)}
+	maps.Copy(i.Metadata, md)
+	code, body := testkit.HTTPPost(t, api+"/apps/"+app, "application/json", string(eureka.AppendInstanceJSON(nil, i)))
+	if code != http.StatusNoContent {
+		t.Fatalf("register %s/%s: %d %s", app, id, code, body)
+	}
 }
 
 // Bootstrap is grpc-go's bootstrap configuration for an xDS server at
