@@ -88,4 +88,3 @@ func TestResolverRefusesUnknownPolicy(t *testing.T) {
 		t.Fatalf("got %v, want the policy refused", err)
 	}
 }
-
