@@ -2,7 +2,6 @@ package grpcresolver_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +13,6 @@ import (
 	"github.com/eurekagate/eurekagate/grpcresolver"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/internal/xdstest"
-	"github.com/eurekagate/eurekagate/registry"
-	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
@@ -24,18 +21,14 @@ func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 // base URL, and a started discovery client reading it.
 func eurekaClient(t *testing.T) (string, *discovery.Client) {
 	t.Helper()
-	store := registry.New(registry.Config{})
-	store.Start()
-	t.Cleanup(store.Stop)
-	srv := httptest.NewServer(httpapi.NewHTTPHandler(httpapi.NewAPI(store, httpapi.APIConfig{})))
-	t.Cleanup(srv.Close)
-	client, err := discovery.New(discovery.Config{ServiceURLs: []string{srv.URL + "/eureka/"}})
+	_, api := xdstest.Registry(t)
+	client, err := discovery.New(discovery.Config{ServiceURLs: []string{api + "/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	client.Start()
 	testkit.StopOnCleanupChecked(t, 5*time.Second, client.Stop)
-	return srv.URL + "/eureka", client
+	return api, client
 }
 
 func dial(t *testing.T, b *grpcresolver.Builder, target string) *grpc.ClientConn {

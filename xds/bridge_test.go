@@ -1,9 +1,7 @@
 package xds_test
 
 import (
-	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +20,7 @@ func TestBridgeServesAnotherEurekaServer(t *testing.T) {
 	e.register(t, "ORDERS", "a", a, nil)
 	e.register(t, "ORDERS", "b", b, nil)
 
-	client, err := discovery.New(discovery.Config{ServiceURLs: []string{strings.TrimSuffix(e.api, "eureka") + "eureka/"}})
+	client, err := discovery.New(discovery.Config{ServiceURLs: []string{e.api + "/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,16 +31,7 @@ func TestBridgeServesAnotherEurekaServer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the client read no registry within 10s")
 	}
-	bridge, err := xds.New(client, xds.Config{Region: "eu-west-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bridge.Start(ln)
-	t.Cleanup(bridge.Stop)
+	bridge := serve(t, client, xds.Config{Region: "eu-west-1"})
 
 	conn := xdstest.Conn(t, xdstest.Bootstrap(bridge.Addr().String(), `{"type":"insecure"}`, t.Name()), "xds:///orders")
 	xdstest.EventuallyReaches(t, conn, "a", "b")

@@ -3,7 +3,6 @@ package xds_test
 import (
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -11,7 +10,6 @@ import (
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/internal/xdstest"
 	"github.com/eurekagate/eurekagate/registry"
-	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/xds"
 )
 
@@ -25,12 +23,14 @@ type env struct {
 
 func newEnv(t *testing.T, cfg xds.Config) *env {
 	t.Helper()
-	store := registry.New(registry.Config{})
-	store.Start()
-	t.Cleanup(store.Stop)
-	api := httptest.NewServer(httpapi.NewHTTPHandler(httpapi.NewAPI(store, httpapi.APIConfig{})))
-	t.Cleanup(api.Close)
-	x, err := xds.New(store, cfg)
+	store, api := xdstest.Registry(t)
+	return &env{store: store, api: api, xds: serve(t, store, cfg)}
+}
+
+// serve starts an xDS server of src on loopback until the test ends.
+func serve(t *testing.T, src xds.Source, cfg xds.Config) *xds.Server {
+	t.Helper()
+	x, err := xds.New(src, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func newEnv(t *testing.T, cfg xds.Config) *env {
 	}
 	x.Start(ln)
 	t.Cleanup(x.Stop)
-	return &env{store: store, api: api.URL + "/eureka", xds: x}
+	return x
 }
 
 // register registers app's instance id through the REST API, with the

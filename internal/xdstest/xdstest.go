@@ -22,7 +22,10 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 // whoMethod is the one RPC the backends serve: it answers the backend's
@@ -53,6 +56,17 @@ func Backend(t testing.TB, name string) int {
 		<-done
 	})
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Registry starts a Store served over Eureka's REST API on loopback until
+// the test ends, and returns it with the API's base URL (.../eureka).
+func Registry(t testing.TB) (*registry.Store, string) {
+	t.Helper()
+	store := registry.New(registry.Config{})
+	store.Start()
+	t.Cleanup(store.Stop)
+	srv := registrytest.Start(t, store, httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	return store, strings.TrimSuffix(srv.URL(), "/")
 }
 
 // Register registers app's instance id with the Eureka REST API at api
