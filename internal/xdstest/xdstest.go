@@ -36,9 +36,20 @@ const whoMethod = "/test.Who/Name"
 // when the test ends, and returns its port.
 func Backend(t testing.TB, name string) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, stop, err := StartBackend(name)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return port
+}
+
+// StartBackend starts a gRPC server on loopback answering with name and
+// returns its port and what stops it (and waits for it).
+func StartBackend(name string) (port int, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, nil, err
 	}
 	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, st grpc.ServerStream) error {
 		if err := st.RecvMsg(&emptypb.Empty{}); err != nil {
@@ -51,11 +62,10 @@ func Backend(t testing.TB, name string) int {
 		defer close(done)
 		_ = srv.Serve(ln)
 	}()
-	t.Cleanup(func() {
+	return ln.Addr().(*net.TCPAddr).Port, func() {
 		srv.Stop()
 		<-done
-	})
-	return ln.Addr().(*net.TCPAddr).Port
+	}, nil
 }
 
 // Registry starts a Store served over Eureka's REST API on loopback until
