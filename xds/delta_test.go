@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,4 +158,26 @@ func pushes(st xds.Stats) uint64 {
 		n += c
 	}
 	return n
+}
+
+// The listener names made for clients are bounded in number and length:
+// past the bound a name is answered absent, and the names made before it
+// are still served.
+func TestListenerNamesBounded(t *testing.T) {
+	e := newEnv(t, xds.Config{MaxListenerNames: 2})
+	d := openDelta(t, e)
+	long := strings.Repeat("a", 257)
+	d.subscribe(resourcev3.ListenerType, "orders", long)
+	if r := d.recv(); !slices.Equal(names(r), []string{"orders"}) {
+		t.Fatalf("listeners %v, want [orders]: a 257-byte name is absent", names(r))
+	}
+	d.subscribe(resourcev3.ListenerType, "users", "payments")
+	if r := d.recv(); len(r.Resources) != 1 {
+		t.Fatalf("listeners %v, want one of users and payments: the bound is 2", names(r))
+	}
+	d2 := openDelta(t, e)
+	d2.subscribe(resourcev3.ListenerType, "orders", "other")
+	if r := d2.recv(); !slices.Equal(names(r), []string{"orders"}) {
+		t.Fatalf("another client's listeners %v, want [orders]: made before the bound, absent past it", names(r))
+	}
 }
