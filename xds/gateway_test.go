@@ -12,6 +12,15 @@ import (
 	"github.com/eurekagate/eurekagate/xds"
 )
 
+// routesBecome reads the edge gateway's routes until they are want (the
+// server's loop builds a registration after it returns).
+func routesBecome(t *testing.T, d *deltaStream, want map[string]string) {
+	t.Helper()
+	for got := gatewayRoutes(t, d); !maps.Equal(got, want); got = gatewayRoutes(t, d) {
+		t.Logf("routes %v, waiting for %v", got, want)
+	}
+}
+
 // gatewayRoutes reads the edge gateway's routes from a response: the
 // cluster each path prefix (or path) goes to, and its rewrite.
 func gatewayRoutes(t *testing.T, d *deltaStream) map[string]string {
@@ -45,23 +54,17 @@ func TestGatewayRoutesFollowTheApps(t *testing.T) {
 	d := openDelta(t, e)
 	d.subscribe(resourcev3.RouteType, xds.GatewayRoutes)
 	want := map[string]string{"/orders/": "ORDERS /", "/orders": "ORDERS /"}
-	if got := gatewayRoutes(t, d); !maps.Equal(got, want) {
-		t.Fatalf("routes %v, want %v", got, want)
-	}
+	routesBecome(t, d, want)
 
 	// An instance change to ORDERS, then a new app: the next routes are
 	// the new app's, the instance change having sent none.
 	e.register(t, "ORDERS", "o2", 9002, nil)
 	e.register(t, "PAYMENTS", "p1", 9003, nil)
 	want["/payments/"], want["/payments"] = "PAYMENTS /", "PAYMENTS /"
-	if got := gatewayRoutes(t, d); !maps.Equal(got, want) {
-		t.Fatalf("routes %v, want %v", got, want)
-	}
+	routesBecome(t, d, want)
 
 	e.send(t, http.MethodDelete, "/apps/PAYMENTS/p1", http.StatusOK)
 	delete(want, "/payments/")
 	delete(want, "/payments")
-	if got := gatewayRoutes(t, d); !maps.Equal(got, want) {
-		t.Fatalf("routes %v, want %v", got, want)
-	}
+	routesBecome(t, d, want)
 }

@@ -3,6 +3,7 @@ package xds
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,16 +44,18 @@ type stats struct {
 
 	mu sync.Mutex
 	// changedAt is each app's last change in the source; requested, each
-	// stream's last request for endpoints, so that an answer to it is not
-	// taken for a push.
+	// stream's last request for endpoints that asked for something new,
+	// so that an answer to it is not taken for a push; names, the names a
+	// state-of-the-world stream asked for last (its ACKs repeat them).
 	changedAt map[string]time.Time
 	requested map[int64]time.Time
+	names     map[int64]string
 	latency   [len(traffic.Buckets) + 1]uint64
 	sum       time.Duration
 }
 
 func newStats() *stats {
-	st := &stats{sent: map[string]*atomic.Uint64{}, changedAt: map[string]time.Time{}, requested: map[int64]time.Time{}}
+	st := &stats{sent: map[string]*atomic.Uint64{}, changedAt: map[string]time.Time{}, requested: map[int64]time.Time{}, names: map[int64]string{}}
 	for t := range typeNames {
 		st.sent[t] = new(atomic.Uint64)
 	}
@@ -71,8 +74,10 @@ func (st *stats) gone(app string) {
 	st.mu.Unlock()
 }
 
-func (st *stats) request(stream int64, typeURL string) {
-	if typeURL == endpointType {
+// request records a request for endpoints that asks for something new:
+// an answer to it is not a push. An ACK asks for nothing new.
+func (st *stats) request(stream int64, typeURL string, asks bool) {
+	if typeURL == endpointType && asks {
 		st.mu.Lock()
 		st.requested[stream] = time.Now()
 		st.mu.Unlock()
@@ -107,7 +112,22 @@ func (st *stats) closed(stream int64) {
 	st.clients.Add(-1)
 	st.mu.Lock()
 	delete(st.requested, stream)
+	delete(st.names, stream)
 	st.mu.Unlock()
+}
+
+// namesChanged reports whether a state-of-the-world request for endpoints
+// names other resources than the stream's last one.
+func (st *stats) namesChanged(stream int64, r *discoverygrpc.DiscoveryRequest) bool {
+	if r.GetTypeUrl() != endpointType {
+		return false
+	}
+	names := strings.Join(r.GetResourceNames(), "\x00")
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	changed := st.names[stream] != names
+	st.names[stream] = names
+	return changed
 }
 
 // callbacks feeds st from the ADS server, both variants.
@@ -123,11 +143,11 @@ func (st *stats) callbacks() xdsserver.Callbacks {
 		StreamClosedFunc:      closed,
 		DeltaStreamClosedFunc: closed,
 		StreamRequestFunc: func(id int64, r *discoverygrpc.DiscoveryRequest) error {
-			st.request(id, r.GetTypeUrl())
+			st.request(id, r.GetTypeUrl(), r.GetResponseNonce() == "" || st.namesChanged(id, r))
 			return nil
 		},
 		StreamDeltaRequestFunc: func(id int64, r *discoverygrpc.DeltaDiscoveryRequest) error {
-			st.request(id, r.GetTypeUrl())
+			st.request(id, r.GetTypeUrl(), r.GetResponseNonce() == "" || len(r.GetResourceNamesSubscribe()) > 0)
 			return nil
 		},
 		StreamResponseFunc: func(_ context.Context, id int64, _ *discoverygrpc.DiscoveryRequest, r *discoverygrpc.DiscoveryResponse) {
