@@ -1,7 +1,9 @@
 package xds_test
 
 import (
+	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/eurekagate/eurekagate/discovery"
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/internal/xdstest"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/xds"
@@ -67,4 +72,65 @@ func TestConfigRefusesUnknownPolicy(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `Policy: "fastest"`) {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// An instance registered by our Go discovery client, with its gRPC port
+// in its metadata as grpc-spring-boot-starter writes it, gets RPCs; the
+// status DOWN it reports and its stop (its cancel) take them away.
+func TestGRPCGoXDSClientReachesOurGoClientsInstance(t *testing.T) {
+	e := newEnv(t, xds.Config{})
+	e.register(t, "ORDERS", "a", xdstest.Backend(t, "a"), nil)
+	registrant, err := discovery.New(discovery.Config{
+		ServiceURLs:  []string{e.api + "/"},
+		DisableFetch: true,
+		Instance: &discovery.InstanceConfig{AppName: "orders", InstanceID: "g", IPAddr: "127.0.0.1", Port: 1,
+			Metadata: map[string]string{xds.DefaultGRPCPortKey: strconv.Itoa(xdstest.Backend(t, "g"))}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registrant.Start()
+	conn := e.conn(t, "xds:///orders")
+	xdstest.EventuallyReaches(t, conn, "a", "g")
+
+	if err := registrant.SetStatus(eureka.StatusDown); err != nil {
+		t.Fatal(err)
+	}
+	xdstest.EventuallyReaches(t, conn, "a")
+	if err := registrant.SetStatus(eureka.StatusUp); err != nil {
+		t.Fatal(err)
+	}
+	xdstest.EventuallyReaches(t, conn, "a", "g")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := registrant.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	xdstest.EventuallyReaches(t, conn, "a")
+}
+
+// An instance whose lease expires is evicted, and its RPCs stop; the
+// lease that was renewed keeps its instance.
+func TestGRPCGoXDSClientEvictionStopsRPCs(t *testing.T) {
+	clock := testkit.NewFakeClock()
+	store := registry.New(registry.Config{Clock: clock, DisableSelfPreservation: true})
+	x := serve(t, store, xds.Config{})
+	for _, id := range []string{"kept", "expired"} {
+		i := testkit.Inst("ORDERS", id)
+		i.Metadata = map[string]string{xds.DefaultGRPCPortKey: strconv.Itoa(xdstest.Backend(t, id))}
+		testkit.MustRegister(t, store, i, false)
+	}
+	conn := xdstest.Conn(t, xdstest.Bootstrap(x.Addr().String(), `{"type":"insecure"}`, t.Name()), "xds:///orders")
+	xdstest.EventuallyReaches(t, conn, "kept", "expired")
+
+	// 90 s leases: at 100 s, "expired" has been silent for 100 s and
+	// "kept" for 50.
+	clock.Advance(50 * time.Second)
+	store.Renew("ORDERS", "kept", registry.RenewRequest{})
+	clock.Advance(50 * time.Second)
+	if ev := store.Evict(); len(ev) != 1 || ev[0] != "expired" {
+		t.Fatalf("evicted %v, want the expired lease", ev)
+	}
+	xdstest.EventuallyReaches(t, conn, "kept")
 }
