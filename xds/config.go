@@ -49,6 +49,13 @@ type Config struct {
 	// its own: a discovery client's (the Store's is the Store's region).
 	// Default "us-east-1" (registry.DefaultRegion).
 	Region string
+	// FailoverRegions are remote regions of the Store (a Store source
+	// only) whose instances of an app are sent as localities of lower
+	// priority, in this order, after the local region's: a client sends
+	// RPCs to the first of them that has instances when the local region
+	// has none, as the gateways' -gateway-failover-regions do. Default:
+	// none, the local region only.
+	FailoverRegions []string
 	// TLS, when set, serves xDS over TLS with it (set ClientAuth and
 	// ClientCAs for mutual TLS: the stream carries the whole topology).
 	// Default: plaintext.

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
 )
 
 // metadataFilter is the filter metadata key an endpoint's Eureka metadata
@@ -34,7 +35,39 @@ const metadataFilter = "envoy.lb"
 // availability zone, else the "zone" metadata), one locality per zone,
 // weighted by its endpoint count (a locality without a weight is dropped
 // by grpc-go).
-func (s *Server) endpoints(app string, up []*eureka.InstanceInfo) *endpointv3.ClusterLoadAssignment {
+//
+// Remote regions: with Config.FailoverRegions, each region's UP instances
+// follow as localities of that region, one priority lower per region that
+// has any (priorities stay contiguous, as clients require): a client
+// sends its RPCs to the first priority with instances.
+func (s *Server) endpoints(app string) *endpointv3.ClusterLoadAssignment {
+	cla := &endpointv3.ClusterLoadAssignment{ClusterName: app}
+	var priority uint32
+	add := func(region string, up []*eureka.InstanceInfo) {
+		if s.localities(cla, region, priority, up) {
+			priority++
+		}
+	}
+	add(s.region, s.src.Instances(app))
+	for _, region := range s.failover {
+		add(region, s.src.(*registry.Store).InstancesIn(app, region))
+	}
+	return cla
+}
+
+// inFailover reports whether a fail-over region has instances of app.
+func (s *Server) inFailover(app string) bool {
+	for _, region := range s.failover {
+		if len(s.src.(*registry.Store).InstancesIn(app, region)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// localities adds up's endpoints to cla as region's localities, one per
+// zone, at priority, and reports whether it added any.
+func (s *Server) localities(cla *endpointv3.ClusterLoadAssignment, region string, priority uint32, up []*eureka.InstanceInfo) bool {
 	byZone := map[string][]*endpointv3.LbEndpoint{}
 	for _, i := range up {
 		if e := s.endpoint(i); e != nil {
@@ -42,19 +75,21 @@ func (s *Server) endpoints(app string, up []*eureka.InstanceInfo) *endpointv3.Cl
 			byZone[z] = append(byZone[z], e)
 		}
 	}
-	cla := &endpointv3.ClusterLoadAssignment{ClusterName: app}
+	var added []*endpointv3.LocalityLbEndpoints
 	for z, eps := range byZone {
-		cla.Endpoints = append(cla.Endpoints, &endpointv3.LocalityLbEndpoints{
-			Locality:            &corev3.Locality{Region: s.region, Zone: z},
+		added = append(added, &endpointv3.LocalityLbEndpoints{
+			Locality:            &corev3.Locality{Region: region, Zone: z},
 			LbEndpoints:         eps,
 			LoadBalancingWeight: wrapperspb.UInt32(uint32(len(eps))),
+			Priority:            priority,
 		})
 	}
 	// A stable order, so that the same instances make the same resource.
-	slices.SortFunc(cla.Endpoints, func(a, b *endpointv3.LocalityLbEndpoints) int {
+	slices.SortFunc(added, func(a, b *endpointv3.LocalityLbEndpoints) int {
 		return cmp.Compare(a.Locality.Zone, b.Locality.Zone)
 	})
-	return cla
+	cla.Endpoints = append(cla.Endpoints, added...)
+	return len(added) > 0
 }
 
 func (s *Server) endpoint(i *eureka.InstanceInfo) *endpointv3.LbEndpoint {

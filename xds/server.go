@@ -17,6 +17,8 @@ import (
 	xdsserver "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+
+	"github.com/eurekagate/eurekagate/registry"
 )
 
 const (
@@ -29,9 +31,11 @@ const (
 // Server serves a Source (the Store, or a discovery client) over xDS. Start it with a listener; Stop stops it
 // and waits for its goroutines.
 type Server struct {
-	src    Source
-	cfg    Config
-	region string
+	src Source
+	// failover are Config.FailoverRegions, as the Store names them.
+	failover []string
+	cfg      Config
+	region   string
 
 	lds *listeners
 	cds *cache.LinearCache
@@ -62,17 +66,22 @@ func New(src Source, cfg Config) (*Server, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
+	failover, err := failoverRegions(src, cfg.FailoverRegions)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
-		src:    src,
-		cfg:    cfg,
-		region: regionOf(src, cfg),
-		cds:    cache.NewLinearCache(clusterType),
-		eds:    cache.NewLinearCache(endpointType),
-		rds:    cache.NewLinearCache(routeType),
-		known:  map[string]bool{},
-		stats:  newStats(),
-		dirty:  map[string]struct{}{},
-		wake:   make(chan struct{}, 1),
+		failover: failover,
+		src:      src,
+		cfg:      cfg,
+		region:   regionOf(src, cfg),
+		cds:      cache.NewLinearCache(clusterType),
+		eds:      cache.NewLinearCache(endpointType),
+		rds:      cache.NewLinearCache(routeType),
+		known:    map[string]bool{},
+		stats:    newStats(),
+		dirty:    map[string]struct{}{},
+		wake:     make(chan struct{}, 1),
 	}
 	s.lds = newListeners(cfg.MaxListenerNames, s.buildNow)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -108,6 +117,9 @@ func (s *Server) Start(ln net.Listener) {
 	s.unsubscribe = s.follow()
 	// The registry as it is, built before the first client is answered.
 	s.build(s.takeDirty())
+	if store, ok := s.src.(*registry.Store); ok && len(s.failover) > 0 {
+		s.followRegions(store)
+	}
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -186,7 +198,7 @@ func (s *Server) build(apps map[string]struct{}) {
 	endpoints := map[string]types.Resource{}
 	var gone []string
 	for app := range apps {
-		if len(s.src.AllInstances(app)) == 0 && !s.lds.routes(app) {
+		if len(s.src.AllInstances(app)) == 0 && !s.lds.routes(app) && !s.inFailover(app) {
 			if s.known[app] {
 				s.stats.gone(app)
 				delete(s.known, app)
@@ -198,7 +210,7 @@ func (s *Server) build(apps map[string]struct{}) {
 			s.known[app] = true
 			clusters[app] = s.cluster(app)
 		}
-		endpoints[app] = s.endpoints(app, s.src.Instances(app))
+		endpoints[app] = s.endpoints(app)
 	}
 	// Endpoints first, so that a client following a new cluster finds them.
 	_ = s.eds.UpdateResources(endpoints, gone)

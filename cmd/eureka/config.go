@@ -188,6 +188,9 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	if err := failoverRegions(&o, *failover); err != nil {
 		return nil, err
 	}
+	if err := xdsOpts.applyRegions(&o); err != nil {
+		return nil, err
+	}
 	for _, p := range splitList(*proxies) {
 		prefix, err := netip.ParsePrefix(p)
 		if err != nil {
@@ -371,17 +374,26 @@ func failoverRegions(o *options, v string) error {
 	if o.gatewayServer.Addr == "" {
 		return errors.New("-gateway-failover-regions is set without -gateway: the regions are the gateway's")
 	}
+	if err := remoteRegionList(o, "-gateway-failover-regions", names); err != nil {
+		return err
+	}
+	o.gateway.Routing.FailoverRegions = names
+	return nil
+}
+
+// remoteRegionList checks that names, lower-cased in place, are remote
+// regions of -remote-regions, each once; flag names the setting.
+func remoteRegionList(o *options, flag string, names []string) error {
 	remote := o.registry.Store.RemoteRegions
 	for n, name := range names {
 		name = strings.ToLower(name)
 		names[n] = name
 		switch {
 		case !lo.ContainsBy(remote, func(r registry.RemoteRegion) bool { return r.Name == name }):
-			return fmt.Errorf("-gateway-failover-regions: %q is not one of -remote-regions, which it would read its instances from", name)
+			return fmt.Errorf("%s: %q is not one of -remote-regions, which it would read its instances from", flag, name)
 		case lo.Contains(names[:n], name):
-			return fmt.Errorf("-gateway-failover-regions: %q is listed twice", name)
+			return fmt.Errorf("%s: %q is listed twice", flag, name)
 		}
 	}
-	o.gateway.Routing.FailoverRegions = names
 	return nil
 }

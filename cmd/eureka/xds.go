@@ -16,6 +16,7 @@ import (
 type xdsFlags struct {
 	cfg                 fxmodules.XDSConfig
 	cert, key, clientCA string
+	failover            string
 }
 
 func (x *xdsFlags) register(fs *flag.FlagSet) {
@@ -24,6 +25,7 @@ func (x *xdsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&x.key, "xds-tls-key", "", "PEM private key of -xds-tls-cert")
 	fs.StringVar(&x.clientCA, "xds-tls-client-ca", "", "PEM CA certificates: every xDS client must present a certificate they signed (mutual TLS; the stream carries the whole topology)")
 	fs.StringVar(&x.cfg.Server.GRPCPortKey, "xds-grpc-port-key", xds.DefaultGRPCPortKey, "instance metadata key whose port number is an endpoint's port over xDS instead of the instance's port")
+	fs.StringVar(&x.failover, "xds-failover-regions", "", "comma-separated remote regions (of -remote-regions), in order, whose instances an xDS client's RPCs go to when the local region has none, as lower-priority localities (default: none, the local region only)")
 	fs.StringVar(&x.cfg.Server.Policy, "xds-policy", xds.DefaultPolicy, "load balancing policy of every xDS cluster: round_robin, least_request or ring_hash")
 }
 
@@ -52,6 +54,23 @@ func (x *xdsFlags) apply(o *options) error {
 		x.cfg.Server.TLS = cfg
 	}
 	o.xds = x.cfg
+	return nil
+}
+
+// applyRegions reads -xds-failover-regions, once the remote regions are
+// known.
+func (x *xdsFlags) applyRegions(o *options) error {
+	names := splitList(x.failover)
+	if len(names) == 0 {
+		return nil
+	}
+	if o.xds.Addr == "" {
+		return errors.New("-xds-failover-regions is set without -xds: the regions are the xDS server's")
+	}
+	if err := remoteRegionList(o, "-xds-failover-regions", names); err != nil {
+		return err
+	}
+	o.xds.Server.FailoverRegions = names
 	return nil
 }
 

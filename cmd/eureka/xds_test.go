@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,8 @@ func TestXDSFlagErrors(t *testing.T) {
 		{[]string{"-xds", "127.0.0.1:0", "-xds-tls-cert", cert}, "-xds-tls-key"},
 		{[]string{"-xds", "127.0.0.1:0", "-xds-tls-client-ca", ca.File}, "-xds-tls-cert"},
 		{[]string{"-xds", "127.0.0.1:0", "-xds-tls-cert", cert, "-xds-tls-key", key + ".missing"}, "-xds-tls-cert:"},
+		{[]string{"-xds-failover-regions", "eu-west"}, "without -xds"},
+		{[]string{"-xds", "127.0.0.1:0", "-xds-failover-regions", "eu-west"}, `-xds-failover-regions: "eu-west" is not one of -remote-regions`},
 	} {
 		if _, err := parseOptions(c.args, noEnv, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error naming %q", c.args, err, c.want)
@@ -32,6 +35,9 @@ func TestXDSFlagErrors(t *testing.T) {
 	o, err := parseOptions([]string{"-xds", "127.0.0.1:0"}, envOf(map[string]string{"EUREKA_XDS_GRPC_PORT_KEY": "grpc.port"}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if r, err := parseOptions([]string{"-xds", "127.0.0.1:0", "-remote-regions", "eu-west=http://127.0.0.1:1/eureka/", "-xds-failover-regions", "EU-West"}, noEnv, io.Discard); err != nil || !slices.Equal(r.xds.Server.FailoverRegions, []string{"eu-west"}) {
+		t.Errorf("-xds-failover-regions: %v %v", err, r)
 	}
 	if o.xds.Server.GRPCPortKey != "grpc.port" || o.xds.Server.Policy != xds.PolicyRoundRobin || o.xds.Server.TLS != nil {
 		t.Errorf("xds options: %+v", o.xds)
