@@ -1,7 +1,6 @@
 package xds
 
 import (
-	"context"
 	"sync"
 
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -64,11 +63,6 @@ func (l *listeners) CreateWatch(req *cache.Request, sub cache.Subscription, ch c
 func (l *listeners) CreateDeltaWatch(req *cache.DeltaRequest, sub cache.Subscription, ch chan cache.DeltaResponse) (func(), error) {
 	l.make(sub.SubscribedResources())
 	return l.LinearCache.CreateDeltaWatch(req, sub, ch)
-}
-
-// Fetch answers REST requests (none for ADS).
-func (l *listeners) Fetch(ctx context.Context, req *cache.Request) (cache.Response, error) {
-	return l.LinearCache.Fetch(ctx, req)
 }
 
 func (l *listeners) make(names map[string]struct{}) {
