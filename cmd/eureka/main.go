@@ -133,7 +133,7 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 	}
 	return fx.Options(
 		gw,
-		xdsModule(opts),
+		xdsModule(opts, log),
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),

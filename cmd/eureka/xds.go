@@ -1,11 +1,13 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 
 	"go.uber.org/fx"
+	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/fxmodules"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -74,10 +76,31 @@ func (x *xdsFlags) applyRegions(o *options) error {
 	return nil
 }
 
-// xdsModule is the xDS server when -xds is set.
-func xdsModule(o *options) fx.Option {
+// xdsModule is the xDS server when -xds is set. It warns when the server
+// listens beyond loopback without mutual TLS: its streams carry the whole
+// topology to whoever connects.
+func xdsModule(o *options, log *zap.Logger) fx.Option {
 	if o.xds.Addr == "" {
 		return fx.Options()
 	}
+	if !mutualTLS(o.xds.Server.TLS) && !loopbackOnly(o.xds.Addr) {
+		log.Warn("the xDS server listens beyond loopback without mutual TLS: anyone who reaches it reads every instance's address; set -xds-tls-cert, -xds-tls-key and -xds-tls-client-ca",
+			zap.String("addr", o.xds.Addr))
+	}
 	return fx.Options(fxmodules.XDS, fx.Supply(o.xds))
+}
+
+// mutualTLS reports whether tc requires a verified client certificate,
+// itself or in the configuration it hands each client (as the reloading
+// configurations of -xds-tls-* do).
+func mutualTLS(tc *tls.Config) bool {
+	if tc == nil {
+		return false
+	}
+	if tc.GetConfigForClient != nil {
+		if inner, err := tc.GetConfigForClient(&tls.ClientHelloInfo{}); err == nil && inner != nil {
+			tc = inner
+		}
+	}
+	return tc.ClientAuth == tls.RequireAndVerifyClientCert
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/internal/xdstest"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -83,4 +86,30 @@ func grep(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// -xds beyond loopback without mutual TLS is warned about; on loopback,
+// or with a client CA, it is not.
+func TestXDSExposureWarning(t *testing.T) {
+	ca := testkit.NewCA(t, t.TempDir(), "ca")
+	cert, key := ca.Issue(t, "xds")
+	for _, c := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"-xds", ":18000"}, true},
+		{[]string{"-xds", ":18000", "-xds-tls-cert", cert, "-xds-tls-key", key}, true},
+		{[]string{"-xds", "127.0.0.1:18000"}, false},
+		{[]string{"-xds", ":18000", "-xds-tls-cert", cert, "-xds-tls-key", key, "-xds-tls-client-ca", ca.File}, false},
+	} {
+		o, err := parseOptions(c.args, noEnv, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		core, logs := observer.New(zap.WarnLevel)
+		xdsModule(o, zap.New(core))
+		if warned := logs.FilterMessageSnippet("xDS server listens beyond loopback").Len() > 0; warned != c.warn {
+			t.Errorf("%v: warned %t, want %t", c.args, warned, c.warn)
+		}
+	}
 }
