@@ -14,6 +14,7 @@ import (
 	"github.com/samber/lo"
 
 	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/fxmodules/xdsmodule"
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 	"github.com/eurekagate/eurekagate/registry"
@@ -44,7 +45,7 @@ type options struct {
 	// gateway.AccessLog.
 	gatewayAccessLog string
 	// xds is the xDS server, served when its Addr is set.
-	xds fxmodules.XDSConfig
+	xds xdsmodule.Config
 }
 
 // parseOptions reads flags from args, with defaults taken from the

@@ -186,7 +186,7 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) httpapi.Server
 		rec = p.Gateway.Traffic()
 	}
 	if p.XDS != nil {
-		metrics.MustRegister(registrymetrics.NewXDS(p.XDS.Stats, "eureka"))
+		metrics.MustRegister(p.XDS.Collector("eureka"))
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))

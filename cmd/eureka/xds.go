@@ -9,14 +9,14 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/fxmodules/xdsmodule"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/xds"
 )
 
 // xdsFlags are the xDS server's settings.
 type xdsFlags struct {
-	cfg                 fxmodules.XDSConfig
+	cfg                 xdsmodule.Config
 	cert, key, clientCA string
 	failover            string
 }
@@ -87,7 +87,7 @@ func xdsModule(o *options, log *zap.Logger) fx.Option {
 		log.Warn("the xDS server listens beyond loopback without mutual TLS: anyone who reaches it reads every instance's address; set -xds-tls-cert, -xds-tls-key and -xds-tls-client-ca",
 			zap.String("addr", o.xds.Addr))
 	}
-	return fx.Options(fxmodules.XDS, fx.Supply(o.xds))
+	return fx.Options(xdsmodule.Module, fx.Supply(o.xds))
 }
 
 // mutualTLS reports whether tc requires a verified client certificate,

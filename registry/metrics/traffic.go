@@ -116,7 +116,7 @@ func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
 				}
 			}
 		}
-		buckets, count := latencyBuckets(s.Latency[:])
+		buckets, count := LatencyBuckets(s.Latency[:])
 		ch <- prometheus.MustNewConstHistogram(m.duration, count, s.Sum.Seconds(), buckets, app)
 		for k, v := range s.Failures {
 			counter(m.failures, v, app, traffic.Failures[k])
@@ -150,9 +150,9 @@ func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// latencyBuckets turns counts per traffic.Buckets bucket (the last one
+// LatencyBuckets turns counts per traffic.Buckets bucket (the last one
 // over them) into Prometheus' cumulative buckets and the total count.
-func latencyBuckets(counts []uint64) (map[float64]uint64, uint64) {
+func LatencyBuckets(counts []uint64) (map[float64]uint64, uint64) {
 	buckets := make(map[float64]uint64, len(traffic.Buckets))
 	var cum, count uint64
 	for i, v := range counts {

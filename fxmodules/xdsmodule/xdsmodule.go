@@ -1,4 +1,7 @@
-package fxmodules
+// Package xdsmodule is the fx module of the xDS server, apart from
+// fxmodules so that what does not serve xDS (Caddy's modules, the other
+// fx modules) does not link go-control-plane and Envoy's types.
+package xdsmodule
 
 import (
 	"context"
@@ -11,8 +14,8 @@ import (
 	"github.com/eurekagate/eurekagate/xds"
 )
 
-// XDSConfig configures the XDS module.
-type XDSConfig struct {
+// Config configures the Module.
+type Config struct {
 	// Addr is the address the xDS server listens on (":18000"); required.
 	Addr string
 	// Server is the xDS server's settings; its zero value is xds's
@@ -20,28 +23,28 @@ type XDSConfig struct {
 	Server xds.Config
 }
 
-// XDS provides an *xds.Server over the Store (the Registry module's),
-// listening on XDSConfig.Addr from the application's start to its stop:
+// Module provides an *xds.Server over the Store (fxmodules.Registry's),
+// listening on Config.Addr from the application's start to its stop:
 // Envoy and gRPC clients with an xDS resolver read the registry from it.
-// Supply an XDSConfig.
-var XDS = fx.Module("eureka.xds",
-	fx.Provide(NewXDS),
+// Supply a Config.
+var Module = fx.Module("eureka.xds",
+	fx.Provide(New),
 	fx.Invoke(func(*xds.Server) {}),
 )
 
-// XDSParams are the dependencies of NewXDS.
-type XDSParams struct {
+// Params are the dependencies of New.
+type Params struct {
 	fx.In
 
 	Lifecycle fx.Lifecycle
 	Store     *registry.Store
-	Config    XDSConfig
+	Config    Config
 }
 
-// NewXDS builds the xDS server and ties its listener to the lifecycle.
-func NewXDS(p XDSParams) (*xds.Server, error) {
+// New builds the xDS server and ties its listener to the lifecycle.
+func New(p Params) (*xds.Server, error) {
 	if p.Config.Addr == "" {
-		return nil, fmt.Errorf("xds: XDSConfig.Addr is empty: the server needs an address to listen on")
+		return nil, fmt.Errorf("xds: Config.Addr is empty: the server needs an address to listen on")
 	}
 	s, err := xds.New(p.Store, p.Config.Server)
 	if err != nil {
