@@ -28,8 +28,8 @@ const (
 	routeType    = resourcev3.RouteType
 )
 
-// Server serves a Source (the Store, or a discovery client) over xDS. Start it with a listener; Stop stops it
-// and waits for its goroutines.
+// Server serves a Source (the Store, or a discovery client) over xDS.
+// Start it with a listener; Stop stops it and waits for its goroutines.
 type Server struct {
 	src Source
 	// failover are Config.FailoverRegions, as the Store names them.
