@@ -77,8 +77,9 @@ func (x *xdsFlags) applyRegions(o *options) error {
 }
 
 // xdsModule is the xDS server when -xds is set. It warns when the server
-// listens beyond loopback without mutual TLS: its streams carry the whole
-// topology to whoever connects.
+// listens beyond loopback without mutual TLS (its streams carry the whole
+// topology to whoever connects), and when the gateway has traffic rules,
+// which xDS does not carry.
 func xdsModule(o *options, log *zap.Logger) fx.Option {
 	if o.xds.Addr == "" {
 		return fx.Options()
@@ -86,6 +87,10 @@ func xdsModule(o *options, log *zap.Logger) fx.Option {
 	if !mutualTLS(o.xds.Server.TLS) && !loopbackOnly(o.xds.Addr) {
 		log.Warn("the xDS server listens beyond loopback without mutual TLS: anyone who reaches it reads every instance's address; set -xds-tls-cert, -xds-tls-key and -xds-tls-client-ca",
 			zap.String("addr", o.xds.Addr))
+	}
+	if o.gatewayRules.File != "" {
+		log.Warn("the traffic rules of -gateway-rules apply to the gateway only: over xDS every route goes to the app's whole cluster",
+			zap.String("rules", o.gatewayRules.File))
 	}
 	return fx.Options(xdsmodule.Module, fx.Supply(o.xds))
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -110,6 +112,30 @@ func TestXDSExposureWarning(t *testing.T) {
 		xdsModule(o, zap.New(core))
 		if warned := logs.FilterMessageSnippet("xDS server listens beyond loopback").Len() > 0; warned != c.warn {
 			t.Errorf("%v: warned %t, want %t", c.args, warned, c.warn)
+		}
+	}
+}
+
+// Traffic rules do not travel over xDS: with -gateway-rules and -xds, the
+// server says so at start.
+func TestXDSWarnsOfGatewayRules(t *testing.T) {
+	rules := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(rules, []byte("apps:\n  ORDERS:\n    default: {version: \"1\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, withRules := range []bool{false, true} {
+		args := []string{"-xds", "127.0.0.1:0", "-gateway", "127.0.0.1:0"}
+		if withRules {
+			args = append(args, "-gateway-rules", rules)
+		}
+		o, err := parseOptions(args, noEnv, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		core, logs := observer.New(zap.WarnLevel)
+		xdsModule(o, zap.New(core))
+		if warned := logs.FilterMessageSnippet("apply to the gateway only").Len() > 0; warned != withRules {
+			t.Errorf("-gateway-rules %t: warned %t", withRules, warned)
 		}
 	}
 }
