@@ -15,13 +15,15 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/xds"
 )
 
 // deltaStream is a raw incremental ADS stream to e's server.
 type deltaStream struct {
-	t  *testing.T
-	st discoverygrpc.AggregatedDiscoveryService_DeltaAggregatedResourcesClient
+	t     *testing.T
+	st    discoverygrpc.AggregatedDiscoveryService_DeltaAggregatedResourcesClient
+	close context.CancelFunc // ends the stream
 }
 
 func openDelta(t *testing.T, e *env) *deltaStream {
@@ -37,7 +39,7 @@ func openDelta(t *testing.T, e *env) *deltaStream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &deltaStream{t: t, st: st}
+	return &deltaStream{t: t, st: st, close: cancel}
 }
 
 func (d *deltaStream) subscribe(typeURL string, names ...string) {
@@ -163,6 +165,9 @@ func TestDeltaSendsOnlyTheChangedApp(t *testing.T) {
 			t.Errorf("removed %s: %v, want [USERS]", typ, removed[typ])
 		}
 	}
+
+	d.close()
+	testkit.Eventually(t, 5*time.Second, "the closed stream to leave the client count", func() bool { return e.xds.Stats().Clients == 0 })
 }
 
 // pushes counts the pushes in st's latency histogram.
