@@ -141,7 +141,7 @@ func (p *placement) region(i *eureka.InstanceInfo) string {
 	if p == nil {
 		return ""
 	}
-	zone := instanceZone(i)
+	zone := i.Zone()
 	if zone == "" {
 		return ""
 	}
@@ -153,15 +153,4 @@ func (p *placement) region(i *eureka.InstanceInfo) string {
 		return r
 	}
 	return ""
-}
-
-// instanceZone is the zone i says it is in: Amazon's availability zone,
-// else the "zone" metadata Spring Cloud instances register.
-func instanceZone(i *eureka.InstanceInfo) string {
-	if i.DataCenterInfo.IsAmazon() {
-		if z := strings.TrimSpace(i.DataCenterInfo.Metadata["availability-zone"]); z != "" {
-			return z
-		}
-	}
-	return strings.TrimSpace(i.Metadata["zone"])
 }

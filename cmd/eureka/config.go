@@ -14,6 +14,7 @@ import (
 	"github.com/samber/lo"
 
 	"github.com/eurekagate/eurekagate/fxmodules"
+	"github.com/eurekagate/eurekagate/fxmodules/xdsmodule"
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/internal/eurekahttp"
 	"github.com/eurekagate/eurekagate/internal/springeureka"
@@ -57,6 +58,8 @@ type options struct {
 	// printConfig is -print-config's text: every setting, its value
 	// and where it came from; main prints it and exits.
 	printConfig string
+	// xds is the xDS server, served when its Addr is set.
+	xds xdsmodule.Config
 }
 
 // parseOptions reads flags and EUREKA_<FLAG> variables alone, without a
@@ -118,6 +121,8 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	tlsOpts.register(fs)
 	var act actuatorFlags
 	act.register(fs, &o)
+	var xdsOpts xdsFlags
+	xdsOpts.register(fs)
 	fs.StringVar(&o.hashPassword, "hash-password", "", "print the bcrypt hash of this password, for -auth-users, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	printConfig := fs.Bool("print-config", false, "print every setting, its value and where it came from (a flag, a variable, a file's line of the Spring configuration, or the default), and exit")
@@ -225,6 +230,9 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	if err := act.apply(&o); err != nil {
 		return nil, spring, err
 	}
+	if err := xdsOpts.apply(&o); err != nil {
+		return nil, spring, err
+	}
 	if err := checkPrefix(o.registry.API.Prefix, o.dashboardPath, o.actuator.path); err != nil {
 		return nil, spring, err
 	}
@@ -249,6 +257,9 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 		return nil, spring, err
 	}
 	if err := failoverRegions(&o, *failover); err != nil {
+		return nil, spring, err
+	}
+	if err := xdsOpts.applyRegions(&o); err != nil {
 		return nil, spring, err
 	}
 	for _, p := range splitList(*proxies) {
@@ -446,17 +457,26 @@ func failoverRegions(o *options, v string) error {
 	if o.gatewayServer.Addr == "" {
 		return errors.New("-gateway-failover-regions is set without -gateway: the regions are the gateway's")
 	}
+	if err := remoteRegionList(o, "-gateway-failover-regions", names); err != nil {
+		return err
+	}
+	o.gateway.Routing.FailoverRegions = names
+	return nil
+}
+
+// remoteRegionList checks that names, lower-cased in place, are remote
+// regions of -remote-regions, each once; flag names the setting.
+func remoteRegionList(o *options, flag string, names []string) error {
 	remote := o.registry.Store.RemoteRegions
 	for n, name := range names {
 		name = strings.ToLower(name)
 		names[n] = name
 		switch {
 		case !lo.ContainsBy(remote, func(r registry.RemoteRegion) bool { return r.Name == name }):
-			return fmt.Errorf("-gateway-failover-regions: %q is not one of -remote-regions, which it would read its instances from", name)
+			return fmt.Errorf("%s: %q is not one of -remote-regions, which it would read its instances from", flag, name)
 		case lo.Contains(names[:n], name):
-			return fmt.Errorf("-gateway-failover-regions: %q is listed twice", name)
+			return fmt.Errorf("%s: %q is listed twice", flag, name)
 		}
 	}
-	o.gateway.Routing.FailoverRegions = names
 	return nil
 }

@@ -48,6 +48,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry/replication"
 	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic"
+	"github.com/eurekagate/eurekagate/xds"
 )
 
 func main() {
@@ -149,6 +150,7 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 	return fx.Options(
 		gw,
 		peersFileOption(opts),
+		xdsModule(opts, log),
 		fxmodules.Registry,
 		fxmodules.Server,
 		fx.Supply(opts.registry, log),
@@ -171,6 +173,7 @@ type serverParams struct {
 	API       *httpapi.API
 	Peers     *replication.Peers
 	Gateway   *gateway.Gateway `optional:"true"`
+	XDS       *xds.Server      `optional:"true"`
 }
 
 // serverConfig adds the operator pages to the server: /metrics and the
@@ -200,6 +203,9 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) (httpapi.Serve
 		rules = p.Gateway.Router().Rules
 		rec = p.Gateway.Traffic()
 		health = p.Gateway.Router().Config().Balancer
+	}
+	if p.XDS != nil {
+		metrics.MustRegister(p.XDS.Collector("eureka"))
 	}
 	mux := http.NewServeMux()
 	metricsHandler := promhttp.HandlerFor(metrics, promhttp.HandlerOpts{})

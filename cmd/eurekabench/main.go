@@ -30,6 +30,7 @@
 //	go run ./cmd/eurekabench regions   # a region fail-over through the gateway under wrk load
 //	go run ./cmd/eurekabench million   # a million instances on one node: the first full fetches, deltas, heartbeats, memory
 //	go run ./cmd/eurekabench cluster   # three nodes: a mass registration on one until all hold it, heartbeats, a node killed and restarted
+//	go run ./cmd/eurekabench xds       # grpc-go's xDS client following registrations and cancels; one change's cost at 100,000 instances
 //	go run ./cmd/eurekabench java      # beside the Java Eureka Server and Spring Cloud Gateway, in one run
 //
 // Each command's flags follow its name (go run ./cmd/eurekabench gateway -h).
@@ -75,6 +76,7 @@ var commands = []command{
 	{"million", "a million instances on one node: 20 first full fetches, deltas under changes, heartbeats throughout, memory", millionCommand},
 	{"cluster", "three nodes in processes of their own: a mass registration on one, until every node holds it and answers it whole, heartbeats over the three, one node killed and restarted, memory", clusterCommand},
 	{"java", "beside the Java Eureka Server and Spring Cloud Gateway: heartbeats, registrations, fetches, memory, propagation, clusters, gateways", javaCommand},
+	{"xds", "through grpc-go's xDS client: registration to first RPC and cancel to last RPC; one change's bytes and CPU at 10,000 and 100,000 instances", xdsCommand},
 	{"push-server", "internal: the push study's registry, in a process of its own", pushServerCommand},
 }
 

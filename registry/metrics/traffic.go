@@ -116,15 +116,7 @@ func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
 				}
 			}
 		}
-		buckets := make(map[float64]uint64, len(traffic.Buckets))
-		var cum, count uint64
-		for i, v := range s.Latency {
-			count += v
-			if i < len(traffic.Buckets) {
-				cum += v
-				buckets[traffic.Buckets[i]] = cum
-			}
-		}
+		buckets, count := LatencyBuckets(s.Latency[:])
 		ch <- prometheus.MustNewConstHistogram(m.duration, count, s.Sum.Seconds(), buckets, app)
 		for k, v := range s.Failures {
 			counter(m.failures, v, app, traffic.Failures[k])
@@ -156,4 +148,19 @@ func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
 	for app, n := range failures {
 		counter(m.healthFailures, n, app)
 	}
+}
+
+// LatencyBuckets turns counts per traffic.Buckets bucket (the last one
+// over them) into Prometheus' cumulative buckets and the total count.
+func LatencyBuckets(counts []uint64) (map[float64]uint64, uint64) {
+	buckets := make(map[float64]uint64, len(traffic.Buckets))
+	var cum, count uint64
+	for i, v := range counts {
+		count += v
+		if i < len(traffic.Buckets) {
+			cum += v
+			buckets[traffic.Buckets[i]] = cum
+		}
+	}
+	return buckets, count
 }

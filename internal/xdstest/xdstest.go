@@ -1,0 +1,149 @@
+// Package xdstest is what the xDS and gRPC resolver tests share: gRPC
+// backends that answer their name, registered through Eureka's REST API, grpc-go's own xDS client bootstrapped to a server on
+// loopback, and a poll for the backends its RPCs reach.
+package xdstest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/xds"
+	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/registrytest"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+)
+
+// whoMethod is the one RPC the backends serve: it answers the backend's
+// name, so a client sees which instance took each call.
+const whoMethod = "/test.Who/Name"
+
+// Backend starts a gRPC server on loopback answering with name, stopped
+// when the test ends, and returns its port.
+func Backend(t testing.TB, name string) int {
+	t.Helper()
+	port, stop, err := StartBackend(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return port
+}
+
+// StartBackend starts a gRPC server on loopback answering with name and
+// returns its port and what stops it (and waits for it).
+func StartBackend(name string) (port int, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, nil, err
+	}
+	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, st grpc.ServerStream) error {
+		if err := st.RecvMsg(&emptypb.Empty{}); err != nil {
+			return err
+		}
+		return st.SendMsg(wrapperspb.String(name))
+	}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, func() {
+		srv.Stop()
+		<-done
+	}, nil
+}
+
+// Registry starts a Store served over Eureka's REST API on loopback until
+// the test ends, and returns it with the API's base URL (.../eureka).
+func Registry(t testing.TB) (*registry.Store, string) {
+	t.Helper()
+	store := registry.New(registry.Config{})
+	store.Start()
+	t.Cleanup(store.Stop)
+	srv := registrytest.Start(t, store, httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	return store, strings.TrimSuffix(srv.URL(), "/")
+}
+
+// Register registers app's instance id with the Eureka REST API at api
+// (.../eureka), with grpcPort as its gRPC_port metadata beside md and an
+// HTTP port of its own, and fails the test unless it is accepted.
+func Register(t testing.TB, api, app, id string, grpcPort int, md map[string]string) {
+	t.Helper()
+	i := testkit.Inst(app, id)
+	i.Metadata = map[string]string{eureka.DefaultGRPCPortKey: strconv.Itoa(grpcPort)}
+	maps.Copy(i.Metadata, md)
+	code, body := testkit.HTTPPost(t, api+"/apps/"+app, "application/json", string(eureka.AppendInstanceJSON(nil, i)))
+	if code != http.StatusNoContent {
+		t.Fatalf("register %s/%s: %d %s", app, id, code, body)
+	}
+}
+
+// Bootstrap is grpc-go's bootstrap configuration for an xDS server at
+// addr, reached with channelCreds (`{"type":"insecure"}` for plaintext).
+func Bootstrap(addr, channelCreds, node string) []byte {
+	return fmt.Appendf(nil, `{"xds_servers":[{"server_uri":%q,"channel_creds":[%s],"server_features":["xds_v3"]}],"node":{"id":%q,"locality":{"zone":"z1"}}}`,
+		addr, channelCreds, node)
+}
+
+// Conn dials target (xds:///orders) through grpc-go's own xDS resolver
+// with bootstrap; the connection closes when the test ends.
+func Conn(t testing.TB, bootstrap []byte, target string) *grpc.ClientConn {
+	t.Helper()
+	builder, err := xds.NewXDSResolverWithConfigForTesting(bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithResolvers(builder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// Who calls a backend once over conn and returns its name.
+func Who(conn *grpc.ClientConn, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var name wrapperspb.StringValue
+	err := conn.Invoke(ctx, whoMethod, &emptypb.Empty{}, &name)
+	return name.GetValue(), err
+}
+
+// Reached calls n times and returns the backends that answered; a failed
+// call counts as "error".
+func Reached(conn *grpc.ClientConn, n int) map[string]bool {
+	seen := map[string]bool{}
+	for range n {
+		name, err := Who(conn, 2*time.Second)
+		if err != nil {
+			name = "error"
+		}
+		seen[name] = true
+	}
+	return seen
+}
+
+// EventuallyReaches polls until 12 calls in a row reach exactly the
+// backends want.
+func EventuallyReaches(t testing.TB, conn *grpc.ClientConn, want ...string) {
+	t.Helper()
+	testkit.Eventually(t, 10*time.Second, "RPCs reach "+strings.Join(want, " "), func() bool {
+		return slices.Equal(slices.Sorted(maps.Keys(Reached(conn, 12))), slices.Sorted(slices.Values(want)))
+	})
+}

@@ -1,0 +1,221 @@
+package xds
+
+import (
+	"context"
+	"net"
+	"sync"
+	"time"
+
+	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
+	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	endpointservice "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
+	listenerservice "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
+	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	xdsserver "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+const (
+	listenerType = resourcev3.ListenerType
+	clusterType  = resourcev3.ClusterType
+	endpointType = resourcev3.EndpointType
+	routeType    = resourcev3.RouteType
+)
+
+// Server serves a Source (the Store, or a discovery client) over xDS.
+// Start it with a listener; Stop stops it and waits for its goroutines.
+type Server struct {
+	src Source
+	// failover are Config.FailoverRegions, as the Store names them.
+	failover []string
+	cfg      Config
+	region   string
+
+	lds *listeners
+	cds *cache.LinearCache
+	eds *cache.LinearCache
+	rds *cache.LinearCache
+	// buildMu serializes builds (the loop's, and a new listener's of the
+	// app it routes to); known is the apps that have a cluster.
+	buildMu sync.Mutex
+	known   map[string]bool
+	grpc    *grpc.Server
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	// dirty holds the apps changed since the loop last built them; wake
+	// tells the loop there are some.
+	mu    sync.Mutex
+	dirty map[string]struct{}
+	wake  chan struct{}
+
+	stats       *stats
+	unsubscribe func()
+	wg          sync.WaitGroup
+	addr        net.Addr
+}
+
+// New returns a Server of src's applications, or the error in cfg.
+func New(src Source, cfg Config) (*Server, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	failover, err := failoverRegions(src, cfg.FailoverRegions)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		failover: failover,
+		src:      src,
+		cfg:      cfg,
+		region:   regionOf(src, cfg),
+		cds:      cache.NewLinearCache(clusterType),
+		eds:      cache.NewLinearCache(endpointType),
+		rds:      cache.NewLinearCache(routeType),
+		known:    map[string]bool{},
+		stats:    newStats(),
+		dirty:    map[string]struct{}{},
+		wake:     make(chan struct{}, 1),
+	}
+	s.lds = newListeners(cfg.MaxListenerNames, s.buildNow)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	mux := &cache.MuxCache{
+		Classify:      func(r *cache.Request) string { return r.GetTypeUrl() },
+		ClassifyDelta: func(r *cache.DeltaRequest) string { return r.GetTypeUrl() },
+		Caches: map[string]cache.Cache{
+			listenerType: s.lds,
+			clusterType:  s.cds,
+			endpointType: s.eds,
+			routeType:    s.rds,
+		},
+	}
+	var opts []grpc.ServerOption
+	if cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	}
+	s.grpc = grpc.NewServer(opts...)
+	xs := xdsserver.NewServer(s.ctx, mux, s.stats.callbacks())
+	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(s.grpc, xs)
+	listenerservice.RegisterListenerDiscoveryServiceServer(s.grpc, xs)
+	clusterservice.RegisterClusterDiscoveryServiceServer(s.grpc, xs)
+	endpointservice.RegisterEndpointDiscoveryServiceServer(s.grpc, xs)
+	routeservice.RegisterRouteDiscoveryServiceServer(s.grpc, xs)
+	s.updateGateway()
+	return s, nil
+}
+
+// Start follows the source's changes, builds every application's
+// resources and serves ln until Stop.
+func (s *Server) Start(ln net.Listener) {
+	s.addr = ln.Addr()
+	s.unsubscribe = s.follow()
+	// The registry as it is, built before the first client is answered.
+	s.build(s.takeDirty())
+	if store, ok := s.src.(*registry.Store); ok && len(s.failover) > 0 {
+		s.followRegions(store)
+	}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		s.loop()
+	}()
+	go func() {
+		defer s.wg.Done()
+		_ = s.grpc.Serve(ln) // returns when Stop stops it
+	}()
+}
+
+// Addr is the address Start serves.
+func (s *Server) Addr() net.Addr { return s.addr }
+
+// Stop closes the clients' streams and waits for the server's goroutines.
+func (s *Server) Stop() {
+	if s.unsubscribe != nil {
+		s.unsubscribe()
+	}
+	s.cancel()
+	s.grpc.Stop()
+	s.wg.Wait()
+}
+
+// mark runs on the Store's writer's goroutine: it only records the app.
+func (s *Server) mark(app string) {
+	s.stats.changed(app, time.Now())
+	s.mu.Lock()
+	s.dirty[app] = struct{}{}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop builds the changed apps' resources: changes that arrive while it
+// builds join the next round, so a burst to one app costs one build.
+func (s *Server) loop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.wake:
+		}
+		s.build(s.takeDirty())
+	}
+}
+
+// takeDirty returns the apps changed since it was last called.
+func (s *Server) takeDirty() map[string]struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	apps := s.dirty
+	s.dirty = map[string]struct{}{}
+	return apps
+}
+
+// buildNow builds apps at once: a new listener's app, so that the client
+// that asked for it finds its cluster in the answer to its next request.
+func (s *Server) buildNow(apps []string) {
+	set := make(map[string]struct{}, len(apps))
+	for _, a := range apps {
+		set[a] = struct{}{}
+	}
+	s.build(set)
+}
+
+// build replaces the clusters and endpoints of apps: an app with no
+// instance left loses both, unless a listener routes to it; then it keeps
+// its cluster with no endpoints, and RPCs to it fail at once.
+func (s *Server) build(apps map[string]struct{}) {
+	s.buildMu.Lock()
+	defer s.buildMu.Unlock()
+	clusters := map[string]types.Resource{}
+	endpoints := map[string]types.Resource{}
+	var gone []string
+	for app := range apps {
+		if len(s.src.AllInstances(app)) == 0 && !s.lds.routes(app) && !s.inFailover(app) {
+			if s.known[app] {
+				s.stats.gone(app)
+				delete(s.known, app)
+				gone = append(gone, app)
+			}
+			continue
+		}
+		if !s.known[app] {
+			s.known[app] = true
+			clusters[app] = s.cluster(app)
+		}
+		endpoints[app] = s.endpoints(app)
+	}
+	// Endpoints first, so that a client following a new cluster finds them.
+	_ = s.eds.UpdateResources(endpoints, gone)
+	_ = s.cds.UpdateResources(clusters, gone)
+	if len(clusters) > 0 || len(gone) > 0 {
+		s.updateGateway()
+	}
+}

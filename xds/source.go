@@ -1,0 +1,104 @@
+package xds
+
+import (
+	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry"
+)
+
+// Source is the registry a Server serves: a *registry.Store in the same
+// process, or a *discovery.Client reading any Eureka server, Java's
+// included (the bridge: xDS in front of an existing Eureka cluster).
+type Source interface {
+	// Instances returns app's UP instances; AllInstances, all of them.
+	Instances(app string) []*eureka.InstanceInfo
+	AllInstances(app string) []*eureka.InstanceInfo
+	// Applications returns the whole registry.
+	Applications() *eureka.Applications
+}
+
+// storeSource is a Source that names the app of each change
+// (registry.Store).
+type storeSource interface {
+	Subscribe(func(registry.Change)) (unsubscribe func())
+}
+
+// snapshotSource is a Source that only announces that its registry
+// changed (discovery.Client): the apps whose instance lists changed are
+// found by comparing the lists, which the client shares between
+// snapshots for the apps a fetch left alone.
+type snapshotSource interface {
+	Subscribe() (<-chan struct{}, func())
+}
+
+// regionOf is the localities' region: the Store's, else cfg's.
+func regionOf(src Source, cfg Config) string {
+	if r, ok := src.(interface{ Region() string }); ok && r.Region() != "" {
+		return r.Region()
+	}
+	return cfg.Region
+}
+
+// follow marks the apps src changes until stop; the returned function
+// ends it. For a snapshotSource it runs a goroutine the Server's wait
+// group owns.
+func (s *Server) follow() (stop func()) {
+	switch src := s.src.(type) {
+	case storeSource:
+		unsubscribe := src.Subscribe(func(c registry.Change) { s.mark(c.App) })
+		// After subscribing, so that an app changed meanwhile is built again.
+		for _, a := range s.src.Applications().Applications {
+			s.mark(a.Name)
+		}
+		return unsubscribe
+	case snapshotSource:
+		changed, unsubscribe := src.Subscribe()
+		last := map[string]listID{}
+		s.diff(last)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for {
+				select {
+				case <-s.ctx.Done():
+					return
+				case <-changed:
+					s.diff(last)
+				}
+			}
+		}()
+		return unsubscribe
+	}
+	return func() {}
+}
+
+// listID identifies an instance list without reading it.
+type listID struct {
+	first **eureka.InstanceInfo
+	n     int
+}
+
+func idOf(l []*eureka.InstanceInfo) listID {
+	if len(l) == 0 {
+		return listID{}
+	}
+	return listID{&l[0], len(l)}
+}
+
+// diff marks the apps whose instance lists differ from last, and records
+// them.
+func (s *Server) diff(last map[string]listID) {
+	seen := map[string]bool{}
+	for _, a := range s.src.Applications().Applications {
+		seen[a.Name] = true
+		if id := idOf(s.src.AllInstances(a.Name)); last[a.Name] != id {
+			last[a.Name] = id
+			s.mark(a.Name)
+		}
+	}
+	for app := range last {
+		if !seen[app] {
+			delete(last, app)
+			s.mark(app)
+		}
+	}
+}
