@@ -2,7 +2,6 @@ package deploytest
 
 import (
 	"cmp"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -50,7 +49,7 @@ func TestChartRenders(t *testing.T) {
 				Probes struct{ LivenessPath, ReadinessPath string }
 				Peers  struct{ ClusterDomain string }
 			}
-			values.Probes.LivenessPath, values.Probes.ReadinessPath, values.Peers.ClusterDomain = "/health", "/health", "cluster.local"
+			values.Probes.LivenessPath, values.Probes.ReadinessPath, values.Peers.ClusterDomain = "/actuator/health/liveness", "/actuator/health/readiness", "cluster.local"
 			if err := yaml.Unmarshal([]byte(valuesOf(t, v)), &values); err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +158,13 @@ func wiringOf(t *testing.T, r rendered) wiring {
 			}
 		}
 	} else {
-		_, listen, _ = net.SplitHostPort(w.config.Data["EUREKA_ADDR"])
+		var app struct {
+			Server struct{ Port int }
+		}
+		if err := yaml.Unmarshal([]byte(w.config.Data["application.yml"]), &app); err != nil {
+			t.Fatalf("the ConfigMap's application.yml: %v", err)
+		}
+		listen = strconv.Itoa(app.Server.Port)
 		for _, a := range w.container.Args {
 			if rest, ok := strings.CutPrefix(a, "-peers-dns="); ok {
 				source = rest
@@ -191,8 +196,8 @@ func TestChartChecksumFollowsConfiguration(t *testing.T) {
 		return one[appsv1.StatefulSet](t, render(t, values)).Spec.Template.Annotations["checksum/config"]
 	}
 	base := checksum("")
-	if got := checksum("registry: {settings: {self-preservation: false}}"); got == base {
-		t.Errorf("registry.settings changed, the checksum did not")
+	if got := checksum("registry: {application: {eureka: {server: {enable-self-preservation: false}}}}"); got == base {
+		t.Errorf("registry.application changed, the checksum did not")
 	}
 	if got := checksum("gateway: {extraGlobalOptions: 'self_preservation off'}\nmode: gateway"); got == checksum("mode: gateway") {
 		t.Errorf("the Caddyfile changed, the checksum did not")
@@ -211,11 +216,16 @@ func TestChartRefuses(t *testing.T) {
 		{"ports: {registry: 0}", "/ports/registry"},
 		{"probes: {livenessPath: health}", "livenessPath"},
 		{"podAntiAffinity: always", "podAntiAffinity"},
-		{"mode: gateway\nregistry: {settings: {self-preservation: false}}", "registry.settings: cmd/eureka's settings apply in registry mode only"},
+		{"mode: gateway\nregistry: {application: {eureka: {environment: test}}}", "registry: cmd/eureka's settings apply in registry mode only"},
+		{"mode: gateway\nregistry: {flags: {peers-resolve-interval: 10s}}", "registry: cmd/eureka's settings apply in registry mode only"},
+		{"registry: {application: {server: {port: 8080}}}", "registry.application.server.port: set by the chart"},
+		{"registry: {application: {eureka: {client: {service-url: {defaultZone: http://x/eureka/}}}}}", "registry.application.eureka.client.service-url: the peers are the chart's"},
+		{"registry: {application: {management: {server: {port: 8081}}}}", "registry.application.management.server.port: the probes reach the actuator on ports.registry"},
+		{"registry: {application: {management: {endpoints: {web: {base-path: /manage}}}}}", "base-path: /manage: the probes' paths"},
 		{"gateway: {extraGlobalOptions: 'self_preservation off'}", "gateway: applies in gateway mode only"},
 		{"mode: gateway\ngateway: {caddyfile: 'x {', extraGlobalOptions: 'self_preservation off'}", "gateway.extraGlobalOptions: added to the chart's Caddyfile, which gateway.caddyfile replaces"},
-		{"registry: {settings: {peers: http://x/eureka/}}", "registry.settings.peers: set by the chart"},
-		{"registry: {settings: {Self_Preservation: false}}", "Self_Preservation"},
+		{"registry: {flags: {peers: http://x/eureka/}}", "registry.flags.peers: set by the chart"},
+		{"registry: {flags: {Self_Preservation: false}}", "Self_Preservation"},
 	} {
 		_, err := tryRender(tc.values)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -58,11 +58,20 @@ func (p *process) exited() bool {
 // process exits first or 30 s pass.
 func (p *process) waitFor200(t *testing.T, url string) {
 	t.Helper()
-	testkit.EventuallyEvery(t, 30*time.Second, 50*time.Millisecond, "GET "+url+" answers 200", func() bool {
+	p.waitFor(t, "GET "+url+" answers 200", func() bool {
+		code, _ := get(url)
+		return code == 200
+	})
+}
+
+// waitFor polls cond until it holds, failing the test if the process
+// exits first or 30 s pass.
+func (p *process) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	testkit.EventuallyEvery(t, 30*time.Second, 50*time.Millisecond, what, func() bool {
 		if p.exited() {
 			t.Fatalf("%s exited: %s", p.cmd.Path, p.out.String())
 		}
-		code, _ := get(url)
-		return code == 200
+		return cond()
 	})
 }
