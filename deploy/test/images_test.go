@@ -104,6 +104,10 @@ func TestImages(t *testing.T) {
 			proc := runAs(t, rootfs, cfg, img.env(port))
 			proc.waitFor200(t, fmt.Sprintf("http://127.0.0.1:%d/health", port))
 			t.Logf("%s: 200 from /health %v after start", ref, time.Since(started).Round(time.Millisecond))
+			// The chart's probes' paths, with the image's own configuration.
+			for _, path := range []string{"/actuator/health/liveness", "/actuator/health/readiness"} {
+				proc.waitFor200(t, fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+			}
 			if uid, want := processUID(t, proc.cmd.Process.Pid), strings.Split(imageUser, ":")[0]; uid != want {
 				t.Errorf("%s runs as uid %s, want %s", img.name, uid, want)
 			}
