@@ -74,11 +74,12 @@ func (fr *fragment) plain(dst [][]byte) [][]byte {
 func (fr *fragment) deflated(dst [][]byte) ([][]byte, uint32, int) {
 	var crc uint32
 	n := 0
-	for _, p := range append(fr.parts, fr.tail) {
+	for _, p := range fr.parts {
 		dst = append(dst, p.deflated())
 		crc, n = crc32Combine(crc, p.crc, p.n), n+p.n
 	}
-	return dst, crc, n
+	dst = append(dst, fr.tail.deflated())
+	return dst, crc32Combine(crc, fr.tail.crc, fr.tail.n), n + fr.tail.n
 }
 
 // staleApp is an application whose piece must be encoded again, with

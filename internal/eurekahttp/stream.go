@@ -48,7 +48,7 @@ func (c *Client) Stream(ctx context.Context, server eureka.ServiceURL, r Request
 		return fail(cause(ctx, err))
 	}
 	defer resp.Body.Close()
-	idle.Reset(c.cfg.ReadTimeout)
+	idle.Stop()
 
 	body := io.Reader(&progressReader{r: resp.Body, idle: idle, timeout: c.cfg.ReadTimeout})
 	body = &limitedReader{r: body, left: int64(c.cfg.MaxBodySize), tooLarge: c.tooLarge}
@@ -105,7 +105,9 @@ func (e errIdle) Error() string   { return fmt.Sprintf("no bytes for %v", e.afte
 func (e errIdle) Timeout() bool   { return true }
 func (e errIdle) Temporary() bool { return true }
 
-// progressReader re-arms the idle timer whenever bytes arrive.
+// progressReader runs the idle timer while it waits for bytes, and only
+// then: a reader that decodes and stores what it read (a registry app by
+// app) takes its time without its server being taken for silent.
 type progressReader struct {
 	r       io.Reader
 	idle    *time.Timer
@@ -113,10 +115,9 @@ type progressReader struct {
 }
 
 func (p *progressReader) Read(b []byte) (int, error) {
+	p.idle.Reset(p.timeout)
 	n, err := p.r.Read(b)
-	if n > 0 {
-		p.idle.Reset(p.timeout)
-	}
+	p.idle.Stop() // the reader's own work between reads is not the server's silence
 	return n, err
 }
 

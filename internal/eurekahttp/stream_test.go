@@ -79,3 +79,25 @@ func TestStreamFailsWhenTheServerGoesSilent(t *testing.T) {
 		t.Fatalf("error %v, want a timeout saying the server went silent", err)
 	}
 }
+
+// The reader's own work between reads (decoding an application, storing
+// its instances) is not its server's silence.
+func TestStreamTimesTheServerNotTheReader(t *testing.T) {
+	doc := strings.Repeat("x", 64<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(doc)) // all of it at once
+	}))
+	defer srv.Close()
+	c := newClient(t, Config{ReadTimeout: 100 * time.Millisecond})
+	err := c.Stream(context.Background(), parse(t, srv.URL+"/eureka/"), Request{Path: "apps/"}, func(_ Response, r io.Reader) error {
+		if _, err := io.ReadFull(r, make([]byte, 1024)); err != nil {
+			return err
+		}
+		time.Sleep(300 * time.Millisecond) // the reader working on what it read
+		_, err := io.ReadAll(r)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a server that sent its whole answer at once was taken for silent: %v", err)
+	}
+}

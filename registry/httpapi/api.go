@@ -194,6 +194,9 @@ type Response struct {
 	// Version, if set, is sent as the Eurekagate-Version header: the
 	// version of the registry the body reflects, to watch from.
 	Version string
+	// Syncing sends HeaderSyncing: the answer is a 503 of a node whose
+	// start-up sync is not done.
+	Syncing bool
 }
 
 // BodyLen returns the length of the body.
@@ -262,6 +265,7 @@ func (a *API) Serve(req *Request, resp *Response) {
 		case <-a.ready:
 		default:
 			resp.text(http.StatusServiceUnavailable, "this registry node is syncing from its peers; try another node")
+			resp.Syncing = true
 			return
 		}
 	}

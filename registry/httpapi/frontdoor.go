@@ -87,4 +87,7 @@ func writeHeaders(h headerWriter, resp *Response, node string) {
 	if resp.Version != "" {
 		h.Set(HeaderVersion, resp.Version)
 	}
+	if resp.Syncing {
+		h.Set(HeaderSyncing, "true")
+	}
 }

@@ -43,6 +43,12 @@ const (
 	// epoch in hex. A node that finds its own identity behind a peer URL
 	// knows the URL is itself, whatever name or address it uses.
 	HeaderNode = "Eurekagate-Node"
+	// HeaderSyncing, "true" on the 503 of a read while the node's
+	// start-up sync copies its peers' registry, tells a starting peer
+	// that this one is starting too, rather than failing: any other 503
+	// (credentials that could not be checked in time, say) is a failure
+	// that peer asks again.
+	HeaderSyncing = "Eurekagate-Syncing"
 )
 
 // token renders a version of this API's Store.

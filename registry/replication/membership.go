@@ -46,6 +46,13 @@ func (p *Peers) current() []*peer {
 	return nil
 }
 
+// hasDNSNames reports whether the members come from DNS names too.
+func (p *Peers) hasDNSNames() bool {
+	p.ms.mu.Lock()
+	defer p.ms.mu.Unlock()
+	return len(p.ms.names) > 0
+}
+
 // initMembership checks Config's peers and DNS names and takes the
 // listed peers as the first members; the names are looked up by
 // SyncFrom and the resolve loop.
@@ -215,19 +222,19 @@ func (p *Peers) leave(pe *peer) {
 func (p *Peers) resolveLoop() {
 	defer p.wg.Done()
 	p.resolve(p.life)
-	tick.Every(p.cfg.ResolveInterval, p.stop, p.ms.wake, func() { p.resolve(p.life) })
+	tick.Every(p.cfg.ResolveInterval, p.stop, p.ms.wake, func() { _ = p.resolve(p.life) })
 }
 
 // resolve looks each DNS name up and applies the members they give. A
 // name whose look-up fails keeps its last answer, so that a DNS server's
 // hiccup leaves the cluster as it was; a name that does not exist, or has
-// no record, gives no peer.
-func (p *Peers) resolve(ctx context.Context) {
+// no record, gives no peer. It returns how many look-ups failed.
+func (p *Peers) resolve(ctx context.Context) (failed int) {
 	p.ms.mu.Lock()
 	names := p.ms.names
 	p.ms.mu.Unlock()
 	if len(names) == 0 {
-		return
+		return 0
 	}
 	p.ms.lastResolve.Store(time.Now().UnixNano())
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
@@ -236,6 +243,7 @@ func (p *Peers) resolve(ctx context.Context) {
 	for _, n := range names {
 		urls, err := n.lookup(ctx, p.ms.resolver)
 		if err != nil {
+			failed++
 			if ctx.Err() == nil {
 				p.log.Warn("looking up the peers' DNS name failed; its last answer stays", zap.String("name", n.raw), zap.Error(err))
 			}
@@ -251,6 +259,7 @@ func (p *Peers) resolve(ctx context.Context) {
 		}
 	}
 	p.applyLocked()
+	return failed
 }
 
 // resolveSoon asks for a look-up of the DNS names, unless one was made

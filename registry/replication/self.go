@@ -13,6 +13,10 @@ import (
 // (httpapi.HeaderNode): its Store's epoch in hex.
 const nodeHeader = "Eurekagate-Node"
 
+// syncingHeader is "true" on the 503 of a node whose own start-up sync
+// is not done (httpapi.HeaderSyncing).
+const syncingHeader = "Eurekagate-Syncing"
+
 // A peer URL may name this very node under any name or address: its host
 // name, an interface address, a load-balancer name, loopback. So a node
 // recognises itself by asking: our servers send their identity with every

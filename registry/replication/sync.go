@@ -20,16 +20,17 @@ import (
 // then the REST API answers them 503). It returns how many instances it
 // adopted.
 //
-// A pass asks the peers in turn for their registry (gzip, decoded and
-// registered as it streams in, each instance as a replication so nothing
-// is sent back) and ends at the first peer whose whole registry holds
-// instances; the expected number of renewing clients is set from it. A
-// peer that answered 200 with an empty registry, is down (refuses the
-// connection), or answers 503 with a node's identity (syncing itself) has
-// nothing to give; when every peer is so, the cluster is new (or was
-// restarted whole) and reads open at once, so nodes started together open
-// together. Any other failure (an answer over MaxResponseBytes, a timeout,
-// another status, a reset, a document cut short) is an error: logged as a
+// A pass looks the peers' DNS names up, if any, asks the peers in turn
+// for their registry (gzip, decoded and registered as it streams in, each
+// instance as a replication so nothing is sent back) and ends at the
+// first peer whose whole registry holds instances; the expected number of
+// renewing clients is set from it. A peer that answered 200 with an empty
+// registry, is down (refuses the connection), or answers 503 saying it is
+// syncing itself (Eurekagate-Syncing) has nothing to give; when every
+// peer is so, the cluster is new (or was restarted whole) and reads open
+// at once, so nodes started together open together. Any other failure
+// (an answer over MaxResponseBytes, a timeout, another status, a reset, a
+// document cut short, a DNS look-up that fails) is an error: logged as a
 // warning with its cause, and the peers are asked again after
 // StartupSyncRetryWait, doubling up to 30 s, until StartupSyncTimeout has
 // passed since the start. If it passes with errors and no registry, the
@@ -42,8 +43,7 @@ import (
 func (p *Peers) SyncFrom(ctx context.Context) int {
 	defer p.syncOnce.Do(func() { close(p.synced) })
 	defer p.copyOnce.Do(func() { close(p.copied) })
-	p.resolve(ctx) // the peers the DNS names give now
-	if len(p.current()) == 0 {
+	if len(p.current()) == 0 && !p.hasDNSNames() {
 		return 0
 	}
 	start := time.Now()
@@ -51,7 +51,11 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 	defer cancel()
 	wait := p.cfg.StartupSyncRetryWait
 	for {
+		// The peers the DNS names give now; a look-up that fails is a
+		// peer that may hold the registry, asked again like one.
+		lookups := p.resolve(passes)
 		count, failed := p.syncPass(passes)
+		failed += lookups
 		switch {
 		case count > 0:
 			return count
@@ -171,7 +175,7 @@ func (p *Peers) fetchRegistry(ctx context.Context, pe *peer) (peerAnswer, int, e
 		case p.identified(pe, resp):
 			got = peerSelf
 			return nil
-		case resp.Status == http.StatusServiceUnavailable && resp.Header.Get(nodeHeader) != "":
+		case resp.Status == http.StatusServiceUnavailable && resp.Header.Get(syncingHeader) == "true":
 			got = peerSyncing
 			return nil
 		case resp.Status != http.StatusOK:

@@ -285,3 +285,59 @@ func TestSyncRefusesGzipBomb(t *testing.T) {
 		}
 	}
 }
+
+// syncHoldsReads starts p's sync, waits for its deadline, and fails the
+// test if reads opened: an error is no peer with nothing to give.
+func syncHoldsReads(t *testing.T, p *replication.Peers, logs *observer.ObservedLogs) {
+	t.Helper()
+	p.StartSync()
+	testkit.Eventually(t, 20*time.Second, "the sync's deadline", func() bool {
+		return logs.FilterMessageSnippet("deadline passed with errors").Len() == 1
+	})
+	select {
+	case <-p.Synced():
+		t.Fatal("reads opened on an empty registry after errors only")
+	default:
+	}
+}
+
+// A 503 of a peer that is not syncing (its credential checks busy, say)
+// is an error asked again, not a peer syncing itself.
+func TestSyncAsksABusyPeerAgain(t *testing.T) {
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Eurekagate-Node", "1234abcd") // on every answer of our servers
+		http.Error(w, "too many credential checks in progress; retry", http.StatusServiceUnavailable)
+	}))
+	defer busy.Close()
+	core, logs := observer.New(zapcore.WarnLevel)
+	p, err := replication.New(registry.New(registry.Config{}), replication.Config{
+		Peers: []string{busy.URL + "/eureka/"}, StartupSyncTimeout: 300 * time.Millisecond,
+		StartupSyncRetryWait: 10 * time.Millisecond, StartupSyncEmptyWait: time.Hour, Logger: zap.New(core),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	syncHoldsReads(t, p, logs)
+}
+
+// A DNS look-up of the peers that fails at start (a server that does not
+// answer) is an error asked again, not a cluster without peers.
+func TestSyncAsksAgainWhenThePeersNameDoesNotResolve(t *testing.T) {
+	mute, err := net.ListenPacket("udp", "127.0.0.1:0") // reads, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.Close()
+	core, logs := observer.New(zapcore.WarnLevel)
+	p, err := replication.New(registry.New(registry.Config{}), replication.Config{
+		PeersDNS: []string{"http://eureka-peers.example:8761/eureka/"}, DNSResolver: mute.LocalAddr().String(),
+		Timeout: 100 * time.Millisecond, StartupSyncTimeout: 500 * time.Millisecond,
+		StartupSyncRetryWait: 10 * time.Millisecond, StartupSyncEmptyWait: time.Hour, Logger: zap.New(core),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	syncHoldsReads(t, p, logs)
+}
