@@ -60,6 +60,8 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 		case count > 0:
 			return count
 		case failed == 0:
+			p.copyOnce.Do(func() { close(p.copied) })
+			p.syncOnce.Do(func() { close(p.synced) })
 			p.log.Info("start-up sync: no peer has instances (a new cluster, or all restarted); serving an empty registry",
 				zap.Int("peers", len(p.current())))
 			return 0
@@ -80,6 +82,7 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 		"reads stay refused (503) until the empty-sync wait has passed (Eureka's waitTimeInMsWhenSyncEmpty), while the peers' replication fills the registry",
 		zap.Duration("startup_sync_timeout", p.cfg.StartupSyncTimeout), zap.Time("reads_open_at", open))
 	if sleep(ctx, time.Until(open)) {
+		p.syncOnce.Do(func() { close(p.synced) })
 		p.log.Info("start-up sync: the empty-sync wait has passed; serving reads", zap.Int("instances", p.store.Len()))
 	}
 	return 0
@@ -135,6 +138,9 @@ func (p *Peers) syncPass(ctx context.Context) (adopted, failed int) {
 		switch got {
 		case peerGave:
 			p.store.SetExpectedRenewingClients(count)
+			// Open before saying so: whoever reads the line may read.
+			p.copyOnce.Do(func() { close(p.copied) })
+			p.syncOnce.Do(func() { close(p.synced) })
 			p.log.Info("start-up sync done", base, zap.Int("instances", count), zap.Duration("took", time.Since(took)))
 			return count, 0
 		case peerFailed:
