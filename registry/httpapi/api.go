@@ -53,11 +53,15 @@ type APIConfig struct {
 	// clients try another node instead of caching an empty or partial
 	// registry; writes are accepted. Default: ready.
 	Ready <-chan struct{}
-	// Applying, if set, is closed once replicated writes may be applied:
-	// while the node copies its peers' registry (replication.Peers.Copied)
-	// a replication batch, or a write with the replication header, is
-	// answered 503 and its peer sends it again, since a cancel applied
-	// before the copy reached its instance would be undone by the copy.
+	// Applying, if set, is closed once replicated writes and cancels may
+	// be applied: while the node copies its peers' registry
+	// (replication.Peers.Copied) a replication batch, a write with the
+	// replication header, or a client's cancel is answered 503, and its
+	// peer sends it again (a client, to another node), since a cancel
+	// applied before the copy reached its instance would be undone by the
+	// copy. Registrations and heartbeats are taken: the copy never
+	// replaces a newer registration, and a heartbeat of an instance not
+	// copied yet is answered 404, which makes its client register again.
 	// Default: applying.
 	Applying <-chan struct{}
 	// MaxWatchWait caps how long a watch (the delta with a watch
@@ -269,11 +273,11 @@ func (a *API) Serve(req *Request, resp *Response) {
 			return
 		}
 	}
-	if a.applying != nil && (r.ep == epBatch || write && req.Replication) {
+	if a.applying != nil && (r.ep == epBatch || write && req.Replication || r.ep == epInstance && req.Method == http.MethodDelete) {
 		select {
 		case <-a.applying:
 		default:
-			resp.text(http.StatusServiceUnavailable, "this registry node is copying its peers' registry; send replicated writes again later")
+			resp.text(http.StatusServiceUnavailable, "this registry node is copying its peers' registry; send this write again later, or to another node")
 			return
 		}
 	}

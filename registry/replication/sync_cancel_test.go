@@ -107,3 +107,44 @@ func TestCancelDuringTheSyncStaysCancelled(t *testing.T) {
 		t.Fatalf("the node holds %d instances, want the origin's 99", n)
 	}
 }
+
+// A client's cancel that comes while the node copies its peer's registry
+// is answered 503 (its client tries another node): applied before the
+// copy reached the instance, the copy would bring it back.
+func TestClientCancelWaitsForTheCopy(t *testing.T) {
+	a := registry.New(registry.Config{DisableSelfPreservation: true})
+	x := testkit.SampleInstance(0)
+	testkit.MustRegister(t, a, x, false)
+	aSrv := httpapi.NewServer(httpapi.NewAPI(a, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := aSrv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { aSrv.Stop(ctx) })
+	viaPeer, captured, release := heldRegistry(t, aSrv.Addr().String())
+	b := registry.New(registry.Config{DisableSelfPreservation: true})
+	bPeers, err := replication.New(b, replication.Config{Peers: []string{viaPeer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bSrv := httpapi.NewServer(httpapi.NewAPI(b, httpapi.APIConfig{Peers: bPeers, Ready: bPeers.Synced(), Applying: bPeers.Copied()}),
+		httpapi.ServerConfig{Addr: "127.0.0.1:0"})
+	if err := bSrv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { bSrv.Stop(ctx) })
+	bPeers.StartSync()
+	defer bPeers.Stop()
+	<-captured
+	cancel := "http://" + bSrv.Addr().String() + "/eureka/apps/" + x.App + "/" + x.InstanceID
+	if status := httpDo(t, http.MethodDelete, cancel, nil); status != http.StatusServiceUnavailable {
+		t.Fatalf("a client's cancel during the copy: %d, want 503", status)
+	}
+	release()
+	<-bPeers.Synced()
+	if status := httpDo(t, http.MethodDelete, cancel, nil); status != http.StatusOK {
+		t.Fatalf("the cancel after the copy: %d, want 200", status)
+	}
+	if _, ok := b.Get(x.App, x.InstanceID); ok {
+		t.Fatal("the cancelled instance is still held")
+	}
+}
