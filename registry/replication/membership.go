@@ -187,7 +187,7 @@ func (p *Peers) applyLocked() {
 
 // newPeer is an empty queue for u, whose sender ends with the Peers.
 func (p *Peers) newPeer(u eureka.ServiceURL) *peer {
-	pe := &peer{url: u, tasks: map[string]*task{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	pe := &peer{url: u, tasks: map[string]*task{}, wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1), done: make(chan struct{})}
 	pe.ctx, pe.cancel = context.WithCancel(p.life)
 	return pe
 }

@@ -47,6 +47,9 @@ type peer struct {
 	order []string // keys, oldest first; may hold keys already taken
 	tasks map[string]*task
 	wake  chan struct{}
+	// urgent is signalled by a task that is no heartbeat: it sends the
+	// heartbeats waiting for their batch at once.
+	urgent chan struct{}
 	// withdrawn are cancels taken back (withdrawCancel) while they may be
 	// in a batch in flight: if that batch fails, requeue drops them.
 	withdrawn map[string]bool
@@ -95,6 +98,12 @@ func (pe *peer) enqueue(it Item, now time.Time, cfg Config) {
 	select {
 	case pe.wake <- struct{}{}:
 	default:
+	}
+	if it.Action != ActionHeartbeat {
+		select {
+		case pe.urgent <- struct{}{}:
+		default:
+		}
 	}
 }
 

@@ -72,6 +72,14 @@ func (p *Peers) fill(pe *peer) bool {
 	if delay <= 0 {
 		delay, beats = p.cfg.HeartbeatBatchDelay, true
 	}
+	var urgent <-chan struct{}
+	if beats {
+		select { // a signal of a task already sent
+		case <-pe.urgent:
+		default:
+		}
+		urgent = pe.urgent
+	}
 	if delay <= 0 || pe.length() >= p.cfg.BatchSize || (beats && !pe.heartbeatsOnly()) {
 		return true
 	}
@@ -83,8 +91,10 @@ func (p *Peers) fill(pe *peer) bool {
 			return false
 		case <-timer.C:
 			return true
+		case <-urgent:
+			return true
 		case <-pe.wake:
-			if pe.length() >= p.cfg.BatchSize || (beats && !pe.heartbeatsOnly()) {
+			if pe.length() >= p.cfg.BatchSize {
 				return true
 			}
 		}

@@ -41,8 +41,7 @@ import (
 //
 // When ctx ends, SyncFrom returns at once and reads open.
 func (p *Peers) SyncFrom(ctx context.Context) int {
-	defer p.syncOnce.Do(func() { close(p.synced) })
-	defer p.copyOnce.Do(func() { close(p.copied) })
+	defer p.open()
 	if len(p.current()) == 0 && !p.hasDNSNames() {
 		return 0
 	}
@@ -60,8 +59,7 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 		case count > 0:
 			return count
 		case failed == 0:
-			p.copyOnce.Do(func() { close(p.copied) })
-			p.syncOnce.Do(func() { close(p.synced) })
+			p.open()
 			p.log.Info("start-up sync: no peer has instances (a new cluster, or all restarted); serving an empty registry",
 				zap.Int("peers", len(p.current())))
 			return 0
@@ -73,7 +71,7 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 		}
 		wait = min(2*wait, maxSyncRetryWait)
 	}
-	p.copyOnce.Do(func() { close(p.copied) }) // the peers' replication fills it now
+	p.copyDone() // the peers' replication fills it now
 	if ctx.Err() != nil {
 		return 0
 	}
@@ -82,7 +80,7 @@ func (p *Peers) SyncFrom(ctx context.Context) int {
 		"reads stay refused (503) until the empty-sync wait has passed (Eureka's waitTimeInMsWhenSyncEmpty), while the peers' replication fills the registry",
 		zap.Duration("startup_sync_timeout", p.cfg.StartupSyncTimeout), zap.Time("reads_open_at", open))
 	if sleep(ctx, time.Until(open)) {
-		p.syncOnce.Do(func() { close(p.synced) })
+		p.open()
 		p.log.Info("start-up sync: the empty-sync wait has passed; serving reads", zap.Int("instances", p.store.Len()))
 	}
 	return 0
@@ -115,6 +113,15 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// copyDone closes Copied: replicated writes may be applied.
+func (p *Peers) copyDone() { p.copyOnce.Do(func() { close(p.copied) }) }
+
+// open closes Copied and Synced: reads may be served.
+func (p *Peers) open() {
+	p.copyDone()
+	p.syncOnce.Do(func() { close(p.synced) })
+}
+
 // Copied is closed once the start-up sync's passes are over, before the
 // empty-sync wait: until then a replicated write must wait (the REST API
 // answers it 503, and the peer sends it again), since a cancel applied
@@ -139,8 +146,7 @@ func (p *Peers) syncPass(ctx context.Context) (adopted, failed int) {
 		case peerGave:
 			p.store.SetExpectedRenewingClients(count)
 			// Open before saying so: whoever reads the line may read.
-			p.copyOnce.Do(func() { close(p.copied) })
-			p.syncOnce.Do(func() { close(p.synced) })
+			p.open()
 			p.log.Info("start-up sync done", base, zap.Int("instances", count), zap.Duration("took", time.Since(took)))
 			return count, 0
 		case peerFailed:

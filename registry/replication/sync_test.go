@@ -43,12 +43,7 @@ func origin(t *testing.T) string {
 	for k := range syncInstances {
 		testkit.MustRegister(t, s, testkit.SampleInstance(k), false)
 	}
-	srv := httpapi.NewServer(httpapi.NewAPI(s, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { srv.Stop(ctx) })
-	return srv.Addr().String()
+	return serve(t, s, httpapi.APIConfig{})
 }
 
 // faulty is a peer in front of an origin that answers its first fails
@@ -116,12 +111,8 @@ func TestSyncRetriesUntilItHoldsThePeersRegistry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httpapi.NewServer(httpapi.NewAPI(s, httpapi.APIConfig{Peers: p, Ready: p.Synced()}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-			if err := srv.Start(); err != nil {
-				t.Fatal(err)
-			}
-			testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { srv.Stop(ctx) })
-			reads := readWhileSyncing(t, "http://"+srv.Addr().String()+"/eureka/apps/", p.Synced())
+			addr := serve(t, s, httpapi.APIConfig{Peers: p, Ready: p.Synced()})
+			reads := readWhileSyncing(t, "http://"+addr+"/eureka/apps/", p.Synced())
 			p.StartSync()
 			defer p.Stop()
 			<-p.Synced()
@@ -207,22 +198,13 @@ func countInstances(apps *eureka.Applications) int {
 // node opens at once, without waiting to ask again.
 func TestSyncOpensAtOnceWhenNoPeerHasInstances(t *testing.T) {
 	down := testkit.FreeAddr(t) // nothing listens
-	empty := httpapi.NewServer(httpapi.NewAPI(registry.New(registry.Config{}), httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := empty.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { empty.Stop(ctx) })
-	syncing := registry.New(registry.Config{})
+	empty := serve(t, registry.New(registry.Config{}), httpapi.APIConfig{})
 	never := make(chan struct{}) // a node whose own sync is not done
-	starting := httpapi.NewServer(httpapi.NewAPI(syncing, httpapi.APIConfig{Ready: never}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
-	if err := starting.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.StopOnCleanup(t, 5*time.Second, func(ctx context.Context) { starting.Stop(ctx) })
+	starting := serve(t, registry.New(registry.Config{}), httpapi.APIConfig{Ready: never})
 
 	s := registry.New(registry.Config{})
 	p, err := replication.New(s, replication.Config{
-		Peers:                []string{"http://" + down + "/eureka/", "http://" + empty.Addr().String() + "/eureka/", "http://" + starting.Addr().String() + "/eureka/"},
+		Peers:                []string{"http://" + down + "/eureka/", "http://" + empty + "/eureka/", "http://" + starting + "/eureka/"},
 		StartupSyncRetryWait: time.Hour, // a retry would hold the test until its deadline
 	})
 	if err != nil {
