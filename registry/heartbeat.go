@@ -23,31 +23,32 @@ type Heartbeat struct {
 // listen (peer replication is one, an embedder's counter another); the
 // function returned stops f, and only f. With none listening a heartbeat
 // costs one atomic load more, and no Heartbeat is built; with listeners,
-// one Heartbeat is built per heartbeat (an override lookup) and each
-// costs its call.
+// one Heartbeat is built per heartbeat on the stack (an override lookup,
+// no allocation) and each costs its call.
 func (s *Store) OnHeartbeat(f func(Heartbeat)) (stop func()) {
 	return s.heartbeats.add(f)
 }
 
-// heartbeatOf builds the Heartbeat for l, if anyone listens. The caller
-// holds s.mu.
-func (s *Store) heartbeatOf(app, id string, l *lease, req RenewRequest, now int64) *Heartbeat {
+// heartbeatOf builds the Heartbeat for l, and reports whether anyone
+// listens. The caller holds s.mu.
+func (s *Store) heartbeatOf(app, id string, l *lease, req RenewRequest, now int64) (Heartbeat, bool) {
 	if s.heartbeats.load() == nil {
-		return nil
+		return Heartbeat{}, false
 	}
-	hb := &Heartbeat{App: app, ID: id, LastDirtyTimestamp: l.info.LastDirtyTimestamp, Status: l.info.Status,
+	hb := Heartbeat{App: app, ID: id, LastDirtyTimestamp: l.info.LastDirtyTimestamp, Status: l.info.Status,
 		Replicated: req.Replication}
 	if st, ok := s.overrideFor(id, now); ok {
 		hb.OverriddenStatus = st
 	}
-	return hb
+	return hb, true
 }
 
-func (s *Store) heartbeat(hb *Heartbeat) {
-	if hb == nil {
+// heartbeat hands hb to the listeners, if heartbeatOf found any.
+func (s *Store) heartbeat(hb Heartbeat, listened bool) {
+	if !listened {
 		return
 	}
 	for _, sub := range s.heartbeats.load() {
-		sub.f(*hb)
+		sub.f(hb)
 	}
 }

@@ -52,16 +52,14 @@ func parseList(param, list string, norm func(string) string, keep func(string) b
 	if n := strings.Count(list, ",") + 1; n > MaxQueryListNames {
 		return nil, &ListTooLongError{Param: param, Bytes: len(list), Names: n}
 	}
-	seen := map[string]bool{}
 	var out []string
 	for name := range strings.SplitSeq(list, ",") {
-		if name = norm(strings.TrimSpace(name)); name != "" && !seen[name] && keep(name) {
-			seen[name] = true
+		if name = norm(strings.TrimSpace(name)); name != "" && keep(name) {
 			out = append(out, name)
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 // Interest parses a comma-separated list of application names, as the
@@ -72,15 +70,22 @@ func Interest(list string) ([]string, error) {
 	return parseList("apps", list, strings.ToUpper, func(string) bool { return true })
 }
 
-// nameSet is names as a set, for lookups per change or per application
-// that cost the same however long a reader's list is; nil for none.
-func nameSet(names []string) map[string]bool {
-	if len(names) == 0 {
-		return nil
+// nameSet is a list of names as a set for lookups per change or per
+// application: sorted (parseList's lists are already, and then it
+// allocates nothing, however often a long poll wakes), looked up by
+// binary search; empty for none.
+func nameSet(names []string) sortedNames {
+	if !slices.IsSorted(names) {
+		names = slices.Sorted(slices.Values(names))
 	}
-	set := make(map[string]bool, len(names))
-	for _, n := range names {
-		set[n] = true
-	}
-	return set
+	return sortedNames(names)
+}
+
+// sortedNames is a sorted list of names.
+type sortedNames []string
+
+// has reports whether name is in n.
+func (n sortedNames) has(name string) bool {
+	_, ok := slices.BinarySearch(n, name)
+	return ok
 }

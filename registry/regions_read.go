@@ -116,7 +116,7 @@ func (rs *regionSet) changesLocked(since uint64, regions, apps []string) []*eure
 	inRegions, inApps := nameSet(regions), nameSet(apps)
 	for n := int(since - rs.base); n < len(rs.log); n++ {
 		c := &rs.log[n]
-		if !inRegions[c.Region] || !rs.byName[c.Region].allows(c.App) || (inApps != nil && !inApps[c.App]) {
+		if !inRegions.has(c.Region) || !rs.byName[c.Region].allows(c.App) || (len(inApps) > 0 && !inApps.has(c.App)) {
 			continue
 		}
 		key := c.Region + "\x00" + c.App + "\x00" + c.ID
@@ -159,7 +159,7 @@ func (rs *regionSet) countsLocked(regions, apps []string) eureka.StatusCounts {
 	for _, name := range regions {
 		r := rs.byName[name]
 		for app, a := range r.snap.Load().apps {
-			if r.allows(app) && (inApps == nil || inApps[app]) {
+			if r.allows(app) && (len(inApps) == 0 || inApps.has(app)) {
 				addCounts(&counts, a.counts)
 			}
 		}
@@ -281,7 +281,7 @@ func (s *Store) ApplicationsOfIn(apps, regions []string) (*eureka.Applications, 
 	var more []*eureka.Application
 	inApps := nameSet(apps)
 	for _, a := range rs.instancesLocked(regions) {
-		if inApps[a.Name] {
+		if inApps.has(a.Name) {
 			more = append(more, a)
 		}
 	}

@@ -68,33 +68,33 @@ func (s *Store) Renew(app, id string, req RenewRequest) (RenewResult, *eureka.In
 		// An override changed the status: a rare write. Eureka changes it
 		// silently; we record it so deltas stay consistent with full fetches.
 		s.mu.RUnlock()
-		res, conflict, hb := s.renewWithStatus(app, id, req, now)
+		res, conflict, hb, listened := s.renewWithStatus(app, id, req, now)
 		s.deliver()
-		s.heartbeat(hb)
+		s.heartbeat(hb, listened)
 		return res, conflict
 	}
 	s.renewLease(l, now)
 	res, conflict := s.compareDirty(l, req, now)
-	hb := s.heartbeatOf(app, id, l, req, now)
+	hb, listened := s.heartbeatOf(app, id, l, req, now)
 	s.mu.RUnlock()
 	if res == RenewNotFound && req.Replication && req.OverriddenStatus != eureka.StatusUnknown {
 		s.adoptReplicatedOverride(app, id, req.OverriddenStatus, now)
 		s.deliver()
 	}
-	s.heartbeat(hb)
+	s.heartbeat(hb, listened)
 	return res, conflict
 }
 
-func (s *Store) renewWithStatus(app, id string, req RenewRequest, now int64) (RenewResult, *eureka.InstanceInfo, *Heartbeat) {
+func (s *Store) renewWithStatus(app, id string, req RenewRequest, now int64) (RenewResult, *eureka.InstanceInfo, Heartbeat, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lookup(app, id)
 	if l == nil {
-		return RenewNotFound, nil, nil
+		return RenewNotFound, nil, Heartbeat{}, false
 	}
 	st := s.effectiveStatus(l.info, l, req.Replication, now)
 	if st == eureka.StatusUnknown {
-		return RenewNotFound, nil, nil
+		return RenewNotFound, nil, Heartbeat{}, false
 	}
 	if st != l.info.Status {
 		info := l.info.Clone()
@@ -109,7 +109,8 @@ func (s *Store) renewWithStatus(app, id string, req RenewRequest, now int64) (Re
 	if res == RenewNotFound && req.Replication && req.OverriddenStatus != eureka.StatusUnknown {
 		s.adoptOverrideLocked(app, id, l, req.OverriddenStatus, now)
 	}
-	return res, conflict, s.heartbeatOf(app, id, l, req, now)
+	hb, listened := s.heartbeatOf(app, id, l, req, now)
+	return res, conflict, hb, listened
 }
 
 // adoptReplicatedOverride stores the override a peer sent with a heartbeat

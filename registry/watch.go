@@ -255,7 +255,7 @@ func (s *Store) changesFor(since uint64, apps []string) (version uint64, changes
 	}
 	want := nameSet(apps)
 	for _, c := range all {
-		if want[c.App] {
+		if want.has(c.App) {
 			changes = append(changes, c)
 		}
 	}

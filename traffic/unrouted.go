@@ -33,8 +33,9 @@ type unrouted struct {
 // registered application: the requests themselves are counted under
 // Unknown, and this the names, for the dashboard's "unrouted" line. A
 // client that asks for many names moves the least asked ones out, never
-// grows what is kept. It takes a lock and allocates only for a name not
-// counted yet.
+// grows what is kept. It takes one short lock (requests for names nobody
+// registered are no hot path) and allocates only for a name not counted
+// yet.
 func (r *Recorder) Unrouted(name string) {
 	if r == nil || name == "" {
 		return

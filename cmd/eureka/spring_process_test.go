@@ -71,7 +71,7 @@ func TestSpringEnvironmentOnlyProcess(t *testing.T) {
 // both.
 func TestSpringPeerAwareProcesses(t *testing.T) {
 	bin := binary(t)
-	port := strconv.Itoa(testkit.FreePort(t))
+	port := strconv.Itoa(testkit.FreePortOn(t, "127.0.0.2", "127.0.0.3")) // the nodes listen there
 	file, err := filepath.Abs("testdata/spring/peer-aware/application.yml")
 	if err != nil {
 		t.Fatal(err)

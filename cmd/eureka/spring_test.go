@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"io"
 	"os"
@@ -93,7 +94,7 @@ func TestSpringEnvironmentMatrix(t *testing.T) {
 		}},
 		{map[string]string{"EUREKA_SERVER_WAITTIMEINMSWHENSYNCEMPTY": "0"}, "", func(o *options) bool { return o.registry.Peers.StartupSyncEmptyWait == 0 }},
 	} {
-		dir := cmpOr(c.dir, t.TempDir())
+		dir := cmp.Or(c.dir, t.TempDir())
 		o, err := parseSpring(t, dir, c.vars)
 		if err != nil {
 			t.Errorf("%v: %v", c.vars, err)
@@ -106,13 +107,6 @@ func TestSpringEnvironmentMatrix(t *testing.T) {
 			t.Errorf("%v: notes %q", c.vars, o.springNotes)
 		}
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // A typo is named with its closest known name; a value of the wrong type

@@ -8,7 +8,6 @@ const (
 	boolean             // Spring's true/false, yes/no, on/off, 1/0
 	millis              // a whole number of milliseconds (the names ending in -ms)
 	seconds             // a whole number of seconds (the names ending in -seconds)
-	special             // read by its own code in spring.go
 )
 
 // Property is one Spring property this server knows: the flag it
@@ -16,10 +15,10 @@ const (
 // a map's keys, or every property under it.
 type Property struct {
 	Name    string // as Spring's documentation writes it
-	flag    string // the flag it sets ("" when ignored or special)
+	flag    string // the flag it sets ("" when ignored, or read by its own code: does)
 	unit    unit
 	ignored string // why it has no effect here
-	does    string // what it does here, when it is special
+	does    string // what it does here, when its own code reads it (mapping.go, peers.go, management.go)
 }
 
 // The reasons a known property has no effect here.
@@ -42,28 +41,28 @@ const (
 // Properties is every Spring property this server reads: the
 // docs/spring.md table is checked against it.
 var Properties = []Property{
-	{Name: "server.port", unit: special, does: "the port of -addr (default 8761)"},
-	{Name: "server.address", unit: special, does: "the host of -addr (default every address)"},
-	{Name: "server.servlet.context-path", unit: special, does: "-prefix: the REST API is also served under <context-path>/eureka; and -actuator-path: the actuator under <context-path> and its base path, unless it has a port of its own"},
-	{Name: "server.ssl.enabled", unit: special, does: "false leaves the server.ssl.* files unread (plain HTTP)"},
-	{Name: "server.ssl.certificate", unit: special, does: "-tls-cert, PEM"},
-	{Name: "server.ssl.certificate-private-key", unit: special, does: "-tls-key, PEM"},
-	{Name: "server.ssl.key-store", unit: special, does: "-tls-cert, a PKCS12 key store (JKS is refused, with the keytool command that converts it)"},
-	{Name: "server.ssl.key-store-type", unit: special, does: "PKCS12, or none for a file not named .jks; JKS is refused"},
-	{Name: "server.ssl.key-store-password", unit: special, does: "-tls-cert-password"},
-	{Name: "server.ssl.key-password", unit: special, does: "the store's password too; another one is refused"},
-	{Name: "server.ssl.key-alias", unit: special, does: "logged as having no effect: the key store's one key is used"},
-	{Name: "server.ssl.trust-certificate", unit: special, does: "-tls-client-ca with client-auth need, PEM"},
-	{Name: "server.ssl.trust-store", unit: special, does: "-tls-client-ca with client-auth need, a PKCS12 trust store"},
-	{Name: "server.ssl.trust-store-type", unit: special, does: "PKCS12, or none for a file not named .jks; JKS is refused"},
-	{Name: "server.ssl.trust-store-password", unit: special, does: "-tls-client-ca-password"},
-	{Name: "server.ssl.client-auth", unit: special, does: "need: -tls-client-ca, every client presents a certificate; none: none asked for"},
-	{Name: "spring.security.user.name", unit: special, does: "the user of -auth-users (default user), needed on every request as with Spring Security's defaults (-auth-reads)"},
-	{Name: "spring.security.user.password", unit: special, does: "its password: plain, {noop}plain or {bcrypt}hash, as Spring's DelegatingPasswordEncoder writes them"},
-	{Name: "spring.profiles.active", unit: special, does: "the profiles whose documents and application-{profile} files apply"},
-	{Name: "spring.config.location", unit: special, does: "the files or directories read instead of application.* and config/application.*"},
-	{Name: "spring.config.additional-location", unit: special, does: "files or directories read after those"},
-	{Name: "spring.config.name", unit: special, does: "the files' name instead of application"},
+	{Name: "server.port", does: "the port of -addr (default 8761)"},
+	{Name: "server.address", does: "the host of -addr (default every address)"},
+	{Name: "server.servlet.context-path", does: "-prefix: the REST API is also served under <context-path>/eureka; and -actuator-path: the actuator under <context-path> and its base path, unless it has a port of its own"},
+	{Name: "server.ssl.enabled", does: "false leaves the server.ssl.* files unread (plain HTTP)"},
+	{Name: "server.ssl.certificate", does: "-tls-cert, PEM"},
+	{Name: "server.ssl.certificate-private-key", does: "-tls-key, PEM"},
+	{Name: "server.ssl.key-store", does: "-tls-cert, a PKCS12 key store (JKS is refused, with the keytool command that converts it)"},
+	{Name: "server.ssl.key-store-type", does: "PKCS12, or none for a file not named .jks; JKS is refused"},
+	{Name: "server.ssl.key-store-password", does: "-tls-cert-password"},
+	{Name: "server.ssl.key-password", does: "the store's password too; another one is refused"},
+	{Name: "server.ssl.key-alias", does: "logged as having no effect: the key store's one key is used"},
+	{Name: "server.ssl.trust-certificate", does: "-tls-client-ca with client-auth need, PEM"},
+	{Name: "server.ssl.trust-store", does: "-tls-client-ca with client-auth need, a PKCS12 trust store"},
+	{Name: "server.ssl.trust-store-type", does: "PKCS12, or none for a file not named .jks; JKS is refused"},
+	{Name: "server.ssl.trust-store-password", does: "-tls-client-ca-password"},
+	{Name: "server.ssl.client-auth", does: "need: -tls-client-ca, every client presents a certificate; none: none asked for"},
+	{Name: "spring.security.user.name", does: "the user of -auth-users (default user), needed on every request as with Spring Security's defaults (-auth-reads)"},
+	{Name: "spring.security.user.password", does: "its password: plain, {noop}plain or {bcrypt}hash, as Spring's DelegatingPasswordEncoder writes them"},
+	{Name: "spring.profiles.active", does: "the profiles whose documents and application-{profile} files apply"},
+	{Name: "spring.config.location", does: "the files or directories read instead of application.* and config/application.*"},
+	{Name: "spring.config.additional-location", does: "files or directories read after those"},
+	{Name: "spring.config.name", does: "the files' name instead of application"},
 	{Name: "spring.application.name", ignored: ownInstance},
 	{Name: "spring.main.*", ignored: javaOnly},
 	{Name: "spring.jmx.*", ignored: javaOnly},
@@ -75,25 +74,25 @@ var Properties = []Property{
 	{Name: "logging.*", ignored: "the log here is zap's JSON on stderr, at info"},
 	{Name: "info.*", ignored: "/actuator/info here shows the build alone (Spring Boot shows info.* only with management.info.env.enabled)"},
 
-	{Name: "management.endpoints.web.exposure.include", unit: special, does: "-actuator: the endpoints served (health, info, prometheus, or *); a name of an endpoint this server has not is logged and left out"},
-	{Name: "management.endpoints.web.exposure.exclude", unit: special, does: "the endpoints taken out of -actuator"},
+	{Name: "management.endpoints.web.exposure.include", does: "-actuator: the endpoints served (health, info, prometheus, or *); a name of an endpoint this server has not is logged and left out"},
+	{Name: "management.endpoints.web.exposure.exclude", does: "the endpoints taken out of -actuator"},
 	{Name: "management.endpoints.web.base-path", flag: "actuator-path"},
-	{Name: "management.server.port", unit: special, does: "the port of -management-addr (a server of the actuator's own); -1 serves no endpoint (-actuator off)"},
-	{Name: "management.server.address", unit: special, does: "the host of -management-addr"},
+	{Name: "management.server.port", does: "the port of -management-addr (a server of the actuator's own); -1 serves no endpoint (-actuator off)"},
+	{Name: "management.server.address", does: "the host of -management-addr"},
 	{Name: "management.endpoint.health.show-details", flag: "actuator-health-details"},
 	{Name: "management.endpoint.health.probes.enabled", ignored: "the liveness and readiness groups are always on here"},
 	{Name: "management.*", ignored: "not an actuator setting this server has"},
 
-	{Name: "eureka.client.service-url.*", unit: special, does: "-peers: the URLs of the zones of eureka.client.availability-zones.<region> (defaultZone without one), as the Java server reads them; its own URL is recognised (-self-url, eureka.instance.hostname) and left out"},
+	{Name: "eureka.client.service-url.*", does: "-peers: the URLs of the zones of eureka.client.availability-zones.<region> (defaultZone without one), as the Java server reads them; its own URL is recognised (-self-url, eureka.instance.hostname) and left out"},
 	{Name: "eureka.client.region", flag: "region"},
-	{Name: "eureka.client.availability-zones.*", unit: special, does: "the zones whose service-url entries are the peers, for this region"},
+	{Name: "eureka.client.availability-zones.*", does: "the zones whose service-url entries are the peers, for this region"},
 	{Name: "eureka.client.register-with-eureka", ignored: embeddedClient},
 	{Name: "eureka.client.fetch-registry", ignored: embeddedClient},
 	{Name: "eureka.client.*", ignored: embeddedClient},
-	{Name: "eureka.instance.hostname", unit: special, does: "self-recognition: a peer URL of this host and the server's port is this node"},
+	{Name: "eureka.instance.hostname", does: "self-recognition: a peer URL of this host and the server's port is this node"},
 	{Name: "eureka.instance.*", ignored: ownInstance},
 	{Name: "eureka.dashboard.path", flag: "dashboard-path"},
-	{Name: "eureka.dashboard.enabled", unit: special, does: "false: -dashboard-path off"},
+	{Name: "eureka.dashboard.enabled", does: "false: -dashboard-path off"},
 	{Name: "eureka.environment", flag: "environment"},
 	{Name: "eureka.datacenter", ignored: "the status page here reports no data center"},
 
@@ -106,8 +105,8 @@ var Properties = []Property{
 	{Name: "eureka.server.disable-delta", flag: "disable-delta", unit: boolean},
 	{Name: "eureka.server.my-url", flag: "self-url"},
 	{Name: "eureka.server.wait-time-in-ms-when-sync-empty", flag: "startup-sync-empty-wait", unit: millis},
-	{Name: "eureka.server.remote-region-urls-with-name.*", unit: special, does: "-remote-regions: each key a region, its value the region's service URL"},
-	{Name: "eureka.server.remote-region-app-whitelist.*", unit: special, does: "-remote-region-apps: each key a region (global for all), its value the apps"},
+	{Name: "eureka.server.remote-region-urls-with-name.*", does: "-remote-regions: each key a region, its value the region's service URL"},
+	{Name: "eureka.server.remote-region-app-whitelist.*", does: "-remote-region-apps: each key a region (global for all), its value the apps"},
 	{Name: "eureka.server.remote-region-registry-fetch-interval", flag: "remote-region-fetch-interval", unit: seconds},
 	{Name: "eureka.server.disable-transparent-fallback-to-other-region", flag: "disable-transparent-fallback", unit: boolean},
 	{Name: "eureka.server.remote-region-urls", ignored: "its URLs name no region; give eureka.server.remote-region-urls-with-name"},

@@ -42,7 +42,7 @@ func (s *Settings) management() error {
 		if hasExclude {
 			from = append(from, fmt.Sprintf("%s management.endpoints.web.exposure.exclude", xsrc))
 		}
-		served = slices.DeleteFunc(slices.Compact(served), func(e string) bool { return slices.Contains(exclude, e) || slices.Contains(exclude, "*") })
+		served = slices.DeleteFunc(unique(served), func(e string) bool { return slices.Contains(exclude, e) || slices.Contains(exclude, "*") })
 		v := strings.Join(served, ",")
 		if v == "" {
 			v = "off"
@@ -73,4 +73,16 @@ func (s *Settings) management() error {
 	}
 	s.Assign = append(s.Assign, Assignment{Setting: "management-addr", Value: net.JoinHostPort(host, strconv.Itoa(port)), From: p.from(), Arg: p.arg()})
 	return nil
+}
+
+// unique returns list without repeats, in the order each came first
+// (slices.Compact drops only neighbours: info,* would keep info twice).
+func unique(list []string) []string {
+	var out []string
+	for k, e := range list {
+		if !slices.Contains(list[:k], e) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
