@@ -109,7 +109,9 @@ func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo, secure bool) *
 }
 
 // startSweeper starts the sweeper, once: with the first pool, or with the
-// first request the traffic counters count.
+// first request the traffic counters count. The sweeper runs sweep every
+// SweepInterval and after each change the registry announces (how it
+// learns that an instance left), until the gateway closes.
 func (g *Gateway) startSweeper() {
 	if g.sweeperOn.Load() {
 		return
@@ -128,9 +130,13 @@ func (g *Gateway) startSweeperLocked() {
 	}
 	p.sweeping = true
 	g.sweeperOn.Store(true)
+	// Subscribed before the goroutine runs: a change between the first
+	// pool and a late start of the goroutine would wait for the ticker.
+	changed, unsubscribe := Changes(g.cfg.Routing.Instances)
 	go func() {
 		defer close(g.swept)
-		g.sweeper(g.stop)
+		defer unsubscribe()
+		tick.Every(g.cfg.SweepInterval, g.stop, changed, g.sweep)
 	}()
 }
 
@@ -217,15 +223,6 @@ func (g *Gateway) closePools() {
 	}
 	p.retired = nil
 	p.m.Store(nil)
-}
-
-// sweeper runs sweep every SweepInterval and after each change the
-// registry announces (how it learns that an instance left), until stop
-// is closed.
-func (g *Gateway) sweeper(stop <-chan struct{}) {
-	changed, unsubscribe := Changes(g.cfg.Routing.Instances)
-	defer unsubscribe()
-	tick.Every(g.cfg.SweepInterval, stop, changed, g.sweep)
 }
 
 // Changes returns a channel that receives a value after changes of the
