@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
@@ -305,12 +307,44 @@ func TestVIPQuery(t *testing.T) {
 	}
 }
 
+// TestStartStopLoops checks that Start runs each background loop (the
+// renewal threshold's recount, the prebuild, eviction, the delta's
+// retention) on its own, the clock moved by the test and the loops ticking
+// every millisecond, and that Stop ends them all: no goroutine is left.
+// Start and Stop may be called twice.
 func TestStartStopLoops(t *testing.T) {
-	s := New(Config{EvictionInterval: time.Millisecond, DeltaRetentionCleanupInterval: time.Millisecond, RenewalThresholdUpdateInterval: time.Millisecond})
+	leaks := goleak.IgnoreCurrent()
+	const prebuildDelay = 20 * time.Millisecond
+	s, clock := newTestStore(t, Config{EvictionInterval: time.Millisecond, DeltaRetentionCleanupInterval: time.Millisecond,
+		RenewalThresholdUpdateInterval: time.Millisecond, PrebuildDelay: prebuildDelay, DisableSelfPreservation: true})
+	mustRegister(t, s, inst("A", "a"), false)
+	mustRegister(t, s, inst("A", "b"), false)
+	s.SetExpectedRenewingClients(10)
+	full, delta := builds(s)
 	s.Start()
 	s.Start()
+
+	testkit.Eventually(t, 10*time.Second, "the threshold loop recounts the renewing clients (10 expected, 2 registered)", func() bool {
+		return s.SelfPreservation().ExpectedRenewingClients == 2
+	})
+	clock.Advance(prebuildDelay)
+	testkit.Eventually(t, 10*time.Second, "the prebuild loop builds the full registry and the delta once the registry is quiet", func() bool {
+		f, d := builds(s)
+		return f > full && d > delta
+	})
+	// Past both leases (90 s) and the
+	// delta's retention (3 min): eviction drops the instances, the
+	// retention loop their registrations.
+	clock.Advance(4 * time.Minute)
+	testkit.Eventually(t, 10*time.Second, "the eviction loop evicts the expired instances", func() bool { return s.Len() == 0 })
+	testkit.Eventually(t, 10*time.Second, "the retention loop purges the registrations from the change log", func() bool {
+		_, ok := s.ChangesSince(0)
+		return !ok
+	})
+
 	s.Stop()
 	s.Stop()
+	goleak.VerifyNone(t, append([]goleak.Option{leaks}, testkit.Ignored...)...)
 }
 
 func TestInstancesViewFollowsChanges(t *testing.T) {

@@ -1,4 +1,5 @@
-// Package doccheck holds a test that the exported packages read as user
+// Package doccheck holds a test that every package of the module (as go
+// list ./... finds them, commands and examples included) reads as user
 // documentation under go doc: a package comment, and a comment on every
-// exported identifier.
+// exported identifier, in the files of every platform.
 package doccheck

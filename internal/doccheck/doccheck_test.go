@@ -5,59 +5,59 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-var packages = []string{".", "eureka", "registry", "registry/httpapi", "registry/replication", "registry/metrics", "discovery", "balancer", "gateway", "routing", "fxmodules", "caddymodule", "dashboard", "internal/eurekahttp", "internal/fastserve", "internal/tlsfiles", "internal/version"}
-
+// TestExportedIdentifiersAreDocumented checks every package of the
+// module, as go list ./... finds them, commands and examples included:
+// their package comment is what go doc shows of them.
 func TestExportedIdentifiersAreDocumented(t *testing.T) {
-	for _, dir := range packages {
+	for _, p := range packages(t) {
+		dir := p.rel()
 		t.Run(dir, func(t *testing.T) {
 			fset := token.NewFileSet()
-			path := filepath.Join("..", "..", dir)
-			pkgs, err := parser.ParseDir(fset, path, func(fi os.FileInfo) bool {
-				return !strings.HasSuffix(fi.Name(), "_test.go")
-			}, parser.ParseComments)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range pkgs {
-				files := make([]*ast.File, 0, len(p.Files))
-				for _, f := range p.Files {
-					files = append(files, f)
-				}
-				d, err := doc.NewFromFiles(fset, files, "github.com/eurekagate/eurekagate/"+dir)
+			var files []*ast.File
+			for _, name := range p.sourceFiles() {
+				f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.ParseComments)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if strings.TrimSpace(d.Doc) == "" {
-					t.Errorf("package %s has no package comment", dir)
+				// A file for other platforms is documentation too; a
+				// build-ignored program in the directory is not the package.
+				if f.Name.Name == p.Name {
+					files = append(files, f)
 				}
-				check := func(kind, name, text string) {
-					if strings.TrimSpace(text) == "" {
-						t.Errorf("%s.%s (%s) has no doc comment", dir, name, kind)
-					}
+			}
+			d, err := doc.NewFromFiles(fset, files, p.ImportPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(d.Doc) == "" {
+				t.Errorf("package %s has no package comment", dir)
+			}
+			check := func(kind, name, text string) {
+				if strings.TrimSpace(text) == "" {
+					t.Errorf("%s.%s (%s) has no doc comment", dir, name, kind)
 				}
-				for _, f := range d.Funcs {
+			}
+			for _, f := range d.Funcs {
+				check("func", f.Name, f.Doc)
+			}
+			for _, ty := range d.Types {
+				check("type", ty.Name, ty.Doc)
+				for _, f := range ty.Funcs {
 					check("func", f.Name, f.Doc)
 				}
-				for _, ty := range d.Types {
-					check("type", ty.Name, ty.Doc)
-					for _, f := range ty.Funcs {
-						check("func", f.Name, f.Doc)
-					}
-					for _, m := range ty.Methods {
-						check("method", ty.Name+"."+m.Name, m.Doc)
-					}
-					checkValues(t, dir, ty.Consts)
-					checkValues(t, dir, ty.Vars)
+				for _, m := range ty.Methods {
+					check("method", ty.Name+"."+m.Name, m.Doc)
 				}
-				checkValues(t, dir, d.Consts)
-				checkValues(t, dir, d.Vars)
+				checkValues(t, dir, ty.Consts)
+				checkValues(t, dir, ty.Vars)
 			}
+			checkValues(t, dir, d.Consts)
+			checkValues(t, dir, d.Vars)
 		})
 	}
 }

@@ -54,10 +54,10 @@ type Config struct {
 	HeartbeatBatchDelay time.Duration
 	// MaxQueue bounds each peer's queue; on overflow the oldest task is
 	// dropped (the instance's next heartbeat, answered 404, repairs it).
-	// Default 100000: at a million instances a mass registration
-	// outran a peer slowed by its share of two cores by some 20,000
-	// tasks, and Eureka's 10,000 lost half of them; a task is some 200
-	// bytes, so the bound holds 20 MB.
+	// Default 100000, ten times Eureka's: room for a mass registration
+	// of a million instances to a peer that falls behind (see "A cluster
+	// at a million instances" in docs/performance.md); a task is some
+	// 200 bytes, so the bound holds 20 MB.
 	MaxQueue int
 	// TaskTTL is how long a task may wait before it is dropped as stale.
 	// Default 30s (Eureka's renewal interval and maxTimeForReplication).

@@ -113,7 +113,16 @@ func newResolver(server string) *net.Resolver {
 	}
 	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var d net.Dialer
-		return d.DialContext(ctx, network, server)
+		c, err := d.DialContext(ctx, network, server)
+		if err != nil {
+			return nil, err
+		}
+		// Go's resolver reads an answer until a deadline of its own (5 s),
+		// even after its look-up is given up: closing the connection then
+		// ends a look-up that a stopped membership or a timed-out sync
+		// abandoned, instead of leaving its goroutines waiting.
+		context.AfterFunc(ctx, func() { c.Close() })
+		return c, nil
 	}}
 }
 

@@ -64,9 +64,9 @@ func (p *Peers) send(pe *peer) {
 // set, else for HeartbeatBatchDelay while the queue holds heartbeats
 // alone, ending early when the batch is full or (for heartbeats) another
 // write arrives, which goes at once and takes them along. Heartbeats wait
-// so that a peer gets them a batch at a time: sent at once, each one cost
-// a request to every peer, four times the CPU of the heartbeat itself
-// over a cluster of three. It reports false if the Peers stopped.
+// so that a peer gets them a batch at a time, not a request each
+// (docs/performance.md has what each cost). It reports false if the
+// Peers stopped.
 func (p *Peers) fill(pe *peer) bool {
 	delay, beats := p.cfg.MaxBatchDelay, false
 	if delay <= 0 {
