@@ -9,6 +9,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 // populate registers n instances spread over n/20 apps, shaped like a
@@ -213,7 +214,7 @@ func BenchmarkFirstReads100k(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				b.StopTimer()
-				s.payloads.deltaDocs[f] = newDeltaDoc(f) // as after a start: nothing encoded
+				s.payloads.deltaDocs[f] = document.NewDelta(f, 0) // as after a start: nothing encoded
 				clock.Advance(2 * s.cfg.PayloadMaxAge)
 				b.StartTimer()
 				s.DeltaPayload(f).Gzip()

@@ -52,8 +52,8 @@ func TestFullPayloadFromPieces(t *testing.T) {
 		s.Cancel("SERVICE-2", testkit.SampleInstance(n).InstanceID, false)
 	}
 	check("after an app left")
-	if len(s.payloads.frags[eureka.FormatJSON]) != 2 {
-		t.Errorf("pieces kept for %d apps, want 2", len(s.payloads.frags[eureka.FormatJSON]))
+	if n := s.payloads.fulls[eureka.FormatJSON].Apps(); n != 2 {
+		t.Errorf("pieces kept for %d apps, want 2", n)
 	}
 	// Heartbeats are not changes, but lastRenewalTimestamp may lag by at
 	// most PayloadMaxAge.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 // Prebuild builds the full registry and the delta, and their gzip forms,
@@ -82,7 +83,7 @@ func (s *Store) foldAhead(f eureka.Format) {
 		return
 	}
 	defer c.deltaBuild[f].Unlock()
-	if s.version.Load()-c.deltaDocs[f].upTo < foldAheadFrom {
+	if s.version.Load()-c.deltaDocs[f].UpTo() < foldAheadFrom {
 		return
 	}
 	s.foldDelta(f)
@@ -102,7 +103,7 @@ func (s *Store) fullAhead(f eureka.Format) {
 	defer c.fullBuild[f].Unlock()
 	var built uint64
 	if p := c.full[f].Load(); p != nil {
-		built = p.version
+		built = p.Version()
 	}
 	if s.version.Load()-built < foldAheadFrom {
 		return
@@ -112,17 +113,17 @@ func (s *Store) fullAhead(f eureka.Format) {
 
 // prebuildWanted reports whether Prebuild builds a document, p its last
 // build, reads what its readers left since it.
-func (s *Store) prebuildWanted(reads *prebuildReads, p *Payload, f eureka.Format, now int64) bool {
+func (s *Store) prebuildWanted(reads *prebuildReads, p *document.Payload, f eureka.Format, now int64) bool {
 	if !reads.wanted(f, now) {
 		return false
 	}
-	if p == nil || p.version != s.version.Load() {
+	if p == nil || p.Version() != s.version.Load() {
 		reads.since.Store(false)
 		return true
 	}
 	// Built at this version: again only before it ages out, and only if
 	// someone read it since.
-	return now+s.cfg.PrebuildDelay.Milliseconds() >= p.built+s.cfg.PayloadMaxAge.Milliseconds() && reads.since.Swap(false)
+	return now+s.cfg.PrebuildDelay.Milliseconds() >= p.Built()+s.cfg.PayloadMaxAge.Milliseconds() && reads.since.Swap(false)
 }
 
 // prebuildReads is what Prebuild knows of a document's readers.

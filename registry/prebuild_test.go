@@ -10,6 +10,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 // builds counts the Store's assemblies of the full registry and of the
@@ -40,8 +41,8 @@ func TestPrebuildAfterTheRegistryGoesQuiet(t *testing.T) {
 	clock.Advance(DefaultPrebuildDelay)
 	s.Prebuild()
 	wantBuilds(t, s, 1, 1, "after a quiet second (JSON only)")
-	for name, p := range map[string]*Payload{"full": s.payloads.full[eureka.FormatJSON].Load(), "delta": s.payloads.delta[eureka.FormatJSON].Load()} {
-		if p == nil || p.gz == nil {
+	for name, p := range map[string]*document.Payload{"full": s.payloads.full[eureka.FormatJSON].Load(), "delta": s.payloads.delta[eureka.FormatJSON].Load()} {
+		if p == nil || !p.GzipMade() {
 			t.Fatalf("the %s JSON document or its gzip form is not built", name)
 		}
 	}
@@ -106,7 +107,7 @@ func TestPrebuildOfAnAgingDocument(t *testing.T) {
 		t.Fatalf("a document read as it aged was built %d times ahead of its next reader, want once", f-f0)
 	}
 	p := s.FullPayload(eureka.FormatJSON)
-	if f, _ := builds(s); f != f0+1 || p.built != clock.Now().UnixMilli() {
+	if f, _ := builds(s); f != f0+1 || p.Built() != clock.Now().UnixMilli() {
 		t.Errorf("the reader after the prebuild did not get it")
 	}
 }
@@ -187,17 +188,17 @@ func TestReaderTakesTheBuildItWaitedFor(t *testing.T) {
 		f := eureka.FormatJSON
 		// The document's build lock, a build under it, a read, what is
 		// kept and how many builds there were.
-		lock, build, get := &c.fullBuild[f], func() { s.buildFull(f, 0) }, func() *Payload { return s.FullPayload(f) }
+		lock, build, get := &c.fullBuild[f], func() { s.buildFull(f, 0) }, func() *document.Payload { return s.FullPayload(f) }
 		kept, count := c.full[f].Load, c.builds.Load
 		if doc == "delta" {
-			lock, build, get = &c.deltaBuild[f], func() { s.buildDelta(f) }, func() *Payload { return s.DeltaPayload(f) }
+			lock, build, get = &c.deltaBuild[f], func() { s.buildDelta(f) }, func() *document.Payload { return s.DeltaPayload(f) }
 			kept, count = c.delta[f].Load, c.deltaBuilds.Load
 		}
 
 		// A build is under way, at the version the reader will ask for.
 		lock.Lock()
 		clock.armed.Store(true)
-		got := make(chan *Payload)
+		got := make(chan *document.Payload)
 		go func() { got <- get() }()
 		<-clock.read // the reader has taken its version, and waits for the lock
 		build()
@@ -208,8 +209,8 @@ func TestReaderTakesTheBuildItWaitedFor(t *testing.T) {
 			t.Errorf("%s: the reader built again (%d builds) instead of taking the build it waited for", doc, count()-before)
 		}
 		// A reader after the change gets it.
-		if p := get(); p.version != s.version.Load() {
-			t.Errorf("%s: a reader after a change got version %d, want %d", doc, p.version, s.version.Load())
+		if p := get(); p.Version() != s.version.Load() {
+			t.Errorf("%s: a reader after a change got version %d, want %d", doc, p.Version(), s.version.Load())
 		}
 	}
 }
@@ -228,10 +229,10 @@ func TestPrebuildFoldsAMassRegistrationAhead(t *testing.T) {
 	}
 	s.Prebuild()
 	wantBuilds(t, s, 1, 0, "while the registry was changing (the full registry built ahead, the delta folded)")
-	if folds := s.payloads.deltaFolds.Load(); folds != 1 || json.upTo != s.version.Load() {
-		t.Fatalf("%d folds ahead, the JSON delta holds changes up to %d of %d", folds, json.upTo, s.version.Load())
+	if folds := s.payloads.deltaFolds.Load(); folds != 1 || json.UpTo() != s.version.Load() {
+		t.Fatalf("%d folds ahead, the JSON delta holds changes up to %d of %d", folds, json.UpTo(), s.version.Load())
 	}
-	if xml.upTo != 0 {
+	if xml.UpTo() != 0 {
 		t.Error("the XML delta, never read, was folded ahead")
 	}
 	// Fewer waiting changes than foldAheadFrom: left to the build.

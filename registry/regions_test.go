@@ -9,6 +9,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 func remoteDoc(apps map[string][]*eureka.InstanceInfo) *eureka.Applications {
@@ -37,7 +38,7 @@ func regionStore(t *testing.T, cfg Config) (*Store, interface{ Advance(time.Dura
 	return s, clock
 }
 
-func decodeJSON(t *testing.T, p *Payload) *eureka.Applications {
+func decodeJSON(t *testing.T, p *document.Payload) *eureka.Applications {
 	t.Helper()
 	doc, err := eureka.DecodeApplicationsJSON(p.Bytes())
 	if err != nil {

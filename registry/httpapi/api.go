@@ -15,6 +15,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/document"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -194,7 +195,7 @@ type Response struct {
 	Body      []byte
 	// Payload, when set, is the body instead of Body: a cached document,
 	// which front doors write part by part, never copying it whole.
-	Payload *registry.Payload
+	Payload *document.Payload
 	// Version, if set, is sent as the Eurekagate-Version header: the
 	// version of the registry the body reflects, to watch from.
 	Version string
@@ -364,7 +365,7 @@ func (a *API) only(req *Request, resp *Response, method string, f func()) {
 }
 
 // payload answers with a cached document, gzipped only if the client asked.
-func (a *API) payload(req *Request, resp *Response, p *registry.Payload) {
+func (a *API) payload(req *Request, resp *Response, p *document.Payload) {
 	*resp = Response{Status: http.StatusOK, ContentType: eureka.AcceptFormat(req.Accept).ContentType(), Payload: p,
 		Version: a.token(p.Version())}
 	if strings.Contains(req.AcceptEncoding, "gzip") {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/document"
+	"github.com/eurekagate/eurekagate/registry/internal/deltacut"
 )
 
 // wholeDelta is the delta written whole, from the retained log.
@@ -54,18 +56,18 @@ func counterOf(t *testing.T, f eureka.Format, b []byte) int64 {
 // deflated pieces made one run, as large applications have them. The
 // full registry too.
 func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
-	defer func(n, m, c int) { foldBatch, flattenFrom, deltaChunkSize = n, m, c }(foldBatch, flattenFrom, deltaChunkSize)
+	defer func(n, m, c int) { deltacut.FoldBatch, deltacut.FlattenFrom, deltacut.ChunkSize = n, m, c }(deltacut.FoldBatch, deltacut.FlattenFrom, deltacut.ChunkSize)
 	for seed := range uint64(12) {
-		deltaChunkSize = 64
+		deltacut.ChunkSize = 64
 		if seed%4 >= 2 {
-			deltaChunkSize = 3 // applications of many chunks, split as they grow
+			deltacut.ChunkSize = 3 // applications of many chunks, split as they grow
 		}
 		if seed >= 9 {
-			foldBatch = 1 // every fold of more than one change in batches
+			deltacut.FoldBatch = 1 // every fold of more than one change in batches
 		}
-		flattenFrom = bigPart
+		deltacut.FlattenFrom = 32 << 10 // as a registry has it
 		if seed%2 == 1 {
-			flattenFrom = 1 // every entry's deflated pieces made one run
+			deltacut.FlattenFrom = 1 // every entry's deflated pieces made one run
 		}
 		rnd := rand.New(rand.NewPCG(seed, 99))
 		limit := [...]int64{-1, 1, 40_000}[seed%3]
@@ -151,7 +153,7 @@ func TestConcurrentReadersShareOneBuild(t *testing.T) {
 		fulls, deltas := s.payloads.builds.Load(), s.payloads.deltaBuilds.Load()
 		var wg sync.WaitGroup
 		start := make(chan struct{})
-		got := make([]*Payload, 40)
+		got := make([]*document.Payload, 40)
 		for n := range 40 {
 			wg.Add(1)
 			go func() {
@@ -208,7 +210,7 @@ func TestDocumentsReadWhileTheyChangeForm(t *testing.T) {
 					return
 				default:
 				}
-				for _, p := range []*Payload{s.FullPayload(f), s.DeltaPayload(f)} {
+				for _, p := range []*document.Payload{s.FullPayload(f), s.DeltaPayload(f)} {
 					var b bytes.Buffer
 					io.Copy(&b, p.Reader())
 					zr, err := gzip.NewReader(p.Gzip().Reader())

@@ -1,4 +1,4 @@
-package registry
+package document
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/internal/deltacut"
 )
 
 // The delta, kept incrementally: each change's instance is encoded once,
@@ -21,22 +22,18 @@ import (
 // The document holds each changed instance once, in its state at its
 // latest retained change (what Eureka's recentlyChangedQueue renders,
 // but for the lease's timestamps, which are those of that change, as
-// ChangesDocument has them), applications sorted by name and each one's
-// instances in the order of their latest changes, as Eureka's queue has
-// them: deltaLocked writes the same document whole, which the tests
-// compare it with, byte for byte. That order makes a change an append
-// to its application's last chunk, whatever its id, so that a mass
-// registration can be folded in ahead of the first reader (foldAhead)
-// at the cost of the chunks it adds, and a purge drops the oldest chunks
-// whole.
+// registry.ChangesDocument has them), applications sorted by name and
+// each one's instances in the order of their latest changes, as Eureka's
+// queue has them: the registry writes the same document whole, which its
+// tests compare this one with, byte for byte. That order makes a change
+// an append to its application's last chunk, whatever its id, so that a
+// mass registration can be folded in ahead of the first reader (the
+// registry's Prebuild) at the cost of the chunks it adds, and a purge
+// drops the oldest chunks whole.
 
-// deltaChunkSize is how many instances a chunk holds at most: a change
-// re-copies and re-compresses its chunk, not its application (a
-// variable for the tests).
-var deltaChunkSize = 64
-
-// deltaDoc is the delta of one format, owned by its build lock.
-type deltaDoc struct {
+// Delta is the delta of one format, kept incrementally. It is not safe
+// for concurrent use: its owner folds and assembles it under one lock.
+type Delta struct {
 	f     eureka.Format
 	plain bool     // the form of the last document
 	size  int      // the length of the last document
@@ -129,15 +126,35 @@ func (ch *deltaChunk) kept(plain bool) *deltaChunk {
 	return &deltaChunk{seq: ch.seq, insts: ch.insts, piece: p}
 }
 
-func newDeltaDoc(f eureka.Format) *deltaDoc {
-	return &deltaDoc{f: f, apps: map[string]*deltaApp{}}
+// NewDelta returns an empty delta of format f over a change log whose
+// base (the version just before its first change) is base.
+func NewDelta(f eureka.Format, base uint64) *Delta {
+	return &Delta{f: f, apps: map[string]*deltaApp{}, upTo: base, base: base}
 }
 
-// fold brings the document to the changes of the retained log: it drops
+// UpTo returns the version of the last change folded in.
+func (d *Delta) UpTo() uint64 { return d.upTo }
+
+// Change is what the delta needs of a change to the registry: the
+// version it made and the instance it changed.
+type Change struct {
+	Version uint64
+	App, ID string
+}
+
+// pending is a change to fold in: change k of those Fold was given.
+type pending struct {
+	Change
+	k int
+}
+
+// Fold brings the document to the changes of the retained log: it drops
 // the instances whose latest change the log no longer holds (base moved)
-// and adds or replaces the instances of changes (those after upTo).
-// render decorates a change's instance as the delta shows it.
-func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eureka.InstanceInfo, keepPlain func(int) bool) {
+// and adds or replaces the instances of the n changes, oldest first,
+// that change(k) names (those after UpTo). render(k) is change k's
+// instance as the delta shows it; keepPlain says whether a document of
+// a size is kept plain as well as compressed.
+func (d *Delta) Fold(count int, change func(k int) Change, base uint64, render func(k int) eureka.InstanceInfo, keepPlain func(int) bool) {
 	if base > d.base {
 		n := 0
 		for n < len(d.folded) && d.folded[n].version <= base {
@@ -147,10 +164,10 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 		d.folded = append(d.folded[:0:0], d.folded[n:]...)
 		d.base = base
 	}
-	var todo []*Change
-	for n := range changes {
-		if changes[n].Version > d.upTo {
-			todo = append(todo, &changes[n])
+	var todo []pending
+	for k := range count {
+		if c := change(k); c.Version > d.upTo {
+			todo = append(todo, pending{c, k})
 		}
 	}
 	if len(todo) == 0 {
@@ -176,7 +193,7 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 	for _, c := range todo {
 		d.folded = append(d.folded, foldedChange{c.Version, c.App, c.ID})
 	}
-	if len(todo) <= foldBatch {
+	if len(todo) <= deltacut.FoldBatch {
 		d.put(todo, d.encode(todo, render))
 		return
 	}
@@ -186,10 +203,10 @@ func (d *deltaDoc) fold(changes []Change, base uint64, render func(*Change) eure
 	// so that the fold holds one batch plain, not the whole retention
 	// window, and seals an application's last chunk once, not once a
 	// batch.
-	slices.SortFunc(todo, func(a, b *Change) int { return byAppInOrder(a.App, a.Version, b.App, b.Version) })
+	slices.SortFunc(todo, func(a, b pending) int { return byAppInOrder(a.App, a.Version, b.App, b.Version) })
 	encoded := 0
-	for from := 0; from < len(todo); from += foldBatch {
-		batch := todo[from:min(from+foldBatch, len(todo))]
+	for from := 0; from < len(todo); from += deltacut.FoldBatch {
+		batch := todo[from:min(from+deltacut.FoldBatch, len(todo))]
 		pieces := d.encode(batch, render)
 		for _, p := range pieces {
 			encoded += len(p)
@@ -211,26 +228,22 @@ func byAppInOrder(appA string, vA uint64, appB string, vB uint64) int {
 	return cmp.Compare(vA, vB)
 }
 
-// foldBatch is how many changes a fold encodes before it seals the
-// chunks they went into (a variable for the tests).
-var foldBatch = 16384
-
 // purge drops the instances of gone, changes whose latest the log no
 // longer holds. Many of them (a mass registration leaving the retention
 // window) are dropped app by app, a batch at a time, each
 // batch's chunks sealed again (compressed only if compress) before the
 // next, so that the purge holds one batch plain, not every chunk it
 // edits. gone is sorted in place.
-func (d *deltaDoc) purge(gone []foldedChange, compress bool) {
-	if len(gone) <= foldBatch {
+func (d *Delta) purge(gone []foldedChange, compress bool) {
+	if len(gone) <= deltacut.FoldBatch {
 		for _, fc := range gone {
 			d.drop(fc.app, fc.id, fc.version)
 		}
 		return
 	}
 	slices.SortFunc(gone, func(a, b foldedChange) int { return byAppInOrder(a.app, a.version, b.app, b.version) })
-	for from := 0; from < len(gone); from += foldBatch {
-		batch := gone[from:min(from+foldBatch, len(gone))]
+	for from := 0; from < len(gone); from += deltacut.FoldBatch {
+		batch := gone[from:min(from+deltacut.FoldBatch, len(gone))]
 		for _, fc := range batch {
 			d.drop(fc.app, fc.id, fc.version)
 		}
@@ -240,7 +253,7 @@ func (d *deltaDoc) purge(gone []foldedChange, compress bool) {
 
 // seal seals the chunks not sealed yet of n apps, app(k) for k below n,
 // sorted, kept plain or compressed only.
-func (d *deltaDoc) seal(n int, app func(k int) string, compress bool) {
+func (d *Delta) seal(n int, app func(k int) string, compress bool) {
 	sep := eureka.ApplicationsSeparator(d.f)
 	var unsealed []*deltaChunk
 	for k := range n {
@@ -263,11 +276,11 @@ func (d *deltaDoc) seal(n int, app func(k int) string, compress bool) {
 	})
 }
 
-// encode renders the changes' pieces, on buildWorkers goroutines when they are many
+// encode renders the changes' pieces, on Workers goroutines when they are many
 // (the fold after a mass registration). The pieces are written one after
 // another into blocks of a megabyte, not allocated one by one; chunks
 // copy them out when they are sealed.
-func (d *deltaDoc) encode(todo []*Change, render func(*Change) eureka.InstanceInfo) [][]byte {
+func (d *Delta) encode(todo []pending, render func(k int) eureka.InstanceInfo) [][]byte {
 	pieces := make([][]byte, len(todo))
 	run := func(from, to int) {
 		var block []byte
@@ -276,13 +289,13 @@ func (d *deltaDoc) encode(todo []*Change, render func(*Change) eureka.InstanceIn
 			if cap(block)-len(block) < 16<<10 {
 				block = make([]byte, 0, 1<<20)
 			}
-			i = render(todo[k])
+			i = render(todo[k].k)
 			start := len(block)
 			block = eureka.AppendEntryInstance(block, d.f, &i)
 			pieces[k] = block[start:len(block):len(block)]
 		}
 	}
-	workers := buildWorkers()
+	workers := Workers()
 	if len(todo) < 1024 || workers == 1 {
 		run(0, len(todo))
 		return pieces
@@ -324,7 +337,7 @@ func (a *deltaApp) editable(k int) *deltaChunk {
 }
 
 // put adds or replaces the instances of changes, with their pieces.
-func (d *deltaDoc) put(changes []*Change, pieces [][]byte) {
+func (d *Delta) put(changes []pending, pieces [][]byte) {
 	for k, c := range changes {
 		d.putOne(c.App, deltaInst{id: c.ID, version: c.Version}, pieces[k])
 	}
@@ -332,7 +345,7 @@ func (d *deltaDoc) put(changes []*Change, pieces [][]byte) {
 
 // putOne adds an instance of app, with its piece, after the others: its
 // latest change. An earlier change's piece of it goes.
-func (d *deltaDoc) putOne(app string, in deltaInst, piece []byte) {
+func (d *Delta) putOne(app string, in deltaInst, piece []byte) {
 	a := d.apps[app]
 	if a == nil {
 		a = &deltaApp{head: eureka.AppendEntryHead(nil, d.f, app), tail: eureka.AppendEntryTail(nil, d.f), where: map[string]uint64{}}
@@ -347,7 +360,7 @@ func (d *deltaDoc) putOne(app string, in deltaInst, piece []byte) {
 		a.remove(a.chunk(seq), in.id)
 	}
 	last := len(a.chunks) - 1
-	if last < 0 || len(a.chunks[last].insts) >= deltaChunkSize {
+	if last < 0 || len(a.chunks[last].insts) >= deltacut.ChunkSize {
 		a.chunks = append(a.chunks, &deltaChunk{seq: a.nextSeq})
 		a.nextSeq++
 		last++
@@ -373,7 +386,7 @@ func (a *deltaApp) remove(k int, id string) {
 
 // drop removes app's instance id if the change it renders is version:
 // its latest change left the log.
-func (d *deltaDoc) drop(app, id string, version uint64) {
+func (d *Delta) drop(app, id string, version uint64) {
 	a := d.apps[app]
 	if a == nil {
 		return
@@ -396,13 +409,13 @@ func (d *deltaDoc) drop(app, id string, version uint64) {
 	}
 }
 
-// assemble returns the document at version with versions__delta counter
+// Assemble returns the document at version with versions__delta counter
 // and hash, sealing the chunks that changed. Its gzip form is made from
 // the chunks' own compressed forms; a document larger than keepPlain
 // allows is kept compressed only. Each application's entry is put
 // together again only when its chunks changed (entry), so that a version
 // costs its changes and a walk of the applications.
-func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, keepPlain func(int) bool) *Payload {
+func (d *Delta) Assemble(version uint64, built, counter int64, hash string, keepPlain func(int) bool) *Payload {
 	f := d.f
 	sep := eureka.ApplicationsSeparator(f)
 	head := eureka.AppendApplicationsHead(nil, f, counter, hash)
@@ -433,7 +446,7 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 			a.dirty = true
 		}
 	}
-	// Sealed in the form the document is kept in, on buildWorkers when they
+	// Sealed in the form the document is kept in, on Workers when they
 	// are many (after a mass registration, a gigabyte to compress), so
 	// that a document kept compressed never holds its chunks plain too.
 	inParallel(len(unsealed), 64, func(k int, scratch *[]byte) {
@@ -451,7 +464,7 @@ func (d *deltaDoc) assemble(version uint64, built, counter int64, hash string, k
 		apps[n] = a.entry
 		nparts += max(len(a.entry.parts), len(a.entry.z)) + 1
 	}
-	doc := &document{head: head, tail: tail, sep: sep, entries: len(apps), parts: nparts,
+	doc := &assembly{head: head, tail: tail, sep: sep, entries: len(apps), parts: nparts,
 		plain: func(dst [][]byte, k int) [][]byte { return append(dst, apps[k].parts...) },
 		deflated: func(dst [][]byte, k int) ([][]byte, uint32, int) {
 			return append(dst, apps[k].z...), apps[k].crc, apps[k].n
@@ -507,10 +520,6 @@ func (a *deltaApp) makeEntry(sep []byte, plain bool) *deltaEntry {
 	return e
 }
 
-// flattenFrom is how many deflated bytes an entry holds before flatten
-// makes them one run (a variable for the tests).
-var flattenFrom = bigPart
-
 // flatten makes e's deflated pieces one run of bytes when they add up to
 // a part that writeParts writes as it is (an application of a thousand
 // instances: 65 KB in 33 pieces), so that a read writes the entry without
@@ -523,7 +532,7 @@ func (a *deltaApp) flatten(e *deltaEntry, seps bool) {
 	for _, z := range e.z {
 		total += len(z)
 	}
-	if total < flattenFrom {
+	if total < deltacut.FlattenFrom {
 		return
 	}
 	flat := make([]byte, 0, total)
