@@ -46,7 +46,7 @@ func (s *Store) deltaInstance(c *Change) eureka.InstanceInfo {
 	return i
 }
 
-// ChangesDocument renders changes (from ChangesFor) as a delta document:
+// ChangesDocument renders changes (from Poll) as a delta document:
 // each changed instance once, in its state at its last change, grouped by
 // app in first-seen order, with the given versions__delta and hash.
 func ChangesDocument(changes []Change, versionsDelta int64, hash string) *eureka.Applications {
@@ -87,8 +87,8 @@ func groupChanges(changes []Change, render func(n int, c *Change) *eureka.Instan
 	return apps
 }
 
-// Delta returns the changes of the last DeltaRetention as a delta document.
-func (s *Store) Delta() *eureka.Applications {
+// delta returns the changes of the last DeltaRetention as a delta document.
+func (s *Store) delta() *eureka.Applications {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.deltaLocked(s.payloads.deltaCounter.Load())

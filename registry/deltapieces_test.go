@@ -104,7 +104,7 @@ func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
 				continue // let changes pile up between reads, too
 			}
 			for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
-				p := s.DeltaPayload(f)
+				p := s.Documents().Delta(f)
 				got := p.Bytes()
 				want := wholeDelta(s, f, counterOf(t, f, got))
 				if !bytes.Equal(got, want) {
@@ -122,7 +122,7 @@ func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
 				}
 				// The full registry's lease timestamps lag heartbeats
 				// (PayloadMaxAge): its forms agree, and it holds every lease.
-				full := s.FullPayload(f)
+				full := s.Documents().Full(f)
 				plainFull := full.Bytes()
 				var fullStream bytes.Buffer
 				io.Copy(&fullStream, full.Reader())
@@ -160,9 +160,9 @@ func TestConcurrentReadersShareOneBuild(t *testing.T) {
 				defer wg.Done()
 				<-start
 				if n%2 == 0 {
-					got[n] = s.FullPayload(f)
+					got[n] = s.Documents().Full(f)
 				} else {
-					got[n] = s.DeltaPayload(f)
+					got[n] = s.Documents().Delta(f)
 				}
 			}()
 		}
@@ -210,7 +210,7 @@ func TestDocumentsReadWhileTheyChangeForm(t *testing.T) {
 					return
 				default:
 				}
-				for _, p := range []*document.Payload{s.FullPayload(f), s.DeltaPayload(f)} {
+				for _, p := range []*document.Payload{s.Documents().Full(f), s.Documents().Delta(f)} {
 					var b bytes.Buffer
 					io.Copy(&b, p.Reader())
 					zr, err := gzip.NewReader(p.Gzip().Reader())

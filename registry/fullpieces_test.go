@@ -44,7 +44,7 @@ func instancesOf(t *testing.T, doc []byte) map[string][]string {
 func wholeFull(s *Store, f eureka.Format) *document.Payload {
 	s.payloads.fulls[f] = document.NewFull(f)
 	s.payloads.full[f].Store(nil)
-	return s.FullPayload(f)
+	return s.Documents().Full(f)
 }
 
 // A full registry whose applications were only added to since the last
@@ -58,7 +58,7 @@ func TestFullRegistryExtendsApplicationsAddedTo(t *testing.T) {
 		f := eureka.FormatJSON
 		same := func(when string) {
 			t.Helper()
-			got := s.FullPayload(f)
+			got := s.Documents().Full(f)
 			gotPlain, gotGzip := instancesOf(t, got.Bytes()), instancesOf(t, got.Gzip().Bytes())
 			saved := s.payloads.fulls[f]
 			want := instancesOf(t, wholeFull(s, f).Bytes())
@@ -81,7 +81,7 @@ func TestFullRegistryExtendsApplicationsAddedTo(t *testing.T) {
 			mustRegister(t, s, inst("APP"+strconv.Itoa(n%3), "i"+strconv.Itoa(n)), false)
 		}
 		encodes := s.payloads.encodes.Load()
-		s.FullPayload(f)
+		s.Documents().Full(f)
 		encoded := s.payloads.encodes.Load() - encodes
 		same("after registrations only")
 		if parts("APP0") != 2 || parts("APP1") != 2 {

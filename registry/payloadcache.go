@@ -45,7 +45,7 @@ type payloadCache struct {
 	delta        [2]atomic.Pointer[document.Payload]
 	deltaDocs    [2]*document.Delta // owned by deltaBuild
 	deltaCounter atomic.Int64
-	// What Prebuild knows of the documents' readers.
+	// What prebuild knows of the documents' readers.
 	fullReads, deltaReads [2]prebuildReads
 	// plainReads is whether the full registry or the delta has been read
 	// plain, by format (keepPlain).
@@ -81,10 +81,20 @@ func (c *payloadCache) init() {
 	}
 }
 
-// FullPayloadBuilds counts how many times the full registry has been
-// assembled, in either format. It moves only after a change, or when a
-// payload reaches PayloadMaxAge.
-func (s *Store) FullPayloadBuilds() uint64 { return s.payloads.builds.Load() }
+// Documents is the Store's cache of serialized documents, which reads
+// are served from as they are: the full registry, the delta, one
+// application, a VIP query, each built again only after a change that
+// shows in it (or when it reaches PayloadMaxAge). Store.Documents
+// returns it.
+type Documents struct{ s *Store }
+
+// Documents returns the Store's document cache.
+func (s *Store) Documents() Documents { return Documents{s} }
+
+// Builds counts how many times the full registry has been assembled, in
+// either format. It moves only after a change, or when a payload reaches
+// PayloadMaxAge.
+func (d Documents) Builds() uint64 { return d.s.payloads.builds.Load() }
 
 // current reports whether p was built at version or later, is younger
 // than PayloadMaxAge at now, and is in the form it should be kept in: a
@@ -110,18 +120,19 @@ func (s *Store) wholePayload(f eureka.Format, version uint64, built int64, b []b
 	return p
 }
 
-// FullPayload returns the full registry serialized in format f, assembled
-// again only if the registry changed since (or the payload reached
-// PayloadMaxAge). Each call counts as a full fetch in Totals, as the other
-// payload getters count theirs.
-func (s *Store) FullPayload(f eureka.Format) *document.Payload {
+// Full returns the full registry serialized in format f, assembled again
+// only if the registry changed since (or the payload reached
+// PayloadMaxAge). Each call counts as a full fetch in Totals, as the
+// other getters count theirs.
+func (d Documents) Full(f eureka.Format) *document.Payload {
+	s := d.s
 	s.counters.fullFetches.Add(1)
 	s.payloads.fullReads[f].read(s.nowMillis())
 	return s.fullPayload(f, 0)
 }
 
 // fullPayload returns the full registry in format f, built again if it
-// is not current ahead ms from now (Prebuild looks ahead). One build at a
+// is not current ahead ms from now (prebuild looks ahead). One build at a
 // time: a caller that finds a build under way waits for it, and takes its
 // result if it holds every change made before the caller came; else the
 // caller builds, and whoever comes meanwhile takes that build. So a
@@ -195,9 +206,10 @@ func (s *Store) assembleFull(f eureka.Format, ahead int64) *document.Payload {
 	return p
 }
 
-// DeltaPayload returns the delta serialized in format f. versions__delta
-// counts the regenerations of the delta, as in Eureka.
-func (s *Store) DeltaPayload(f eureka.Format) *document.Payload {
+// Delta returns the delta serialized in format f. versions__delta counts
+// the regenerations of the delta, as in Eureka.
+func (d Documents) Delta(f eureka.Format) *document.Payload {
+	s := d.s
 	s.counters.deltaFetches.Add(1)
 	s.payloads.deltaReads[f].read(s.nowMillis())
 	return s.deltaPayload(f, 0)
@@ -271,10 +283,11 @@ func (s *Store) foldDelta(f eureka.Format) (d *document.Delta, version, purges u
 	return d, version, purges, now, hash
 }
 
-// AppPayload returns one application serialized in format f, or false if it
+// App returns one application serialized in format f, or false if it
 // has no instances. It is rebuilt only after a change to that application
 // (or when it reaches PayloadMaxAge).
-func (s *Store) AppPayload(app string, f eureka.Format) (*document.Payload, bool) {
+func (d Documents) App(app string, f eureka.Format) (*document.Payload, bool) {
+	s := d.s
 	s.counters.appFetches.Add(1)
 	key := namedKey{kindApp, app, f}
 	s.mu.RLock()
@@ -296,10 +309,11 @@ func (s *Store) AppPayload(app string, f eureka.Format) (*document.Payload, bool
 	return p, true
 }
 
-// VIPPayload returns the VIP (or secure VIP) query result serialized in
-// format f. It reads only the applications the VIP index names, and is
-// rebuilt only after a change to the registry.
-func (s *Store) VIPPayload(vip string, secure bool, f eureka.Format) *document.Payload {
+// VIP returns the VIP (or secure VIP) query result serialized in format
+// f. It reads only the applications the VIP index names, and is rebuilt
+// only after a change to the registry.
+func (d Documents) VIP(vip string, secure bool, f eureka.Format) *document.Payload {
+	s := d.s
 	s.counters.vipFetches.Add(1)
 	kind := kindVIP
 	if secure {
@@ -312,7 +326,7 @@ func (s *Store) VIPPayload(vip string, secure bool, f eureka.Format) *document.P
 	if p := s.payloads.namedPayload(key); s.current(p, version, now) {
 		return p
 	}
-	p := document.New(version, now, eureka.AppendApplications(nil, f, s.VIP(vip, secure)))
+	p := document.New(version, now, eureka.AppendApplications(nil, f, s.vip(vip, secure)))
 	s.payloads.putNamed(key, p)
 	return p
 }
@@ -330,4 +344,20 @@ func (c *payloadCache) putNamed(key namedKey, p *document.Payload) {
 		clear(c.named)
 	}
 	c.named[key] = p
+}
+
+// Sizes returns the size in bytes of the last serialized full registry
+// and delta, by format ("json", "xml"); 0 for one not built yet.
+func (d Documents) Sizes() (full, delta map[string]int) {
+	s := d.s
+	full, delta = map[string]int{}, map[string]int{}
+	for f, name := range []string{"xml", "json"} {
+		if p := s.payloads.full[f].Load(); p != nil {
+			full[name] = p.Len()
+		}
+		if p := s.payloads.delta[f].Load(); p != nil {
+			delta[name] = p.Len()
+		}
+	}
+	return full, delta
 }

@@ -22,7 +22,7 @@ func TestFullPayloadFromPieces(t *testing.T) {
 	check := func(step string) {
 		t.Helper()
 		for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
-			p := s.FullPayload(f)
+			p := s.Documents().Full(f)
 			whole := eureka.AppendApplications(nil, f, s.Applications())
 			if !bytes.Equal(p.Bytes(), whole) {
 				t.Fatalf("%s: format %v: assembled payload differs from the whole document", step, f)
@@ -59,9 +59,9 @@ func TestFullPayloadFromPieces(t *testing.T) {
 	// most PayloadMaxAge.
 	clock.Advance(61 * time.Second)
 	s.Renew("SERVICE-0", testkit.SampleInstance(0).InstanceID, RenewRequest{})
-	builds := s.FullPayloadBuilds()
+	builds := s.Documents().Builds()
 	check("after PayloadMaxAge")
-	if s.FullPayloadBuilds() == builds {
+	if s.Documents().Builds() == builds {
 		t.Error("a payload older than PayloadMaxAge was served")
 	}
 }

@@ -20,8 +20,8 @@ func TestPlainFormKeptOnlyOnceReadPlain(t *testing.T) {
 		get    func(*Store, eureka.Format) *document.Payload
 		builds func(*Store) uint64
 	}{
-		{"full registry", (*Store).FullPayload, func(s *Store) uint64 { return s.payloads.builds.Load() }},
-		{"delta", (*Store).DeltaPayload, func(s *Store) uint64 { return s.payloads.deltaBuilds.Load() }},
+		{"full registry", readFull, func(s *Store) uint64 { return s.payloads.builds.Load() }},
+		{"delta", readDelta, func(s *Store) uint64 { return s.payloads.deltaBuilds.Load() }},
 	}
 	reads := []struct {
 		name string
@@ -88,7 +88,7 @@ func TestPlainFormLimits(t *testing.T) {
 		for n := range 40 {
 			mustRegister(t, s, testkit.SampleInstance(n), false)
 		}
-		for _, get := range []func(*Store, eureka.Format) *document.Payload{(*Store).FullPayload, (*Store).DeltaPayload} {
+		for _, get := range []func(*Store, eureka.Format) *document.Payload{readFull, readDelta} {
 			get(s, eureka.FormatJSON).Bytes()
 			if p := get(s, eureka.FormatJSON); p.Compressed() != c.compressed {
 				t.Errorf("limit %d: compressed %v after a plain read, want %v", c.limit, p.Compressed(), c.compressed)
@@ -96,3 +96,8 @@ func TestPlainFormLimits(t *testing.T) {
 		}
 	}
 }
+
+// readFull and readDelta read the full registry and the delta, as a
+// client does.
+func readFull(s *Store, f eureka.Format) *document.Payload  { return s.Documents().Full(f) }
+func readDelta(s *Store, f eureka.Format) *document.Payload { return s.Documents().Delta(f) }

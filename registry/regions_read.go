@@ -24,7 +24,7 @@ import (
 // ParseRegions) merged in; with no regions it is FullPayload.
 func (s *Store) FullPayloadIn(regions []string, f eureka.Format) *document.Payload {
 	if len(regions) == 0 {
-		return s.FullPayload(f)
+		return s.Documents().Full(f)
 	}
 	s.counters.fullFetches.Add(1)
 	return s.regionPayload(namedKey{kindRegions, strings.Join(regions, ","), f}, regions)
@@ -36,7 +36,7 @@ func (s *Store) FullPayloadIn(regions []string, f eureka.Format) *document.Paylo
 // DeltaPayload.
 func (s *Store) DeltaPayloadIn(regions []string, f eureka.Format) *document.Payload {
 	if len(regions) == 0 {
-		return s.DeltaPayload(f)
+		return s.Documents().Delta(f)
 	}
 	s.counters.deltaFetches.Add(1)
 	return s.regionPayload(namedKey{kindRegionsDelta, strings.Join(regions, ","), f}, regions)

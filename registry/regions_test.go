@@ -83,7 +83,7 @@ func TestRegionReadsMergeAndHash(t *testing.T) {
 		"ORDERS":  {"eu-1:UP:ADDED", "local-1:UP:ADDED"},
 	})
 	testkit.Want(t, "hash", full.AppsHashcode, "DOWN_1_UP_2_")
-	if local := decodeJSON(t, s.FullPayload(eureka.FormatJSON)); local.AppsHashcode != "UP_1_" || len(local.Applications) != 1 {
+	if local := decodeJSON(t, s.Documents().Full(eureka.FormatJSON)); local.AppsHashcode != "UP_1_" || len(local.Applications) != 1 {
 		t.Errorf("the local read changed: %+v", local)
 	}
 

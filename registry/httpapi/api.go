@@ -301,7 +301,7 @@ func (a *API) Serve(req *Request, resp *Response) {
 				a.regionsPayload(req, resp, a.store.FullPayloadIn(regions, eureka.AcceptFormat(req.Accept)))
 				return
 			}
-			a.payload(req, resp, a.store.FullPayload(eureka.AcceptFormat(req.Accept)))
+			a.payload(req, resp, a.store.Documents().Full(eureka.AcceptFormat(req.Accept)))
 		})
 	case epDelta:
 		a.only(req, resp, http.MethodGet, func() { a.getDelta(req, resp) })
@@ -344,7 +344,7 @@ func (a *API) Serve(req *Request, resp *Response) {
 		})
 	case epVIP, epSVIP:
 		a.only(req, resp, http.MethodGet, func() {
-			a.payload(req, resp, a.store.VIPPayload(r.name, r.ep == epSVIP, eureka.AcceptFormat(req.Accept)))
+			a.payload(req, resp, a.store.Documents().VIP(r.name, r.ep == epSVIP, eureka.AcceptFormat(req.Accept)))
 		})
 	case epBatch:
 		a.only(req, resp, http.MethodPost, func() { a.batch(req, resp) })
@@ -394,11 +394,11 @@ func (a *API) getDelta(req *Request, resp *Response) {
 		a.regionsPayload(req, resp, a.store.DeltaPayloadIn(regions, eureka.AcceptFormat(req.Accept)))
 		return
 	}
-	a.payload(req, resp, a.store.DeltaPayload(eureka.AcceptFormat(req.Accept)))
+	a.payload(req, resp, a.store.Documents().Delta(eureka.AcceptFormat(req.Accept)))
 }
 
 func (a *API) getApp(req *Request, resp *Response, app string) {
-	p, ok := a.store.AppPayload(app, eureka.AcceptFormat(req.Accept))
+	p, ok := a.store.Documents().App(app, eureka.AcceptFormat(req.Accept))
 	if !ok {
 		// Eureka's transparent fallback: a remote region's copy.
 		p, ok = a.store.RemoteAppPayload(app, eureka.AcceptFormat(req.Accept))
