@@ -7,15 +7,15 @@ import (
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
-// Delta documents: the change log rendered as Eureka's delta (Delta,
-// DeltaPayload), and a watcher's changes rendered the same way
+// Delta documents: the change log rendered as Eureka's delta (delta,
+// Documents.Delta), and a watcher's changes rendered the same way
 // (ChangesDocument).
 
 // deltaLocked renders the change log whole: each changed instance once,
 // in its state at its latest change (deltaInstance), apps sorted by name
 // and each one's instances in the order of their latest changes, with
-// the hash of the full registry. DeltaPayload assembles the same
-// document from pieces (deltabuild.go). The caller holds s.mu.
+// the hash of the full registry. Documents.Delta assembles the same
+// document from pieces (registry/document's Delta). The caller holds s.mu.
 func (s *Store) deltaLocked(versionsDelta int64) *eureka.Applications {
 	type key struct{ app, id string }
 	entries := s.changes.entries

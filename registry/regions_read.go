@@ -20,8 +20,8 @@ import (
 // plain (wholePayload). Kept plain and gzipped, one JSON and one XML read
 // held four copies of the merged registry.
 
-// FullPayloadIn is FullPayload with the instances of regions (from
-// ParseRegions) merged in; with no regions it is FullPayload.
+// FullPayloadIn is Documents.Full with the instances of regions (from
+// ParseRegions) merged in; with no regions it is Documents.Full.
 func (s *Store) FullPayloadIn(regions []string, f eureka.Format) *document.Payload {
 	if len(regions) == 0 {
 		return s.Documents().Full(f)
@@ -30,10 +30,10 @@ func (s *Store) FullPayloadIn(regions []string, f eureka.Format) *document.Paylo
 	return s.regionPayload(namedKey{kindRegions, strings.Join(regions, ","), f}, regions)
 }
 
-// DeltaPayloadIn is DeltaPayload with the changes of regions (from
+// DeltaPayloadIn is Documents.Delta with the changes of regions (from
 // ParseRegions) in the DeltaRetention appended per application, and the
 // hash of the local registry with those regions; with no regions it is
-// DeltaPayload.
+// Documents.Delta.
 func (s *Store) DeltaPayloadIn(regions []string, f eureka.Format) *document.Payload {
 	if len(regions) == 0 {
 		return s.Documents().Delta(f)

@@ -10,9 +10,7 @@ import (
 // application's entry, a delta chunk, their deflated forms), and each
 // write is a system call and, on loopback, a segment and a wake-up of
 // the reader: written one by one they cost four times the CPU of the
-// bytes themselves (a gzipped full registry of 10,000 instances, 458 KB:
-// 708 µs of server CPU per read part by part, 155 µs gathered in runs of
-// a megabyte).
+// bytes themselves (docs/performance.md, The Store).
 const writeRun = 1 << 20
 
 // bigPart is the length from which writeParts writes a part as it is
