@@ -2,12 +2,17 @@ package httpapi
 
 import (
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/document"
 )
 
@@ -100,5 +105,64 @@ func TestBulkWritesGoAheadAfterBulkWait(t *testing.T) {
 	}
 	if took := time.Since(start); took < 2*bulkWait {
 		t.Errorf("two held writes went ahead after %v, want each after bulkWait (%v)", took, bulkWait)
+	}
+}
+
+// Both front doors write a large document through the admission: with
+// every admission taken, a plain read of a full registry of 16 MB or
+// more waits bulkWait at each write after its first (its four
+// applications' entries are written as they are: four writes at least).
+func TestFrontDoorsAdmitLargeDocuments(t *testing.T) {
+	defer func(d time.Duration) { bulkWait = d }(bulkWait)
+	bulkWait = 100 * time.Millisecond // well above a read of 20 MB on loopback
+	s := registry.New(registry.Config{})
+	for n := range 12_000 { // some 20 MB of XML, in four applications: a few large writes
+		i := testkit.SampleInstance(n)
+		i.App = "APP-" + strconv.Itoa(n%4)
+		testkit.MustRegister(t, s, i, false)
+	}
+	api := NewAPI(s, APIConfig{})
+	viaHTTP := httptest.NewServer(NewHTTPHandler(api))
+	t.Cleanup(viaHTTP.Close)
+	viaFast := NewServer(api, ServerConfig{Addr: "127.0.0.1:0"})
+	if err := viaFast.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.StopOnCleanupChecked(t, 5*time.Second, viaFast.Stop)
+	read := func(base string) int64 {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+"/eureka/apps/", nil)
+		req.Header.Set("Accept", "application/xml")
+		req.Header.Set("Accept-Encoding", "identity")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		n, err := io.Copy(io.Discard, resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d, %d bytes, %v", base, resp.StatusCode, n, err)
+		}
+		return n
+	}
+	read(viaHTTP.URL) // the first plain read: kept plain from then on
+	if p := s.Documents().Full(eureka.FormatXML); p.Compressed() || p.Len() < bulkFrom {
+		t.Fatalf("the full registry: %d bytes, compressed only %v; want plain and bulkFrom (%d) or more", p.Len(), p.Compressed(), bulkFrom)
+	}
+	sem := bulkWriters()
+	for range cap(sem) { // every admission held, as by stuck writes
+		sem <- struct{}{}
+	}
+	defer func() {
+		for range cap(sem) {
+			<-sem
+		}
+	}()
+	for _, door := range []struct{ name, base string }{{"net/http", viaHTTP.URL}, {"fasthttp", "http://" + viaFast.Addr().String()}} {
+		start := time.Now()
+		n := read(door.base)
+		if took := time.Since(start); took < 3*bulkWait {
+			t.Errorf("%s: %d bytes written in %v with every admission held, want a wait of bulkWait (%v) at each write after the first", door.name, n, took, bulkWait)
+		}
 	}
 }
