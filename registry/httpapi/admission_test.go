@@ -69,15 +69,7 @@ func TestBulkWritesLeaveAProcessorFree(t *testing.T) {
 	}
 	// A small document's writes are never held, even with every
 	// admission taken.
-	sem := bulkWriters()
-	for range cap(sem) {
-		sem <- struct{}{}
-	}
-	defer func() {
-		for range cap(sem) {
-			<-sem
-		}
-	}()
+	holdEveryTurn(t)
 	small := document.New(0, 0, make([]byte, bigPart), make([]byte, bigPart))
 	if n, err := small.WriteTo(admitted(io.Discard, small)); err != nil || n != 2*bigPart {
 		t.Fatalf("a small document: %d bytes, err %v", n, err)
@@ -89,15 +81,7 @@ func TestBulkWritesLeaveAProcessorFree(t *testing.T) {
 func TestBulkWritesGoAheadAfterBulkWait(t *testing.T) {
 	defer func(d time.Duration) { bulkWait = d }(bulkWait)
 	bulkWait = 10 * time.Millisecond
-	sem := bulkWriters()
-	for range cap(sem) { // every admission held, as by stuck writes
-		sem <- struct{}{}
-	}
-	defer func() {
-		for range cap(sem) {
-			<-sem
-		}
-	}()
+	holdEveryTurn(t)
 	p := document.New(0, 0, make([]byte, bulkFrom), make([]byte, bigPart), make([]byte, bigPart))
 	start := time.Now()
 	if n, err := p.WriteTo(admitted(io.Discard, p)); err != nil || n != bulkFrom+2*bigPart {
@@ -149,15 +133,7 @@ func TestFrontDoorsAdmitLargeDocuments(t *testing.T) {
 	if p := s.Documents().Full(eureka.FormatXML); p.Compressed() || p.Len() < bulkFrom {
 		t.Fatalf("the full registry: %d bytes, compressed only %v; want plain and bulkFrom (%d) or more", p.Len(), p.Compressed(), bulkFrom)
 	}
-	sem := bulkWriters()
-	for range cap(sem) { // every admission held, as by stuck writes
-		sem <- struct{}{}
-	}
-	defer func() {
-		for range cap(sem) {
-			<-sem
-		}
-	}()
+	holdEveryTurn(t)
 	for _, door := range []struct{ name, base string }{{"net/http", viaHTTP.URL}, {"fasthttp", "http://" + viaFast.Addr().String()}} {
 		start := time.Now()
 		n := read(door.base)
@@ -165,4 +141,18 @@ func TestFrontDoorsAdmitLargeDocuments(t *testing.T) {
 			t.Errorf("%s: %d bytes written in %v with every admission held, want a wait of bulkWait (%v) at each write after the first", door.name, n, took, bulkWait)
 		}
 	}
+}
+
+// holdEveryTurn takes every turn of bulkWriters, as stuck writes would,
+// until the test ends.
+func holdEveryTurn(t *testing.T) {
+	sem := bulkWriters()
+	for range cap(sem) {
+		sem <- struct{}{}
+	}
+	t.Cleanup(func() {
+		for range cap(sem) {
+			<-sem
+		}
+	})
 }
