@@ -62,7 +62,7 @@ func (a *adminAPI) summary(w http.ResponseWriter, r *http.Request) error {
 	s := summary{Registry: a.app.Registry, Mode: "local", Applications: map[string]map[string]int{}}
 	var apps []*registryApp
 	if store := a.app.Store(); store != nil {
-		sp := store.SelfPreservation()
+		sp := store.Stats().SelfPreservation()
 		s.SelfPreservation = &sp
 		s.Peers = a.app.entry.peers.Stats()
 		apps = appsOf(store.Applications().Applications)

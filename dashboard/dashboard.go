@@ -324,10 +324,10 @@ const freshRegistry = 2 * time.Minute
 
 func (h *Handler) head(r *http.Request, version uint64) Head {
 	now := h.store.Config().Clock.Now()
-	sp := h.store.SelfPreservation()
+	sp := h.store.Stats().SelfPreservation()
 	s := Head{
 		Node: h.cfg.Node, Version: h.cfg.Version, APIPrefix: h.cfg.APIPrefix,
-		Started: h.store.StartedAt(), UptimeSeconds: int64(now.Sub(h.store.StartedAt()).Seconds()), Now: now,
+		Started: h.store.Stats().StartedAt(), UptimeSeconds: int64(now.Sub(h.store.Stats().StartedAt()).Seconds()), Now: now,
 		SelfPreservation: sp, Peers: h.peerStats(), RegistryVersion: version,
 	}
 	if s.Node == "" {
@@ -340,7 +340,7 @@ func (h *Handler) head(r *http.Request, version uint64) Head {
 		s.Explanation = "Self-preservation is on: fewer heartbeats arrived in the last minute than the threshold, " +
 			"so the registry assumes a network problem rather than many dead instances, and evicts nobody until " +
 			"heartbeats recover. Instances that really stopped stay listed until then."
-		if now.Sub(h.store.StartedAt()) < freshRegistry || sp.RenewsLastMinute == 0 {
+		if now.Sub(h.store.Stats().StartedAt()) < freshRegistry || sp.RenewsLastMinute == 0 {
 			s.Explanation += " On a fresh registry this is normal: heartbeats are counted per full minute, so " +
 				"until the instances registered have heartbeated for a whole minute the count is under the " +
 				"threshold, as on Eureka's own servers."

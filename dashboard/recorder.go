@@ -108,11 +108,11 @@ func (r *recorder) onChange(c registry.Change) {
 // minute. The caller holds r.mu.
 func (r *recorder) sampleRenewsLocked() {
 	before := r.now() / minuteMS
-	n := r.store.RenewsLastMinute()
+	n := r.store.Stats().RenewsLastMinute()
 	if r.now()/minuteMS != before {
 		return // the minute turned while reading: n may be either minute's
 	}
-	if before*minuteMS <= r.store.StartedAt().UnixMilli() {
+	if before*minuteMS <= r.store.Stats().StartedAt().UnixMilli() {
 		return // the previous minute ended before the registry started
 	}
 	if b := r.slot(before - 1); b != nil {
@@ -134,8 +134,8 @@ func (r *recorder) sample(force bool) {
 	}
 	// Read the Store without holding r.mu: these take the Store's read lock,
 	// and onChange runs while writers wait for delivery.
-	sp := r.store.SelfPreservation()
-	counts := r.store.StatusCounts()
+	sp := r.store.Stats().SelfPreservation()
+	counts := r.store.Stats().StatusCounts()
 	instances := map[string]int{}
 	for _, c := range counts {
 		for st, n := range c {
@@ -247,11 +247,11 @@ type Marker struct {
 func (r *recorder) charts() Charts {
 	r.sample(false)
 	now := r.now()
-	sp := r.store.SelfPreservation()
+	sp := r.store.Stats().SelfPreservation()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := now / minuteMS
-	out := Charts{Now: now, Started: r.store.StartedAt().UnixMilli(), MinuteMS: minuteMS, Minutes: make([]MinuteStats, 0, len(r.ring)), Markers: []Marker{}, SelfPreservation: sp}
+	out := Charts{Now: now, Started: r.store.Stats().StartedAt().UnixMilli(), MinuteMS: minuteMS, Minutes: make([]MinuteStats, 0, len(r.ring)), Markers: []Marker{}, SelfPreservation: sp}
 	for k := m - historyMinutes; k <= m; k++ {
 		s := MinuteStats{Start: k * minuteMS}
 		if b := &r.ring[k%int64(len(r.ring))]; b.minute == k {

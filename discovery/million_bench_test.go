@@ -38,7 +38,7 @@ func BenchmarkFullFetchOfAMillion(b *testing.B) {
 	// Built as Prebuild leaves it once the registry is quiet (a first
 	// build at a million takes longer than the client's 8 s read timeout
 	// on a loaded machine: Prebuild is what spares the fleet that wait).
-	s.FullPayload(eureka.FormatJSON).Gzip()
+	s.Documents().Full(eureka.FormatJSON).Gzip()
 	srv := httpapi.NewServer(httpapi.NewAPI(s, httpapi.APIConfig{}), httpapi.ServerConfig{Addr: "127.0.0.1:0"})
 	if err := srv.Start(); err != nil {
 		b.Fatal(err)

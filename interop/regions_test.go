@@ -241,7 +241,7 @@ func testFetchRemoteRegion(t *testing.T, project string) {
 
 	// From its first delta on, eu-west's changes come by deltas.
 	c.await(`Got delta update with apps hashcode`, 15*time.Second)
-	fullBefore, deltasBefore := ours.store.Totals().FullFetches, c.count(`Got delta update with apps hashcode`)
+	fullBefore, deltasBefore := ours.store.Stats().Totals().FullFetches, c.count(`Got delta update with apps hashcode`)
 	since := time.Now()
 	jsrvRegisterRaw(t, eu.base, rgnInstance("EUAPP", "eu-app-2", rgnBackend(t, "eu-app-2"), ""))
 	jsrvRegisterRaw(t, eu.base, rgnInstance("EUAMZ", "eu-amz-2", rgnBackend(t, "eu-amz-2"), "eu-west-1a"))
@@ -264,7 +264,7 @@ func testFetchRemoteRegion(t *testing.T, project string) {
 		n := c.count(`Got delta update with apps hashcode`) - deltasBefore
 		return n >= 3, fmt.Sprint(n)
 	})
-	if n := ours.store.Totals().FullFetches - fullBefore; n != 0 {
+	if n := ours.store.Stats().Totals().FullFetches - fullBefore; n != 0 {
 		t.Errorf("our node answered %d full fetches during the client's deltas, want 0", n)
 	}
 	if n := c.count(`Reconcile hashcodes do not match`); n != 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 // populate registers n instances spread over n/20 apps, shaped like a
@@ -72,15 +73,15 @@ func BenchmarkFullFetch10k(b *testing.B) {
 		b.Run(name+"/cached", func(b *testing.B) {
 			s, _ := newTestStore(b, Config{})
 			populate(b, s, 10000)
-			size := s.FullPayload(f).Len()
+			size := s.Documents().Full(f).Len()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				s.FullPayload(f)
+				s.Documents().Full(f)
 			}
 			b.ReportMetric(float64(size), "payload-bytes")
-			if s.FullPayloadBuilds() != 1 {
-				b.Fatalf("unchanged registry serialized %d times", s.FullPayloadBuilds())
+			if s.Documents().Builds() != 1 {
+				b.Fatalf("unchanged registry serialized %d times", s.Documents().Builds())
 			}
 		})
 		b.Run(name+"/rebuild", func(b *testing.B) {
@@ -90,7 +91,7 @@ func BenchmarkFullFetch10k(b *testing.B) {
 			b.ResetTimer()
 			for n := range b.N {
 				s.SetStatus(testkit.SampleInstance(0).App, testkit.SampleInstance(0).InstanceID, []eureka.Status{eureka.StatusUp, eureka.StatusDown}[n%2], 0, false)
-				s.FullPayload(f)
+				s.Documents().Full(f)
 			}
 		})
 	}
@@ -101,11 +102,11 @@ func BenchmarkEmptyDelta(b *testing.B) {
 	populate(b, s, 10000)
 	clock.Advance(200e9)
 	s.PurgeDeltas()
-	s.DeltaPayload(eureka.FormatJSON)
+	s.Documents().Delta(eureka.FormatJSON)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		s.DeltaPayload(eureka.FormatJSON)
+		s.Documents().Delta(eureka.FormatJSON)
 	}
 }
 
@@ -206,17 +207,17 @@ func BenchmarkFirstReads100k(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				clock.Advance(2 * s.cfg.PayloadMaxAge) // every piece stale
-				s.FullPayload(f).Gzip()
+				s.Documents().Full(f).Gzip()
 			}
 		})
 		b.Run(name+"/delta-first", func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				b.StopTimer()
-				s.payloads.deltaDocs[f] = newDeltaDoc(f) // as after a start: nothing encoded
+				s.payloads.deltaDocs[f] = document.NewDelta(f, 0) // as after a start: nothing encoded
 				clock.Advance(2 * s.cfg.PayloadMaxAge)
 				b.StartTimer()
-				s.DeltaPayload(f).Gzip()
+				s.Documents().Delta(f).Gzip()
 			}
 		})
 		b.Run(name+"/delta-next", func(b *testing.B) {
@@ -224,14 +225,14 @@ func BenchmarkFirstReads100k(b *testing.B) {
 			b.ReportAllocs()
 			for n := range b.N {
 				s.SetStatus(i.App, i.InstanceID, []eureka.Status{eureka.StatusUp, eureka.StatusDown}[n%2], 0, false)
-				s.DeltaPayload(f).Gzip()
+				s.Documents().Delta(f).Gzip()
 			}
 		})
 	}
 }
 
 // The first full read after a mass registration of 200,000 instances
-// over 1,000 applications, interleaved, with Prebuild run as its loop
+// over 1,000 applications, interleaved, with prebuild run as its loop
 // would (every 6,400 registrations: half a second at 12,800 a second):
 // what the fleet's first reader waits for (eurekabench cluster runs the
 // same at a million, on three nodes).
@@ -239,7 +240,7 @@ func BenchmarkFirstFullReadAfterMassRegistration(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		s, _ := newTestStore(b, Config{MaxPlainPayload: 32 << 20})
-		s.FullPayload(eureka.FormatJSON) // a fleet reads it
+		s.Documents().Full(eureka.FormatJSON) // a fleet reads it
 		for n := range 200_000 {
 			i := testkit.SampleInstance(n)
 			i.App = "APP-" + strconv.Itoa(n%1000)
@@ -247,11 +248,11 @@ func BenchmarkFirstFullReadAfterMassRegistration(b *testing.B) {
 				b.Fatal(err)
 			}
 			if n%6400 == 6399 {
-				s.Prebuild()
+				s.prebuild()
 			}
 		}
 		b.StartTimer()
-		gz := s.FullPayload(eureka.FormatJSON).Gzip()
+		gz := s.Documents().Full(eureka.FormatJSON).Gzip()
 		b.ReportMetric(float64(gz.Len()), "gzip-bytes")
 	}
 }

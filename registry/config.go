@@ -62,7 +62,7 @@ type Config struct {
 	MaxPlainPayload int64
 	// PrebuildDelay is how long the registry must go without a change
 	// before the full registry and the delta are built, gzip forms
-	// included, ahead of their next reader (Prebuild; JSON always, XML
+	// included, ahead of their next reader (prebuild; JSON always, XML
 	// while read in the last 5 minutes): after a mass registration a
 	// fleet's reads then find them built, instead of waiting for the
 	// first reader's build (seconds at a million instances). Default

@@ -37,14 +37,13 @@ type Totals struct {
 	// Cancels and Evictions count removed leases.
 	Cancels, Evictions uint64
 	// FullFetches, DeltaFetches, AppFetches and VIPFetches count the
-	// payloads served (calls of FullPayload, DeltaPayload, AppPayload and
-	// VIPPayload).
+	// payloads served (calls of Documents' Full, Delta, App and VIP).
 	FullFetches, DeltaFetches, AppFetches, VIPFetches uint64
 }
 
 // Totals returns the Store's counters.
-func (s *Store) Totals() Totals {
-	c := &s.counters
+func (st Stats) Totals() Totals {
+	c := &st.s.counters
 	return Totals{
 		Registrations: c.registrations.Load(), Renewals: c.renewals.Load(),
 		Cancels: c.cancels.Load(), Evictions: c.evictions.Load(),
@@ -53,23 +52,9 @@ func (s *Store) Totals() Totals {
 	}
 }
 
-// PayloadSizes returns the size in bytes of the last serialized full
-// registry and delta, by format ("json", "xml"); 0 for one not built yet.
-func (s *Store) PayloadSizes() (full, delta map[string]int) {
-	full, delta = map[string]int{}, map[string]int{}
-	for f, name := range []string{"xml", "json"} {
-		if p := s.payloads.full[f].Load(); p != nil {
-			full[name] = p.Len()
-		}
-		if p := s.payloads.delta[f].Load(); p != nil {
-			delta[name] = p.Len()
-		}
-	}
-	return full, delta
-}
-
 // StatusCounts counts the instances of each app by status.
-func (s *Store) StatusCounts() map[string]eureka.StatusCounts {
+func (st Stats) StatusCounts() map[string]eureka.StatusCounts {
+	s := st.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make(map[string]eureka.StatusCounts, len(s.apps))

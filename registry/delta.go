@@ -7,15 +7,15 @@ import (
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
-// Delta documents: the change log rendered as Eureka's delta (Delta,
-// DeltaPayload), and a watcher's changes rendered the same way
+// Delta documents: the change log rendered as Eureka's delta (delta,
+// Documents.Delta), and a watcher's changes rendered the same way
 // (ChangesDocument).
 
 // deltaLocked renders the change log whole: each changed instance once,
 // in its state at its latest change (deltaInstance), apps sorted by name
 // and each one's instances in the order of their latest changes, with
-// the hash of the full registry. DeltaPayload assembles the same
-// document from pieces (deltabuild.go). The caller holds s.mu.
+// the hash of the full registry. Documents.Delta assembles the same
+// document from pieces (registry/document's Delta). The caller holds s.mu.
 func (s *Store) deltaLocked(versionsDelta int64) *eureka.Applications {
 	type key struct{ app, id string }
 	entries := s.changes.entries
@@ -46,7 +46,7 @@ func (s *Store) deltaInstance(c *Change) eureka.InstanceInfo {
 	return i
 }
 
-// ChangesDocument renders changes (from ChangesFor) as a delta document:
+// ChangesDocument renders changes (from Poll) as a delta document:
 // each changed instance once, in its state at its last change, grouped by
 // app in first-seen order, with the given versions__delta and hash.
 func ChangesDocument(changes []Change, versionsDelta int64, hash string) *eureka.Applications {
@@ -87,8 +87,8 @@ func groupChanges(changes []Change, render func(n int, c *Change) *eureka.Instan
 	return apps
 }
 
-// Delta returns the changes of the last DeltaRetention as a delta document.
-func (s *Store) Delta() *eureka.Applications {
+// delta returns the changes of the last DeltaRetention as a delta document.
+func (s *Store) delta() *eureka.Applications {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.deltaLocked(s.payloads.deltaCounter.Load())

@@ -104,4 +104,4 @@ func (s *Store) expiredLeases(now, additional int64) (expired []expiredLease, si
 }
 
 // StartedAt returns when the Store was created.
-func (s *Store) StartedAt() time.Time { return s.started }
+func (st Stats) StartedAt() time.Time { return st.s.started }

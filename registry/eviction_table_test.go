@@ -94,7 +94,7 @@ func TestEvictionCapTable(t *testing.T) {
 				}
 				wantLen, wantExpected = wantLen-len(ev), wantExpected-len(ev)
 				expectRow(t, row.section, fmt.Sprintf("run %d: registry size", run), s.Len(), wantLen)
-				expectRow(t, "4.12 step 6 / 4.4", fmt.Sprintf("run %d: expected renewing clients", run), s.SelfPreservation().ExpectedRenewingClients, wantExpected)
+				expectRow(t, "4.12 step 6 / 4.4", fmt.Sprintf("run %d: expected renewing clients", run), s.Stats().SelfPreservation().ExpectedRenewingClients, wantExpected)
 			}
 		})
 	}

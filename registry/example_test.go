@@ -3,6 +3,7 @@ package registry_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
@@ -58,17 +59,17 @@ func ExampleStore_Subscribe() {
 	// 2 cancelled ORDERS orders-1
 }
 
-// Watch returns at once when the Store already has a change newer than the
+// Poll returns at once when the Store already has a change newer than the
 // caller's version, and otherwise waits for one, as a long-polling client
 // does.
-func ExampleStore_Watch() {
+func ExampleStore_Poll() {
 	store := registry.New(registry.Config{})
 	store.Register(registration("orders", "orders-1", 8081), false)
 	store.Register(registration("orders", "orders-2", 8082), false)
 
-	// A caller at version 0 is behind: Watch does not wait.
-	v, err := store.Watch(context.Background(), 0)
-	fmt.Println(v, err)
+	// A caller at version 0 is behind: Poll does not wait.
+	polled := store.Poll(context.Background(), registry.Poll{Since: 0, Wait: time.Minute})
+	fmt.Println(polled.Version, len(polled.Changes))
 
 	// A caller up to date waits for the next change.
 	done := make(chan struct{})
@@ -76,10 +77,10 @@ func ExampleStore_Watch() {
 		defer close(done)
 		store.Cancel("ORDERS", "orders-1", false)
 	}()
-	v, err = store.Watch(context.Background(), v)
-	fmt.Println(v, err)
+	polled = store.Poll(context.Background(), registry.Poll{Since: polled.Version, Wait: time.Minute})
+	fmt.Println(polled.Version, len(polled.Changes))
 	<-done
 	// Output:
-	// 2 <nil>
-	// 3 <nil>
+	// 2 2
+	// 3 1
 }

@@ -17,7 +17,7 @@ type loopGroup struct {
 
 // Start runs the Store's background work until Stop: eviction every
 // EvictionInterval, delta retention every DeltaRetentionCleanupInterval, the
-// renewal threshold recount every RenewalThresholdUpdateInterval, Prebuild
+// renewal threshold recount every RenewalThresholdUpdateInterval, prebuild
 // every half PrebuildDelay, and, with
 // remote regions, DropStaleRegions every tenth of RemoteRegionRetention (at
 // most DeltaRetentionCleanupInterval). It
@@ -38,7 +38,7 @@ func (s *Store) Start() {
 	s.every(s.cfg.DeltaRetentionCleanupInterval, s.PurgeDeltas)
 	s.every(s.cfg.RenewalThresholdUpdateInterval, s.UpdateRenewalThreshold)
 	if s.cfg.PrebuildDelay > 0 {
-		s.every(max(s.cfg.PrebuildDelay/2, 10*time.Millisecond), s.Prebuild)
+		s.every(max(s.cfg.PrebuildDelay/2, 10*time.Millisecond), s.prebuild)
 	}
 	if len(s.regions.order) > 0 {
 		// A region that stopped answering is dropped within a tenth of

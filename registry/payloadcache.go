@@ -1,11 +1,11 @@
 package registry
 
 import (
-	"sort"
 	"sync"
 	"sync/atomic"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 // maxNamedPayloads bounds the per-app and per-VIP caches, whose keys come
@@ -28,30 +28,31 @@ type namedKey struct {
 	format eureka.Format
 }
 
-// payloadCache holds the serialized documents. Full and delta payloads are
-// behind atomic pointers; a miss rebuilds under build, so concurrent
-// readers after a change serialize once. The full registry is assembled
-// from one cached piece per application (frags, owned by build), so a
-// change re-encodes only its application. Every encoding happens outside
-// the Store's lock: under it, a build only copies what it will encode.
+// payloadCache holds the serialized documents, which package document
+// renders. Full and delta payloads are behind atomic pointers; a miss
+// rebuilds under build, so concurrent readers after a change serialize
+// once. The full registry is assembled from one cached piece per
+// application (fulls, owned by fullBuild), so a change re-encodes only
+// its application. Every encoding happens outside the Store's lock:
+// under it, a build only copies what it will encode.
 type payloadCache struct {
 	// One build at a time per document: readers of a document being
 	// built wait for that build, and take its result.
 	fullBuild    [2]sync.Mutex
-	full         [2]atomic.Pointer[Payload]
-	frags        [2]map[string]*fragment
+	full         [2]atomic.Pointer[document.Payload]
+	fulls        [2]*document.Full // owned by fullBuild
 	deltaBuild   [2]sync.Mutex
-	delta        [2]atomic.Pointer[Payload]
-	deltaDocs    [2]*deltaDoc // owned by deltaBuild
+	delta        [2]atomic.Pointer[document.Payload]
+	deltaDocs    [2]*document.Delta // owned by deltaBuild
 	deltaCounter atomic.Int64
-	// What Prebuild knows of the documents' readers.
+	// What prebuild knows of the documents' readers.
 	fullReads, deltaReads [2]prebuildReads
 	// plainReads is whether the full registry or the delta has been read
 	// plain, by format (keepPlain).
 	plainReads [2]atomic.Bool
 
 	namedMu sync.Mutex
-	named   map[namedKey]*Payload
+	named   map[namedKey]*document.Payload
 
 	builds      atomic.Uint64 // assemblies of the full registry
 	encodes     atomic.Uint64 // application pieces encoded
@@ -73,48 +74,70 @@ func (s *Store) keepPlain(f eureka.Format, size int) bool {
 }
 
 func (c *payloadCache) init() {
-	c.named = map[namedKey]*Payload{}
-	c.frags = [2]map[string]*fragment{{}, {}}
-	c.deltaDocs = [2]*deltaDoc{newDeltaDoc(eureka.FormatXML), newDeltaDoc(eureka.FormatJSON)}
+	c.named = map[namedKey]*document.Payload{}
+	for f := range c.fulls {
+		c.fulls[f] = document.NewFull(eureka.Format(f))
+		c.deltaDocs[f] = document.NewDelta(eureka.Format(f), 0)
+	}
 }
 
-// FullPayloadBuilds counts how many times the full registry has been
-// assembled, in either format. It moves only after a change, or when a
-// payload reaches PayloadMaxAge.
-func (s *Store) FullPayloadBuilds() uint64 { return s.payloads.builds.Load() }
+// Documents is the Store's cache of serialized documents, which reads
+// are served from as they are: the full registry, the delta, one
+// application, a VIP query, each built again only after a change that
+// shows in it (or when it reaches PayloadMaxAge). Store.Documents
+// returns it.
+type Documents struct{ s *Store }
+
+// Documents returns the Store's document cache.
+func (s *Store) Documents() Documents { return Documents{s} }
+
+// Builds counts how many times the full registry has been assembled, in
+// either format. It moves only after a change, or when a payload reaches
+// PayloadMaxAge.
+func (d Documents) Builds() uint64 { return d.s.payloads.builds.Load() }
 
 // current reports whether p was built at version or later, is younger
 // than PayloadMaxAge at now, and is in the form it should be kept in: a
 // document kept compressed only that a plain reader has since asked for
 // is built again, plain (keepPlain).
-func (s *Store) current(p *Payload, version uint64, now int64) bool {
-	return p != nil && p.version >= version && now-p.built < s.cfg.PayloadMaxAge.Milliseconds() && !s.wantsPlain(p)
+func (s *Store) current(p *document.Payload, version uint64, now int64) bool {
+	return p != nil && p.Version() >= version && now-p.Built() < s.cfg.PayloadMaxAge.Milliseconds() && !s.wantsPlain(p)
 }
 
 // wantsPlain reports whether p is kept compressed only but should now be
 // kept plain too.
-func (s *Store) wantsPlain(p *Payload) bool {
+func (s *Store) wantsPlain(p *document.Payload) bool {
 	limit := s.cfg.MaxPlainPayload
-	return p.z != nil && p.plainRead != nil && p.plainRead.Load() && (limit < 0 || int64(p.size) <= limit)
+	return p.PlainWanted() && (limit < 0 || int64(p.Len()) <= limit)
 }
 
-// FullPayload returns the full registry serialized in format f, assembled
-// again only if the registry changed since (or the payload reached
-// PayloadMaxAge). Each call counts as a full fetch in Totals, as the other
-// payload getters count theirs.
-func (s *Store) FullPayload(f eureka.Format) *Payload {
+// wholePayload keeps b, a document in format f built whole, in one form:
+// plain when the Store keeps that format plain (keepPlain), else
+// compressed only, its plain bytes left to the collector.
+func (s *Store) wholePayload(f eureka.Format, version uint64, built int64, b []byte) *document.Payload {
+	p := document.Whole(version, built, b, s.keepPlain(f, len(b)))
+	p.TrackPlainReads(&s.payloads.plainReads[f])
+	return p
+}
+
+// Full returns the full registry serialized in format f, assembled again
+// only if the registry changed since (or the payload reached
+// PayloadMaxAge). Each call counts as a full fetch in Totals, as the
+// other getters count theirs.
+func (d Documents) Full(f eureka.Format) *document.Payload {
+	s := d.s
 	s.counters.fullFetches.Add(1)
 	s.payloads.fullReads[f].read(s.nowMillis())
 	return s.fullPayload(f, 0)
 }
 
 // fullPayload returns the full registry in format f, built again if it
-// is not current ahead ms from now (Prebuild looks ahead). One build at a
+// is not current ahead ms from now (prebuild looks ahead). One build at a
 // time: a caller that finds a build under way waits for it, and takes its
 // result if it holds every change made before the caller came; else the
 // caller builds, and whoever comes meanwhile takes that build. So a
 // reader waits for two builds at most, however fast changes come.
-func (s *Store) fullPayload(f eureka.Format, ahead int64) *Payload {
+func (s *Store) fullPayload(f eureka.Format, ahead int64) *document.Payload {
 	c := &s.payloads
 	asked := s.version.Load()
 	if p := c.full[f].Load(); s.current(p, asked, s.nowMillis()+ahead) {
@@ -130,7 +153,7 @@ func (s *Store) fullPayload(f eureka.Format, ahead int64) *Payload {
 
 // buildFull builds the full registry in format f and keeps it. The caller
 // holds c.fullBuild[f].
-func (s *Store) buildFull(f eureka.Format, ahead int64) *Payload {
+func (s *Store) buildFull(f eureka.Format, ahead int64) *document.Payload {
 	c := &s.payloads
 	p := s.assembleFull(f, ahead)
 	c.full[f].Store(p)
@@ -141,136 +164,52 @@ func (s *Store) buildFull(f eureka.Format, ahead int64) *Payload {
 // assembleFull builds the full registry from the application pieces,
 // re-encoding the stale ones: those of an app changed since, or that
 // reach PayloadMaxAge within ahead ms. The caller holds c.fullBuild[f].
-func (s *Store) assembleFull(f eureka.Format, ahead int64) *Payload {
+func (s *Store) assembleFull(f eureka.Format, ahead int64) *document.Payload {
 	c := &s.payloads
-	frags := c.frags[f]
+	full := c.fulls[f]
 	s.mu.RLock()
 	version, now := s.version.Load(), s.nowMillis()
 	names := make([]string, 0, len(s.apps))
-	var stale []staleApp
+	var stale []document.Stale
 	for name, a := range s.apps {
 		if len(a.leases) == 0 {
 			continue
 		}
 		names = append(names, name)
-		fr := frags[name]
-		fresh := fr != nil && now+ahead-fr.built < s.cfg.PayloadMaxAge.Milliseconds()
-		if fresh && fr.version == a.version {
+		e, ok := full.Entry(name)
+		fresh := ok && now+ahead-e.Built < s.cfg.PayloadMaxAge.Milliseconds()
+		if fresh && e.Version == a.version {
 			continue
 		}
-		if fresh && a.rewritten <= fr.version && len(fr.parts) < maxFragmentParts {
-			// Only added to since fr: encode the new instances alone.
-			var views []leaseView
+		if fresh && a.rewritten <= e.Version && e.Runs < document.MaxRuns {
+			// Only added to since its entry: encode the new instances alone.
+			var leases []document.Lease
 			for id, l := range a.leases {
-				if l.added > fr.version {
-					views = append(views, leaseView{id, l.added, l.info, s.leaseInfo(l)})
+				if l.added > e.Version {
+					leases = append(leases, document.Lease{ID: id, Added: l.added, Info: l.info, Lease: s.leaseInfo(l)})
 				}
 			}
-			stale = append(stale, staleApp{name, a.version, views, fr})
+			stale = append(stale, document.Stale{Name: name, Version: a.version, Leases: leases, Extend: true})
 			continue
 		}
-		views := make([]leaseView, 0, len(a.leases))
+		leases := make([]document.Lease, 0, len(a.leases))
 		for id, l := range a.leases {
-			views = append(views, leaseView{id, l.added, l.info, s.leaseInfo(l)})
+			leases = append(leases, document.Lease{ID: id, Added: l.added, Info: l.info, Lease: s.leaseInfo(l)})
 		}
-		stale = append(stale, staleApp{name, a.version, views, nil})
+		stale = append(stale, document.Stale{Name: name, Version: a.version, Leases: leases})
 	}
 	s.mu.RUnlock()
 
-	s.encodeFragments(f, frags, stale, now)
+	p := full.Render(names, stale, version, now, s.cfg.InstanceID, func(size int) bool { return s.keepPlain(f, size) })
 	c.encodes.Add(uint64(len(stale)))
-	if len(frags) > len(names) {
-		live := make(map[string]bool, len(names))
-		for _, n := range names {
-			live[n] = true
-		}
-		for n := range frags {
-			if !live[n] {
-				delete(frags, n)
-			}
-		}
-	}
-	sort.Strings(names)
-	var counts eureka.StatusCounts
-	pieces := make([]*fragment, len(names))
-	head := eureka.AppendApplicationsHead(nil, f, 1, "")
-	tail := eureka.AppendApplicationsTail(nil, f)
-	sep := eureka.ApplicationsSeparator(f)
-	size := len(head) + len(tail) + 64 // the hash's room
-	for n, name := range names {
-		pieces[n] = frags[name]
-		size += pieces[n].n + len(sep)
-		for st, k := range pieces[n].counts {
-			counts[st] += k
-		}
-	}
-	head = eureka.AppendApplicationsHead(head[:0], f, 1, counts.Hash())
-	plain := s.keepPlain(f, size)
-	for n, fr := range pieces {
-		// Kept in the form the document is kept in, so that memory holds
-		// one of them.
-		pieces[n] = fr.kept(plain)
-		frags[names[n]] = pieces[n]
-	}
-	parts := 2
-	for _, fr := range pieces {
-		parts += len(fr.parts) + 2
-	}
-	doc := &document{head: head, tail: tail, sep: sep, entries: len(pieces), parts: parts,
-		plain:    func(dst [][]byte, k int) [][]byte { return pieces[k].plain(dst) },
-		deflated: func(dst [][]byte, k int) ([][]byte, uint32, int) { return pieces[k].deflated(dst) },
-	}
-	p := doc.payload(version, now, plain)
-	p.plainRead = &s.payloads.plainReads[f]
+	p.TrackPlainReads(&c.plainReads[f])
 	return p
 }
 
-// encodeFragments encodes the stale applications' pieces into frags, on
-// buildWorkers goroutines (a first build at a million
-// instances is seconds of encoding and compressing). A piece is kept
-// compressed only when the document is expected to be (keepPlain of an
-// estimate from the pieces it keeps), so that no build holds the whole
-// plain document.
-func (s *Store) encodeFragments(f eureka.Format, frags map[string]*fragment, stale []staleApp, now int64) {
-	if len(stale) == 0 {
-		return
-	}
-	isStale := make(map[string]bool, len(stale))
-	staleInstances := 0
-	for _, st := range stale {
-		staleInstances += len(st.leases)
-		isStale[st.name] = st.base == nil // an extended app keeps its base
-	}
-	kept, all, allInstances := 0, 0, 0 // bytes of the pieces kept, of all, their instances
-	for name, fr := range frags {
-		for _, n := range fr.counts {
-			allInstances += n
-		}
-		all += fr.n
-		if !isStale[name] {
-			kept += fr.n
-		}
-	}
-	per := 1400 // bytes per instance in JSON, about, before any piece says
-	if f == eureka.FormatXML {
-		per = 2000
-	}
-	if allInstances > 0 {
-		per = all / allInstances
-	}
-	compress := !s.keepPlain(f, kept+staleInstances*per)
-	out := make([]*fragment, len(stale))
-	inParallel(len(stale), 2, func(k int, scratch *[]byte) {
-		out[k] = s.encodeFragment(f, stale[k], now, compress, scratch)
-	})
-	for k, st := range stale {
-		frags[st.name] = out[k]
-	}
-}
-
-// DeltaPayload returns the delta serialized in format f. versions__delta
-// counts the regenerations of the delta, as in Eureka.
-func (s *Store) DeltaPayload(f eureka.Format) *Payload {
+// Delta returns the delta serialized in format f. versions__delta counts
+// the regenerations of the delta, as in Eureka.
+func (d Documents) Delta(f eureka.Format) *document.Payload {
+	s := d.s
 	s.counters.deltaFetches.Add(1)
 	s.payloads.deltaReads[f].read(s.nowMillis())
 	return s.deltaPayload(f, 0)
@@ -278,13 +217,13 @@ func (s *Store) DeltaPayload(f eureka.Format) *Payload {
 
 // deltaPayload returns the delta in format f, built again if it is not
 // current ahead ms from now, one build at a time as fullPayload.
-func (s *Store) deltaPayload(f eureka.Format, ahead int64) *Payload {
+func (s *Store) deltaPayload(f eureka.Format, ahead int64) *document.Payload {
 	c := &s.payloads
 	// Fresh is as in fullPayload: built after every change and purge
 	// made before the caller came.
 	asked, askedPurges := s.version.Load(), s.changes.purged.Load()
-	fresh := func(p *Payload) bool {
-		return s.current(p, asked, s.nowMillis()+ahead) && p.purges >= askedPurges
+	fresh := func(p *document.Payload) bool {
+		return s.current(p, asked, s.nowMillis()+ahead) && p.Purges() >= askedPurges
 	}
 	if p := c.delta[f].Load(); fresh(p) {
 		return p
@@ -299,19 +238,20 @@ func (s *Store) deltaPayload(f eureka.Format, ahead int64) *Payload {
 
 // buildDelta builds the delta in format f and keeps it. The caller holds
 // c.deltaBuild[f].
-func (s *Store) buildDelta(f eureka.Format) *Payload {
+func (s *Store) buildDelta(f eureka.Format) *document.Payload {
 	c := &s.payloads
 	counter := c.deltaCounter.Load()
-	if prev := c.delta[f].Load(); prev != nil && s.wantsPlain(prev) && prev.version == s.version.Load() && prev.purges == s.changes.purged.Load() &&
-		s.nowMillis()-prev.built < s.cfg.PayloadMaxAge.Milliseconds() {
-		counter = prev.counter // the same delta, to be kept plain too
-	} else if other := c.delta[1-f].Load(); !s.current(other, s.version.Load(), s.nowMillis()) || other.purges != s.changes.purged.Load() {
+	if prev := c.delta[f].Load(); prev != nil && s.wantsPlain(prev) && prev.Version() == s.version.Load() && prev.Purges() == s.changes.purged.Load() &&
+		s.nowMillis()-prev.Built() < s.cfg.PayloadMaxAge.Milliseconds() {
+		counter = prev.Counter() // the same delta, to be kept plain too
+	} else if other := c.delta[1-f].Load(); !s.current(other, s.version.Load(), s.nowMillis()) || other.Purges() != s.changes.purged.Load() {
 		counter = c.deltaCounter.Add(1) // a new delta, not the other format of this one
 	}
 	d, version, purges, now, hash := s.foldDelta(f)
 	keepPlain := func(size int) bool { return s.keepPlain(f, size) }
-	p := d.assemble(version, now, counter, hash, keepPlain)
-	p.purges, p.counter, p.plainRead = purges, counter, &c.plainReads[f]
+	p := d.Assemble(version, now, counter, hash, keepPlain)
+	p.SetDelta(purges, counter)
+	p.TrackPlainReads(&c.plainReads[f])
 	c.delta[f].Store(p)
 	c.deltaBuilds.Add(1)
 	return p
@@ -320,31 +260,34 @@ func (s *Store) buildDelta(f eureka.Format) *Payload {
 // foldDelta brings the delta document of format f to the change log, and
 // returns it with the version, purge count, time and hash it holds. The
 // caller holds c.deltaBuild[f].
-func (s *Store) foldDelta(f eureka.Format) (d *deltaDoc, version, purges uint64, now int64, hash string) {
+func (s *Store) foldDelta(f eureka.Format) (d *document.Delta, version, purges uint64, now int64, hash string) {
 	c := &s.payloads
 	d = c.deltaDocs[f]
 	s.mu.RLock()
 	version, purges, now, hash = s.version.Load(), s.changes.purged.Load(), s.nowMillis(), s.hashLocked()
 	base := s.changes.base
-	changes, ok := s.changes.after(d.upTo, version)
+	changes, ok := s.changes.after(d.UpTo(), version)
 	if !ok {
 		// Changes left the log before this document took them in: start
 		// again from what the log holds.
-		d = newDeltaDoc(f)
-		d.upTo, d.base = base, base
+		d = document.NewDelta(f, base)
 		c.deltaDocs[f] = d
 		changes, _ = s.changes.after(base, version)
 	}
 	s.mu.RUnlock()
 	// Changes are immutable once recorded: encoded outside the lock.
-	d.fold(changes, base, s.deltaInstance, func(size int) bool { return s.keepPlain(f, size) })
+	d.Fold(len(changes), func(k int) document.Change {
+		return document.Change{Version: changes[k].Version, App: changes[k].App, ID: changes[k].ID}
+	}, base, func(k int) eureka.InstanceInfo { return s.deltaInstance(&changes[k]) },
+		func(size int) bool { return s.keepPlain(f, size) })
 	return d, version, purges, now, hash
 }
 
-// AppPayload returns one application serialized in format f, or false if it
+// App returns one application serialized in format f, or false if it
 // has no instances. It is rebuilt only after a change to that application
 // (or when it reaches PayloadMaxAge).
-func (s *Store) AppPayload(app string, f eureka.Format) (*Payload, bool) {
+func (d Documents) App(app string, f eureka.Format) (*document.Payload, bool) {
+	s := d.s
 	s.counters.appFetches.Add(1)
 	key := namedKey{kindApp, app, f}
 	s.mu.RLock()
@@ -361,15 +304,16 @@ func (s *Store) AppPayload(app string, f eureka.Format) (*Payload, bool) {
 	version := a.version
 	doc := s.appSnapshotLocked(app, a, func(*eureka.InstanceInfo) bool { return true })
 	s.mu.RUnlock()
-	p := newPayload(version, now, eureka.AppendApplication(nil, f, doc))
+	p := document.New(version, now, eureka.AppendApplication(nil, f, doc))
 	s.payloads.putNamed(key, p)
 	return p, true
 }
 
-// VIPPayload returns the VIP (or secure VIP) query result serialized in
-// format f. It reads only the applications the VIP index names, and is
-// rebuilt only after a change to the registry.
-func (s *Store) VIPPayload(vip string, secure bool, f eureka.Format) *Payload {
+// VIP returns the VIP (or secure VIP) query result serialized in format
+// f. It reads only the applications the VIP index names, and is rebuilt
+// only after a change to the registry.
+func (d Documents) VIP(vip string, secure bool, f eureka.Format) *document.Payload {
+	s := d.s
 	s.counters.vipFetches.Add(1)
 	kind := kindVIP
 	if secure {
@@ -382,18 +326,18 @@ func (s *Store) VIPPayload(vip string, secure bool, f eureka.Format) *Payload {
 	if p := s.payloads.namedPayload(key); s.current(p, version, now) {
 		return p
 	}
-	p := newPayload(version, now, eureka.AppendApplications(nil, f, s.VIP(vip, secure)))
+	p := document.New(version, now, eureka.AppendApplications(nil, f, s.vip(vip, secure)))
 	s.payloads.putNamed(key, p)
 	return p
 }
 
-func (c *payloadCache) namedPayload(key namedKey) *Payload {
+func (c *payloadCache) namedPayload(key namedKey) *document.Payload {
 	c.namedMu.Lock()
 	defer c.namedMu.Unlock()
 	return c.named[key]
 }
 
-func (c *payloadCache) putNamed(key namedKey, p *Payload) {
+func (c *payloadCache) putNamed(key namedKey, p *document.Payload) {
 	c.namedMu.Lock()
 	defer c.namedMu.Unlock()
 	if len(c.named) >= maxNamedPayloads {
@@ -402,11 +346,18 @@ func (c *payloadCache) putNamed(key namedKey, p *Payload) {
 	c.named[key] = p
 }
 
-// sizedLike returns an empty buffer with room for a payload a little larger
-// than prev, so a rebuild does not grow its buffer step by step.
-func sizedLike(prev *Payload) []byte {
-	if prev == nil {
-		return nil
+// Sizes returns the size in bytes of the last serialized full registry
+// and delta, by format ("json", "xml"); 0 for one not built yet.
+func (d Documents) Sizes() (full, delta map[string]int) {
+	s := d.s
+	full, delta = map[string]int{}, map[string]int{}
+	for f, name := range []string{"xml", "json"} {
+		if p := s.payloads.full[f].Load(); p != nil {
+			full[name] = p.Len()
+		}
+		if p := s.payloads.delta[f].Load(); p != nil {
+			delta[name] = p.Len()
+		}
 	}
-	return make([]byte, 0, prev.Len()+prev.Len()/8+512)
+	return full, delta
 }

@@ -22,7 +22,7 @@ func TestFullPayloadFromPieces(t *testing.T) {
 	check := func(step string) {
 		t.Helper()
 		for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
-			p := s.FullPayload(f)
+			p := s.Documents().Full(f)
 			whole := eureka.AppendApplications(nil, f, s.Applications())
 			if !bytes.Equal(p.Bytes(), whole) {
 				t.Fatalf("%s: format %v: assembled payload differs from the whole document", step, f)
@@ -52,16 +52,16 @@ func TestFullPayloadFromPieces(t *testing.T) {
 		s.Cancel("SERVICE-2", testkit.SampleInstance(n).InstanceID, false)
 	}
 	check("after an app left")
-	if len(s.payloads.frags[eureka.FormatJSON]) != 2 {
-		t.Errorf("pieces kept for %d apps, want 2", len(s.payloads.frags[eureka.FormatJSON]))
+	if n := s.payloads.fulls[eureka.FormatJSON].Apps(); n != 2 {
+		t.Errorf("pieces kept for %d apps, want 2", n)
 	}
 	// Heartbeats are not changes, but lastRenewalTimestamp may lag by at
 	// most PayloadMaxAge.
 	clock.Advance(61 * time.Second)
 	s.Renew("SERVICE-0", testkit.SampleInstance(0).InstanceID, RenewRequest{})
-	builds := s.FullPayloadBuilds()
+	builds := s.Documents().Builds()
 	check("after PayloadMaxAge")
-	if s.FullPayloadBuilds() == builds {
+	if s.Documents().Builds() == builds {
 		t.Error("a payload older than PayloadMaxAge was served")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 // The full registry and the delta are kept compressed only until a
@@ -16,19 +17,19 @@ import (
 func TestPlainFormKeptOnlyOnceReadPlain(t *testing.T) {
 	docs := []struct {
 		name   string
-		get    func(*Store, eureka.Format) *Payload
+		get    func(*Store, eureka.Format) *document.Payload
 		builds func(*Store) uint64
 	}{
-		{"full registry", (*Store).FullPayload, func(s *Store) uint64 { return s.payloads.builds.Load() }},
-		{"delta", (*Store).DeltaPayload, func(s *Store) uint64 { return s.payloads.deltaBuilds.Load() }},
+		{"full registry", readFull, func(s *Store) uint64 { return s.payloads.builds.Load() }},
+		{"delta", readDelta, func(s *Store) uint64 { return s.payloads.deltaBuilds.Load() }},
 	}
 	reads := []struct {
 		name string
-		read func(*Payload) []byte
+		read func(*document.Payload) []byte
 	}{
-		{"Bytes", (*Payload).Bytes},
-		{"Reader", func(p *Payload) []byte { b, _ := io.ReadAll(p.Reader()); return b }},
-		{"WriteTo", func(p *Payload) []byte { var b bytes.Buffer; p.WriteTo(&b); return b.Bytes() }},
+		{"Bytes", (*document.Payload).Bytes},
+		{"Reader", func(p *document.Payload) []byte { b, _ := io.ReadAll(p.Reader()); return b }},
+		{"WriteTo", func(p *document.Payload) []byte { var b bytes.Buffer; p.WriteTo(&b); return b.Bytes() }},
 	}
 	for _, doc := range docs {
 		for _, read := range reads {
@@ -87,7 +88,7 @@ func TestPlainFormLimits(t *testing.T) {
 		for n := range 40 {
 			mustRegister(t, s, testkit.SampleInstance(n), false)
 		}
-		for _, get := range []func(*Store, eureka.Format) *Payload{(*Store).FullPayload, (*Store).DeltaPayload} {
+		for _, get := range []func(*Store, eureka.Format) *document.Payload{readFull, readDelta} {
 			get(s, eureka.FormatJSON).Bytes()
 			if p := get(s, eureka.FormatJSON); p.Compressed() != c.compressed {
 				t.Errorf("limit %d: compressed %v after a plain read, want %v", c.limit, p.Compressed(), c.compressed)
@@ -95,3 +96,8 @@ func TestPlainFormLimits(t *testing.T) {
 		}
 	}
 }
+
+// readFull and readDelta read the full registry and the delta, as a
+// client does.
+func readFull(s *Store, f eureka.Format) *document.Payload  { return s.Documents().Full(f) }
+func readDelta(s *Store, f eureka.Format) *document.Payload { return s.Documents().Delta(f) }

@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
-// Prebuild builds the full registry and the delta, and their gzip forms,
+// prebuild builds the full registry and the delta, and their gzip forms,
 // ahead of their next reader, once the registry has gone PrebuildDelay
-// without a change. Start runs it every half PrebuildDelay; it is
-// exported so that a test can drive it with a fake clock.
+// without a change. Start runs it every half PrebuildDelay; a test
+// drives it with a fake clock.
 //
 // What it builds is what a fleet reads: the JSON documents (those of
 // Spring Cloud's and most other clients) always, the XML ones while a
@@ -37,7 +38,7 @@ import (
 // seconds, on every node of a cluster at once. The delta is
 // built before the full registry, since what is left of it is then the
 // smaller build.
-func (s *Store) Prebuild() {
+func (s *Store) prebuild() {
 	if s.cfg.PrebuildDelay < 0 {
 		return
 	}
@@ -68,7 +69,7 @@ func (s *Store) Prebuild() {
 }
 
 // foldAheadFrom is how many changes may wait for the delta while the
-// registry keeps changing before Prebuild folds them into its document (a
+// registry keeps changing before prebuild folds them into its document (a
 // variable for the tests). Each fold re-seals the last chunk of every
 // application it touches, so it is not done for a few changes.
 var foldAheadFrom = uint64(1 << 16)
@@ -82,7 +83,7 @@ func (s *Store) foldAhead(f eureka.Format) {
 		return
 	}
 	defer c.deltaBuild[f].Unlock()
-	if s.version.Load()-c.deltaDocs[f].upTo < foldAheadFrom {
+	if s.version.Load()-c.deltaDocs[f].UpTo() < foldAheadFrom {
 		return
 	}
 	s.foldDelta(f)
@@ -102,7 +103,7 @@ func (s *Store) fullAhead(f eureka.Format) {
 	defer c.fullBuild[f].Unlock()
 	var built uint64
 	if p := c.full[f].Load(); p != nil {
-		built = p.version
+		built = p.Version()
 	}
 	if s.version.Load()-built < foldAheadFrom {
 		return
@@ -110,28 +111,28 @@ func (s *Store) fullAhead(f eureka.Format) {
 	s.buildFull(f, 0)
 }
 
-// prebuildWanted reports whether Prebuild builds a document, p its last
+// prebuildWanted reports whether prebuild builds a document, p its last
 // build, reads what its readers left since it.
-func (s *Store) prebuildWanted(reads *prebuildReads, p *Payload, f eureka.Format, now int64) bool {
+func (s *Store) prebuildWanted(reads *prebuildReads, p *document.Payload, f eureka.Format, now int64) bool {
 	if !reads.wanted(f, now) {
 		return false
 	}
-	if p == nil || p.version != s.version.Load() {
+	if p == nil || p.Version() != s.version.Load() {
 		reads.since.Store(false)
 		return true
 	}
 	// Built at this version: again only before it ages out, and only if
 	// someone read it since.
-	return now+s.cfg.PrebuildDelay.Milliseconds() >= p.built+s.cfg.PayloadMaxAge.Milliseconds() && reads.since.Swap(false)
+	return now+s.cfg.PrebuildDelay.Milliseconds() >= p.Built()+s.cfg.PayloadMaxAge.Milliseconds() && reads.since.Swap(false)
 }
 
-// prebuildReads is what Prebuild knows of a document's readers.
+// prebuildReads is what prebuild knows of a document's readers.
 type prebuildReads struct {
 	last  atomic.Int64 // when it was last read, ms
-	since atomic.Bool  // read since Prebuild last looked
+	since atomic.Bool  // read since prebuild last looked
 }
 
-// xmlInterest is how long after an XML document's last read Prebuild
+// xmlInterest is how long after an XML document's last read prebuild
 // still builds it.
 const xmlInterest = 5 * time.Minute
 
@@ -145,7 +146,7 @@ func (r *prebuildReads) read(now int64) {
 	}
 }
 
-// wanted reports whether Prebuild builds the document of format f at
+// wanted reports whether prebuild builds the document of format f at
 // now: JSON always, XML while it was read in the last xmlInterest.
 func (r *prebuildReads) wanted(f eureka.Format, now int64) bool {
 	last := r.last.Load()

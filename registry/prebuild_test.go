@@ -10,6 +10,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 // builds counts the Store's assemblies of the full registry and of the
@@ -32,16 +33,16 @@ func TestPrebuildAfterTheRegistryGoesQuiet(t *testing.T) {
 	for n := range 300 {
 		mustRegister(t, s, inst("APP"+strconv.Itoa(n%3), "i"+strconv.Itoa(n)), false)
 	}
-	s.Prebuild()
+	s.prebuild()
 	wantBuilds(t, s, 0, 0, "while the registry was changing")
 
 	// Quiet for PrebuildDelay: the JSON documents and their gzip forms
 	// are built, the XML ones (never read) are not.
 	clock.Advance(DefaultPrebuildDelay)
-	s.Prebuild()
+	s.prebuild()
 	wantBuilds(t, s, 1, 1, "after a quiet second (JSON only)")
-	for name, p := range map[string]*Payload{"full": s.payloads.full[eureka.FormatJSON].Load(), "delta": s.payloads.delta[eureka.FormatJSON].Load()} {
-		if p == nil || p.gz == nil {
+	for name, p := range map[string]*document.Payload{"full": s.payloads.full[eureka.FormatJSON].Load(), "delta": s.payloads.delta[eureka.FormatJSON].Load()} {
+		if p == nil || !p.GzipMade() {
 			t.Fatalf("the %s JSON document or its gzip form is not built", name)
 		}
 	}
@@ -49,7 +50,7 @@ func TestPrebuildAfterTheRegistryGoesQuiet(t *testing.T) {
 		t.Error("the XML full registry was built though nobody read it")
 	}
 	// Readers take what was built.
-	full, delta := s.FullPayload(eureka.FormatJSON), s.DeltaPayload(eureka.FormatJSON)
+	full, delta := s.Documents().Full(eureka.FormatJSON), s.Documents().Delta(eureka.FormatJSON)
 	if full != s.payloads.full[eureka.FormatJSON].Load() || delta != s.payloads.delta[eureka.FormatJSON].Load() {
 		t.Error("a reader did not get the prebuilt document")
 	}
@@ -57,20 +58,20 @@ func TestPrebuildAfterTheRegistryGoesQuiet(t *testing.T) {
 
 	// An idle registry costs nothing.
 	clock.Advance(DefaultPrebuildDelay)
-	s.Prebuild()
+	s.prebuild()
 	wantBuilds(t, s, 1, 1, "an idle registry")
 
 	// Once XML is read, a change brings both formats.
-	s.FullPayload(eureka.FormatXML)
-	s.DeltaPayload(eureka.FormatXML)
+	s.Documents().Full(eureka.FormatXML)
+	s.Documents().Delta(eureka.FormatXML)
 	mustRegister(t, s, inst("APP0", "late"), false)
 	clock.Advance(DefaultPrebuildDelay)
 	f0, d0 := builds(s)
-	s.Prebuild()
+	s.prebuild()
 	if f, d := builds(s); f-f0 != 2 || d-d0 != 2 {
 		t.Errorf("after a change: %d full and %d delta builds, want 2 and 2 (JSON and XML)", f-f0, d-d0)
 	}
-	p := s.FullPayload(eureka.FormatXML)
+	p := s.Documents().Full(eureka.FormatXML)
 	if doc, err := eureka.DecodeApplications(eureka.FormatXML, p.Bytes()); err != nil || len(idsOfDoc(doc)) != 301 {
 		t.Errorf("the prebuilt XML registry: %v, want 301 instances", err)
 	}
@@ -81,7 +82,7 @@ func TestPrebuildAfterTheRegistryGoesQuiet(t *testing.T) {
 	mustRegister(t, s, inst("APP0", "later"), false)
 	clock.Advance(DefaultPrebuildDelay)
 	f0, d0 = builds(s)
-	s.Prebuild()
+	s.prebuild()
 	if f, d := builds(s); f-f0 != 1 || d-d0 != 1 {
 		t.Errorf("XML unread for %v, then a change: %d full and %d delta builds, want 1 and 1 (JSON)", xmlInterest, f-f0, d-d0)
 	}
@@ -93,20 +94,20 @@ func TestPrebuildOfAnAgingDocument(t *testing.T) {
 	s, clock := newTestStore(t, Config{})
 	mustRegister(t, s, inst("APP", "i1"), false)
 	clock.Advance(DefaultPrebuildDelay)
-	s.Prebuild()
+	s.prebuild()
 	f0, _ := builds(s)
 	clock.Advance(DefaultPayloadMaxAge - DefaultPrebuildDelay/2)
-	s.Prebuild()
+	s.prebuild()
 	if f, _ := builds(s); f != f0 {
 		t.Fatalf("a document nobody read since its build was built again as it aged")
 	}
-	s.FullPayload(eureka.FormatJSON) // still current: served, not built
-	s.Prebuild()
+	s.Documents().Full(eureka.FormatJSON) // still current: served, not built
+	s.prebuild()
 	if f, _ := builds(s); f != f0+1 {
 		t.Fatalf("a document read as it aged was built %d times ahead of its next reader, want once", f-f0)
 	}
-	p := s.FullPayload(eureka.FormatJSON)
-	if f, _ := builds(s); f != f0+1 || p.built != clock.Now().UnixMilli() {
+	p := s.Documents().Full(eureka.FormatJSON)
+	if f, _ := builds(s); f != f0+1 || p.Built() != clock.Now().UnixMilli() {
 		t.Errorf("the reader after the prebuild did not get it")
 	}
 }
@@ -116,7 +117,7 @@ func TestPrebuildSettings(t *testing.T) {
 		s, clock := newTestStore(t, cfg)
 		mustRegister(t, s, inst("APP", "i1"), false)
 		clock.Advance(time.Minute)
-		s.Prebuild()
+		s.prebuild()
 		f, d := builds(s)
 		if cfg.PrebuildDelay < 0 && (f != 0 || d != 0) {
 			t.Errorf("%s: %d full and %d delta builds, want none", name, f, d)
@@ -127,7 +128,7 @@ func TestPrebuildSettings(t *testing.T) {
 	}
 }
 
-// Readers that come while Prebuild builds wait for its build: one build
+// Readers that come while prebuild builds wait for its build: one build
 // in all.
 func TestReadersDuringPrebuildShareItsBuild(t *testing.T) {
 	s, clock := newTestStore(t, Config{})
@@ -139,22 +140,22 @@ func TestReadersDuringPrebuildShareItsBuild(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.Prebuild()
+		s.prebuild()
 	}()
 	for n := range 20 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if n%2 == 0 {
-				s.FullPayload(eureka.FormatJSON).Gzip()
+				s.Documents().Full(eureka.FormatJSON).Gzip()
 			} else {
-				s.DeltaPayload(eureka.FormatJSON).Gzip()
+				s.Documents().Delta(eureka.FormatJSON).Gzip()
 			}
 		}()
 	}
 	wg.Wait()
 	if f, d := builds(s); f != 1 || d != 1 {
-		t.Errorf("Prebuild and 20 readers made %d full and %d delta builds, want 1 and 1", f, d)
+		t.Errorf("prebuild and 20 readers made %d full and %d delta builds, want 1 and 1", f, d)
 	}
 }
 
@@ -187,17 +188,17 @@ func TestReaderTakesTheBuildItWaitedFor(t *testing.T) {
 		f := eureka.FormatJSON
 		// The document's build lock, a build under it, a read, what is
 		// kept and how many builds there were.
-		lock, build, get := &c.fullBuild[f], func() { s.buildFull(f, 0) }, func() *Payload { return s.FullPayload(f) }
+		lock, build, get := &c.fullBuild[f], func() { s.buildFull(f, 0) }, func() *document.Payload { return s.Documents().Full(f) }
 		kept, count := c.full[f].Load, c.builds.Load
 		if doc == "delta" {
-			lock, build, get = &c.deltaBuild[f], func() { s.buildDelta(f) }, func() *Payload { return s.DeltaPayload(f) }
+			lock, build, get = &c.deltaBuild[f], func() { s.buildDelta(f) }, func() *document.Payload { return s.Documents().Delta(f) }
 			kept, count = c.delta[f].Load, c.deltaBuilds.Load
 		}
 
 		// A build is under way, at the version the reader will ask for.
 		lock.Lock()
 		clock.armed.Store(true)
-		got := make(chan *Payload)
+		got := make(chan *document.Payload)
 		go func() { got <- get() }()
 		<-clock.read // the reader has taken its version, and waits for the lock
 		build()
@@ -208,8 +209,8 @@ func TestReaderTakesTheBuildItWaitedFor(t *testing.T) {
 			t.Errorf("%s: the reader built again (%d builds) instead of taking the build it waited for", doc, count()-before)
 		}
 		// A reader after the change gets it.
-		if p := get(); p.version != s.version.Load() {
-			t.Errorf("%s: a reader after a change got version %d, want %d", doc, p.version, s.version.Load())
+		if p := get(); p.Version() != s.version.Load() {
+			t.Errorf("%s: a reader after a change got version %d, want %d", doc, p.Version(), s.version.Load())
 		}
 	}
 }
@@ -226,26 +227,26 @@ func TestPrebuildFoldsAMassRegistrationAhead(t *testing.T) {
 	for n := range 120 {
 		mustRegister(t, s, inst("APP"+strconv.Itoa(n%3), "i"+strconv.Itoa(n)), false)
 	}
-	s.Prebuild()
+	s.prebuild()
 	wantBuilds(t, s, 1, 0, "while the registry was changing (the full registry built ahead, the delta folded)")
-	if folds := s.payloads.deltaFolds.Load(); folds != 1 || json.upTo != s.version.Load() {
-		t.Fatalf("%d folds ahead, the JSON delta holds changes up to %d of %d", folds, json.upTo, s.version.Load())
+	if folds := s.payloads.deltaFolds.Load(); folds != 1 || json.UpTo() != s.version.Load() {
+		t.Fatalf("%d folds ahead, the JSON delta holds changes up to %d of %d", folds, json.UpTo(), s.version.Load())
 	}
-	if xml.upTo != 0 {
+	if xml.UpTo() != 0 {
 		t.Error("the XML delta, never read, was folded ahead")
 	}
 	// Fewer waiting changes than foldAheadFrom: left to the build.
 	for n := range 10 {
 		mustRegister(t, s, inst("APP0", "late"+strconv.Itoa(n)), false)
 	}
-	s.Prebuild()
+	s.prebuild()
 	if folds := s.payloads.deltaFolds.Load(); folds != 1 {
 		t.Fatalf("%d folds ahead after 10 more changes, want still 1", folds)
 	}
 	clock.Advance(DefaultPrebuildDelay)
-	s.Prebuild()
+	s.prebuild()
 	wantBuilds(t, s, 2, 1, "once quiet")
-	got := s.DeltaPayload(eureka.FormatJSON).Bytes()
+	got := s.Documents().Delta(eureka.FormatJSON).Bytes()
 	if want := wholeDelta(s, eureka.FormatJSON, counterOf(t, eureka.FormatJSON, got)); !bytes.Equal(got, want) {
 		t.Errorf("the delta folded ahead differs from the delta written whole:\n%s\n%s", got, want)
 	}

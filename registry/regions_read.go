@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 // Reads that ask for remote regions (regions=a,b): the local registry with
@@ -19,27 +20,23 @@ import (
 // plain (wholePayload). Kept plain and gzipped, one JSON and one XML read
 // held four copies of the merged registry.
 
-// RegionVersion returns the remote regions' version a document read with
-// regions reflects (0 for any other).
-func (p *Payload) RegionVersion() uint64 { return p.rversion }
-
-// FullPayloadIn is FullPayload with the instances of regions (from
-// ParseRegions) merged in; with no regions it is FullPayload.
-func (s *Store) FullPayloadIn(regions []string, f eureka.Format) *Payload {
+// FullPayloadIn is Documents.Full with the instances of regions (from
+// ParseRegions) merged in; with no regions it is Documents.Full.
+func (s *Store) FullPayloadIn(regions []string, f eureka.Format) *document.Payload {
 	if len(regions) == 0 {
-		return s.FullPayload(f)
+		return s.Documents().Full(f)
 	}
 	s.counters.fullFetches.Add(1)
 	return s.regionPayload(namedKey{kindRegions, strings.Join(regions, ","), f}, regions)
 }
 
-// DeltaPayloadIn is DeltaPayload with the changes of regions (from
+// DeltaPayloadIn is Documents.Delta with the changes of regions (from
 // ParseRegions) in the DeltaRetention appended per application, and the
 // hash of the local registry with those regions; with no regions it is
-// DeltaPayload.
-func (s *Store) DeltaPayloadIn(regions []string, f eureka.Format) *Payload {
+// Documents.Delta.
+func (s *Store) DeltaPayloadIn(regions []string, f eureka.Format) *document.Payload {
 	if len(regions) == 0 {
-		return s.DeltaPayload(f)
+		return s.Documents().Delta(f)
 	}
 	s.counters.deltaFetches.Add(1)
 	return s.regionPayload(namedKey{kindRegionsDelta, strings.Join(regions, ","), f}, regions)
@@ -48,12 +45,12 @@ func (s *Store) DeltaPayloadIn(regions []string, f eureka.Format) *Payload {
 // regionPayload returns the document of key k (kindRegions or
 // kindRegionsDelta) over regions, built again only when the registry or
 // a region moved; one build at a time.
-func (s *Store) regionPayload(k namedKey, regions []string) *Payload {
+func (s *Store) regionPayload(k namedKey, regions []string) *document.Payload {
 	c := &s.payloads
 	delta := k.kind == kindRegionsDelta
-	fresh := func(p *Payload) bool {
-		return s.current(p, s.version.Load(), s.nowMillis()) && p.rversion == s.regions.version.Load() &&
-			(!delta || p.purges == s.changes.purged.Load()+s.regions.purges.Load())
+	fresh := func(p *document.Payload) bool {
+		return s.current(p, s.version.Load(), s.nowMillis()) && p.RegionVersion() == s.regions.version.Load() &&
+			(!delta || p.Purges() == s.changes.purged.Load()+s.regions.purges.Load())
 	}
 	if p := c.namedPayload(k); fresh(p) {
 		return p
@@ -97,7 +94,8 @@ func (s *Store) regionPayload(k namedKey, regions []string) *Payload {
 		buf = make([]byte, 0, last.Len()+last.Len()/16)
 	}
 	p := s.wholePayload(k.format, version, now, eureka.AppendApplications(buf, k.format, doc))
-	p.rversion, p.purges = rversion, purges
+	p.SetRegionVersion(rversion)
+	p.SetDelta(purges, 0)
 	c.putNamed(k, p)
 	return p
 }
@@ -202,13 +200,13 @@ func mergeApps(apps, more []*eureka.Application, sorted bool) []*eureka.Applicat
 // remote region (in configured order) that holds app answers for it, as
 // Eureka's getApplication(app, true), whatever the whitelists. false when
 // none does or DisableTransparentFallback is set.
-func (s *Store) RemoteAppPayload(app string, f eureka.Format) (*Payload, bool) {
+func (s *Store) RemoteAppPayload(app string, f eureka.Format) (*document.Payload, bool) {
 	if s.cfg.DisableTransparentFallback {
 		return nil, false
 	}
 	for _, r := range s.regions.order {
 		if a := r.snap.Load().apps[app]; a != nil && len(a.all) > 0 {
-			p := newPayload(s.version.Load(), s.nowMillis(),
+			p := document.New(s.version.Load(), s.nowMillis(),
 				eureka.AppendApplication(nil, f, &eureka.Application{Name: app, Instances: a.all}))
 			return p, true
 		}

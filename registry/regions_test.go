@@ -9,6 +9,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 func remoteDoc(apps map[string][]*eureka.InstanceInfo) *eureka.Applications {
@@ -37,7 +38,7 @@ func regionStore(t *testing.T, cfg Config) (*Store, interface{ Advance(time.Dura
 	return s, clock
 }
 
-func decodeJSON(t *testing.T, p *Payload) *eureka.Applications {
+func decodeJSON(t *testing.T, p *document.Payload) *eureka.Applications {
 	t.Helper()
 	doc, err := eureka.DecodeApplicationsJSON(p.Bytes())
 	if err != nil {
@@ -82,7 +83,7 @@ func TestRegionReadsMergeAndHash(t *testing.T) {
 		"ORDERS":  {"eu-1:UP:ADDED", "local-1:UP:ADDED"},
 	})
 	testkit.Want(t, "hash", full.AppsHashcode, "DOWN_1_UP_2_")
-	if local := decodeJSON(t, s.FullPayload(eureka.FormatJSON)); local.AppsHashcode != "UP_1_" || len(local.Applications) != 1 {
+	if local := decodeJSON(t, s.Documents().Full(eureka.FormatJSON)); local.AppsHashcode != "UP_1_" || len(local.Applications) != 1 {
 		t.Errorf("the local read changed: %+v", local)
 	}
 

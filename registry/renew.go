@@ -169,7 +169,7 @@ func (s *Store) compareDirty(l *lease, req RenewRequest, now int64) (RenewResult
 
 // RenewsLastMinute returns the number of renews counted in the previous
 // full minute, as Eureka's MeasuredRate reports it.
-func (s *Store) RenewsLastMinute() int64 { return s.renews.lastMinute(s.nowMillis()) }
+func (st Stats) RenewsLastMinute() int64 { return st.s.renews.lastMinute(st.s.nowMillis()) }
 
 // minuteCounter counts events per wall-clock minute. Reads return the count
 // of the previous full minute. The current minute's count is an atomic; the

@@ -15,7 +15,8 @@ type SelfPreservation struct {
 }
 
 // SelfPreservation returns the current self-preservation numbers.
-func (s *Store) SelfPreservation() SelfPreservation {
+func (st Stats) SelfPreservation() SelfPreservation {
+	s := st.s
 	now := s.nowMillis()
 	s.mu.RLock()
 	defer s.mu.RUnlock()

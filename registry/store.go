@@ -21,7 +21,7 @@ var ErrNotFound = errors.New("registry: instance not found")
 // state. All methods are safe for concurrent use. Renew, the hot path, takes
 // only a read lock.
 //
-// Background work (eviction, delta retention, threshold recount, Prebuild) runs
+// Background work (eviction, delta retention, threshold recount, prebuild) runs
 // between Start and Stop; each step is also an exported method so that it
 // can be driven directly with a fake clock.
 type Store struct {
@@ -46,7 +46,7 @@ type Store struct {
 	// version counts recorded changes; payloads built at one version are
 	// served until it moves. stream delivers them.
 	version atomic.Uint64
-	// lastChange is when the last change was recorded (ms), for Prebuild.
+	// lastChange is when the last change was recorded (ms), for prebuild.
 	lastChange atomic.Int64
 	stream     stream
 	renews     minuteCounter

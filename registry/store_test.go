@@ -217,7 +217,7 @@ func TestDeltaRetentionAndDedupe(t *testing.T) {
 	mustRegister(t, s, inst("B", "z"), false)
 	s.Cancel("B", "z", false) // registered then cancelled: once, DELETED
 
-	d := s.Delta()
+	d := s.delta()
 	got := map[string]eureka.ActionType{}
 	n := 0
 	for _, a := range d.Applications {
@@ -236,7 +236,7 @@ func TestDeltaRetentionAndDedupe(t *testing.T) {
 	// Cancelled then re-registered: once, as ADDED.
 	s.Cancel("A", "x", false)
 	mustRegister(t, s, inst("A", "x"), false)
-	for _, i := range s.Delta().Applications[0].Instances {
+	for _, i := range s.delta().Applications[0].Instances {
 		if i.ID() == "x" && i.ActionType != eureka.ActionAdded {
 			t.Errorf("cancel + register shows %v", i.ActionType)
 		}
@@ -244,12 +244,12 @@ func TestDeltaRetentionAndDedupe(t *testing.T) {
 
 	clock.Advance(179 * time.Second)
 	s.PurgeDeltas()
-	if len(s.Delta().Applications) == 0 {
+	if len(s.delta().Applications) == 0 {
 		t.Fatal("changes dropped before 180 s")
 	}
 	clock.Advance(2 * time.Second)
 	s.PurgeDeltas()
-	if d := s.Delta(); len(d.Applications) != 0 || d.AppsHashcode != "OUT_OF_SERVICE_1_UP_1_" {
+	if d := s.delta(); len(d.Applications) != 0 || d.AppsHashcode != "OUT_OF_SERVICE_1_UP_1_" {
 		t.Fatalf("after retention: %d apps, hash %q", len(d.Applications), d.AppsHashcode)
 	}
 }
@@ -257,9 +257,9 @@ func TestDeltaRetentionAndDedupe(t *testing.T) {
 func TestPayloadsRebuiltOnlyAfterChange(t *testing.T) {
 	s, _ := newTestStore(t, Config{})
 	mustRegister(t, s, inst("A", "x"), false)
-	p1 := s.FullPayload(eureka.FormatJSON)
+	p1 := s.Documents().Full(eureka.FormatJSON)
 	s.Renew("A", "x", RenewRequest{})
-	p2 := s.FullPayload(eureka.FormatJSON)
+	p2 := s.Documents().Full(eureka.FormatJSON)
 	if p1 != p2 || s.payloads.builds.Load() != 1 {
 		t.Fatalf("unchanged registry re-serialized (%d builds)", s.payloads.builds.Load())
 	}
@@ -267,25 +267,25 @@ func TestPayloadsRebuiltOnlyAfterChange(t *testing.T) {
 		t.Errorf("full payload: %s", p1.Bytes())
 	}
 	mustRegister(t, s, inst("A", "y"), false)
-	if p3 := s.FullPayload(eureka.FormatJSON); p3 == p2 || !strings.Contains(string(p3.Bytes()), `"instanceId":"y"`) {
+	if p3 := s.Documents().Full(eureka.FormatJSON); p3 == p2 || !strings.Contains(string(p3.Bytes()), `"instanceId":"y"`) {
 		t.Fatal("a registration is not visible in the next full fetch")
 	}
-	a1, _ := s.AppPayload("A", eureka.FormatXML)
+	a1, _ := s.Documents().App("A", eureka.FormatXML)
 	mustRegister(t, s, inst("B", "z"), false)
-	a2, _ := s.AppPayload("A", eureka.FormatXML)
+	a2, _ := s.Documents().App("A", eureka.FormatXML)
 	if a1 != a2 {
 		t.Error("a change to B rebuilt A's payload")
 	}
-	d1 := s.DeltaPayload(eureka.FormatJSON)
-	d2 := s.DeltaPayload(eureka.FormatXML)
-	if d1 != s.DeltaPayload(eureka.FormatJSON) {
+	d1 := s.Documents().Delta(eureka.FormatJSON)
+	d2 := s.Documents().Delta(eureka.FormatXML)
+	if d1 != s.Documents().Delta(eureka.FormatJSON) {
 		t.Error("an unchanged delta was rebuilt")
 	}
 	if !strings.Contains(string(d1.Bytes()), `"versions__delta":"1"`) || !strings.Contains(string(d2.Bytes()), "<versions__delta>1</") {
 		t.Errorf("both formats of one delta must carry the same version:\n%s\n%s", d1.Bytes(), d2.Bytes())
 	}
 	mustRegister(t, s, inst("B", "w"), false)
-	if d3 := s.DeltaPayload(eureka.FormatJSON); !strings.Contains(string(d3.Bytes()), `"versions__delta":"2"`) {
+	if d3 := s.Documents().Delta(eureka.FormatJSON); !strings.Contains(string(d3.Bytes()), `"versions__delta":"2"`) {
 		t.Errorf("regenerated delta version: %s", d3.Bytes())
 	}
 }
@@ -296,13 +296,13 @@ func TestVIPQuery(t *testing.T) {
 	a.VIPAddress, a.SecureVIPAddress = "orders,orders-v2", "secure-orders"
 	mustRegister(t, s, a, false)
 	mustRegister(t, s, inst("B", "y"), false)
-	if got := s.VIP("orders-v2", false); len(got.Applications) != 1 || got.VersionsDelta != -1 || got.AppsHashcode != "UP_1_" {
+	if got := s.vip("orders-v2", false); len(got.Applications) != 1 || got.VersionsDelta != -1 || got.AppsHashcode != "UP_1_" {
 		t.Errorf("vip: %+v", got)
 	}
-	if got := s.VIP("ORDERS", false); len(got.Applications) != 0 {
+	if got := s.vip("ORDERS", false); len(got.Applications) != 0 {
 		t.Error("VIP lookups are case-sensitive")
 	}
-	if got := s.VIP("secure-orders", true); len(got.Applications) != 1 {
+	if got := s.vip("secure-orders", true); len(got.Applications) != 1 {
 		t.Error("svip lookup failed")
 	}
 }
@@ -325,7 +325,7 @@ func TestStartStopLoops(t *testing.T) {
 	s.Start()
 
 	testkit.Eventually(t, 10*time.Second, "the threshold loop recounts the renewing clients (10 expected, 2 registered)", func() bool {
-		return s.SelfPreservation().ExpectedRenewingClients == 2
+		return s.Stats().SelfPreservation().ExpectedRenewingClients == 2
 	})
 	clock.Advance(prebuildDelay)
 	testkit.Eventually(t, 10*time.Second, "the prebuild loop builds the full registry and the delta once the registry is quiet", func() bool {
@@ -338,7 +338,7 @@ func TestStartStopLoops(t *testing.T) {
 	clock.Advance(4 * time.Minute)
 	testkit.Eventually(t, 10*time.Second, "the eviction loop evicts the expired instances", func() bool { return s.Len() == 0 })
 	testkit.Eventually(t, 10*time.Second, "the retention loop purges the registrations from the change log", func() bool {
-		_, ok := s.ChangesSince(0)
+		_, ok := s.changesSince(0)
 		return !ok
 	})
 

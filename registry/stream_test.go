@@ -66,7 +66,7 @@ func TestChangeStreamOneChangePerWriteKind(t *testing.T) {
 	testkit.Want(t, "cancel's instance", got[len(got)-3].Instance.ActionType, eureka.ActionDeleted)
 
 	// The log holds the same changes.
-	logged, ok := s.ChangesSince(0)
+	logged, ok := s.changesSince(0)
 	if !ok || len(logged) != len(got) {
 		t.Fatalf("ChangesSince(0) = %d changes, %v; want %d", len(logged), ok, len(got))
 	}
@@ -75,7 +75,7 @@ func TestChangeStreamOneChangePerWriteKind(t *testing.T) {
 			t.Errorf("log entry %d = %v@%d, stream said %v@%d", n, logged[n].Kind, logged[n].Version, got[n].Kind, got[n].Version)
 		}
 	}
-	if tail, ok := s.ChangesSince(uint64(len(got) - 2)); !ok || len(tail) != 2 {
+	if tail, ok := s.changesSince(uint64(len(got) - 2)); !ok || len(tail) != 2 {
 		t.Errorf("ChangesSince(last-2) = %d changes, %v", len(tail), ok)
 	}
 }

@@ -27,7 +27,7 @@ func checkDocArithmetic(t *testing.T, section string, expected int, intervalSeco
 // thresholdWhy, where not "", say in parentheses how the row got them.
 func expectCountAndThreshold(t *testing.T, s *Store, section, countWhy, thresholdWhy string, wantCount, wantThreshold int) {
 	t.Helper()
-	sp := s.SelfPreservation()
+	sp := s.Stats().SelfPreservation()
 	expectRow(t, section, "expected renewing clients"+parenthesized(countWhy), sp.ExpectedRenewingClients, wantCount)
 	expectRow(t, section, "threshold"+parenthesized(thresholdWhy), sp.Threshold, wantThreshold)
 }
@@ -239,7 +239,7 @@ func TestSelfPreservationGateTable(t *testing.T) {
 			}
 			clock.Advance(start.Add(row.checkAt).Sub(clock.Now()))
 
-			sp := s.SelfPreservation()
+			sp := s.Stats().SelfPreservation()
 			expectRow(t, row.section, "enabled", sp.Enabled, !row.off)
 			expectRow(t, row.section, "threshold", sp.Threshold, row.wantThreshold)
 			expectRow(t, row.section, "renews last minute", sp.RenewsLastMinute, row.wantLastMin)

@@ -91,10 +91,10 @@ func (x *vipIndex) apps(vip string, secure bool) []string {
 	return out
 }
 
-// VIP returns the instances whose VIP list (or secure VIP list) holds vip
+// vip returns the instances whose VIP list (or secure VIP list) holds vip
 // exactly, with versions__delta -1 as Eureka's VIP queries report. It reads
 // only the apps the VIP index names.
-func (s *Store) VIP(vip string, secure bool) *eureka.Applications {
+func (s *Store) vip(vip string, secure bool) *eureka.Applications {
 	apps := s.views.vips.apps(vip, secure)
 	keep := func(i *eureka.InstanceInfo) bool {
 		if secure {

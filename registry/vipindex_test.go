@@ -32,7 +32,7 @@ func TestVIPIndexMatchesAScan(t *testing.T) {
 	}
 	indexed := func(vip string, secure bool) []string {
 		var out []string
-		for _, a := range s.VIP(vip, secure).Applications {
+		for _, a := range s.vip(vip, secure).Applications {
 			for _, i := range a.Instances {
 				out = append(out, i.ID())
 			}

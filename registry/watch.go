@@ -177,16 +177,16 @@ func (s *Store) Poll(ctx context.Context, p Poll) Polled {
 		if len(p.Regions) > 0 {
 			s.waitRegions(ctx, version, rversion)
 		} else {
-			s.Watch(ctx, version)
+			s.watch(ctx, version)
 		}
 	}
 }
 
-// Watch waits until the Store has a change newer than version since, and
+// watch waits until the Store has a change newer than version since, and
 // returns the current version. It returns at once if there already is one,
 // and ctx.Err() if ctx ends first. It starts no goroutine: waiting costs
 // the caller's own goroutine and nothing per watcher in the Store.
-func (s *Store) Watch(ctx context.Context, since uint64) (uint64, error) {
+func (s *Store) watch(ctx context.Context, since uint64) (uint64, error) {
 	st := &s.stream
 	for {
 		wake := *st.wake.Load()
@@ -201,12 +201,12 @@ func (s *Store) Watch(ctx context.Context, since uint64) (uint64, error) {
 	}
 }
 
-// ChangesSince returns the changes after version since, oldest first, up
+// changesSince returns the changes after version since, oldest first, up
 // to the current version. ok is false when some of them are no longer
 // retained (older than DeltaRetention) or since is not a version of this
 // Store (newer than its current one): the caller must then read the whole
 // registry. The slice is shared and must not be modified.
-func (s *Store) ChangesSince(since uint64) (changes []Change, ok bool) {
+func (s *Store) changesSince(since uint64) (changes []Change, ok bool) {
 	upTo := s.stream.delivered.Load()
 	if since > upTo {
 		return nil, false
@@ -216,22 +216,13 @@ func (s *Store) ChangesSince(since uint64) (changes []Change, ok bool) {
 	return s.changes.after(since, upTo)
 }
 
-// ChangesFor returns the registry's version, the changes after version
-// since (only those of apps, if apps is not empty), and the reconcile hash
+// changesFor returns the registry's version, the changes after version
+// since (only those of apps, if apps is not empty), and the status counts
 // of the registry (or of those apps) at that version, all read at one
 // instant. ok is false when since is not a version this Store can answer
 // for (older than the retained log, or newer than its current version):
-// the reader must read the whole registry. The slice is shared and must not
-// be modified.
-func (s *Store) ChangesFor(since uint64, apps []string) (version uint64, changes []Change, hash string, ok bool) {
-	version, changes, counts, ok := s.changesFor(since, apps)
-	if !ok {
-		return version, nil, "", false
-	}
-	return version, changes, counts.Hash(), true
-}
-
-// changesFor is ChangesFor with the status counts behind the hash.
+// the reader must read the whole registry. The slice is shared and must
+// not be modified.
 func (s *Store) changesFor(since uint64, apps []string) (version uint64, changes []Change, counts eureka.StatusCounts, ok bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

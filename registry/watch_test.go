@@ -17,19 +17,19 @@ func TestChangesSinceTellsWhenTheLogIsIncomplete(t *testing.T) {
 	s, clock := newTestStore(t, Config{})
 	mustRegister(t, s, inst("A", "x"), false)
 	mustRegister(t, s, inst("A", "y"), false)
-	if _, ok := s.ChangesSince(7); ok {
+	if _, ok := s.changesSince(7); ok {
 		t.Error("a version from the future is accepted")
 	}
 	clock.Advance(4 * time.Minute)
 	s.PurgeDeltas()
-	if _, ok := s.ChangesSince(0); ok {
+	if _, ok := s.changesSince(0); ok {
 		t.Error("purged changes reported as complete")
 	}
-	if changes, ok := s.ChangesSince(2); !ok || len(changes) != 0 {
+	if changes, ok := s.changesSince(2); !ok || len(changes) != 0 {
 		t.Errorf("ChangesSince(current) = %v, %v", changes, ok)
 	}
 	mustRegister(t, s, inst("A", "z"), false)
-	if changes, ok := s.ChangesSince(2); !ok || len(changes) != 1 || changes[0].ID != "z" {
+	if changes, ok := s.changesSince(2); !ok || len(changes) != 1 || changes[0].ID != "z" {
 		t.Errorf("ChangesSince after purge and write = %v, %v", changes, ok)
 	}
 }
@@ -41,13 +41,13 @@ func TestWatch(t *testing.T) {
 	// An old version returns at once, even with a context that has ended.
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	if v, err := s.Watch(ended, 0); err != nil || v != 1 {
+	if v, err := s.watch(ended, 0); err != nil || v != 1 {
 		t.Fatalf("Watch(old) = %d, %v", v, err)
 	}
 	// At the current version it waits for the next change.
 	woke := make(chan uint64, 1)
 	go func() {
-		v, _ := s.Watch(context.Background(), 1)
+		v, _ := s.watch(context.Background(), 1)
 		woke <- v
 	}()
 	mustRegister(t, s, inst("A", "y"), false)
@@ -56,7 +56,7 @@ func TestWatch(t *testing.T) {
 		if v < 2 {
 			t.Fatalf("Watch woke at version %d, before the write", v)
 		}
-		if changes, _ := s.ChangesSince(1); len(changes) != 1 || changes[0].ID != "y" {
+		if changes, _ := s.changesSince(1); len(changes) != 1 || changes[0].ID != "y" {
 			t.Errorf("after waking: %v", changes)
 		}
 	case <-time.After(10 * time.Second):
@@ -66,7 +66,7 @@ func TestWatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.Watch(ctx, 2)
+		_, err := s.watch(ctx, 2)
 		errc <- err
 	}()
 	s.Renew("A", "x", RenewRequest{})
@@ -102,7 +102,7 @@ func idleWatchers(tb testing.TB, s *Store, n int) (goroutines int, heapPerWatche
 		go func() {
 			defer done.Done()
 			ready.Done()
-			if v, err := s.Watch(context.Background(), since); err != nil || v <= since {
+			if v, err := s.watch(context.Background(), since); err != nil || v <= since {
 				tb.Errorf("Watch = %d, %v", v, err)
 			}
 		}()
@@ -147,7 +147,7 @@ func BenchmarkWatchWakeup(b *testing.B) {
 		since := s.Version()
 		woke := make(chan time.Time)
 		go func() {
-			s.Watch(context.Background(), since)
+			s.watch(context.Background(), since)
 			woke <- time.Now()
 		}()
 		runtime.Gosched()

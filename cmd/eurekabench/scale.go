@@ -296,7 +296,7 @@ func churn(c scaleConfig) (*churnResult, error) {
 	for k := range ids {
 		ids[k] = [2]string{"SERVICE-" + strconv.Itoa(k/max(1, c.churnSize/1000)), testkit.SampleInstance(k).InstanceID}
 	}
-	b.store.FullPayload(eureka.FormatJSON).Gzip()
+	b.store.Documents().Full(eureka.FormatJSON).Gzip()
 
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -421,7 +421,7 @@ func slowReaders(c scaleConfig) (*slowResult, error) {
 	}
 	defer b.stop()
 	b.populate(c.slowSize, 20)
-	res := &slowResult{docMB: float64(b.store.FullPayload(eureka.FormatXML).Len()) / 1e6}
+	res := &slowResult{docMB: float64(b.store.Documents().Full(eureka.FormatXML).Len()) / 1e6}
 	res.idle = heapInUse()
 	var conns []net.Conn
 	defer func() {
@@ -551,7 +551,7 @@ func memoryPerInstance(n int) (rss, heap float64) {
 		}
 	}
 	for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
-		s.FullPayload(f).Gzip()
+		s.Documents().Full(f).Gzip()
 	}
 	heap1 := heapInUse()
 	rss1 := residentBytes()

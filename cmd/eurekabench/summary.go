@@ -97,9 +97,9 @@ func runSummary(c summaryConfig, out io.Writer) error {
 		return err
 	}
 
-	store.FullPayload(eureka.FormatJSON) // build once, then serve
-	builds := store.FullPayloadBuilds()
-	payload := len(store.FullPayload(eureka.FormatJSON).Bytes())
+	store.Documents().Full(eureka.FormatJSON) // build once, then serve
+	builds := store.Documents().Builds()
+	payload := len(store.Documents().Full(eureka.FormatJSON).Bytes())
 	fetchRate, err := loadSpec{addr: addr, conc: min(conc, 8), d: d, build: func(_ int, req *fasthttp.Request) {
 		req.SetRequestURI("/eureka/apps/")
 		req.Header.Set("Accept", "application/json")
@@ -107,7 +107,7 @@ func runSummary(c summaryConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rebuilt := store.FullPayloadBuilds() - builds
+	rebuilt := store.Documents().Builds() - builds
 
 	gw, err := benchGateway(d, conc)
 	if err != nil {

@@ -257,7 +257,7 @@ func badInputChangesNothing(t *testing.T, start Starter) {
 	base, s := start(t, registry.Config{}, httpapi.APIConfig{MaxBodyBytes: 4096})
 	register(t, base, "A", "x")
 	before := s.Version()
-	full := string(s.FullPayload(eureka.FormatJSON).Bytes())
+	full := string(s.Documents().Full(eureka.FormatJSON).Bytes())
 
 	missingHost := testkit.Inst("A", "y")
 	missingHost.HostName = ""
@@ -311,7 +311,7 @@ func badInputChangesNothing(t *testing.T, start Starter) {
 	if r := call(t, "POST", base+"/eureka/apps/A", []byte("not gzip"), "Content-Type", jsonCT, "Content-Encoding", "gzip"); r.status != 400 {
 		t.Errorf("bad gzip: %d", r.status)
 	}
-	if s.Version() != before || string(s.FullPayload(eureka.FormatJSON).Bytes()) != full {
+	if s.Version() != before || string(s.Documents().Full(eureka.FormatJSON).Bytes()) != full {
 		t.Error("bad input changed the registry")
 	}
 }

@@ -16,7 +16,7 @@ func noForgedWrites(t *testing.T, start Starter) {
 	base, s := start(t, registry.Config{}, httpapi.APIConfig{})
 	register(t, base, "A", "x")
 	before := s.Version()
-	full := string(s.FullPayload(eureka.FormatJSON).Bytes())
+	full := string(s.Documents().Full(eureka.FormatJSON).Bytes())
 	batch := []byte(`{"replicationList":[{"action":"Cancel","appName":"A","id":"x"}]}`)
 	app, inst, batchURL := base+"/eureka/apps/A", base+"/eureka/apps/A/x", base+"/eureka/peerreplication/batch/"
 
@@ -49,7 +49,7 @@ func noForgedWrites(t *testing.T, start Starter) {
 			t.Errorf("%s: %d %q, want %d", c.name, r.status, r.body, c.status)
 		}
 	}
-	if s.Version() != before || string(s.FullPayload(eureka.FormatJSON).Bytes()) != full {
+	if s.Version() != before || string(s.Documents().Full(eureka.FormatJSON).Bytes()) != full {
 		t.Fatal("a refused write changed the registry")
 	}
 	// A preflight is never approved.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/document"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -194,7 +195,7 @@ type Response struct {
 	Body      []byte
 	// Payload, when set, is the body instead of Body: a cached document,
 	// which front doors write part by part, never copying it whole.
-	Payload *registry.Payload
+	Payload *document.Payload
 	// Version, if set, is sent as the Eurekagate-Version header: the
 	// version of the registry the body reflects, to watch from.
 	Version string
@@ -300,7 +301,7 @@ func (a *API) Serve(req *Request, resp *Response) {
 				a.regionsPayload(req, resp, a.store.FullPayloadIn(regions, eureka.AcceptFormat(req.Accept)))
 				return
 			}
-			a.payload(req, resp, a.store.FullPayload(eureka.AcceptFormat(req.Accept)))
+			a.payload(req, resp, a.store.Documents().Full(eureka.AcceptFormat(req.Accept)))
 		})
 	case epDelta:
 		a.only(req, resp, http.MethodGet, func() { a.getDelta(req, resp) })
@@ -343,7 +344,7 @@ func (a *API) Serve(req *Request, resp *Response) {
 		})
 	case epVIP, epSVIP:
 		a.only(req, resp, http.MethodGet, func() {
-			a.payload(req, resp, a.store.VIPPayload(r.name, r.ep == epSVIP, eureka.AcceptFormat(req.Accept)))
+			a.payload(req, resp, a.store.Documents().VIP(r.name, r.ep == epSVIP, eureka.AcceptFormat(req.Accept)))
 		})
 	case epBatch:
 		a.only(req, resp, http.MethodPost, func() { a.batch(req, resp) })
@@ -364,7 +365,7 @@ func (a *API) only(req *Request, resp *Response, method string, f func()) {
 }
 
 // payload answers with a cached document, gzipped only if the client asked.
-func (a *API) payload(req *Request, resp *Response, p *registry.Payload) {
+func (a *API) payload(req *Request, resp *Response, p *document.Payload) {
 	*resp = Response{Status: http.StatusOK, ContentType: eureka.AcceptFormat(req.Accept).ContentType(), Payload: p,
 		Version: a.token(p.Version())}
 	if strings.Contains(req.AcceptEncoding, "gzip") {
@@ -393,11 +394,11 @@ func (a *API) getDelta(req *Request, resp *Response) {
 		a.regionsPayload(req, resp, a.store.DeltaPayloadIn(regions, eureka.AcceptFormat(req.Accept)))
 		return
 	}
-	a.payload(req, resp, a.store.DeltaPayload(eureka.AcceptFormat(req.Accept)))
+	a.payload(req, resp, a.store.Documents().Delta(eureka.AcceptFormat(req.Accept)))
 }
 
 func (a *API) getApp(req *Request, resp *Response, app string) {
-	p, ok := a.store.AppPayload(app, eureka.AcceptFormat(req.Accept))
+	p, ok := a.store.Documents().App(app, eureka.AcceptFormat(req.Accept))
 	if !ok {
 		// Eureka's transparent fallback: a remote region's copy.
 		p, ok = a.store.RemoteAppPayload(app, eureka.AcceptFormat(req.Accept))

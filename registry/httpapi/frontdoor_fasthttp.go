@@ -123,6 +123,6 @@ func setBody(ctx *fasthttp.RequestCtx, resp *Response) {
 	case !resp.Payload.Compressed() && len(resp.Payload.Parts()) == 1:
 		ctx.Response.SetBodyRaw(resp.Payload.Parts()[0])
 	default:
-		ctx.Response.SetBodyStream(resp.Payload.Reader(), resp.Payload.Len())
+		ctx.Response.SetBodyStream(admittedReader(resp.Payload), resp.Payload.Len())
 	}
 }

@@ -55,7 +55,7 @@ func writeHTTP(w http.ResponseWriter, r *http.Request, resp *Response, node stri
 		return
 	}
 	if resp.Payload != nil {
-		resp.Payload.WriteTo(w)
+		resp.Payload.WriteTo(admitted(w, resp.Payload))
 	} else if len(resp.Body) > 0 {
 		w.Write(resp.Body)
 	}

@@ -76,7 +76,7 @@ func FuzzAPI(f *testing.F) {
 		s, _ := newTestStore(t, registry.Config{})
 		mustRegister(t, s, inst("A", "x"), false)
 		before := s.Version()
-		full := string(s.FullPayload(eureka.FormatJSON).Bytes())
+		full := string(s.Documents().Full(eureka.FormatJSON).Bytes())
 		// Watches end at once: nothing changes while they wait.
 		cfg := APIConfig{MaxBodyBytes: 1 << 16, MaxBatchBytes: 1 << 16, MaxWatchWait: time.Millisecond}
 		if auth {
@@ -92,7 +92,7 @@ func FuzzAPI(f *testing.F) {
 		if !documented[resp.Status] {
 			t.Fatalf("%s %s answered %d, not a documented status", method, path, resp.Status)
 		}
-		changed := s.Version() != before || string(s.FullPayload(eureka.FormatJSON).Bytes()) != full
+		changed := s.Version() != before || string(s.Documents().Full(eureka.FormatJSON).Bytes()) != full
 		read := method == http.MethodGet || method == http.MethodHead
 		forgeable := (method == http.MethodPost && simpleType(req.ContentType)) || ((req.Origin != "" || req.FetchSite != "") && req.CSRF == "")
 		switch {

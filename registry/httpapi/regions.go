@@ -7,6 +7,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 // ParamRegions is Eureka's regions parameter of full fetches and deltas:
@@ -37,7 +38,7 @@ func (a *API) regionsOf(req *Request, resp *Response) ([]string, bool) {
 
 // regionsPayload answers a document read with regions; its version
 // token carries the remote regions' version, for a watch to resume from.
-func (a *API) regionsPayload(req *Request, resp *Response, p *registry.Payload) {
+func (a *API) regionsPayload(req *Request, resp *Response, p *document.Payload) {
 	a.payload(req, resp, p)
 	resp.Version = a.store.RegionsToken(p.Version(), p.RegionVersion())
 }

@@ -55,8 +55,8 @@ func (a *API) statusInfo() *StatusInfo {
 	s := a.store
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
-	sp := s.SelfPreservation()
-	up := s.Config().Clock.Now().Sub(s.StartedAt())
+	sp := s.Stats().SelfPreservation()
+	up := s.Config().Clock.Now().Sub(s.Stats().StartedAt())
 	info := &StatusInfo{
 		GeneralStats: map[string]string{
 			"environment":          a.env,

@@ -92,14 +92,14 @@ func (m *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
-	for app, byStatus := range m.store.StatusCounts() {
+	for app, byStatus := range m.store.Stats().StatusCounts() {
 		for st, n := range byStatus {
 			if n > 0 {
 				gauge(m.instances, float64(n), app, eureka.Status(st).String())
 			}
 		}
 	}
-	sp := m.store.SelfPreservation()
+	sp := m.store.Stats().SelfPreservation()
 	active := 0.0
 	if sp.Active {
 		active = 1
@@ -108,7 +108,7 @@ func (m *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(m.renewsLastMinute, float64(sp.RenewsLastMinute))
 	gauge(m.threshold, float64(sp.Threshold))
 	gauge(m.expected, float64(sp.ExpectedRenewingClients))
-	t := m.store.Totals()
+	t := m.store.Stats().Totals()
 	counter(m.registrations, t.Registrations)
 	counter(m.renewals, t.Renewals)
 	counter(m.cancels, t.Cancels)
@@ -117,7 +117,7 @@ func (m *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(m.fetches, t.DeltaFetches, "delta")
 	counter(m.fetches, t.AppFetches, "app")
 	counter(m.fetches, t.VIPFetches, "vip")
-	full, delta := m.store.PayloadSizes()
+	full, delta := m.store.Documents().Sizes()
 	for format, n := range full {
 		gauge(m.payloadBytes, float64(n), "full", format)
 	}

@@ -197,7 +197,7 @@ func TestRestartedNodeSyncsBeforeServing(t *testing.T) {
 	if got := c.nodes[1].store.Len(); got != 20 {
 		t.Fatalf("restarted node holds %d of 20 instances", got)
 	}
-	if sp := c.nodes[1].store.SelfPreservation(); sp.ExpectedRenewingClients != 20 {
+	if sp := c.nodes[1].store.Stats().SelfPreservation(); sp.ExpectedRenewingClients != 20 {
 		t.Errorf("expected renewing clients after sync = %d, want 20", sp.ExpectedRenewingClients)
 	}
 	// And no registration was lost anywhere.
@@ -462,7 +462,7 @@ func TestSelfRecognisedByIdentity(t *testing.T) {
 	}
 	testkit.Eventually(t, 5*time.Second, "the heartbeats replicated", func() bool {
 		for _, s := range stores {
-			if s.Totals().Renewals != 3 {
+			if s.Stats().Totals().Renewals != 3 {
 				return false
 			}
 		}
@@ -472,7 +472,7 @@ func TestSelfRecognisedByIdentity(t *testing.T) {
 	for n, s := range stores {
 		// One heartbeat of its own, two from the peers: a node that
 		// replicated to itself would count its own twice.
-		if got := s.Totals().Renewals; got != 3 {
+		if got := s.Stats().Totals().Renewals; got != 3 {
 			t.Errorf("node %d counted %d renewals, want 3", n+1, got)
 		}
 	}

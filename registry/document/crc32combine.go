@@ -1,4 +1,4 @@
-package registry
+package document
 
 // crc32Combine returns the CRC-32 (IEEE) of a+b from crcA = CRC(a),
 // crcB = CRC(b) and len(b), as zlib's crc32_combine does, so the gzip

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/document"
+	"github.com/eurekagate/eurekagate/registry/internal/deltacut"
 )
 
 // wholeDelta is the delta written whole, from the retained log.
@@ -54,18 +56,18 @@ func counterOf(t *testing.T, f eureka.Format, b []byte) int64 {
 // deflated pieces made one run, as large applications have them. The
 // full registry too.
 func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
-	defer func(n, m, c int) { foldBatch, flattenFrom, deltaChunkSize = n, m, c }(foldBatch, flattenFrom, deltaChunkSize)
+	defer func(n, m, c int) { deltacut.FoldBatch, deltacut.FlattenFrom, deltacut.ChunkSize = n, m, c }(deltacut.FoldBatch, deltacut.FlattenFrom, deltacut.ChunkSize)
 	for seed := range uint64(12) {
-		deltaChunkSize = 64
+		deltacut.ChunkSize = 64
 		if seed%4 >= 2 {
-			deltaChunkSize = 3 // applications of many chunks, split as they grow
+			deltacut.ChunkSize = 3 // applications of many chunks, split as they grow
 		}
 		if seed >= 9 {
-			foldBatch = 1 // every fold of more than one change in batches
+			deltacut.FoldBatch = 1 // every fold of more than one change in batches
 		}
-		flattenFrom = bigPart
+		deltacut.FlattenFrom = 32 << 10 // as a registry has it
 		if seed%2 == 1 {
-			flattenFrom = 1 // every entry's deflated pieces made one run
+			deltacut.FlattenFrom = 1 // every entry's deflated pieces made one run
 		}
 		rnd := rand.New(rand.NewPCG(seed, 99))
 		limit := [...]int64{-1, 1, 40_000}[seed%3]
@@ -102,7 +104,7 @@ func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
 				continue // let changes pile up between reads, too
 			}
 			for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
-				p := s.DeltaPayload(f)
+				p := s.Documents().Delta(f)
 				got := p.Bytes()
 				want := wholeDelta(s, f, counterOf(t, f, got))
 				if !bytes.Equal(got, want) {
@@ -120,7 +122,7 @@ func TestDeltaFromPiecesIsTheWholeDelta(t *testing.T) {
 				}
 				// The full registry's lease timestamps lag heartbeats
 				// (PayloadMaxAge): its forms agree, and it holds every lease.
-				full := s.FullPayload(f)
+				full := s.Documents().Full(f)
 				plainFull := full.Bytes()
 				var fullStream bytes.Buffer
 				io.Copy(&fullStream, full.Reader())
@@ -151,16 +153,16 @@ func TestConcurrentReadersShareOneBuild(t *testing.T) {
 		fulls, deltas := s.payloads.builds.Load(), s.payloads.deltaBuilds.Load()
 		var wg sync.WaitGroup
 		start := make(chan struct{})
-		got := make([]*Payload, 40)
+		got := make([]*document.Payload, 40)
 		for n := range 40 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-start
 				if n%2 == 0 {
-					got[n] = s.FullPayload(f)
+					got[n] = s.Documents().Full(f)
 				} else {
-					got[n] = s.DeltaPayload(f)
+					got[n] = s.Documents().Delta(f)
 				}
 			}()
 		}
@@ -208,7 +210,7 @@ func TestDocumentsReadWhileTheyChangeForm(t *testing.T) {
 					return
 				default:
 				}
-				for _, p := range []*Payload{s.FullPayload(f), s.DeltaPayload(f)} {
+				for _, p := range []*document.Payload{s.Documents().Full(f), s.Documents().Delta(f)} {
 					var b bytes.Buffer
 					io.Copy(&b, p.Reader())
 					zr, err := gzip.NewReader(p.Gzip().Reader())

@@ -1,4 +1,4 @@
-package registry
+package document
 
 import (
 	"hash/crc32"

@@ -1,4 +1,4 @@
-package registry
+package document
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-
-	"github.com/eurekagate/eurekagate/eureka"
 )
 
 // Payload is a serialized document, kept until the registry changes and
@@ -21,7 +19,7 @@ type Payload struct {
 	parts [][]byte
 	size  int
 
-	version uint64 // the Store (or app) version it was built at
+	version uint64 // the registry (or app) version it was built at
 	purges  uint64 // for deltas: the change log's purge count
 	counter int64  // for deltas: versions__delta
 	// rversion is the remote regions' version, for reads with regions.
@@ -29,8 +27,8 @@ type Payload struct {
 	built    int64 // ms
 
 	gzipOnce sync.Once
-	gzip     func() [][]byte // builds the gzip parts; nil: compress the whole
-	gz       *Payload
+	gzip     func() [][]byte         // builds the gzip parts; nil: compress the whole
+	gz       atomic.Pointer[Payload] // set once, by gzipOnce: read by GzipMade
 
 	// z, for a document kept compressed only (larger than
 	// Config.MaxPlainPayload), is its deflate stream in pieces, the last
@@ -38,8 +36,8 @@ type Payload struct {
 	z [][]byte
 
 	// plainRead, for the full registry and the delta, is set by the
-	// first plain read (Parts, Bytes, WriteTo, Reader), so that the Store
-	// keeps these documents plain from then on (Store.keepPlain).
+	// first plain read (Parts, Bytes, WriteTo, Reader), so that the cache
+	// that keeps them keeps them plain from then on (TrackPlainReads).
 	plainRead *atomic.Bool
 }
 
@@ -73,21 +71,18 @@ func (p *Payload) inflater() io.Reader {
 	return flate.NewReader(io.MultiReader(rs...))
 }
 
-// wholePayload keeps b, a document in format f built whole, in one form:
-// plain when the Store keeps that format plain (keepPlain), else
-// compressed only, its plain bytes left to the collector.
-func (s *Store) wholePayload(f eureka.Format, version uint64, built int64, b []byte) *Payload {
-	var p *Payload
-	if s.keepPlain(f, len(b)) {
-		p = newPayload(version, built, b)
-	} else {
-		p = newCompressedPayload(version, built, len(b), crc32.ChecksumIEEE(b), [][]byte{deflate(b, true)})
+// Whole returns b, a document built whole, kept plain, or compressed
+// only (its plain bytes left to the collector) when plain is false.
+func Whole(version uint64, built int64, b []byte, plain bool) *Payload {
+	if plain {
+		return New(version, built, b)
 	}
-	p.plainRead = &s.payloads.plainReads[f]
-	return p
+	return newCompressedPayload(version, built, len(b), crc32.ChecksumIEEE(b), [][]byte{deflate(b, true)})
 }
 
-func newPayload(version uint64, built int64, parts ...[]byte) *Payload {
+// New returns the document made of parts, in order, kept plain; its gzip
+// form is made on first use.
+func New(version uint64, built int64, parts ...[]byte) *Payload {
 	p := &Payload{parts: parts, version: version, built: built}
 	for _, b := range parts {
 		p.size += len(b)
@@ -95,10 +90,45 @@ func newPayload(version uint64, built int64, parts ...[]byte) *Payload {
 	return p
 }
 
-// Version returns the Store version the document reflects (for one
-// application's document, the version of that application's last change):
-// a reader may watch for the changes after it (ChangesFor).
+// Version returns the registry version the document reflects (for one
+// application's document, the version of that application's last
+// change): a reader may watch for the changes after it.
 func (p *Payload) Version() uint64 { return p.version }
+
+// Built returns when the document was built, in milliseconds since the
+// epoch.
+func (p *Payload) Built() int64 { return p.built }
+
+// Purges returns the change log's purge count SetDelta noted of a delta
+// document.
+func (p *Payload) Purges() uint64 { return p.purges }
+
+// Counter returns the versions__delta SetDelta noted of a delta document.
+func (p *Payload) Counter() int64 { return p.counter }
+
+// SetDelta notes, on a delta document not yet handed to a reader, the
+// change log's purge count and the versions__delta it was built at.
+func (p *Payload) SetDelta(purges uint64, counter int64) { p.purges, p.counter = purges, counter }
+
+// RegionVersion returns the remote regions' version a document read with
+// regions reflects (0 for any other).
+func (p *Payload) RegionVersion() uint64 { return p.rversion }
+
+// SetRegionVersion notes, on a document read with regions not yet handed
+// to a reader, the remote regions' version it reflects.
+func (p *Payload) SetRegionVersion(v uint64) { p.rversion = v }
+
+// TrackPlainReads makes the document's plain reads set read, which the
+// cache that keeps it shares among the documents of one kind and format:
+// a document kept compressed only is then built again, plain
+// (PlainWanted).
+func (p *Payload) TrackPlainReads(read *atomic.Bool) { p.plainRead = read }
+
+// PlainWanted reports whether the document is kept compressed only though
+// a plain read of its kind has been made since (TrackPlainReads).
+func (p *Payload) PlainWanted() bool {
+	return p.z != nil && p.plainRead != nil && p.plainRead.Load()
+}
 
 // Len returns the document's size in bytes.
 func (p *Payload) Len() int { return p.size }
@@ -198,7 +228,10 @@ func (p *Payload) Gzip() *Payload {
 			body := p.Bytes()
 			parts = gzipMember(crc32.ChecksumIEEE(body), len(body), deflate(body, true))
 		}
-		p.gz = newPayload(p.version, p.built, parts...)
+		p.gz.Store(New(p.version, p.built, parts...))
 	})
-	return p.gz
+	return p.gz.Load()
 }
+
+// GzipMade reports whether the gzip form has been made (Gzip).
+func (p *Payload) GzipMade() bool { return p.gz.Load() != nil }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/document"
 )
 
 // instancesOf decodes a full registry, plain or gzip, into each app's
@@ -40,10 +41,10 @@ func instancesOf(t *testing.T, doc []byte) map[string][]string {
 }
 
 // wholeFull builds the full registry from no fragment at all.
-func wholeFull(s *Store, f eureka.Format) *Payload {
-	s.payloads.frags[f] = map[string]*fragment{}
+func wholeFull(s *Store, f eureka.Format) *document.Payload {
+	s.payloads.fulls[f] = document.NewFull(f)
 	s.payloads.full[f].Store(nil)
-	return s.FullPayload(f)
+	return s.Documents().Full(f)
 }
 
 // A full registry whose applications were only added to since the last
@@ -57,11 +58,11 @@ func TestFullRegistryExtendsApplicationsAddedTo(t *testing.T) {
 		f := eureka.FormatJSON
 		same := func(when string) {
 			t.Helper()
-			got := s.FullPayload(f)
+			got := s.Documents().Full(f)
 			gotPlain, gotGzip := instancesOf(t, got.Bytes()), instancesOf(t, got.Gzip().Bytes())
-			saved := s.payloads.frags[f]
+			saved := s.payloads.fulls[f]
 			want := instancesOf(t, wholeFull(s, f).Bytes())
-			s.payloads.frags[f] = saved
+			s.payloads.fulls[f] = saved
 			for name, w := range want {
 				if !slices.Equal(gotPlain[name], w) || !slices.Equal(gotGzip[name], w) {
 					t.Fatalf("plain %v, %s: app %s reads\n%v\n(gzip %v)\nnot as built whole:\n%v", plain, when, name, gotPlain[name], gotGzip[name], w)
@@ -71,7 +72,7 @@ func TestFullRegistryExtendsApplicationsAddedTo(t *testing.T) {
 				t.Fatalf("plain %v, %s: %d apps (%d gzip), built whole %d", plain, when, len(gotPlain), len(gotGzip), len(want))
 			}
 		}
-		parts := func(app string) int { return len(s.payloads.frags[f][app].parts) }
+		parts := func(app string) int { e, _ := s.payloads.fulls[f].Entry(app); return e.Runs }
 		for n := range 30 {
 			mustRegister(t, s, inst("APP"+strconv.Itoa(n%3), "i"+strconv.Itoa(n)), false)
 		}
@@ -80,7 +81,7 @@ func TestFullRegistryExtendsApplicationsAddedTo(t *testing.T) {
 			mustRegister(t, s, inst("APP"+strconv.Itoa(n%3), "i"+strconv.Itoa(n)), false)
 		}
 		encodes := s.payloads.encodes.Load()
-		s.FullPayload(f)
+		s.Documents().Full(f)
 		encoded := s.payloads.encodes.Load() - encodes
 		same("after registrations only")
 		if parts("APP0") != 2 || parts("APP1") != 2 {
@@ -107,12 +108,12 @@ func TestFullRegistryExtendsApplicationsAddedTo(t *testing.T) {
 			}
 		}
 		// Runs are bounded.
-		for n := range maxFragmentParts + 3 {
+		for n := range document.MaxRuns + 3 {
 			mustRegister(t, s, inst("APP0", "run"+strconv.Itoa(n)), false)
 			same("after run " + strconv.Itoa(n))
 		}
-		if parts("APP0") > maxFragmentParts {
-			t.Fatalf("plain %v: %d parts, at most %d", plain, parts("APP0"), maxFragmentParts)
+		if parts("APP0") > document.MaxRuns {
+			t.Fatalf("plain %v: %d parts, at most %d", plain, parts("APP0"), document.MaxRuns)
 		}
 	}
 }
