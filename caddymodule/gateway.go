@@ -370,7 +370,7 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 		g.log.Info("instance failed", zap.String("app", rt.App), zap.String("instance", inst.ID()),
 			zap.Int("attempt", try.Attempt()), zap.Error(err))
 		again := try.Failed(f)
-		o.failed(f, again)
+		o.Failed(f, again)
 		if !again {
 			return plainAnswer(w, routing.Failed(name, f))
 		}

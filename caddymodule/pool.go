@@ -23,6 +23,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry/metrics"
 	"github.com/eurekagate/eurekagate/registry/replication"
 	"github.com/eurekagate/eurekagate/traffic"
+	trafficmetrics "github.com/eurekagate/eurekagate/traffic/metrics"
 )
 
 // pool holds the registries by name. A reload provisions the new config,
@@ -66,7 +67,7 @@ type entry struct {
 	// The gateways' traffic, kept with the registry so that the counters
 	// /metrics exports survive reloads, and its collector.
 	traffic        *traffic.Recorder
-	trafficMetrics *metrics.Traffic
+	trafficMetrics *trafficmetrics.Traffic
 	checker        atomic.Pointer[balancer.Checker] // the running config's, for its failure counts
 
 	// The eureka_gateway balancers, by passive-health settings: kept with
@@ -130,7 +131,7 @@ func others(name string) map[string]int {
 
 func newEntry(name string, s settings, log *zap.Logger) (*entry, error) {
 	e := &entry{name: name, settings: s, roundRobin: new(balancer.RoundRobin), leastRequests: new(balancer.LeastRequests), traffic: traffic.New()}
-	e.trafficMetrics = metrics.NewTraffic(e.traffic, e.gatewayHealth, "caddy_eureka")
+	e.trafficMetrics = trafficmetrics.NewTraffic(e.traffic, e.gatewayHealth, "caddy_eureka")
 	opts := []fx.Option{
 		fxmodules.Balancer,
 		fx.Supply(balancer.Config{Policy: e.roundRobin}),

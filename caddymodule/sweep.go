@@ -5,6 +5,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/internal/tick"
+	"github.com/eurekagate/eurekagate/notify"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -21,11 +22,12 @@ import (
 func (e *entry) startSweeper() {
 	stop, done := make(chan struct{}), make(chan struct{})
 	e.sweepStop, e.sweepDone = stop, done
+	// The channel taken before the goroutine runs, as the fasthttp
+	// gateway's sweeper takes it: no change between goes unnoticed.
+	n, changed := notify.Of(e.instances)
 	go func() {
 		defer close(done)
-		changed, unsubscribe := gateway.Changes(e.instances)
-		defer unsubscribe()
-		tick.Every(gateway.DefaultSweepInterval, stop, changed, e.sweepTraffic)
+		tick.OnChange(gateway.DefaultSweepInterval, stop, n, changed, e.sweepTraffic)
 	}()
 }
 

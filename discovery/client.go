@@ -36,8 +36,9 @@ type Client struct {
 	fetchMu sync.Mutex
 	cache   *cache
 
-	subsMu sync.Mutex
-	subs   map[*subscription]struct{}
+	// changed is closed and replaced at each change of the local
+	// registry (Changed).
+	changed atomic.Pointer[chan struct{}]
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -98,10 +99,11 @@ func New(cfg Config) (*Client, error) {
 		servers: servers,
 		regions: regionsQuery(cfg.FetchRemoteRegions),
 		cache:   newCache(newPlacement(cfg)),
-		subs:    map[*subscription]struct{}{},
 		ready:   make(chan struct{}),
 		stop:    make(chan struct{}),
 	}
+	changed := make(chan struct{})
+	c.changed.Store(&changed)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if len(cfg.Apps) > 0 {
 		c.watch.apps = slices.Sorted(slices.Values(upperAll(cfg.Apps)))
@@ -219,40 +221,21 @@ func (c *Client) AllInstances(app string) []*eureka.InstanceInfo {
 // regions' too.
 func (c *Client) Applications() *eureka.Applications { return c.snap.Load().applications() }
 
-// Subscribe returns a channel that receives a value after each change of
-// the local registry, in the local region or a remote one. Changes that
-// arrive while a value is pending are coalesced into it. Call the returned
-// function to unsubscribe.
-func (c *Client) Subscribe() (<-chan struct{}, func()) {
-	s := &subscription{ch: make(chan struct{}, 1)}
-	c.subsMu.Lock()
-	c.subs[s] = struct{}{}
-	c.subsMu.Unlock()
-	return s.ch, func() {
-		c.subsMu.Lock()
-		delete(c.subs, s)
-		c.subsMu.Unlock()
-	}
-}
-
-type subscription struct{ ch chan struct{} }
+// Changed returns a channel closed at the next change of the local
+// registry, in the local region or a remote one (notify.Notifier). Take
+// it before reading the registry, and the next one before reading again.
+func (c *Client) Changed() <-chan struct{} { return *c.changed.Load() }
 
 // publish makes s the local registry and announces it if it changed,
-// before Ready closes: a subscriber that drains its channel after Ready is
-// not told of the first fetch again. s comes from a server's answer, so
+// before Ready closes: a channel Changed returns after Ready is not
+// closed by the first fetch. s comes from a server's answer, so
 // publish also records a successful fetch, for LastFetch.
 func (c *Client) publish(s *snapshot, changed bool) {
 	c.snap.Store(s)
 	c.fetched(nil)
 	if changed {
-		c.subsMu.Lock()
-		for sub := range c.subs {
-			select {
-			case sub.ch <- struct{}{}:
-			default:
-			}
-		}
-		c.subsMu.Unlock()
+		next := make(chan struct{})
+		close(*c.changed.Swap(&next))
 	}
 	c.readyOnce.Do(func() { close(c.ready) })
 }

@@ -5,7 +5,7 @@
 //
 // Reads of the local copy (Instances, AllInstances, Applications) take no
 // lock and never do I/O: they load an immutable snapshot that the fetch
-// loop replaces after each change. Subscribe tells a balancer or gateway
+// loop replaces after each change. Changed tells a balancer or gateway
 // when that happens, and LastFetch whether the servers still answer.
 //
 // With FetchRemoteRegions the client also fetches the instances of other

@@ -164,9 +164,6 @@ func TestFullFetchThenDeltas(t *testing.T) {
 	f.full = netflixApps("1", "UP_3_",
 		inApp("ORDERS", "h1", "UP", "ADDED"), inApp("ORDERS", "h2", "UP", "ADDED"), inApp("BILLING", "b1", "UP", "ADDED"))
 	c := newFetchOnly(t, f.url())
-	changes, unsubscribe := c.Subscribe()
-	defer unsubscribe()
-
 	mustRefresh(t, c)
 	if got := ids(c.Instances("ORDERS")); got != "h1=UP,h2=UP" {
 		t.Fatalf("after full fetch: %s", got)
@@ -174,7 +171,7 @@ func TestFullFetchThenDeltas(t *testing.T) {
 	if full, delta := f.calls(); full != 1 || delta != 0 {
 		t.Fatalf("calls: full %d delta %d", full, delta)
 	}
-	drain(changes)
+	changes := c.Changed()
 
 	// ADDED, MODIFIED and DELETED in one delta; the hash is the server's
 	// full registry after them.

@@ -103,12 +103,10 @@ func TestFetchLoopAnnouncesChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changes, unsubscribe := c.Subscribe()
-	defer unsubscribe()
 	c.Start()
 	defer stopClient(t, c)
 	<-c.Ready()
-	drain(changes)
+	changes := c.Changed()
 
 	registered := time.Now()
 	if err := srv.Store.Register(testkit.SampleInstance(1), false); err != nil {
@@ -124,16 +122,6 @@ func TestFetchLoopAnnouncesChanges(t *testing.T) {
 		t.Fatalf("view after the change: %v", c.Instances(app))
 	}
 	t.Logf("change visible after %v (fetch interval %v)", time.Since(registered), interval)
-}
-
-func drain(ch <-chan struct{}) {
-	for {
-		select {
-		case <-ch:
-		default:
-			return
-		}
-	}
 }
 
 func TestConfigDefaults(t *testing.T) {

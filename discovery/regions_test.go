@@ -252,10 +252,8 @@ func TestRemoteRegionDeltas(t *testing.T) {
 		zoned("ORDERS", "l1", "UP", "ADDED", "", ""), zoned("BILLING", "b1", "UP", "ADDED", "", ""),
 		zoned("ORDERS", "e1", "UP", "ADDED", "", "eu-west-1a"), zoned("ORDERS", "e2", "UP", "ADDED", "", "eu-west-1b"))
 	c := newRegionClient(t, f, Config{FetchRemoteRegions: []string{"eu-west-1", "us-west-2"}})
-	changes, unsubscribe := c.Subscribe()
-	defer unsubscribe()
 	mustRefresh(t, c)
-	drain(changes)
+	changes := c.Changed()
 	before := c.snap.Load()
 
 	// A remote instance goes DOWN, another is added in a second region.

@@ -25,8 +25,7 @@ func TestWatchDeliversEveryChangeWithDefaults(t *testing.T) {
 	c.Start()
 	defer stopClient(t, c)
 	<-c.Ready()
-	changes, unsubscribe := c.Subscribe()
-	defer unsubscribe()
+	changes := c.Changed()
 	for k := range 10 {
 		id := "o" + string(rune('a'+k))
 		testkit.MustRegister(t, s.Store, testkit.Inst("ORDERS", id), false)
@@ -39,7 +38,7 @@ func TestWatchDeliversEveryChangeWithDefaults(t *testing.T) {
 	select {
 	case <-changes:
 	default:
-		t.Error("Subscribe did not fire")
+		t.Error("Changed did not fire")
 	}
 	if !c.watchable() {
 		t.Error("the client does not watch a server that offers it")

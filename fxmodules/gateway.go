@@ -10,9 +10,9 @@ import (
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/gateway"
-	"github.com/eurekagate/eurekagate/registry/metrics"
 	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic"
+	"github.com/eurekagate/eurekagate/traffic/metrics"
 )
 
 // Gateway serves the fasthttp gateway (package gateway): a request for

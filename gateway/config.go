@@ -56,7 +56,8 @@ type Config struct {
 	IdleConnTimeout time.Duration
 	// SweepInterval is how often the pools and the traffic counters are
 	// checked against the registry, in addition to each change it
-	// announces (a registry.Store's Subscribe or a discovery.Client's):
+	// announces (Routing.Instances' Changed, notify.Notifier: a
+	// registry.Store's or a discovery.Client's):
 	// the counters of an app or an instance gone for traffic.Grace are
 	// dropped then, with their series. Default 5s.
 	SweepInterval time.Duration

@@ -349,7 +349,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 		f := failureOf(err)
 		g.logFailure(rt.App, inst, u.addr, try.Attempt(), err)
 		again := try.Failed(f)
-		o.failed(f, again)
+		o.Failed(f, again)
 		if !again {
 			answer(ctx, routing.Failed(name, f))
 			return

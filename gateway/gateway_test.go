@@ -16,8 +16,8 @@ import (
 	"github.com/eurekagate/eurekagate/internal/gatewaysuite"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
-	"github.com/eurekagate/eurekagate/registry/metrics"
 	"github.com/eurekagate/eurekagate/routing"
+	"github.com/eurekagate/eurekagate/traffic/metrics"
 )
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }

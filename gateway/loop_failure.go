@@ -44,7 +44,7 @@ func (lp *loopState) failed(ex *exchange, err error, stale bool) {
 	f := failureOf(err)
 	g.logFailure(ex.app, ex.inst, balancer.Address(ex.inst, false), ex.try.Attempt(), err)
 	again := ex.try.Failed(f) && !closing
-	ex.obs.failed(f, again)
+	ex.obs.Failed(f, again)
 	if again {
 		ex.resent = false
 		lp.send(ex)

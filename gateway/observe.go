@@ -6,28 +6,20 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic"
 )
 
 // observed is what the gateway saw of one request, on either path, for
-// the traffic counters and the access log: its app (Unknown for a name
-// the registry does not have), subset, the instance of the current
-// attempt, the attempts sent again, and the access log's line.
+// the traffic counters and the access log: what both gateways count
+// (traffic.Observed), the instance of the current attempt, and the
+// access log's line.
 type observed struct {
-	begun   time.Time
-	ended   time.Time // when the client had its status
-	tr      traffic.Request
-	appName string // as the counters know it
-	subset  string
-	region  string // another region's, when the request fails over
-	// instRegion is the region of the route's instances, as the counters
-	// key them (routing.Route.InstanceRegion).
-	instRegion string
-	inst       *eureka.InstanceInfo
-	line       *logLine // nil: not logged
+	traffic.Observed
+	ended time.Time // when the client had its status
+	inst  *eureka.InstanceInfo
+	line  *logLine // nil: not logged
 	// reqID is the X-Request-Id the instance got when it is not in the
 	// request's header (the loops write it after the header); nil: the
 	// header's.
@@ -39,7 +31,7 @@ type observed struct {
 // line, when the log is on, takes its request part, in own when given
 // (the loops' exchange has its line), else in one from the log's pool.
 func (g *Gateway) begin(o *observed, h *fasthttp.RequestHeader, remote net.Addr, own *logLine) {
-	o.begun = time.Now()
+	o.Begun = time.Now()
 	if g.log == nil {
 		return
 	}
@@ -48,7 +40,7 @@ func (g *Gateway) begin(o *observed, h *fasthttp.RequestHeader, remote net.Addr,
 	} else {
 		own.log = g.log
 	}
-	own.begun = o.begun
+	own.begun = o.Begun
 	own.request(h, remote)
 	o.line = own
 }
@@ -59,32 +51,17 @@ func (g *Gateway) observe(o *observed, rt *routing.Route) {
 	if g.traffic == nil && o.line == nil {
 		return
 	}
-	o.appName = traffic.Unknown
-	if rt.Registered {
-		o.appName = rt.App
-	} else {
-		g.traffic.Unrouted(rt.App) // the name, for the dashboard's unrouted line
-	}
-	if rt.Subset != nil {
-		o.subset = rt.Subset.Label()
-	}
 	if g.traffic != nil {
 		g.startSweeper() // which drops the counters of departed apps
 	}
-	g.traffic.Begin(&o.tr, o.appName, o.subset)
-	o.region, o.instRegion = rt.Region, rt.InstanceRegion()
-	o.tr.Region(rt.Region)
+	o.Route(g.traffic, rt)
 }
 
 // attempt records that an attempt goes to inst.
 func (o *observed) attempt(inst *eureka.InstanceInfo) {
 	o.inst = inst
-	o.tr.Attempt(o.instRegion, inst.ID())
+	o.AttemptAt(inst)
 }
-
-// failed records the current attempt's failure, and whether the request
-// goes on to another attempt.
-func (o *observed) failed(f balancer.Failure, again bool) { o.tr.Failed(f, again) }
 
 // done ends the observation of the request of header h: the client got
 // status and size bytes of body.
@@ -99,12 +76,12 @@ func (o *observed) done(h *fasthttp.RequestHeader, status int, size int64) {
 // log's line (nil when there is none), for the caller to finish when the
 // body has gone.
 func (o *observed) answered(h *fasthttp.RequestHeader, status int) *logLine {
-	if !o.tr.Active() && o.line == nil {
-		o.tr.EndAttempt()
+	if !o.Active() && o.line == nil {
+		o.EndAttempt()
 		return nil
 	}
 	o.ended = time.Now()
-	o.tr.Done(h.Method(), status, o.ended.Sub(o.begun))
+	o.End(h.Method(), status, o.ended)
 	return o.endLine(h, status)
 }
 
@@ -112,7 +89,7 @@ func (o *observed) answered(h *fasthttp.RequestHeader, status int) *logLine {
 // before its answer: no longer in flight, and not counted; logged with
 // status 499. Once the observation has ended it does nothing.
 func (o *observed) abandon(h *fasthttp.RequestHeader) {
-	o.tr.Abandon()
+	o.Abandon()
 	if l := o.endLine(h, statusClientClosed); l != nil {
 		l.finish(0)
 	}
@@ -136,7 +113,7 @@ func (o *observed) endLine(h *fasthttp.RequestHeader, status int) *logLine {
 	} else {
 		id = nil // no instance got it: the client's, as it came
 	}
-	l.response(o.appName, o.subset, o.region, inst, o.tr.Retries, id, status)
+	l.response(o.App, o.Subset, o.FailoverRegion, inst, o.Retries, id, status)
 	return l
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/tick"
-	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/notify"
 )
 
 // instKey identifies an instance's address: its registered host and its
@@ -110,8 +110,9 @@ func (g *Gateway) upstream(app string, inst *eureka.InstanceInfo, secure bool) *
 
 // startSweeper starts the sweeper, once: with the first pool, or with the
 // first request the traffic counters count. The sweeper runs sweep every
-// SweepInterval and after each change the registry announces (how it
-// learns that an instance left), until the gateway closes.
+// SweepInterval and after each change the registry announces when it is
+// a notify.Notifier (how it learns that an instance left), until the
+// gateway closes.
 func (g *Gateway) startSweeper() {
 	if g.sweeperOn.Load() {
 		return
@@ -130,13 +131,13 @@ func (g *Gateway) startSweeperLocked() {
 	}
 	p.sweeping = true
 	g.sweeperOn.Store(true)
-	// Subscribed before the goroutine runs: a change between the first
-	// pool and a late start of the goroutine would wait for the ticker.
-	changed, unsubscribe := Changes(g.cfg.Routing.Instances)
+	// The channel taken before the goroutine runs: a change between the
+	// first pool and a late start of the goroutine would wait for the
+	// ticker.
+	n, changed := notify.Of(g.cfg.Routing.Instances)
 	go func() {
 		defer close(g.swept)
-		defer unsubscribe()
-		tick.Every(g.cfg.SweepInterval, g.stop, changed, g.sweep)
+		tick.OnChange(g.cfg.SweepInterval, g.stop, n, changed, g.sweep)
 	}()
 }
 
@@ -223,30 +224,4 @@ func (g *Gateway) closePools() {
 	}
 	p.retired = nil
 	p.m.Store(nil)
-}
-
-// Changes returns a channel that receives a value after changes of the
-// source's registry, for the sources that announce them: a
-// registry.Store and a discovery.Client. Others get a nil channel. The
-// gateway's sweeper and Caddy's (which drops eureka_gateway's traffic
-// counters) learn so that an instance left; unsubscribe ends it.
-func Changes(src balancer.Instancer) (changed <-chan struct{}, unsubscribe func()) {
-	switch s := src.(type) {
-	case interface {
-		Subscribe(func(registry.Change)) func()
-	}:
-		ch := make(chan struct{}, 1)
-		unsubscribe := s.Subscribe(func(c registry.Change) {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		})
-		return ch, unsubscribe
-	case interface {
-		Subscribe() (<-chan struct{}, func())
-	}:
-		return s.Subscribe()
-	}
-	return nil, func() {}
 }

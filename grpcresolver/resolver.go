@@ -82,17 +82,17 @@ func (b *Builder) Build(target resolver.Target, cc resolver.ClientConn, _ resolv
 		key = eureka.DefaultGRPCPortKey
 	}
 	r := &appResolver{client: b.Client, cc: cc, app: app, key: key, sc: cc.ParseServiceConfig(sc), stop: make(chan struct{})}
-	changed, unsubscribe := b.Client.Subscribe()
+	changed := b.Client.Changed() // before the first update reads
 	r.update()
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		defer unsubscribe()
 		for {
 			select {
 			case <-r.stop:
 				return
 			case <-changed:
+				changed = r.client.Changed() // before update reads
 				r.update()
 			}
 		}

@@ -39,6 +39,12 @@ func (s *Store) Subscribe(f func(Change)) (unsubscribe func()) {
 	return s.stream.subs.add(f)
 }
 
+// Changed returns a channel closed at the next delivery of a change
+// (notify.Notifier): the channel the watchers wait on, so that it costs
+// the Store nothing per change or per waiter. Remote regions' changes
+// do not close it.
+func (s *Store) Changed() <-chan struct{} { return *s.stream.wake.Load() }
+
 // deliver hands every recorded but undelivered change to the consumers.
 // The caller holds no Store lock.
 func (s *Store) deliver() {

@@ -103,3 +103,38 @@ func TestViewsUnderConcurrentChanges(t *testing.T) {
 	stop()
 	testkit.Want(t, "view after the writes", len(s.AllInstances("A")), len(s.Applications().Applications[0].Instances))
 }
+
+// Changed's channel is closed by the next change delivered after the
+// call, and not by a write that changes nothing (a heartbeat): the
+// notify.Notifier the gateways' sweepers wait on.
+func TestChangedClosedAtNextChange(t *testing.T) {
+	s, _ := newTestStore(t, Config{DisableSelfPreservation: true})
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	ch := s.Changed()
+	if closed(ch) {
+		t.Fatal("closed before any change")
+	}
+	mustRegister(t, s, inst("A", "x"), false)
+	if !closed(ch) {
+		t.Fatal("not closed by a registration")
+	}
+	next := s.Changed()
+	if closed(next) {
+		t.Fatal("the next channel is closed by the change before it was taken")
+	}
+	s.Renew("A", "x", RenewRequest{})
+	if closed(next) {
+		t.Error("closed by a heartbeat, which changes nothing")
+	}
+	s.Cancel("A", "x", false)
+	if !closed(next) {
+		t.Error("not closed by a cancel")
+	}
+}

@@ -4,7 +4,7 @@
 // per instance, requests, errors and connections. Both gateways (Caddy's
 // eureka_gateway and the fasthttp gateway) record into a Recorder, so
 // their figures mean the same; Prometheus reads it at scrape time
-// (registry/metrics.Traffic) and the dashboard samples it for its live
+// (traffic/metrics.Traffic) and the dashboard samples it for its live
 // traffic panel.
 //
 // Recording costs atomic additions and no allocation: the counters are

@@ -3,7 +3,7 @@ package xds
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/eurekagate/eurekagate/registry/metrics"
+	"github.com/eurekagate/eurekagate/traffic/metrics"
 )
 
 // Collector exports a server's Stats, read at scrape time (prefix

@@ -2,6 +2,7 @@ package xds
 
 import (
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/notify"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -22,14 +23,6 @@ type storeSource interface {
 	Subscribe(func(registry.Change)) (unsubscribe func())
 }
 
-// snapshotSource is a Source that only announces that its registry
-// changed (discovery.Client): the apps whose instance lists changed are
-// found by comparing the lists, which the client shares between
-// snapshots for the apps a fetch left alone.
-type snapshotSource interface {
-	Subscribe() (<-chan struct{}, func())
-}
-
 // regionOf is the localities' region: the Store's, else cfg's.
 func regionOf(src Source, cfg Config) string {
 	if r, ok := src.(interface{ Region() string }); ok && r.Region() != "" {
@@ -39,8 +32,12 @@ func regionOf(src Source, cfg Config) string {
 }
 
 // follow marks the apps src changes until stop; the returned function
-// ends it. For a snapshotSource it runs a goroutine the Server's wait
-// group owns.
+// ends it. For a Source that only announces that its registry changed
+// (a notify.Notifier: discovery.Client) it runs a goroutine the Server's
+// wait group owns: the apps whose instance lists changed are found by
+// comparing the lists, which the client shares between snapshots for the
+// apps a fetch left alone. The Store is a Notifier too, but names each
+// change's app: it is asked first.
 func (s *Server) follow() (stop func()) {
 	switch src := s.src.(type) {
 	case storeSource:
@@ -50,8 +47,8 @@ func (s *Server) follow() (stop func()) {
 			s.mark(a.Name)
 		}
 		return unsubscribe
-	case snapshotSource:
-		changed, unsubscribe := src.Subscribe()
+	case notify.Notifier:
+		changed := src.Changed() // before diff reads
 		last := map[string]listID{}
 		s.diff(last)
 		s.wg.Add(1)
@@ -62,11 +59,12 @@ func (s *Server) follow() (stop func()) {
 				case <-s.ctx.Done():
 					return
 				case <-changed:
+					changed = src.Changed() // before diff reads
 					s.diff(last)
 				}
 			}
 		}()
-		return unsubscribe
+		return func() {}
 	}
 	return func() {}
 }

@@ -48,6 +48,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry/replication"
 	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic"
+	trafficmetrics "github.com/eurekagate/eurekagate/traffic/metrics"
 	"github.com/eurekagate/eurekagate/xds"
 )
 
@@ -195,7 +196,7 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) (httpapi.Serve
 	var rec *traffic.Recorder
 	var health dashboard.Health
 	if p.Gateway != nil {
-		t := registrymetrics.NewTraffic(p.Gateway.Traffic(), registrymetrics.BalancerHealth(p.Gateway.Router().Config().Balancer), "eureka")
+		t := trafficmetrics.NewTraffic(p.Gateway.Traffic(), trafficmetrics.BalancerHealth(p.Gateway.Router().Config().Balancer), "eureka")
 		if opts.gatewayAccessLog != "" {
 			t.AccessLogDropped = p.Gateway.AccessLogDropped
 		}

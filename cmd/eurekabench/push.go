@@ -269,16 +269,16 @@ func fleet(c pushConfig, clients, appsEach int, watch bool) (*fleetResult, error
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for _, tr := range trackers {
-		changes, unsubscribe := tr.client.Subscribe()
+		changes := tr.client.Changed()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer unsubscribe()
 			tick := time.NewTicker(50 * time.Millisecond)
 			defer tick.Stop()
 			for !stop.Load() {
 				select {
 				case <-changes:
+					changes = tr.client.Changed() // before the reads below
 				case <-tick.C:
 				}
 				now := time.Now()

@@ -20,7 +20,7 @@ import (
 // Starter starts a gateway routing by a fresh, empty registry and returns
 // the gateway's base URL (http://127.0.0.1:port), the registry's Store,
 // and the gateway's traffic Metrics: for the fasthttp gateway, a
-// registry/metrics.Traffic of its Traffic and its balancer, namespace
+// traffic/metrics.Traffic of its Traffic and its balancer, namespace
 // "eureka", gathered in process; in Caddy, the admin endpoint's /metrics,
 // namespace "caddy_eureka". The gateway stops when the test ends.
 //

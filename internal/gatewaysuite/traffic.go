@@ -18,7 +18,7 @@ import (
 )
 
 // The cases in this file check the traffic both gateways record
-// (package traffic) as their metrics show it (registry/metrics.Traffic),
+// (package traffic) as their metrics show it (traffic/metrics.Traffic),
 // and the trace context and request id an instance is sent.
 
 // Metrics is how the suite reads the traffic metrics of the gateway a

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/promtext"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/metrics"
@@ -53,7 +54,7 @@ func TestRemoteRegionMetrics(t *testing.T) {
 	// Before any read: both not ready, no age (nor its family).
 	noAge := strings.NewReplacer("# HELP eureka_remote_region_last_sync_age_seconds Seconds since a remote region's registry was last read successfully.\n", "",
 		"# TYPE eureka_remote_region_last_sync_age_seconds gauge\n", "").Replace(regionsHead)
-	compareLines(t, exposition(t, reg, regionFamilies...), sortedLines(noAge+`
+	promtext.CompareLines(t, promtext.Exposition(t, reg, regionFamilies...), promtext.SortedLines(noAge+`
 eureka_remote_region_ready{region="eu-west"} 0
 eureka_remote_region_ready{region="ap-south"} 0
 eureka_remote_region_dropped{region="eu-west"} 0
@@ -83,7 +84,7 @@ eureka_remote_region_failures_total{region="ap-south"} 0
 	s.RegionFailed("eu-west", clock.Now(), errors.New("connection refused"))
 	s.RegionFailed("ap-south", clock.Now(), errors.New("timeout"))
 	s.RegionFailed("ap-south", clock.Now(), errors.New("timeout"))
-	compareLines(t, exposition(t, reg, regionFamilies...), sortedLines(regionsHead+`
+	promtext.CompareLines(t, promtext.Exposition(t, reg, regionFamilies...), promtext.SortedLines(regionsHead+`
 eureka_remote_region_ready{region="eu-west"} 1
 eureka_remote_region_ready{region="ap-south"} 0
 eureka_remote_region_dropped{region="eu-west"} 0
@@ -99,7 +100,7 @@ eureka_remote_region_failures_total{region="eu-west"} 1
 eureka_remote_region_failures_total{region="ap-south"} 2
 `))
 	// Local counts stay local.
-	compareLines(t, exposition(t, reg, "eureka_instances"), sortedLines(`
+	promtext.CompareLines(t, promtext.Exposition(t, reg, "eureka_instances"), promtext.SortedLines(`
 # HELP eureka_instances Registered instances by application and status.
 # TYPE eureka_instances gauge
 eureka_instances{app="ORDERS",status="UP"} 1
@@ -108,7 +109,7 @@ eureka_instances{app="ORDERS",status="UP"} 1
 	// Past the retention the region is dropped; its age keeps growing.
 	clock.Advance(time.Minute)
 	s.DropStaleRegions()
-	got := strings.Join(exposition(t, reg, regionFamilies...), "\n")
+	got := strings.Join(promtext.Exposition(t, reg, regionFamilies...), "\n")
 	for _, want := range []string{
 		`eureka_remote_region_dropped{region="eu-west"} 1`,
 		`eureka_remote_region_ready{region="eu-west"} 1`,
@@ -127,7 +128,7 @@ eureka_instances{app="ORDERS",status="UP"} 1
 func TestRemoteRegionMetricsAbsentAndNamespaced(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.New(registry.New(registry.Config{}), nil, "eureka"))
-	for _, l := range exposition(t, reg) {
+	for _, l := range promtext.Exposition(t, reg) {
 		if strings.Contains(l, "remote_region") {
 			t.Errorf("without remote regions: %s", l)
 		}
@@ -136,7 +137,7 @@ func TestRemoteRegionMetricsAbsentAndNamespaced(t *testing.T) {
 	s := registry.New(registry.Config{RemoteRegions: []registry.RemoteRegion{{Name: "eu-west"}}})
 	reg = prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.New(s, nil, "caddy_eureka"))
-	if got := exposition(t, reg, "caddy_eureka_remote_region_ready"); len(got) != 3 || got[2] != `caddy_eureka_remote_region_ready{region="eu-west"} 0` {
+	if got := promtext.Exposition(t, reg, "caddy_eureka_remote_region_ready"); len(got) != 3 || got[2] != `caddy_eureka_remote_region_ready{region="eu-west"} 0` {
 		t.Errorf("caddy_eureka_remote_region_ready: %q", got)
 	}
 }

@@ -201,11 +201,12 @@ func (f *Feeds) Start() {
 	}
 	f.started = true
 	for _, fd := range f.feeds {
-		// Subscribed before the client starts: no change goes unnoticed.
-		changed, unsubscribe := fd.client.Subscribe()
+		// The channel taken before the client starts: no change goes
+		// unnoticed.
+		changed := fd.client.Changed()
 		fd.client.Start()
 		f.wg.Add(1)
-		go f.run(fd, changed, unsubscribe)
+		go f.run(fd, changed)
 	}
 }
 
@@ -239,9 +240,8 @@ func (f *Feeds) Stop(ctx context.Context) error {
 
 // run hands fd's reads to the Store until Stop: on each change the client
 // announces, and every checkInterval.
-func (f *Feeds) run(fd *feed, changed <-chan struct{}, unsubscribe func()) {
+func (f *Feeds) run(fd *feed, changed <-chan struct{}) {
 	defer f.wg.Done()
-	defer unsubscribe()
 	tick := time.NewTicker(checkInterval)
 	defer tick.Stop()
 	for {
@@ -250,6 +250,7 @@ func (f *Feeds) run(fd *feed, changed <-chan struct{}, unsubscribe func()) {
 		case <-f.stop:
 			return
 		case <-changed:
+			changed = fd.client.Changed() // before the check reads
 		case <-tick.C:
 		}
 	}

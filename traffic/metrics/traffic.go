@@ -1,3 +1,9 @@
+// Package metrics exports the gateways' traffic (a traffic.Recorder, with
+// their balancers' ejections and health-check failures) as Prometheus
+// metrics, read at scrape time, so that nothing is computed on a
+// request's path. It is apart from traffic so that the counters need no
+// Prometheus import, and from registry/metrics, which exports the
+// registry's own state.
 package metrics
 
 import (

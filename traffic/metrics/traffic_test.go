@@ -1,17 +1,15 @@
 package metrics_test
 
 import (
-	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/eurekagate/eurekagate/registry/metrics"
+	"github.com/eurekagate/eurekagate/internal/promtext"
 	"github.com/eurekagate/eurekagate/traffic"
+	"github.com/eurekagate/eurekagate/traffic/metrics"
 )
 
 // Durations that are exact in binary, so that the histogram's sum is
@@ -123,72 +121,6 @@ eureka_gateway_instance_requests_in_flight{app="ORDERS",instance="i-1",region="e
 eureka_gateway_instance_connections{address="127.0.0.1:9000",app="ORDERS"} 2
 `
 
-// exposition is what a scrape of reg returns, in the text format, its
-// lines sorted (a family's HELP and TYPE among them), or those of the
-// families names when given. (It does what prometheus/testutil's
-// GatherAndCompare does, without testutil's dependencies, which go.mod
-// does not have.)
-func exposition(t *testing.T, reg *prometheus.Registry, names ...string) []string {
-	t.Helper()
-	w := httptest.NewRecorder()
-	promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}).
-		ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
-	if w.Code != 200 {
-		t.Fatalf("scrape: %d %s", w.Code, w.Body)
-	}
-	return sortedLines(w.Body.String(), names...)
-}
-
-// sortedLines are text's lines, sorted, without the blank ones and, with
-// names, those of the other families.
-func sortedLines(text string, names ...string) []string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if l == "" {
-			continue
-		}
-		if len(names) > 0 && !slices.Contains(names, family(l)) {
-			continue
-		}
-		out = append(out, l)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// family is the name of the family a line of the text format belongs to.
-func family(line string) string {
-	if f, ok := strings.CutPrefix(line, "# HELP "); ok {
-		line = f
-	} else if f, ok := strings.CutPrefix(line, "# TYPE "); ok {
-		line = f
-	}
-	name, _, _ := strings.Cut(line, " ")
-	name, _, _ = strings.Cut(name, "{")
-	for _, s := range []string{"_bucket", "_sum", "_count"} {
-		if n, ok := strings.CutSuffix(name, s); ok && strings.HasSuffix(n, "_seconds") {
-			return n
-		}
-	}
-	return name
-}
-
-// compareLines reports the lines of want that got lacks and those of got
-// that want lacks.
-func compareLines(t *testing.T, got, want []string) {
-	t.Helper()
-	for _, l := range want {
-		if !slices.Contains(got, l) {
-			t.Errorf("missing: %s", l)
-		}
-	}
-	for _, l := range got {
-		if !slices.Contains(want, l) {
-			t.Errorf("unexpected: %s", l)
-		}
-	}
-}
-
 // The traffic collector's names, labels, types, help and values, the
 // latency histogram's cumulative buckets, sum and count among them, with
 // the balancers' ejections and the health checks' failures: nothing more,
@@ -200,7 +132,7 @@ func TestTrafficCollector(t *testing.T) {
 	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.NewTraffic(trafficRecorder(), health, "eureka"))
-	compareLines(t, exposition(t, reg), sortedLines(trafficText))
+	promtext.CompareLines(t, promtext.Exposition(t, reg), promtext.SortedLines(trafficText))
 }
 
 // The namespace prefixes every name (Caddy's are caddy_eureka_gateway_*);
@@ -211,7 +143,7 @@ func TestTrafficCollectorNamespaceAndScrapeTime(t *testing.T) {
 	rec := traffic.New()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.NewTraffic(rec, nil, "caddy_eureka"))
-	if got := exposition(t, reg); len(got) != 0 {
+	if got := promtext.Exposition(t, reg); len(got) != 0 {
 		t.Errorf("an empty recorder gives %q", got)
 	}
 	a := rec.App("ORDERS")
@@ -227,12 +159,12 @@ caddy_eureka_gateway_requests_in_flight{app="ORDERS"} 0
 `
 	names := []string{"caddy_eureka_gateway_requests_total", "caddy_eureka_gateway_requests_in_flight",
 		"caddy_eureka_gateway_ejections_total", "caddy_eureka_gateway_health_check_failures_total", "caddy_eureka_gateway_instance_connections"}
-	compareLines(t, exposition(t, reg, names...), sortedLines(strings.Replace(want, "%d", "1", 1)))
+	promtext.CompareLines(t, promtext.Exposition(t, reg, names...), promtext.SortedLines(strings.Replace(want, "%d", "1", 1)))
 	a.Start()
 	a.Done("", []byte("DELETE"), 204, d2ms, nil)
-	compareLines(t, exposition(t, reg, names...), sortedLines(strings.Replace(want, "%d", "2", 1)))
-	for _, l := range exposition(t, reg) {
-		if f := family(l); !strings.HasPrefix(f, "caddy_eureka_gateway_") {
+	promtext.CompareLines(t, promtext.Exposition(t, reg, names...), promtext.SortedLines(strings.Replace(want, "%d", "2", 1)))
+	for _, l := range promtext.Exposition(t, reg) {
+		if f := promtext.Family(l); !strings.HasPrefix(f, "caddy_eureka_gateway_") {
 			t.Errorf("%s lacks the namespace", l)
 		}
 	}
