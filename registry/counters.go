@@ -13,6 +13,7 @@ type counters struct {
 	registrations, renewals, cancels, evictions atomic.Uint64
 	fullFetches, deltaFetches, appFetches       atomic.Uint64
 	vipFetches                                  atomic.Uint64
+	watchesHeld                                 atomic.Int64 // long polls waiting (await)
 }
 
 // apply counts one change.
@@ -40,6 +41,9 @@ type Totals struct {
 	// payloads served (calls of FullPayload, DeltaPayload, AppPayload and
 	// VIPPayload).
 	FullFetches, DeltaFetches, AppFetches, VIPFetches uint64
+	// WatchesHeld is how many long polls (Poll, Watch) are waiting for a
+	// change now: a gauge, not a total.
+	WatchesHeld int64
 }
 
 // Totals returns the Store's counters.
@@ -50,6 +54,7 @@ func (s *Store) Totals() Totals {
 		Cancels: c.cancels.Load(), Evictions: c.evictions.Load(),
 		FullFetches: c.fullFetches.Load(), DeltaFetches: c.deltaFetches.Load(),
 		AppFetches: c.appFetches.Load(), VIPFetches: c.vipFetches.Load(),
+		WatchesHeld: c.watchesHeld.Load(),
 	}
 }
 

@@ -24,7 +24,8 @@ type Payload struct {
 	version uint64 // the Store (or app) version it was built at
 	purges  uint64 // for deltas: the change log's purge count
 	counter int64  // for deltas: versions__delta
-	// rversion is the remote regions' version, for reads with regions.
+	// rversion is the remote regions' version, for reads merged with
+	// them (MergedPayload).
 	rversion uint64
 	built    int64 // ms
 

@@ -1,0 +1,83 @@
+package registry
+
+import (
+	"github.com/eurekagate/eurekagate/eureka"
+)
+
+// Reads that merge remote regions into the local registry (regions=a,b)
+// are rarer than local reads, so they are built whole (not from per-app
+// pieces) and cached per set of regions until the registry or a region
+// moves, in one form, as the full registry is kept: compressed only unless
+// a client reads that format plain (wholePayload). Kept plain and gzipped,
+// one JSON and one XML read held four copies of the merged registry.
+
+// RemoteVersion returns the remote regions' version a document merged
+// with them reflects (0 for any other).
+func (p *Payload) RemoteVersion() uint64 { return p.rversion }
+
+// MergedPayload returns the full registry (or, with delta, the delta) in
+// format f with r merged in, cached under key (the regions' names) and
+// built again only when the registry or r moved; one build at a time. Its
+// hash is the reconcile hash of all it holds. It counts as a full fetch
+// (a delta fetch) in Totals.
+func (s *Store) MergedPayload(r Remote, key string, delta bool, f eureka.Format) *Payload {
+	c := &s.payloads
+	k := namedKey{kindRegions, key, f}
+	if delta {
+		k.kind = kindRegionsDelta
+		s.counters.deltaFetches.Add(1)
+	} else {
+		s.counters.fullFetches.Add(1)
+	}
+	fresh := func(p *Payload) bool {
+		rversion, rpurges := r.Versions()
+		return s.current(p, s.version.Load(), s.nowMillis()) && p.rversion == rversion &&
+			(!delta || p.purges == s.changes.purged.Load()+rpurges)
+	}
+	if p := c.namedPayload(k); fresh(p) {
+		return p
+	}
+	c.mergedBuild.Lock()
+	defer c.mergedBuild.Unlock()
+	if p := c.namedPayload(k); fresh(p) {
+		return p
+	}
+	var doc *eureka.Applications
+	var version, purges uint64
+	var counts eureka.StatusCounts
+	now := s.nowMillis()
+	s.mu.RLock()
+	version = s.version.Load()
+	if delta {
+		purges = s.changes.purged.Load()
+		doc = s.deltaLocked(c.deltaCounter.Add(1))
+		counts = s.counts
+	} else {
+		doc = s.snapshotLocked(func(*eureka.InstanceInfo) bool { return true }, 1)
+	}
+	s.mu.RUnlock()
+	rversion, rpurges := r.Merge(doc, &counts, delta)
+	purges += rpurges
+	if delta {
+		doc.AppsHashcode = counts.Hash()
+	} else {
+		doc.AppsHashcode = eureka.ReconcileHash(doc.Applications)
+	}
+	var buf []byte
+	if last := c.namedPayload(k); last != nil {
+		// As large as the last build: a document of tens of megabytes
+		// grown by doubling would hold twice its size while it is built.
+		buf = make([]byte, 0, last.Len()+last.Len()/16)
+	}
+	p := s.wholePayload(k.format, version, now, eureka.AppendApplications(buf, k.format, doc))
+	p.rversion, p.purges = rversion, purges
+	c.putNamed(k, p)
+	return p
+}
+
+// NewPayload returns the document b, built at version of a Store at built
+// (ms), as a Payload to serve: the transparent fallback's answer
+// (registry/regions), which no cache keeps.
+func NewPayload(version uint64, built int64, b []byte) *Payload {
+	return newPayload(version, built, b)
+}
