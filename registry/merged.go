@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"strings"
+
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
@@ -16,13 +18,13 @@ import (
 func (p *Payload) RemoteVersion() uint64 { return p.rversion }
 
 // MergedPayload returns the full registry (or, with delta, the delta) in
-// format f with r merged in, cached under key (the regions' names) and
-// built again only when the registry or r moved; one build at a time. Its
-// hash is the reconcile hash of all it holds. It counts as a full fetch
-// (a delta fetch) in Totals.
-func (s *Store) MergedPayload(r Remote, key string, delta bool, f eureka.Format) *Payload {
+// format f with the regions names of r merged in, cached per set of names
+// and built again only when the registry or r moved; one build at a time.
+// Its hash is the reconcile hash of all it holds. It counts as a full
+// fetch (a delta fetch) in Totals.
+func (s *Store) MergedPayload(r Remote, names []string, delta bool, f eureka.Format) *Payload {
 	c := &s.payloads
-	k := namedKey{kindRegions, key, f}
+	k := namedKey{kindRegions, strings.Join(names, ","), f}
 	if delta {
 		k.kind = kindRegionsDelta
 		s.counters.deltaFetches.Add(1)
@@ -56,7 +58,7 @@ func (s *Store) MergedPayload(r Remote, key string, delta bool, f eureka.Format)
 		doc = s.snapshotLocked(func(*eureka.InstanceInfo) bool { return true }, 1)
 	}
 	s.mu.RUnlock()
-	rversion, rpurges := r.Merge(doc, &counts, delta)
+	rversion, rpurges := r.Merge(names, doc, &counts, delta)
 	purges += rpurges
 	if delta {
 		doc.AppsHashcode = counts.Hash()

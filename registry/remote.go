@@ -63,22 +63,22 @@ func (s *Store) dropStaleRegions() {
 	}
 }
 
-// Remote is a set of remote regions merged into a read or a long poll
-// (registry/regions.Mirror.Regions gives it).
+// Remote is the remote regions merged into a read or a long poll, each
+// time a set of them by name (registry/regions.Mirror).
 type Remote interface {
 	// Versions returns the regions' version and how many times their
 	// changes were purged: a document merged at other values is built
 	// again.
 	Versions() (version, purges uint64)
-	// Merge merges the regions into doc, read at one instant: their
+	// Merge merges the regions names into doc, read at one instant: their
 	// instances per application (sorted as a full document is), or, for a
 	// delta, their retained changes, adding their status counts to
 	// counts. It returns the Versions merged.
-	Merge(doc *eureka.Applications, counts *eureka.StatusCounts, delta bool) (version, purges uint64)
-	// ChangesAfter returns the regions' changes after version since (of
-	// apps, if any), read at one instant; false when since is not a
-	// version they can answer for.
-	ChangesAfter(since uint64, apps []string) (RemoteChanges, bool)
+	Merge(names []string, doc *eureka.Applications, counts *eureka.StatusCounts, delta bool) (version, purges uint64)
+	// ChangesAfter returns the changes of the regions names after version
+	// since (of apps, if any), read at one instant; false when since is
+	// not a version they can answer for.
+	ChangesAfter(names []string, since uint64, apps []string) (RemoteChanges, bool)
 }
 
 // RemoteChanges is the remote part of a long poll's answer.

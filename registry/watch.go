@@ -135,10 +135,11 @@ type Poll struct {
 	// Stop, if set, ends the wait too: a server's or a handler's own end,
 	// beside the request's context.
 	Stop context.Context
-	// Remote, if set, is the remote regions whose changes after
-	// Since.Remote the answer carries too, and whose instances its hash
-	// counts. Default: none, the local registry alone.
-	Remote Remote
+	// Remote and Regions, if set, are the remote regions (named Regions)
+	// whose changes after Since.Remote the answer carries too, and whose
+	// instances its hash counts. Default: none, the local registry alone.
+	Remote  Remote
+	Regions []string
 }
 
 // Polled is a long poll's answer.
@@ -185,7 +186,7 @@ func (s *Store) Poll(ctx context.Context, p Poll) Polled {
 		}
 		var remote RemoteChanges
 		if p.Remote != nil {
-			remote, ok = p.Remote.ChangesAfter(p.Since.Remote, p.Apps)
+			remote, ok = p.Remote.ChangesAfter(p.Regions, p.Since.Remote, p.Apps)
 			at.Remote = remote.Version
 			if !ok {
 				return Polled{Version: at, Stale: true}

@@ -40,10 +40,9 @@ func (s *Server) followRegions(store *registry.Store) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		remote := s.mirror.Regions(s.failover)
 		since := registry.Version{Local: store.Version(), Regions: true}
 		for s.ctx.Err() == nil {
-			p := store.Poll(s.ctx, registry.Poll{Since: since, Wait: time.Minute, Remote: remote})
+			p := store.Poll(s.ctx, registry.Poll{Since: since, Wait: time.Minute, Remote: s.mirror, Regions: s.failover})
 			if p.Stale {
 				// Read the regions again from the start: every app they hold.
 				since = registry.Version{Local: store.Version(), Regions: true}

@@ -44,7 +44,7 @@ func (a *API) document(req *Request, resp *Response, names []string, delta bool)
 	f := eureka.AcceptFormat(req.Accept)
 	switch {
 	case len(names) > 0:
-		p := a.regions.Regions(names).Payload(delta, f)
+		p := a.regions.Payload(names, delta, f)
 		a.payload(req, resp, p)
 		resp.Version = a.token(registry.Version{Local: p.Version(), Remote: p.RemoteVersion(), Regions: true})
 	case delta:

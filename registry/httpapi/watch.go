@@ -83,7 +83,7 @@ func (a *API) watch(req *Request, resp *Response, token string, names []string) 
 		return
 	}
 	if with {
-		poll.Remote = a.regions.Regions(names)
+		poll.Remote, poll.Regions = a.regions, names
 	}
 	p := a.store.Poll(req.Context, poll)
 	if p.Stale {
@@ -127,7 +127,7 @@ func (a *API) fullFetchOf(req *Request, resp *Response, apps, names []string) {
 	var doc *eureka.Applications
 	var version registry.Version
 	if len(names) > 0 {
-		doc, version = a.regions.Regions(names).ApplicationsOf(apps)
+		doc, version = a.regions.ApplicationsOf(apps, names)
 	} else {
 		doc, version.Local = a.store.ApplicationsOf(apps)
 	}

@@ -39,7 +39,7 @@ func TestRegionReadsKeptInOneForm(t *testing.T) {
 	before := heapInUse()
 	var plain int
 	for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
-		p := m.Regions(regions).Payload(false, f)
+		p := m.Payload(regions, false, f)
 		p.Gzip()
 		plain += p.Len()
 		if !p.Compressed() {
@@ -52,11 +52,11 @@ func TestRegionReadsKeptInOneForm(t *testing.T) {
 		t.Errorf("the heap grew by %d MB for documents of %d MB plain: more than one compressed form of each", grew>>20, plain>>20)
 	}
 
-	m.Regions(regions).Payload(false, eureka.FormatJSON).WriteTo(io.Discard) // a plain reader
-	if p := m.Regions(regions).Payload(false, eureka.FormatJSON); p.Compressed() {
+	m.Payload(regions, false, eureka.FormatJSON).WriteTo(io.Discard) // a plain reader
+	if p := m.Payload(regions, false, eureka.FormatJSON); p.Compressed() {
 		t.Error("after a plain read, the next read is still of a compressed-only document")
 	}
-	if got := decodeJSON(t, m.Regions(regions).Payload(false, eureka.FormatJSON)); len(got.Applications) != 2 {
+	if got := decodeJSON(t, m.Payload(regions, false, eureka.FormatJSON)); len(got.Applications) != 2 {
 		t.Errorf("merged document of %d apps, want LOCAL and ORDERS", len(got.Applications))
 	}
 }

@@ -71,38 +71,24 @@ func (m *Mirror) AppPayload(app string, f eureka.Format) (*registry.Payload, boo
 	return nil, false
 }
 
-// Regions returns the set of regions names (from Parse) as what a read
-// or a long poll merges in (registry.Store.MergedPayload, Poll.Remote).
-func (m *Mirror) Regions(names []string) Regions { return Regions{m, names, sorted(names)} }
-
-// Regions is a set of remote regions of a Mirror, to merge into reads.
-type Regions struct {
-	m      *Mirror
-	names  []string // in the order given, which merges keep
-	lookup []string // names sorted, for has
+// Payload is the one snapshot of the local registry with the regions
+// names (from Parse, not none): the full registry, or with delta the delta
+// with the regions' retained changes appended per application, in format
+// f, with the hash of all it holds (registry.Store.MergedPayload).
+func (m *Mirror) Payload(names []string, delta bool, f eureka.Format) *registry.Payload {
+	return m.store.MergedPayload(m, names, delta, f)
 }
 
-var _ registry.Remote = Regions{}
-
-// Payload is the one snapshot of the local registry with the regions (not
-// none): the full registry, or with delta the delta with the regions'
-// retained changes appended per application, in format f, with the hash
-// of all it holds (registry.Store.MergedPayload).
-func (rs Regions) Payload(delta bool, f eureka.Format) *registry.Payload {
-	return rs.m.store.MergedPayload(rs, strings.Join(rs.names, ","), delta, f)
-}
-
-// ApplicationsOf is registry.Store.ApplicationsOf with the regions'
-// instances among the named applications merged in, and the version it
-// reflects.
-func (rs Regions) ApplicationsOf(apps []string) (*eureka.Applications, registry.Version) {
-	doc, local := rs.m.store.ApplicationsOf(apps)
+// ApplicationsOf is registry.Store.ApplicationsOf with the instances of
+// the regions names among the named applications merged in, and the
+// version it reflects.
+func (m *Mirror) ApplicationsOf(apps, names []string) (*eureka.Applications, registry.Version) {
+	doc, local := m.store.ApplicationsOf(apps)
 	apps = sorted(apps)
-	m := rs.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var more []*eureka.Application
-	for _, a := range rs.instancesLocked() {
+	for _, a := range m.instancesLocked(names) {
 		if has(apps, a.Name) {
 			more = append(more, a)
 		}
@@ -112,31 +98,31 @@ func (rs Regions) ApplicationsOf(apps []string) (*eureka.Applications, registry.
 	return doc, registry.Version{Local: local, Remote: m.version.Load(), Regions: true}
 }
 
+var _ registry.Remote = (*Mirror)(nil)
+
 // Versions is registry.Remote's: the regions' version and purges.
-func (rs Regions) Versions() (version, purges uint64) {
-	return rs.m.version.Load(), rs.m.purges.Load()
+func (m *Mirror) Versions() (version, purges uint64) {
+	return m.version.Load(), m.purges.Load()
 }
 
-// Merge is registry.Remote's: the regions' instances (or, for a delta,
-// their retained changes) merged into doc.
-func (rs Regions) Merge(doc *eureka.Applications, counts *eureka.StatusCounts, delta bool) (version, purges uint64) {
-	m := rs.m
+// Merge is registry.Remote's: the instances of the regions names (or, for
+// a delta, their retained changes) merged into doc.
+func (m *Mirror) Merge(names []string, doc *eureka.Applications, counts *eureka.StatusCounts, delta bool) (version, purges uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if delta {
-		doc.Applications = MergeApps(doc.Applications, rs.changesLocked(0, nil), false)
-		registry.AddCounts(counts, rs.countsLocked(nil))
+		doc.Applications = MergeApps(doc.Applications, m.changesLocked(names, 0, nil), false)
+		registry.AddCounts(counts, m.countsLocked(names, nil))
 	} else {
-		doc.Applications = MergeApps(doc.Applications, rs.instancesLocked(), true)
+		doc.Applications = MergeApps(doc.Applications, m.instancesLocked(names), true)
 	}
 	return m.version.Load(), m.purges.Load()
 }
 
 // ChangesAfter is registry.Remote's, the one changes-after call: the
-// regions' changes after since (of apps), and their counts for the hash,
-// read at one instant; false when since is no longer retained.
-func (rs Regions) ChangesAfter(since uint64, apps []string) (registry.RemoteChanges, bool) {
-	m := rs.m
+// changes of the regions names after since (of apps), and their counts for
+// the hash, read at one instant; false when since is no longer retained.
+func (m *Mirror) ChangesAfter(names []string, since uint64, apps []string) (registry.RemoteChanges, bool) {
 	wake := *m.wake.Load() // before the version: a later change closes it
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -145,31 +131,31 @@ func (rs Regions) ChangesAfter(since uint64, apps []string) (registry.RemoteChan
 		return out, false
 	}
 	apps = sorted(apps)
-	out.Apps, out.Counts = rs.changesLocked(since, apps), rs.countsLocked(apps)
+	out.Apps, out.Counts = m.changesLocked(names, since, apps), m.countsLocked(names, apps)
 	return out, true
 }
 
-// changesLocked returns the retained changes of the regions (of apps,
-// sorted, if any) after version since, as delta entries: each instance once, in its
-// latest state, per application in first-seen order. The caller holds
-// m.mu.
-func (rs Regions) changesLocked(since uint64, apps []string) []*eureka.Application {
-	m := rs.m
+// changesLocked returns the retained changes of the regions names (of
+// apps, sorted, if any) after version since, as delta entries: each
+// instance once, in its latest state, per application in first-seen
+// order. The caller holds m.mu.
+func (m *Mirror) changesLocked(names []string, since uint64, apps []string) []*eureka.Application {
+	names = sorted(names)
 	since = max(since, m.base)
 	return registry.GroupChanges(m.log[since-m.base:], func(_ int, c *Change) (string, string, *eureka.InstanceInfo) {
-		if !has(rs.lookup, c.Region) || !m.byName[c.Region].allows(c.App) || (len(apps) > 0 && !has(apps, c.App)) {
+		if !has(names, c.Region) || !m.byName[c.Region].allows(c.App) || (len(apps) > 0 && !has(apps, c.App)) {
 			return "", "", nil
 		}
 		return c.App, c.Region + "\x00" + c.App + "\x00" + c.ID, c.Instance
 	})
 }
 
-// instancesLocked returns the whitelisted applications of the regions, in
-// region order. The caller holds m.mu.
-func (rs Regions) instancesLocked() []*eureka.Application {
+// instancesLocked returns the whitelisted applications of the regions
+// names, in their order. The caller holds m.mu.
+func (m *Mirror) instancesLocked(names []string) []*eureka.Application {
 	var out []*eureka.Application
-	for _, name := range rs.names {
-		r := rs.m.byName[name]
+	for _, name := range names {
+		r := m.byName[name]
 		for app, a := range r.snap.Load().apps {
 			if r.allows(app) && len(a.all) > 0 {
 				out = append(out, &eureka.Application{Name: app, Instances: a.all})
@@ -179,12 +165,13 @@ func (rs Regions) instancesLocked() []*eureka.Application {
 	return out
 }
 
-// countsLocked counts the whitelisted instances of the regions (of apps,
-// sorted, if any) by status, for the reconcile hash. The caller holds m.mu.
-func (rs Regions) countsLocked(apps []string) eureka.StatusCounts {
+// countsLocked counts the whitelisted instances of the regions names (of
+// apps, sorted, if any) by status, for the reconcile hash. The caller
+// holds m.mu.
+func (m *Mirror) countsLocked(names, apps []string) eureka.StatusCounts {
 	var counts eureka.StatusCounts
-	for _, name := range rs.names {
-		r := rs.m.byName[name]
+	for _, name := range names {
+		r := m.byName[name]
 		for app, a := range r.snap.Load().apps {
 			if r.allows(app) && (len(apps) == 0 || has(apps, app)) {
 				registry.AddCounts(&counts, a.counts)

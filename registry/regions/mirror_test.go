@@ -84,7 +84,7 @@ func TestRegionReadsMergeAndHash(t *testing.T) {
 	if err != nil || len(regions) != 1 || regions[0] != "eu-west" {
 		t.Fatalf("ParseRegions = %v, %v", regions, err)
 	}
-	full := decodeJSON(t, m.Regions(regions).Payload(false, eureka.FormatJSON))
+	full := decodeJSON(t, m.Payload(regions, false, eureka.FormatJSON))
 	testkit.Want(t, "merged full", idsOf(full), map[string][]string{
 		"BILLING": {"eu-2:DOWN:ADDED"},
 		"ORDERS":  {"eu-1:UP:ADDED", "local-1:UP:ADDED"},
@@ -95,7 +95,7 @@ func TestRegionReadsMergeAndHash(t *testing.T) {
 	}
 
 	// The delta carries the region's changes, the hash the whole of it.
-	delta := decodeJSON(t, m.Regions(regions).Payload(true, eureka.FormatJSON))
+	delta := decodeJSON(t, m.Payload(regions, true, eureka.FormatJSON))
 	testkit.Want(t, "delta", idsOf(delta), map[string][]string{
 		"ORDERS":  {"local-1:UP:ADDED", "eu-1:UP:ADDED"},
 		"BILLING": {"eu-2:DOWN:ADDED"},
@@ -107,7 +107,7 @@ func TestRegionReadsMergeAndHash(t *testing.T) {
 	m.Update("eu-west", remoteDoc(map[string][]*eureka.InstanceInfo{
 		"BILLING": {remoteInst("billing", "eu-2", eureka.StatusUp)},
 	}), time.Now())
-	delta = decodeJSON(t, m.Regions(regions).Payload(true, eureka.FormatJSON))
+	delta = decodeJSON(t, m.Payload(regions, true, eureka.FormatJSON))
 	testkit.Want(t, "delta after", idsOf(delta), map[string][]string{
 		"ORDERS":  {"local-1:UP:ADDED", "eu-1:UP:DELETED"},
 		"BILLING": {"eu-2:UP:MODIFIED"},
@@ -139,9 +139,9 @@ func TestRegionWhitelistAndFallback(t *testing.T) {
 	})
 	m.Update("eu-west", doc, time.Now())
 	m.Update("ap-south", doc, time.Now())
-	eu := decodeJSON(t, m.Regions([]string{"eu-west"}).Payload(false, eureka.FormatJSON))
+	eu := decodeJSON(t, m.Payload([]string{"eu-west"}, false, eureka.FormatJSON))
 	testkit.Want(t, "global whitelist", idsOf(eu), map[string][]string{"ORDERS": {"o:UP:ADDED"}})
-	ap := decodeJSON(t, m.Regions([]string{"ap-south"}).Payload(false, eureka.FormatJSON))
+	ap := decodeJSON(t, m.Payload([]string{"ap-south"}, false, eureka.FormatJSON))
 	testkit.Want(t, "region whitelist", idsOf(ap), map[string][]string{"BILLING": {"b:UP:ADDED"}})
 	testkit.Want(t, "region whitelist hash", ap.AppsHashcode, "UP_1_")
 
@@ -181,7 +181,7 @@ func TestRegionDroppedAfterRetention(t *testing.T) {
 	if _, err := m.Parse("eu-west"); err != nil {
 		t.Errorf("a dropped region refuses reads: %v", err)
 	}
-	full := decodeJSON(t, m.Regions([]string{"eu-west"}).Payload(false, eureka.FormatJSON))
+	full := decodeJSON(t, m.Payload([]string{"eu-west"}, false, eureka.FormatJSON))
 	if len(full.Applications) != 0 {
 		t.Errorf("full after drop: %v", idsOf(full))
 	}
@@ -190,7 +190,7 @@ func TestRegionDroppedAfterRetention(t *testing.T) {
 func TestPollWithRegionsWakesOnRegionChange(t *testing.T) {
 	s, m, _ := regionStore(t, registry.Config{})
 	m.Update("eu-west", remoteDoc(nil), time.Now())
-	p := m.Regions([]string{"eu-west"}).Payload(false, eureka.FormatJSON)
+	p := m.Payload([]string{"eu-west"}, false, eureka.FormatJSON)
 	token := s.Token(registry.Version{Local: p.Version(), Remote: p.RemoteVersion(), Regions: true})
 	since, ok := s.ParseToken(token)
 	if !ok || since.Local != p.Version() || since.Remote != p.RemoteVersion() || !since.Regions {
@@ -201,7 +201,7 @@ func TestPollWithRegionsWakesOnRegionChange(t *testing.T) {
 	}
 	done := make(chan registry.Polled, 1)
 	go func() {
-		done <- s.Poll(context.Background(), registry.Poll{Since: since, Remote: m.Regions([]string{"eu-west"}), Wait: 10 * time.Second})
+		done <- s.Poll(context.Background(), registry.Poll{Since: since, Remote: m, Regions: []string{"eu-west"}, Wait: 10 * time.Second})
 	}()
 	// Held before the change, so that the change is what wakes it.
 	testkit.Eventually(t, 5*time.Second, "the poll waits", func() bool { return s.Totals().WatchesHeld == 1 })
