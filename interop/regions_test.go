@@ -164,7 +164,7 @@ func rgnHealthApps(c *springClient) (map[string]int, string) {
 
 // A Spring Boot client with fetch-remote-regions-registry=eu-west against
 // our node, which serves eu-west as a remote region read (with
-// registry/regions) from another node of ours, the eu-west cluster, where
+// registry/regions/feeds) from another node of ours, the eu-west cluster, where
 // two apps are registered and nowhere else: EUAPP in MyOwn's data center,
 // EUAMZ in Amazon's availability zone eu-west-1a.
 //
@@ -304,7 +304,7 @@ func testFetchRemoteRegion(t *testing.T, project string) {
 }
 
 // One of our nodes reads the Java Eureka server as its remote region
-// java-region (registry/regions, polling every second: the Java server has
+// java-region (registry/regions/feeds, polling every second: the Java server has
 // no watch): an instance registered there is in our Store's
 // InstancesIn(app, "java-region") and in our GET apps/?regions=java-region
 // (with a hash over what it answers), not in our local registry; a read

@@ -1,3 +1,9 @@
+// Package regions holds a Store's remote regions: the Mirror (this
+// file), a read-only copy of each remote region's registry with its own
+// change log, one per Store (MirrorOf); the reads and long polls merged
+// with it (mirror_read.go); and the Store as a gateway's source of
+// instances in every region (instances.go). Package registry/regions/feeds
+// fills it.
 package regions
 
 import (

@@ -1,11 +1,10 @@
-// Package regions holds a Store's remote regions: the Mirror (mirror.go),
-// a read-only copy of each remote region's registry with its own change
-// log; the reads and long polls merged with it (mirror_read.go); and the
-// Feeds that fill it (this file): for each region, a discovery client
-// reads that region's registry (the whole of it, with no registration)
-// and hands every registry it read to the Mirror (Mirror.Update), and
-// every failed read too (Mirror.Failed), as Java Eureka's
-// RemoteRegionRegistry does.
+// Package feeds fills a Store's remote regions (the registry/regions
+// Mirror): for each region, a discovery client reads that region's
+// registry (the whole of it, with no registration) and hands every
+// registry it read to the Mirror (Mirror.Update), and every failed read
+// too (Mirror.Failed), as Java Eureka's RemoteRegionRegistry does. It is
+// a package apart from registry/regions because it imports discovery,
+// whose tests import registry/httpapi, which imports registry/regions.
 //
 // The client asks for the remote region's own instances only, never with
 // a regions parameter, so that regions never chain: a region serves what
