@@ -10,8 +10,9 @@ import (
 // are rarer than local reads, so they are built whole (not from per-app
 // pieces) and cached per set of regions until the registry or a region
 // moves, in one form, as the full registry is kept: compressed only unless
-// a client reads that format plain (wholePayload). Kept plain and gzipped,
-// one JSON and one XML read held four copies of the merged registry.
+// a client reads that format plain (wholePayload), so that a JSON and an
+// XML reader hold one copy of the merged registry each, not a plain and a
+// gzipped one.
 
 // RemoteVersion returns the remote regions' version a document merged
 // with them reflects (0 for any other).
