@@ -21,7 +21,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/tlsfiles"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
-	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -218,7 +218,7 @@ type App struct {
 
 	entry   *entry
 	checker *balancer.Checker // nil without active health checks
-	feeds   *regions.Feeds    // this config's; nil without remote regions
+	feeds   *feeds.Feeds      // this config's; nil without remote regions
 	log     *zap.Logger
 
 	servedMu sync.Mutex
@@ -298,10 +298,10 @@ func (a *App) provisionRegions() error {
 	if len(a.RemoteRegions) == 0 || a.entry.store == nil {
 		return nil
 	}
-	cfg := regions.Config{FetchInterval: time.Duration(a.RemoteRegionFetchInterval), Logger: a.log.Named("regions"),
+	cfg := feeds.Config{FetchInterval: time.Duration(a.RemoteRegionFetchInterval), Logger: a.log.Named("regions"),
 		MaxRegionBytes: a.RemoteRegionMaxBytes, MaxRegionInstances: a.RemoteRegionMaxInstances}
 	for _, r := range a.RemoteRegions {
-		cfg.Remotes = append(cfg.Remotes, regions.Remote{Name: r.Name, URLs: r.URLs})
+		cfg.Remotes = append(cfg.Remotes, feeds.Remote{Name: r.Name, URLs: r.URLs})
 	}
 	if files := (tlsfiles.Files{CA: a.TLSCA, Cert: a.TLSCert, Key: a.TLSKey}); files != (tlsfiles.Files{}) {
 		tc, err := tlsfiles.Client(files)
@@ -310,7 +310,7 @@ func (a *App) provisionRegions() error {
 		}
 		cfg.TLS = tc
 	}
-	f, err := regions.New(a.entry.store, cfg)
+	f, err := feeds.New(a.entry.store, cfg)
 	if err != nil {
 		return fmt.Errorf("remote_regions: %v", err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic"
 )
@@ -197,15 +198,15 @@ func (g *Gateway) routerConfig() (routing.Config, error) {
 // checkFailoverRegions refuses fail-over regions the registry does not
 // serve: a hosted one's remote_regions (a registry in remote mode serves
 // none).
-func checkFailoverRegions(regions []string, store *registry.Store) error {
-	if len(regions) == 0 {
+func checkFailoverRegions(names []string, store *registry.Store) error {
+	if len(names) == 0 {
 		return nil
 	}
 	var served []string
 	if store != nil {
-		served = store.RemoteRegions()
+		served = regions.MirrorOf(store).Names()
 	}
-	for _, r := range regions {
+	for _, r := range names {
 		if !slices.Contains(served, strings.ToLower(r)) {
 			return fmt.Errorf("failover_regions: %q is not one of the eureka app's remote_regions %v: add it there, or remove it here", r, served)
 		}

@@ -22,7 +22,7 @@ func TestGatewaySuiteThroughCaddy(t *testing.T) {
 		gw := fmt.Sprintf("response_header_timeout %s\n\t\tread_timeout %s\n\t\ttls_trusted_ca_certs %s\n\t\tfailover_regions %s",
 			gatewaysuite.ResponseHeaderTimeout, gatewaysuite.ReadTimeout, gatewaysuite.TrustedCA(t), gatewaysuite.Region)
 		// The remote region's servers never answer: the suite feeds it
-		// with Store.UpdateRegion.
+		// with regions.Mirror.Update.
 		app := fmt.Sprintf("registry %s\n\t\thealth_interval %s\n\t\tremote_regions %s http://127.0.0.1:%d/eureka/",
 			name, gatewaysuite.HealthInterval, gatewaysuite.Region, testkit.FreePort(t))
 		loadConfigAs(t, withGatewayRules(t, gatewayConfig(app, gw), json.RawMessage(gatewaysuite.Rules)), "json")

@@ -14,7 +14,7 @@ import (
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/registry"
-	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 	"github.com/eurekagate/eurekagate/registry/replication"
 	"github.com/eurekagate/eurekagate/routing"
 )
@@ -74,7 +74,7 @@ func checkDuration(option string, d time.Duration, zeroOK bool) error {
 // checkServiceURL refuses a URL that clients could not use, naming the
 // option, the value and the fix.
 func checkServiceURL(option, raw string) error {
-	if err := regions.CheckURL(raw); err != nil {
+	if err := feeds.CheckURL(raw); err != nil {
 		return fmt.Errorf("%s: %w", option, err)
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/eurekagate/eurekagate/internal/springeureka"
-	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 )
 
 // springSetter sets a Spring configuration's value (as cmd/eureka's flag
@@ -60,7 +60,7 @@ var springSetters = map[string]springSetter{
 		if len(a.RemoteRegions) > 0 {
 			return false, nil
 		}
-		remotes, err := regions.ParseRemotes(v)
+		remotes, err := feeds.ParseRemotes(v)
 		for _, r := range remotes {
 			a.RemoteRegions = append(a.RemoteRegions, RemoteRegion{Name: r.Name, URLs: r.URLs})
 		}

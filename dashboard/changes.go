@@ -59,12 +59,12 @@ func (h *Handler) changes(r *http.Request) (*Changes, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := h.store.Poll(r.Context(), registry.Poll{Since: since, Wait: wait, Stop: h.closed})
+	p := h.store.Poll(r.Context(), registry.Poll{Since: registry.Version{Local: since}, Wait: wait, Stop: h.closed})
 	h.rec.sample(false)
 
 	changes := p.Changes
 	out := &Changes{Updates: []Update{}, Changes: []Event{}, Heartbeats: map[string]map[string]int64{}, Reset: p.Stale}
-	out.Head = h.head(r, p.Version)
+	out.Head = h.head(r, p.Version.Local)
 	if out.Reset {
 		return out, nil
 	}

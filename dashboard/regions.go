@@ -1,9 +1,12 @@
 package dashboard
 
-import "time"
+import (
+	"github.com/eurekagate/eurekagate/registry/regions"
+	"time"
+)
 
 // RegionsView is api/regions: this node's region and the state of each
-// remote region it serves (registry.RegionState), in configured order.
+// remote region it serves (registry/regions.State), in configured order.
 // Remote instances are counted here only: the rest of the page (the
 // applications, the instance totals, the charts) is the local registry's.
 type RegionsView struct {
@@ -45,8 +48,8 @@ type RegionView struct {
 // regions serves api/regions from the Store, at the time of the request.
 func (h *Handler) regions() RegionsView {
 	now := h.store.Config().Clock.Now()
-	v := RegionsView{Region: h.store.Region(), Now: now, Regions: []RegionView{}}
-	for _, st := range h.store.RegionStates() {
+	v := RegionsView{Region: h.store.Config().Region, Now: now, Regions: []RegionView{}}
+	for _, st := range regions.MirrorOf(h.store).States() {
 		r := RegionView{
 			Name: st.Name, Ready: st.Ready, Dropped: st.Dropped, Apps: st.Apps, Instances: st.Instances,
 			LastSync: st.LastSync, LastAttempt: st.LastAttempt, LastError: st.LastError,

@@ -12,6 +12,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // The Remote regions block: one row per region with its state, instances
@@ -23,10 +24,10 @@ func TestDashboardRemoteRegions(t *testing.T) {
 	register(t, store, "ORDERS", "orders-1")
 	remote := &eureka.Applications{Applications: []*eureka.Application{{Name: "ORDERS",
 		Instances: []*eureka.InstanceInfo{testkit.Inst("ORDERS", "eu-1"), testkit.Inst("ORDERS", "eu-2")}}}}
-	if err := store.UpdateRegion("eu-west", remote, time.Now()); err != nil {
+	if err := regions.MirrorOf(store).Update("eu-west", remote, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	store.RegionFailed("ap-south", time.Now(), errors.New("connection refused"))
+	regions.MirrorOf(store).Failed("ap-south", time.Now(), errors.New("connection refused"))
 
 	p := page{t, browser(t, 1280)}
 	p.do(chromedp.Navigate("http://"+addr+"/"), visible(row("orders-1")), visible(`#regions tr[data-region="ap-south"]`))

@@ -12,6 +12,7 @@ import (
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // Without remote regions, api/regions has this node's region and an empty
@@ -71,10 +72,10 @@ func TestRegionsView(t *testing.T) {
 		{Name: "BILLING", Instances: []*eureka.InstanceInfo{testkit.Inst("BILLING", "eu-3")}},
 	}}
 	synced := clock.Now()
-	if err := store.UpdateRegion("eu-west", remote, synced); err != nil {
+	if err := regions.MirrorOf(store).Update("eu-west", remote, synced); err != nil {
 		t.Fatal(err)
 	}
-	store.RegionFailed("ap-south", clock.Now(), errors.New("connection refused"))
+	regions.MirrorOf(store).Failed("ap-south", clock.Now(), errors.New("connection refused"))
 	clock.Advance(12 * time.Second)
 	v = read()
 	if eu := v.Regions[0]; eu.State != "ready" || !eu.Ready || eu.Apps != 2 || eu.Instances != 3 || age(eu) != 12000 ||
@@ -109,16 +110,16 @@ func TestRegionsView(t *testing.T) {
 
 	// eu-west stops answering: stale (its last registry served), then
 	// dropped past the retention, then ready again when it answers.
-	store.RegionFailed("eu-west", clock.Now(), errors.New("timeout"))
+	regions.MirrorOf(store).Failed("eu-west", clock.Now(), errors.New("timeout"))
 	if eu := read().Regions[0]; eu.State != "stale" || eu.Instances != 3 || eu.LastError != "timeout" || eu.Failures != 1 || !eu.LastAttempt.Equal(clock.Now()) {
 		t.Errorf("eu-west failing: %+v", eu)
 	}
 	clock.Advance(time.Minute)
-	store.DropStaleRegions()
+	regions.MirrorOf(store).DropStale()
 	if eu := read().Regions[0]; eu.State != "dropped" || !eu.Dropped || eu.Instances != 0 || eu.Apps != 0 || age(eu) != 72000 {
 		t.Errorf("eu-west dropped: %+v (age %d)", eu, age(eu))
 	}
-	if err := store.UpdateRegion("eu-west", remote, clock.Now()); err != nil {
+	if err := regions.MirrorOf(store).Update("eu-west", remote, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if eu := read().Regions[0]; eu.State != "ready" || eu.Dropped || eu.Instances != 3 || age(eu) != 0 || eu.Syncs != 2 {

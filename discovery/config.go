@@ -124,7 +124,7 @@ type Config struct {
 	// MaxInstances, if above 0, bounds the instances the local registry
 	// may hold: a full fetch, a delta or a watch's answer that would make
 	// it larger fails (ErrTooManyInstances), and the last registry is
-	// kept. Default 0: no bound (registry/regions sets one per remote
+	// kept. Default 0: no bound (registry/regions/feeds sets one per remote
 	// region).
 	MaxInstances int
 

@@ -7,6 +7,7 @@ import (
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // Balancer provides a *balancer.Balancer over the balancer.Instancer in the
@@ -25,8 +26,15 @@ var Balancer = fx.Module("eureka.balancer",
 	fx.Provide(NewBalancer),
 )
 
-// LocalInstances makes the Registry module's Store the balancer's source.
-var LocalInstances = fx.Provide(func(s *registry.Store) balancer.Instancer { return s })
+// LocalInstances makes the Registry module's Store the balancer's source:
+// with remote regions, through regions.InstancesOf, which answers for them
+// in fail-over; without, the Store itself, with no call between.
+var LocalInstances = fx.Provide(func(s *registry.Store) balancer.Instancer {
+	if len(s.Config().RemoteRegions) == 0 {
+		return s
+	}
+	return regions.InstancesOf(s)
+})
 
 // RemoteInstances makes the Discovery module's client the balancer's source.
 var RemoteInstances = fx.Provide(func(c *discovery.Client) balancer.Instancer { return c })

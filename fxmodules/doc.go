@@ -5,7 +5,7 @@
 // supply nothing to get Eureka's.
 //
 //   - Registry: the *registry.Store, the *replication.Peers of a cluster,
-//     the *regions.Feeds that read its remote regions
+//     the *feeds.Feeds that read its remote regions
 //     (RegistryConfig.RemoteRegions; nil without) and the *httpapi.API
 //     (config RegistryConfig).
 //   - Server: the standalone fasthttp server of the API and of the

@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/registry"
-	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 )
 
 // RegionsParams are the dependencies of NewRegions.
@@ -27,7 +27,7 @@ type RegionsParams struct {
 // the network (reads that ask for a region are refused until it has been
 // read), and stop before it, waiting for their goroutines. They log to
 // the module's logger, named regions, unless the config names another.
-func NewRegions(p RegionsParams) (*regions.Feeds, error) {
+func NewRegions(p RegionsParams) (*feeds.Feeds, error) {
 	cfg := p.Config.RemoteRegions
 	if len(cfg.Remotes) == 0 {
 		return nil, nil
@@ -35,7 +35,7 @@ func NewRegions(p RegionsParams) (*regions.Feeds, error) {
 	if cfg.Logger == nil && p.Logger != nil {
 		cfg.Logger = p.Logger.Named("regions")
 	}
-	f, err := regions.New(p.Store, cfg)
+	f, err := feeds.New(p.Store, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func NewRegions(p RegionsParams) (*regions.Feeds, error) {
 
 // withRemotes returns configured with a RemoteRegion for each of remotes
 // it does not name yet (names compared without regard to case).
-func withRemotes(configured []registry.RemoteRegion, remotes []regions.Remote) []registry.RemoteRegion {
+func withRemotes(configured []registry.RemoteRegion, remotes []feeds.Remote) []registry.RemoteRegion {
 	out := configured
 	for _, r := range remotes {
 		name := strings.TrimSpace(r.Name)

@@ -13,6 +13,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 )
 
 // With RemoteRegions, the Registry module reads each remote region into
@@ -24,37 +25,37 @@ func TestRegistryReadsRemoteRegions(t *testing.T) {
 	srv := registrytest.Start(t, remote, httpapi.ServerConfig{Addr: "127.0.0.1:0"})
 
 	var store *registry.Store
-	var feeds *regions.Feeds
+	var fd *feeds.Feeds
 	app := fxtest.New(t, Registry,
 		fx.Supply(RegistryConfig{
 			Store: registry.Config{RemoteRegionAppWhitelist: []string{"ORDERS"}},
-			RemoteRegions: regions.Config{Remotes: []regions.Remote{
+			RemoteRegions: feeds.Config{Remotes: []feeds.Remote{
 				{Name: "EU-West-1", URLs: []string{srv.URL()}},
 			}},
 		}),
-		fx.Populate(&store, &feeds))
+		fx.Populate(&store, &fd))
 	app.RequireStart()
-	if feeds == nil {
+	if fd == nil {
 		t.Fatal("no Feeds with remote regions")
 	}
-	if got := store.RemoteRegions(); len(got) != 1 || got[0] != "eu-west-1" {
+	if got := regions.MirrorOf(store).Names(); len(got) != 1 || got[0] != "eu-west-1" {
 		t.Errorf("the Store's remote regions: %v", got)
 	}
 	testkit.Eventually(t, 5*time.Second, "the remote region's instance", func() bool {
-		return len(store.InstancesIn("ORDERS", "eu-west-1")) == 1
+		return len(regions.MirrorOf(store).InstancesIn("ORDERS", "eu-west-1")) == 1
 	})
 	testkit.MustRegister(t, remote, testkit.Inst("ORDERS", "o2"), false)
 	testkit.Eventually(t, 5*time.Second, "the remote region's change", func() bool {
-		return len(store.InstancesIn("ORDERS", "eu-west-1")) == 2
+		return len(regions.MirrorOf(store).InstancesIn("ORDERS", "eu-west-1")) == 2
 	})
 	app.RequireStop()
 }
 
 func TestRegistryWithoutRemoteRegionsHasNoFeeds(t *testing.T) {
-	var feeds *regions.Feeds
-	app := fxtest.New(t, Registry, fx.Populate(&feeds))
+	var fd *feeds.Feeds
+	app := fxtest.New(t, Registry, fx.Populate(&fd))
 	app.RequireStart()
-	if feeds != nil {
+	if fd != nil {
 		t.Error("Feeds without remote regions")
 	}
 	app.RequireStop()
@@ -66,7 +67,7 @@ func TestRegistryRefusesBadRemoteRegion(t *testing.T) {
 	app := fx.New(Registry, fx.NopLogger,
 		fx.Supply(RegistryConfig{
 			Store:         registry.Config{Region: "eu-west-1"},
-			RemoteRegions: regions.Config{Remotes: []regions.Remote{{Name: "eu-west-1", URLs: []string{"http://eu:8761/eureka/"}}}},
+			RemoteRegions: feeds.Config{Remotes: []feeds.Remote{{Name: "eu-west-1", URLs: []string{"http://eu:8761/eureka/"}}}},
 		}))
 	if err := app.Err(); err == nil || !strings.Contains(err.Error(), "own region") {
 		t.Fatalf("app error %v, want the own-region refusal", err)
@@ -78,7 +79,7 @@ func TestRegistryRefusesBadRemoteRegion(t *testing.T) {
 func TestWithRemotesKeepsConfigured(t *testing.T) {
 	configured := make([]registry.RemoteRegion, 1, 4)
 	configured[0] = registry.RemoteRegion{Name: "eu-west-1", AppWhitelist: []string{"A"}}
-	got := withRemotes(configured, []regions.Remote{{Name: "EU-WEST-1"}, {Name: "ap-south-1"}})
+	got := withRemotes(configured, []feeds.Remote{{Name: "EU-WEST-1"}, {Name: "ap-south-1"}})
 	if len(got) != 2 || got[0].AppWhitelist == nil || got[1].Name != "ap-south-1" {
 		t.Errorf("withRemotes = %+v", got)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
-	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -33,13 +33,13 @@ type RegistryConfig struct {
 	// with which TLS. A remote region named here and not in
 	// Store.RemoteRegions is added to them, with no whitelist of its own;
 	// list it there too to give it one. Default: none.
-	RemoteRegions regions.Config
+	RemoteRegions feeds.Config
 }
 
 // Registry provides a *registry.Store, whose background loops (eviction,
 // delta retention, threshold recount) run between the application's start
 // and stop; the *replication.Peers that keep it in step with the other
-// nodes of a cluster (nil without peers); the *regions.Feeds that read
+// nodes of a cluster (nil without peers); the *feeds.Feeds that read
 // its remote regions (nil without RemoteRegions.Remotes); and the
 // *httpapi.API over it. Supply a RegistryConfig to change the defaults.
 var Registry = fx.Module("eureka.registry",
@@ -47,7 +47,7 @@ var Registry = fx.Module("eureka.registry",
 	fx.Provide(NewStore, NewPeers, NewRegions, NewAPI),
 	// Replication and the remote regions' feeds run whether or not
 	// anything asks for them.
-	fx.Invoke(func(*replication.Peers, *regions.Feeds) {}),
+	fx.Invoke(func(*replication.Peers, *feeds.Feeds) {}),
 )
 
 // StoreParams are the dependencies of NewStore.

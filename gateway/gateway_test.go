@@ -16,6 +16,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/gatewaysuite"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic/metrics"
 )
@@ -40,7 +41,7 @@ var modes = []struct {
 func startServer(t *testing.T, cfg Config, scfg ServerConfig, store *registry.Store) (string, *Gateway, *Server) {
 	t.Helper()
 	if cfg.Routing.Instances == nil {
-		cfg.Routing.Instances = store
+		cfg.Routing.Instances = regions.InstancesOf(store)
 	}
 	g, err := New(cfg)
 	if err != nil {
@@ -110,7 +111,7 @@ func suiteConfig(t *testing.T, store *registry.Store) Config {
 	t.Cleanup(checker.Stop)
 	return Config{
 		Routing: routing.Config{
-			Balancer:              balancer.New(store, balancer.Config{Checker: checker, MaxFails: routing.DefaultMaxFails, Cooldown: routing.DefaultFailDuration}),
+			Balancer:              balancer.New(regions.InstancesOf(store), balancer.Config{Checker: checker, MaxFails: routing.DefaultMaxFails, Cooldown: routing.DefaultFailDuration}),
 			ResponseHeaderTimeout: gatewaysuite.ResponseHeaderTimeout,
 			ReadTimeout:           gatewaysuite.ReadTimeout,
 			Rules:                 rules,

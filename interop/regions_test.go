@@ -20,6 +20,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 )
 
 // This file runs Eureka's remote regions between Java and us: a Spring
@@ -47,10 +48,10 @@ func rgnStartNode(t *testing.T, cfg registry.Config) *rgnNode {
 
 // rgnStartFeeds reads the remote region name from serviceURL into store,
 // every interval against a server without the watch, until the test ends.
-func rgnStartFeeds(t *testing.T, store *registry.Store, name, serviceURL string, interval time.Duration) *regions.Feeds {
+func rgnStartFeeds(t *testing.T, store *registry.Store, name, serviceURL string, interval time.Duration) *feeds.Feeds {
 	t.Helper()
-	feeds, err := regions.New(store, regions.Config{
-		Remotes:       []regions.Remote{{Name: name, URLs: []string{serviceURL}}},
+	feeds, err := feeds.New(store, feeds.Config{
+		Remotes:       []feeds.Remote{{Name: name, URLs: []string{serviceURL}}},
 		FetchInterval: interval,
 	})
 	if err != nil {
@@ -163,7 +164,7 @@ func rgnHealthApps(c *springClient) (map[string]int, string) {
 
 // A Spring Boot client with fetch-remote-regions-registry=eu-west against
 // our node, which serves eu-west as a remote region read (with
-// registry/regions) from another node of ours, the eu-west cluster, where
+// registry/regions/feeds) from another node of ours, the eu-west cluster, where
 // two apps are registered and nowhere else: EUAPP in MyOwn's data center,
 // EUAMZ in Amazon's availability zone eu-west-1a.
 //
@@ -303,7 +304,7 @@ func testFetchRemoteRegion(t *testing.T, project string) {
 }
 
 // One of our nodes reads the Java Eureka server as its remote region
-// java-region (registry/regions, polling every second: the Java server has
+// java-region (registry/regions/feeds, polling every second: the Java server has
 // no watch): an instance registered there is in our Store's
 // InstancesIn(app, "java-region") and in our GET apps/?regions=java-region
 // (with a hash over what it answers), not in our local registry; a read
@@ -325,14 +326,14 @@ func TestOurNodeReadsJavaServerAsRemoteRegion(t *testing.T) {
 	holds := func(ids ...string) func() (bool, string) {
 		return func() (bool, string) {
 			var got []string
-			for _, i := range ours.store.InstancesIn("JAPP", "java-region") {
+			for _, i := range regions.MirrorOf(ours.store).InstancesIn("JAPP", "java-region") {
 				got = append(got, i.ID())
 			}
 			return slices.Equal(got, ids), fmt.Sprint(got)
 		}
 	}
 	eventually(t, 10*time.Second, "japp-1 in java-region", holds("japp-1"))
-	if got := ours.store.InstancesIn("JAPP", ""); len(got) != 0 {
+	if got := regions.MirrorOf(ours.store).InstancesIn("JAPP", ""); len(got) != 0 {
 		t.Errorf("java-region's JAPP among our local instances: %v", got)
 	}
 	// The merged read: JAPP from java-region, with the hash of all of it;
@@ -383,7 +384,7 @@ func TestOurNodeReadsJavaServerAsRemoteRegion(t *testing.T) {
 	if got := ids(readApps("?regions=java-region"), "JAPP"); !slices.Equal(got, []string{"japp-2"}) {
 		t.Errorf("GET apps/?regions=java-region after the cancel: JAPP %v, want [japp-2]", got)
 	}
-	for _, s := range ours.store.RegionStates() {
+	for _, s := range regions.MirrorOf(ours.store).States() {
 		if s.Name == "java-region" && (!s.Ready || s.Dropped || s.Instances != 1 || s.Failures != 0) {
 			t.Errorf("java-region's state: %+v", s)
 		}

@@ -61,12 +61,11 @@ func (c *changeLog) purge(cutoff int64) bool {
 // from the delta), as Eureka's retention task does every 30 s, forgets the
 // cancels of that age, expires idle overrides, and drops the remote
 // regions' changes of that age and the regions that stopped answering
-// (DropStaleRegions).
+// (the Mirror held, HoldMirror).
 func (s *Store) PurgeDeltas() {
 	s.expireOverrides()
 	cutoff := s.nowMillis() - s.cfg.DeltaRetention.Milliseconds()
-	s.regions.purge(cutoff)
-	s.DropStaleRegions()
+	s.ageMirror(cutoff)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.changes.purge(cutoff)

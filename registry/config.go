@@ -86,9 +86,10 @@ type Config struct {
 	// DefaultRegion, "us-east-1", as Eureka's.
 	Region string
 	// RemoteRegions are the other regions this registry serves on request
-	// (the names of eureka.server.remoteRegionUrlsWithName; whoever feeds
-	// them, such as package registry/regions, holds their URLs): a read
-	// with regions=a,b merges their instances in. Default: none.
+	// (the names of eureka.server.remoteRegionUrlsWithName; their copies
+	// are package registry/regions's Mirror, whoever feeds them, such as
+	// registry/regions/feeds, holds their URLs): a read with regions=a,b
+	// merges their instances in. Default: none.
 	RemoteRegions []RemoteRegion
 	// RemoteRegionAppWhitelist is the global app whitelist
 	// (eureka.server.remoteRegion.global.appWhiteList): the apps of a

@@ -13,6 +13,7 @@ type counters struct {
 	registrations, renewals, cancels, evictions atomic.Uint64
 	fullFetches, deltaFetches, appFetches       atomic.Uint64
 	vipFetches                                  atomic.Uint64
+	watchesHeld                                 atomic.Int64 // long polls waiting (await)
 }
 
 // apply counts one change.
@@ -39,6 +40,9 @@ type Totals struct {
 	// FullFetches, DeltaFetches, AppFetches and VIPFetches count the
 	// payloads served (calls of Documents' Full, Delta, App and VIP).
 	FullFetches, DeltaFetches, AppFetches, VIPFetches uint64
+	// WatchesHeld is how many long polls (Poll, watch) are waiting for a
+	// change now: a gauge, not a total.
+	WatchesHeld int64
 }
 
 // Totals returns the Store's counters.
@@ -49,6 +53,7 @@ func (st Stats) Totals() Totals {
 		Cancels: c.cancels.Load(), Evictions: c.evictions.Load(),
 		FullFetches: c.fullFetches.Load(), DeltaFetches: c.deltaFetches.Load(),
 		AppFetches: c.appFetches.Load(), VIPFetches: c.vipFetches.Load(),
+		WatchesHeld: c.watchesHeld.Load(),
 	}
 }
 

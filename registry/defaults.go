@@ -39,12 +39,12 @@ const (
 	// (eureka.server.remoteRegionRegistryFetchInterval).
 	DefaultRemoteRegionFetchInterval = 30 * time.Second
 	// DefaultMaxRegionBytes bounds a remote region's answer, in bytes
-	// after gzip decoding (registry/regions.Config.MaxRegionBytes): 1
+	// after gzip decoding (registry/regions/feeds.Config.MaxRegionBytes): 1
 	// GiB, as every reader of ours (eurekahttp.DefaultMaxBodySize), the
 	// registry of a region at the scale one node holds.
 	DefaultMaxRegionBytes = 1 << 30
 	// DefaultMaxRegionInstances bounds the instances a remote region's
-	// registry may hold (registry/regions.Config.MaxRegionInstances): a
+	// registry may hold (registry/regions/feeds.Config.MaxRegionInstances): a
 	// million, the scale one node holds. A region known to be smaller is
 	// better held to its size.
 	DefaultMaxRegionInstances = 1_000_000

@@ -26,12 +26,12 @@ func (s *Store) deltaLocked(versionsDelta int64) *eureka.Applications {
 	// Only each instance's latest change is rendered, so that the
 	// instances come in the order of their latest changes.
 	values := make([]eureka.InstanceInfo, len(entries))
-	apps := groupChanges(entries, func(n int, c *Change) *eureka.InstanceInfo {
+	apps := GroupChanges(entries, func(n int, c *Change) (string, string, *eureka.InstanceInfo) {
 		if latest[key{c.App, c.ID}] != n {
-			return nil
+			return "", "", nil
 		}
 		values[n] = s.deltaInstance(c)
-		return &values[n]
+		return c.App, c.App + "\x00" + c.ID, &values[n]
 	})
 	slices.SortFunc(apps, func(a, b *eureka.Application) int { return strings.Compare(a.Name, b.Name) })
 	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: s.hashLocked(), Applications: apps}
@@ -50,33 +50,35 @@ func (s *Store) deltaInstance(c *Change) eureka.InstanceInfo {
 // each changed instance once, in its state at its last change, grouped by
 // app in first-seen order, with the given versions__delta and hash.
 func ChangesDocument(changes []Change, versionsDelta int64, hash string) *eureka.Applications {
-	apps := groupChanges(changes, func(_ int, c *Change) *eureka.InstanceInfo { return c.Decorated() })
+	apps := GroupChanges(changes, func(_ int, c *Change) (string, string, *eureka.InstanceInfo) {
+		return c.App, c.App + "\x00" + c.ID, c.Decorated()
+	})
 	return &eureka.Applications{VersionsDelta: versionsDelta, AppsHashcode: hash, Applications: apps}
 }
 
-// groupChanges groups the instances render gives for changes by app, in
-// first-seen order, each instance once: a later change of the same
-// instance replaces it in place, as Eureka's delta shows each changed
-// lease once. A change render gives no instance for (nil) is left out.
-func groupChanges(changes []Change, render func(n int, c *Change) *eureka.InstanceInfo) []*eureka.Application {
+// GroupChanges groups the instances render gives for changes by app, in
+// first-seen order, each instance once: a later change of the instance
+// render gives the same key (its app and id, and for a remote region its
+// region) replaces it in place, as Eureka's delta shows each changed lease
+// once. A change render gives no instance for (nil) is left out. The local
+// change log and the remote regions' (registry/regions) are grouped by it.
+func GroupChanges[C any](changes []C, render func(n int, c *C) (app, key string, i *eureka.InstanceInfo)) []*eureka.Application {
 	type pos struct{ app, inst int }
 	var apps []*eureka.Application
 	appIndex := map[string]int{}
-	seen := map[string]pos{} // by app + "\x00" + id
+	seen := map[string]pos{}
 	for n := range changes {
-		c := &changes[n]
-		i := render(n, c)
+		name, key, i := render(n, &changes[n])
 		if i == nil {
 			continue
 		}
-		ai, ok := appIndex[c.App]
+		ai, ok := appIndex[name]
 		if !ok {
 			ai = len(apps)
-			appIndex[c.App] = ai
-			apps = append(apps, &eureka.Application{Name: c.App})
+			appIndex[name] = ai
+			apps = append(apps, &eureka.Application{Name: name})
 		}
 		app := apps[ai]
-		key := c.App + "\x00" + c.ID
 		if p, ok := seen[key]; ok {
 			app.Instances[p.inst] = i
 			continue

@@ -68,8 +68,8 @@ func ExampleStore_Poll() {
 	store.Register(registration("orders", "orders-2", 8082), false)
 
 	// A caller at version 0 is behind: Poll does not wait.
-	polled := store.Poll(context.Background(), registry.Poll{Since: 0, Wait: time.Minute})
-	fmt.Println(polled.Version, len(polled.Changes))
+	polled := store.Poll(context.Background(), registry.Poll{Wait: time.Minute})
+	fmt.Println(polled.Version.Local, len(polled.Changes))
 
 	// A caller up to date waits for the next change.
 	done := make(chan struct{})
@@ -78,7 +78,7 @@ func ExampleStore_Poll() {
 		store.Cancel("ORDERS", "orders-1", false)
 	}()
 	polled = store.Poll(context.Background(), registry.Poll{Since: polled.Version, Wait: time.Minute})
-	fmt.Println(polled.Version, len(polled.Changes))
+	fmt.Println(polled.Version.Local, len(polled.Changes))
 	<-done
 	// Output:
 	// 2 2

@@ -18,9 +18,9 @@ type loopGroup struct {
 // Start runs the Store's background work until Stop: eviction every
 // EvictionInterval, delta retention every DeltaRetentionCleanupInterval, the
 // renewal threshold recount every RenewalThresholdUpdateInterval, prebuild
-// every half PrebuildDelay, and, with
-// remote regions, DropStaleRegions every tenth of RemoteRegionRetention (at
-// most DeltaRetentionCleanupInterval). It
+// every half PrebuildDelay, and, with remote regions, the held Mirror's
+// DropStale (HoldMirror) every tenth of RemoteRegionRetention (at most
+// DeltaRetentionCleanupInterval). It
 // does not block. Calling Start on a running Store does nothing.
 func (s *Store) Start() {
 	g := &s.loops
@@ -40,10 +40,10 @@ func (s *Store) Start() {
 	if s.cfg.PrebuildDelay > 0 {
 		s.every(max(s.cfg.PrebuildDelay/2, 10*time.Millisecond), s.prebuild)
 	}
-	if len(s.regions.order) > 0 {
+	if len(s.cfg.RemoteRegions) > 0 {
 		// A region that stopped answering is dropped within a tenth of
 		// the retention after it, not at the next delta cleanup.
-		s.every(min(s.cfg.DeltaRetentionCleanupInterval, max(s.cfg.RemoteRegionRetention/10, 100*time.Millisecond)), s.DropStaleRegions)
+		s.every(min(s.cfg.DeltaRetentionCleanupInterval, max(s.cfg.RemoteRegionRetention/10, 100*time.Millisecond)), s.dropStaleRegions)
 	}
 }
 

@@ -53,6 +53,10 @@ type payloadCache struct {
 
 	namedMu sync.Mutex
 	named   map[namedKey]*document.Payload
+	// mergedBuild is held by the build of a read merged with remote
+	// regions (kept in named, MergedPayload): one at a time; readers of a
+	// fresh one do not wait.
+	mergedBuild sync.Mutex
 
 	builds      atomic.Uint64 // assemblies of the full registry
 	encodes     atomic.Uint64 // application pieces encoded

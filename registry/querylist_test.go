@@ -73,16 +73,3 @@ func BenchmarkInterest(b *testing.B) {
 		Interest(list)
 	}
 }
-
-// Regions take the same bounds, and the configured ones among the names
-// are kept.
-func TestParseRegionsBounds(t *testing.T) {
-	s, _ := newTestStore(t, Config{RemoteRegions: []RemoteRegion{{Name: "eu-west"}}})
-	if _, err := s.ParseRegions(testkit.NameList("a", MaxQueryListNames+1) + ",eu-west"); err == nil || !strings.Contains(err.Error(), "regions: more than 4096 names") {
-		t.Errorf("ParseRegions over the bound: %v", err)
-	}
-	got, err := s.ParseRegions("EU-West," + testkit.NameList("a", 100) + ",eu-west")
-	if !errors.Is(err, ErrRegionNotReady) || !slices.Equal(got, []string{"eu-west"}) {
-		t.Errorf("ParseRegions = %v, %v; want [eu-west] not ready", got, err)
-	}
-}

@@ -55,8 +55,12 @@ type Store struct {
 
 	payloads payloadCache
 	views    views
-	regions  regionSet
 	counters counters
+
+	// mirror is the remote regions' Mirror (HoldMirror), nil until one is
+	// held; mirrorMu makes the first holder the only one.
+	mirrorMu sync.Mutex
+	mirror   atomic.Value
 
 	loops loopGroup
 }
@@ -105,7 +109,6 @@ func New(cfg Config) *Store {
 	s.updateThresholdLocked()
 	s.payloads.init()
 	s.stream.init()
-	s.regions.init(cfg)
 	return s
 }
 

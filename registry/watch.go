@@ -22,7 +22,7 @@ import (
 //     server's bound, DefaultMaxWait unless set (negative: never wait).
 //   - Staleness: a version is stale, and the reader must read the whole
 //     registry again, when it is not this Store's (of another epoch, as
-//     ParseVersionToken tells, or newer than the Store's version) or older
+//     ParseToken tells, or newer than the Store's version) or older
 //     than the change log (DeltaRetention).
 //
 // Each endpoint keeps its own answer to staleness (410 Gone; a reset).
@@ -78,30 +78,52 @@ func ParseWait(v string, bound time.Duration) (time.Duration, error) {
 // chosen when the Store is created, and never 0.
 func (s *Store) Epoch() uint64 { return s.epoch }
 
-// VersionToken renders version v of this Store for readers that may meet
-// other Stores (a client that fails over, a server that restarts):
-// "<epoch>.<v>", the epoch in hex.
-func (s *Store) VersionToken(v uint64) string {
-	return strconv.FormatUint(s.epoch, 16) + "." + strconv.FormatUint(v, 10)
+// Version is what a reader holds: the version of the local registry its
+// last read reflected and, for a read with remote regions, the regions'
+// version too (Poll.Remote).
+type Version struct {
+	Local, Remote uint64
+	// Regions is true for a version of a read with remote regions: only
+	// its token carries Remote, so that the tokens of local reads are
+	// those readers have always been given.
+	Regions bool
 }
 
-// ParseVersionToken reads a VersionToken. ok is false for a token of
-// another Store (another epoch) or a malformed one: the reader must read
-// the whole registry again.
-func (s *Store) ParseVersionToken(t string) (v uint64, ok bool) {
-	epoch, n, found := strings.Cut(t, ".")
-	if !found {
-		return 0, false
+// Token renders v for readers that may meet other Stores (a client that
+// fails over, a server that restarts): "<epoch>.<local>", the epoch in
+// hex, and for a version of a read with regions "<epoch>.<local>.<remote>".
+func (s *Store) Token(v Version) string {
+	t := strconv.FormatUint(s.epoch, 16) + "." + strconv.FormatUint(v.Local, 10)
+	if v.Regions {
+		t += "." + strconv.FormatUint(v.Remote, 10)
 	}
+	return t
+}
+
+// ParseToken reads a Token. ok is false for a token of another Store
+// (another epoch) or a malformed one: the reader must read the whole
+// registry again.
+func (s *Store) ParseToken(t string) (v Version, ok bool) {
+	epoch, rest, found := strings.Cut(t, ".")
+	if !found {
+		return v, false
+	}
+	local, remote, regions := strings.Cut(rest, ".")
 	e, err1 := strconv.ParseUint(epoch, 16, 64)
-	v, err2 := strconv.ParseUint(n, 10, 64)
-	return v, err1 == nil && err2 == nil && e == s.epoch
+	l, err2 := strconv.ParseUint(local, 10, 64)
+	var err3 error
+	v = Version{Local: l, Regions: regions}
+	if regions {
+		v.Remote, err3 = strconv.ParseUint(remote, 10, 64)
+	}
+	return v, err1 == nil && err2 == nil && err3 == nil && e == s.epoch
 }
 
 // Poll is one long poll: the changes after a version, waiting for one.
 type Poll struct {
-	// Since is the version the reader holds.
-	Since uint64
+	// Since is the version the reader holds; Since.Remote counts with
+	// Remote only.
+	Since Version
 	// Apps, if not empty, restricts the answer to these applications'
 	// changes (as Interest lists them), and its hash to their instances;
 	// changes of other apps move the answer's version but do not end the
@@ -113,33 +135,34 @@ type Poll struct {
 	// Stop, if set, ends the wait too: a server's or a handler's own end,
 	// beside the request's context.
 	Stop context.Context
-	// Regions, if not empty, are remote regions (from ParseRegions) whose
-	// changes after SinceRegions (the remote version of a RegionsToken)
-	// the answer carries too, and whose instances its hash counts.
-	Regions      []string
-	SinceRegions uint64
+	// Remote and Regions, if set, are the remote regions (named Regions)
+	// whose changes after Since.Remote the answer carries too, and whose
+	// instances its hash counts. Default: none, the local registry alone.
+	Remote  Remote
+	Regions []string
 }
 
 // Polled is a long poll's answer.
 type Polled struct {
-	// Version is the Store's version the answer reflects, to poll from
-	// next. When nothing changed it is still the Store's version: with
-	// Apps, it moves past the other apps' changes.
-	Version uint64
+	// Version is the version the answer reflects, to poll from next (with
+	// Remote, Version.Regions is set). When nothing changed it is still
+	// the Store's version: with Apps, it moves past the other apps'
+	// changes.
+	Version Version
 	// Changes are the changes after Since (of Apps), oldest first. Empty
 	// when the wait ended without one. Shared: do not modify them.
 	Changes []Change
-	// Hash is the reconcile hash of the registry (or of Apps) at Version.
+	// RemoteChanges are, with Poll.Remote, the remote regions' changes
+	// after Since.Remote, as delta entries per application.
+	RemoteChanges []*eureka.Application
+	// Hash is the reconcile hash of the registry (or of Apps) at Version,
+	// with the remote regions' instances.
 	Hash string
 	// Stale is true when Since is not a version this Store can answer for
-	// (newer than its version, or older than its change log): the reader
-	// must read the whole registry. Changes and Hash are then empty.
+	// (newer than its version, or older than its change log, or than the
+	// remote regions'): the reader must read the whole registry. Changes
+	// and Hash are then empty.
 	Stale bool
-	// RegionVersion and RegionChanges are, with Poll.Regions, the remote
-	// regions' version to poll from next and their changes after
-	// SinceRegions, as delta entries per application.
-	RegionVersion uint64
-	RegionChanges []*eureka.Application
 }
 
 // Poll answers p: at once when there are changes after p.Since (of
@@ -156,29 +179,25 @@ func (s *Store) Poll(ctx context.Context, p Poll) Polled {
 		defer context.AfterFunc(p.Stop, cancel)()
 	}
 	for {
-		version, changes, counts, ok := s.changesFor(p.Since, p.Apps)
+		version, changes, counts, ok := s.changesFor(p.Since.Local, p.Apps)
+		at := Version{Local: version, Regions: p.Remote != nil}
 		if !ok {
-			return Polled{Version: version, Stale: true}
+			return Polled{Version: at, Stale: true}
 		}
-		var rversion uint64
-		var rchanges []*eureka.Application
-		if len(p.Regions) > 0 {
-			var rcounts eureka.StatusCounts
-			rversion, rchanges, rcounts, ok = s.pollRegions(p)
+		var remote RemoteChanges
+		if p.Remote != nil {
+			remote, ok = p.Remote.ChangesAfter(p.Regions, p.Since.Remote, p.Apps)
+			at.Remote = remote.Version
 			if !ok {
-				return Polled{Version: version, RegionVersion: rversion, Stale: true}
+				return Polled{Version: at, Stale: true}
 			}
-			addCounts(&counts, rcounts)
+			AddCounts(&counts, remote.Counts)
 		}
-		if len(changes) > 0 || len(rchanges) > 0 || ctx.Err() != nil {
-			return Polled{Version: version, Changes: changes, Hash: counts.Hash(), RegionVersion: rversion, RegionChanges: rchanges}
+		if len(changes) > 0 || len(remote.Apps) > 0 || ctx.Err() != nil {
+			return Polled{Version: at, Changes: changes, RemoteChanges: remote.Apps, Hash: counts.Hash()}
 		}
 		// Nothing for this reader up to version: wait for a newer change.
-		if len(p.Regions) > 0 {
-			s.waitRegions(ctx, version, rversion)
-		} else {
-			s.watch(ctx, version)
-		}
+		s.await(ctx, version, remote.Wake)
 	}
 }
 
@@ -187,16 +206,33 @@ func (s *Store) Poll(ctx context.Context, p Poll) Polled {
 // and ctx.Err() if ctx ends first. It starts no goroutine: waiting costs
 // the caller's own goroutine and nothing per watcher in the Store.
 func (s *Store) watch(ctx context.Context, since uint64) (uint64, error) {
+	s.await(ctx, since, nil)
+	if v := s.stream.delivered.Load(); v > since {
+		return v, nil
+	}
+	return s.stream.delivered.Load(), ctx.Err()
+}
+
+// await returns once the Store has a change newer than since, remote is
+// closed (nil: never) or ctx ends. The watch is counted as held
+// (Totals.WatchesHeld) while it waits.
+func (s *Store) await(ctx context.Context, since uint64, remote <-chan struct{}) {
 	st := &s.stream
 	for {
 		wake := *st.wake.Load()
-		if v := st.delivered.Load(); v > since {
-			return v, nil
+		if st.delivered.Load() > since {
+			return
 		}
+		s.counters.watchesHeld.Add(1)
 		select {
 		case <-wake:
+			s.counters.watchesHeld.Add(-1)
+		case <-remote:
+			s.counters.watchesHeld.Add(-1)
+			return
 		case <-ctx.Done():
-			return st.delivered.Load(), ctx.Err()
+			s.counters.watchesHeld.Add(-1)
+			return
 		}
 	}
 }
@@ -239,9 +275,7 @@ func (s *Store) changesFor(since uint64, apps []string) (version uint64, changes
 	}
 	for _, app := range apps {
 		if a := s.apps[app]; a != nil {
-			for st, n := range a.counts {
-				counts[st] += n
-			}
+			AddCounts(&counts, a.counts)
 		}
 	}
 	want := nameSet(apps)

@@ -206,12 +206,13 @@ func TestVersionToken(t *testing.T) {
 	if other.Epoch() == s.Epoch() {
 		t.Fatal("two Stores with one epoch")
 	}
-	if v, ok := s.ParseVersionToken(s.VersionToken(42)); !ok || v != 42 {
-		t.Errorf("own token: %d, %v", v, ok)
+	local := func(v uint64) Version { return Version{Local: v} }
+	if v, ok := s.ParseToken(s.Token(local(42))); !ok || v != local(42) {
+		t.Errorf("own token: %+v, %v", v, ok)
 	}
-	for _, bad := range []string{other.VersionToken(42), "42", "", ".", "x.1", s.VersionToken(1) + "x"} {
-		if v, ok := s.ParseVersionToken(bad); ok {
-			t.Errorf("ParseVersionToken(%q) = %d, true", bad, v)
+	for _, bad := range []string{other.Token(local(42)), "42", "", ".", "x.1", s.Token(local(1)) + "x"} {
+		if v, ok := s.ParseToken(bad); ok {
+			t.Errorf("ParseToken(%q) = %+v, true", bad, v)
 		}
 	}
 }
@@ -224,20 +225,20 @@ func TestPollStaleness(t *testing.T) {
 	mustRegister(t, s, inst("A", "x"), false)
 	mustRegister(t, s, inst("A", "y"), false)
 	start := time.Now()
-	if p := s.Poll(context.Background(), Poll{Since: 7, Wait: time.Minute}); !p.Stale || p.Version != 2 || p.Changes != nil || p.Hash != "" {
+	if p := s.Poll(context.Background(), Poll{Since: Version{Local: 7}, Wait: time.Minute}); !p.Stale || p.Version.Local != 2 || p.Changes != nil || p.Hash != "" {
 		t.Errorf("a version from the future: %+v", p)
 	}
 	clock.Advance(4 * time.Minute)
 	s.PurgeDeltas()
 	mustRegister(t, s, inst("A", "z"), false)
-	if p := s.Poll(context.Background(), Poll{Since: 1, Wait: time.Minute}); !p.Stale || p.Version != 3 {
+	if p := s.Poll(context.Background(), Poll{Since: Version{Local: 1}, Wait: time.Minute}); !p.Stale || p.Version.Local != 3 {
 		t.Errorf("a version older than the change log: %+v", p)
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("stale polls waited %v", took)
 	}
 	// The log's first retained version is still answerable.
-	if p := s.Poll(context.Background(), Poll{Since: 2, Wait: time.Minute}); p.Stale || len(p.Changes) != 1 || p.Changes[0].ID != "z" || p.Version != 3 {
+	if p := s.Poll(context.Background(), Poll{Since: Version{Local: 2}, Wait: time.Minute}); p.Stale || len(p.Changes) != 1 || p.Changes[0].ID != "z" || p.Version.Local != 3 {
 		t.Errorf("a version at the log's start: %+v", p)
 	}
 }
@@ -252,19 +253,19 @@ func TestPoll(t *testing.T) {
 	mustRegister(t, s, inst("B", "y"), false)
 	bg := context.Background()
 
-	if p := s.Poll(bg, Poll{Since: 0, Wait: time.Minute}); p.Stale || len(p.Changes) != 2 || p.Version != 2 || p.Hash != "UP_2_" {
+	if p := s.Poll(bg, Poll{Since: Version{Local: 0}, Wait: time.Minute}); p.Stale || len(p.Changes) != 2 || p.Version.Local != 2 || p.Hash != "UP_2_" {
 		t.Errorf("changes pending: %+v", p)
 	}
-	if p := s.Poll(bg, Poll{Since: 0, Apps: []string{"B"}, Wait: time.Minute}); len(p.Changes) != 1 || p.Changes[0].App != "B" || p.Hash != "UP_1_" {
+	if p := s.Poll(bg, Poll{Since: Version{Local: 0}, Apps: []string{"B"}, Wait: time.Minute}); len(p.Changes) != 1 || p.Changes[0].App != "B" || p.Hash != "UP_1_" {
 		t.Errorf("changes of B pending: %+v", p)
 	}
 	// No wait: at once, empty, at the Store's version.
-	if p := s.Poll(bg, Poll{Since: 2}); p.Stale || len(p.Changes) != 0 || p.Version != 2 || p.Hash != "UP_2_" {
+	if p := s.Poll(bg, Poll{Since: Version{Local: 2}}); p.Stale || len(p.Changes) != 0 || p.Version.Local != 2 || p.Hash != "UP_2_" {
 		t.Errorf("nothing newer, no wait: %+v", p)
 	}
 	// The wait passes.
 	start := time.Now()
-	if p := s.Poll(bg, Poll{Since: 2, Wait: 50 * time.Millisecond}); len(p.Changes) != 0 || p.Version != 2 {
+	if p := s.Poll(bg, Poll{Since: Version{Local: 2}, Wait: 50 * time.Millisecond}); len(p.Changes) != 0 || p.Version.Local != 2 {
 		t.Errorf("nothing newer: %+v", p)
 	}
 	if took := time.Since(start); took < 40*time.Millisecond || took > 10*time.Second {
@@ -274,7 +275,7 @@ func TestPoll(t *testing.T) {
 	// A change ends the wait; another app's change moves the version of a
 	// poll of A without ending it.
 	got := make(chan Polled, 1)
-	go func() { got <- s.Poll(bg, Poll{Since: 2, Apps: []string{"A"}, Wait: time.Minute}) }()
+	go func() { got <- s.Poll(bg, Poll{Since: Version{Local: 2}, Apps: []string{"A"}, Wait: time.Minute}) }()
 	mustRegister(t, s, inst("B", "y2"), false)
 	time.Sleep(20 * time.Millisecond)
 	select {
@@ -285,7 +286,7 @@ func TestPoll(t *testing.T) {
 	mustRegister(t, s, inst("A", "x2"), false)
 	select {
 	case p := <-got:
-		if len(p.Changes) != 1 || p.Changes[0].ID != "x2" || p.Version != 4 {
+		if len(p.Changes) != 1 || p.Changes[0].ID != "x2" || p.Version.Local != 4 {
 			t.Errorf("after a change of A: %+v", p)
 		}
 	case <-time.After(10 * time.Second):
@@ -293,7 +294,7 @@ func TestPoll(t *testing.T) {
 	}
 	// With A's interest, an idle poll still answers past B's changes.
 	mustRegister(t, s, inst("B", "y3"), false)
-	if p := s.Poll(bg, Poll{Since: 4, Apps: []string{"A"}}); len(p.Changes) != 0 || p.Version != 5 || p.Hash != "UP_2_" {
+	if p := s.Poll(bg, Poll{Since: Version{Local: 4}, Apps: []string{"A"}}); len(p.Changes) != 0 || p.Version.Local != 5 || p.Hash != "UP_2_" {
 		t.Errorf("an idle poll of A after a change of B: %+v", p)
 	}
 
@@ -311,9 +312,9 @@ func TestPoll(t *testing.T) {
 	} {
 		stop, cancel := context.WithCancel(bg)
 		start := time.Now()
-		p := s.Poll(end(cancel), Poll{Since: 5, Wait: time.Minute, Stop: stop})
+		p := s.Poll(end(cancel), Poll{Since: Version{Local: 5}, Wait: time.Minute, Stop: stop})
 		cancel()
-		if took := time.Since(start); p.Stale || len(p.Changes) != 0 || p.Version != 5 || took > 10*time.Second {
+		if took := time.Since(start); p.Stale || len(p.Changes) != 0 || p.Version.Local != 5 || took > 10*time.Second {
 			t.Errorf("%s ended: %+v after %v", name, p, took)
 		}
 	}

@@ -6,11 +6,13 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	remote "github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // regionStore is a Store of region us-east-1 with ORDERS registered
-// locally (unless local is false) and in the remote region eu-west.
-func regionStore(t *testing.T, local bool) *registry.Store {
+// locally (unless local is false) and in the remote region eu-west, as
+// the gateways read it (registry/regions.InstancesOf).
+func regionStore(t *testing.T, local bool) *remote.Instances {
 	t.Helper()
 	s := registry.New(registry.Config{RemoteRegions: []registry.RemoteRegion{{Name: "eu-west"}}})
 	if local {
@@ -21,10 +23,10 @@ func regionStore(t *testing.T, local bool) *registry.Store {
 	eu := inst("ORDERS", "eu-1", true, false)
 	eu.Metadata = map[string]string{"version": "2"}
 	doc := &eureka.Applications{Applications: []*eureka.Application{{Name: "ORDERS", Instances: []*eureka.InstanceInfo{eu}}}}
-	if err := s.UpdateRegion("eu-west", doc, time.Now()); err != nil {
+	if err := remote.MirrorOf(s).Update("eu-west", doc, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return remote.InstancesOf(s)
 }
 
 func localInst(id string) *eureka.InstanceInfo {

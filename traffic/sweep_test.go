@@ -6,6 +6,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 func up(app, id string) *eureka.InstanceInfo {
@@ -68,9 +69,11 @@ func TestSweepDropsDepartedAfterGrace(t *testing.T) {
 		}
 	}
 	doc := &eureka.Applications{Applications: []*eureka.Application{{Name: "ORDERS", Instances: []*eureka.InstanceInfo{up("ORDERS", "o1")}}}}
-	if err := store.UpdateRegion("eu-west", doc, t0); err != nil {
+	if err := regions.MirrorOf(store).Update("eu-west", doc, t0); err != nil {
 		t.Fatal(err)
 	}
+	// The Store as the gateways read it, answering for eu-west.
+	src := regions.InstancesOf(store)
 	r := New()
 	request(r, "ORDERS", "", "o1")
 	request(r, "ORDERS", "", "o2")
@@ -86,17 +89,17 @@ func TestSweepDropsDepartedAfterGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Cancel("BILLING", "b1", false)
-	if got := r.Sweep(t0, store); got != nil {
+	if got := r.Sweep(t0, src); got != nil {
 		t.Fatalf("swept at once: %v", got)
 	}
 	if got := instanceKeys(r, "ORDERS"); len(got) != 3 {
 		t.Fatalf("ORDERS' instances right after the cancel: %v", got)
 	}
-	r.Sweep(t0.Add(Grace-time.Nanosecond), store)
+	r.Sweep(t0.Add(Grace-time.Nanosecond), src)
 	if got := instanceKeys(r, "ORDERS"); len(got) != 3 {
 		t.Fatalf("ORDERS' instances within the grace: %v", got)
 	}
-	if got := r.Sweep(t0.Add(Grace), store); got != nil {
+	if got := r.Sweep(t0.Add(Grace), src); got != nil {
 		t.Fatalf("apps dropped with requests in flight or instances: %v", got)
 	}
 	want := map[InstanceKey]bool{{ID: "o1"}: true, {Region: "eu-west", ID: "o1"}: true}
@@ -112,17 +115,17 @@ func TestSweepDropsDepartedAfterGrace(t *testing.T) {
 	t1 := t0.Add(2 * Grace)
 	// BILLING, gone for long, once its request ended; ORDERS still has
 	// eu-west's o1.
-	if got := r.Sweep(t1, store); len(got) != 1 || got[0] != "BILLING" {
+	if got := r.Sweep(t1, src); len(got) != 1 || got[0] != "BILLING" {
 		t.Fatalf("dropped %v, want BILLING", got)
 	}
-	if got := r.Sweep(t1.Add(Grace), store); got != nil {
+	if got := r.Sweep(t1.Add(Grace), src); got != nil {
 		t.Fatalf("dropped %v with eu-west's o1 registered", got)
 	}
-	if err := store.UpdateRegion("eu-west", &eureka.Applications{}, t1); err != nil {
+	if err := regions.MirrorOf(store).Update("eu-west", &eureka.Applications{}, t1); err != nil {
 		t.Fatal(err)
 	}
-	r.Sweep(t1.Add(Grace), store)
-	r.Sweep(t1.Add(2*Grace), store)
+	r.Sweep(t1.Add(Grace), src)
+	r.Sweep(t1.Add(2*Grace), src)
 	if got := apps(r); len(got) != 1 || !got[Unknown] {
 		t.Fatalf("apps once none is registered: %v, want unknown alone", got)
 	}

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/registry"
 )
 
 // metadataFilter is the filter metadata key an endpoint's Eureka metadata
@@ -50,7 +49,7 @@ func (s *Server) endpoints(app string) *endpointv3.ClusterLoadAssignment {
 	}
 	add(s.region, s.src.Instances(app))
 	for _, region := range s.failover {
-		add(region, s.src.(*registry.Store).InstancesIn(app, region))
+		add(region, s.mirror.InstancesIn(app, region))
 	}
 	return cla
 }
@@ -58,7 +57,7 @@ func (s *Server) endpoints(app string) *endpointv3.ClusterLoadAssignment {
 // inFailover reports whether a fail-over region has instances of app.
 func (s *Server) inFailover(app string) bool {
 	for _, region := range s.failover {
-		if len(s.src.(*registry.Store).InstancesIn(app, region)) > 0 {
+		if len(s.mirror.InstancesIn(app, region)) > 0 {
 			return true
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/internal/xdstest"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/xds"
 )
 
@@ -31,7 +32,7 @@ func TestFailoverRegionTakesRPCsWhenTheLocalRegionHasNone(t *testing.T) {
 		for _, id := range ids {
 			app.Instances = append(app.Instances, grpcInst(id))
 		}
-		if err := store.UpdateRegion("eu-west", &eureka.Applications{Applications: []*eureka.Application{app}}, time.Now()); err != nil {
+		if err := regions.MirrorOf(store).Update("eu-west", &eureka.Applications{Applications: []*eureka.Application{app}}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

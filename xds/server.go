@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 const (
@@ -32,8 +33,10 @@ const (
 // Start it with a listener; Stop stops it and waits for its goroutines.
 type Server struct {
 	src Source
-	// failover are Config.FailoverRegions, as the Store names them.
+	// failover are Config.FailoverRegions, as the Store names them, and
+	// mirror the Store's remote regions that hold them (nil without).
 	failover []string
+	mirror   *regions.Mirror
 	cfg      Config
 	region   string
 
@@ -66,12 +69,13 @@ func New(src Source, cfg Config) (*Server, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	failover, err := failoverRegions(src, cfg.FailoverRegions)
+	mirror, failover, err := failoverRegions(src, cfg.FailoverRegions)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
 		failover: failover,
+		mirror:   mirror,
 		src:      src,
 		cfg:      cfg,
 		region:   regionOf(src, cfg),

@@ -25,8 +25,8 @@ type storeSource interface {
 
 // regionOf is the localities' region: the Store's, else cfg's.
 func regionOf(src Source, cfg Config) string {
-	if r, ok := src.(interface{ Region() string }); ok && r.Region() != "" {
-		return r.Region()
+	if s, ok := src.(*registry.Store); ok {
+		return s.Config().Region
 	}
 	return cfg.Region
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/springeureka"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
-	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 	"github.com/eurekagate/eurekagate/registry/replication"
 	"github.com/eurekagate/eurekagate/routing"
 )
@@ -352,7 +352,7 @@ func splitList(v string) []string {
 // checkURL refuses a peer URL that does not parse, naming the flag, the
 // value and the fix, before fx reports it as a failed constructor.
 func checkURL(flagName, raw string) error {
-	if err := regions.CheckURL(raw); err != nil {
+	if err := feeds.CheckURL(raw); err != nil {
 		return fmt.Errorf("%s: %w", flagName, err)
 	}
 	return nil
@@ -385,7 +385,7 @@ func (r *regionFlags) register(fs *flag.FlagSet, o *options) {
 // peers.
 func (r *regionFlags) apply(fs *flag.FlagSet, o *options) error {
 	st := &o.registry.Store
-	remotes, err := regions.ParseRemotes(r.remotes)
+	remotes, err := feeds.ParseRemotes(r.remotes)
 	if err != nil {
 		return fmt.Errorf("-remote-regions: %v", err)
 	}
@@ -428,9 +428,9 @@ func (r *regionFlags) apply(fs *flag.FlagSet, o *options) error {
 				return fmt.Errorf("-remote-region-apps: %q names no region; write it as REGION=APP,APP, such as %s=ORDERS,USERS (global for every region)", entry, remotes[0].Name)
 			case len(apps) == 0:
 				return fmt.Errorf("-remote-region-apps: %q lists no app; leave the region out for every app", entry)
-			case name != "global" && !lo.ContainsBy(remotes, func(rr regions.Remote) bool { return rr.Name == name }):
+			case name != "global" && !lo.ContainsBy(remotes, func(rr feeds.Remote) bool { return rr.Name == name }):
 				return fmt.Errorf("-remote-region-apps: %q is not one of -remote-regions (%s) or global", name,
-					strings.Join(lo.Map(remotes, func(rr regions.Remote, _ int) string { return rr.Name }), ", "))
+					strings.Join(lo.Map(remotes, func(rr feeds.Remote, _ int) string { return rr.Name }), ", "))
 			}
 			whitelists[name] = append(whitelists[name], apps...)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 )
 
 func TestRegionOptions(t *testing.T) {
@@ -140,10 +141,10 @@ func TestAppServesRemoteRegions(t *testing.T) {
 
 	var local *httpapi.Server
 	var store *registry.Store
-	var feeds *regions.Feeds
+	var fd *feeds.Feeds
 	startApp(t, []string{"-addr", "127.0.0.1:0", "-dashboard-path", "off", "-remote-regions", "eu-west-1=" + remoteURL + "/eureka/",
-		"-remote-region-apps", "eu-west-1=ORDERS"}, &local, &store, &feeds)
-	if feeds == nil {
+		"-remote-region-apps", "eu-west-1=ORDERS"}, &local, &store, &fd)
+	if fd == nil {
 		t.Fatal("no Feeds")
 	}
 	base := "http://" + local.Addr().String() + "/eureka"
@@ -162,7 +163,7 @@ func TestAppServesRemoteRegions(t *testing.T) {
 	}
 	register(t, remoteURL, "ORDERS", "o2")
 	testkit.Eventually(t, 5*time.Second, "the remote's registration", func() bool {
-		return len(store.InstancesIn("ORDERS", "eu-west-1")) == 2
+		return len(regions.MirrorOf(store).InstancesIn("ORDERS", "eu-west-1")) == 2
 	})
 	http.DefaultClient.CloseIdleConnections()
 }

@@ -16,7 +16,7 @@ import (
 // sends only the changes after the version (of the apps named), and
 // answers 410 for a version the node cannot answer for.
 func watch(t *testing.T, start Starter) {
-	base, _ := start(t, registry.Config{}, httpapi.APIConfig{})
+	base, store := start(t, registry.Config{}, httpapi.APIConfig{})
 	api := base + "/eureka/"
 	register(t, base, "orders", "o1")
 	full := call(t, "GET", api+"apps/", nil, "Accept", jsonCT)
@@ -38,7 +38,9 @@ func watch(t *testing.T, start Starter) {
 	// A watch waiting when a registration happens returns it.
 	got := make(chan reply, 1)
 	go func() { got <- call(t, "GET", api+"apps/delta?watch="+token+"&wait=20", nil, "Accept", jsonCT) }()
-	time.Sleep(50 * time.Millisecond) // let the watch reach the server; the assertion below does not depend on it
+	// Held before the registration, so that the registration is what
+	// wakes it.
+	testkit.Eventually(t, 10*time.Second, "the watch is held", func() bool { return store.Stats().Totals().WatchesHeld == 1 })
 	register(t, base, "billing", "b1")
 	select {
 	case r = <-got:

@@ -9,6 +9,7 @@ import (
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // Passive health is an instance's app's, region's and id's: ids repeat
@@ -81,7 +82,7 @@ func sickInstance(t *testing.T, app, id string) *eureka.InstanceInfo {
 func inRegion(t *testing.T, store *registry.Store, i *eureka.InstanceInfo) {
 	t.Helper()
 	doc := &eureka.Applications{Applications: []*eureka.Application{{Name: i.App, Instances: []*eureka.InstanceInfo{i}}}}
-	if err := store.UpdateRegion(Region, doc, time.Now()); err != nil {
+	if err := regions.MirrorOf(store).Update(Region, doc, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
 // Region is the remote region every Starter's registry serves
 // (registry.Config.RemoteRegions) and its gateway fails over to
 // (routing.Config.FailoverRegions), in that order alone. The cases feed
-// it with Store.UpdateRegion.
+// it with regions.Mirror.Update.
 const Region = "eu-west"
 
 // When every local instance of an app is gone, its requests go to the
@@ -25,7 +26,7 @@ func regionFailover(t *testing.T, start Starter) {
 	eu := instance("region-orders", "remote", remote.port)
 	eu.App = "REGION-ORDERS"
 	doc := &eureka.Applications{Applications: []*eureka.Application{{Name: "REGION-ORDERS", Instances: []*eureka.InstanceInfo{eu}}}}
-	if err := store.UpdateRegion(Region, doc, time.Now()); err != nil {
+	if err := regions.MirrorOf(store).Update(Region, doc, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	s := decode(t, get(t, base+"/region-orders/x", routing.RegionHeader, "forged"))
@@ -51,6 +52,6 @@ func regionFailover(t *testing.T, start Starter) {
 
 	// With neither region holding it: the local answer, 503.
 	store.Cancel("REGION-ORDERS", "local", false)
-	store.UpdateRegion(Region, &eureka.Applications{}, time.Now())
+	regions.MirrorOf(store).Update(Region, &eureka.Applications{}, time.Now())
 	expect(t, "with none anywhere", get(t, base+"/region-orders/x").status, 503)
 }

@@ -1,6 +1,7 @@
 package actuator
 
 import (
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"net/http"
 )
 
@@ -55,7 +56,7 @@ func (a *Actuator) components() map[string]component {
 		// peers catch up by replication and repair.
 		c["peers"] = component{Status: StatusUp, Details: peers}
 	}
-	if regions := a.cfg.Store.RegionStates(); len(regions) > 0 {
+	if regions := regions.MirrorOf(a.cfg.Store).States(); len(regions) > 0 {
 		details := map[string]any{}
 		for _, r := range regions {
 			details[r.Name] = map[string]any{"ready": r.Ready, "dropped": r.Dropped, "apps": r.Apps, "instances": r.Instances, "lastError": r.LastError}

@@ -22,7 +22,8 @@ type Payload struct {
 	version uint64 // the registry (or app) version it was built at
 	purges  uint64 // for deltas: the change log's purge count
 	counter int64  // for deltas: versions__delta
-	// rversion is the remote regions' version, for reads with regions.
+	// rversion is the remote regions' version, for reads merged with
+	// them (MergedPayload).
 	rversion uint64
 	built    int64 // ms
 
@@ -110,13 +111,13 @@ func (p *Payload) Counter() int64 { return p.counter }
 // change log's purge count and the versions__delta it was built at.
 func (p *Payload) SetDelta(purges uint64, counter int64) { p.purges, p.counter = purges, counter }
 
-// RegionVersion returns the remote regions' version a document read with
+// RemoteVersion returns the remote regions' version a document read with
 // regions reflects (0 for any other).
-func (p *Payload) RegionVersion() uint64 { return p.rversion }
+func (p *Payload) RemoteVersion() uint64 { return p.rversion }
 
-// SetRegionVersion notes, on a document read with regions not yet handed
+// SetRemoteVersion notes, on a document read with regions not yet handed
 // to a reader, the remote regions' version it reflects.
-func (p *Payload) SetRegionVersion(v uint64) { p.rversion = v }
+func (p *Payload) SetRemoteVersion(v uint64) { p.rversion = v }
 
 // TrackPlainReads makes the document's plain reads set read, which the
 // cache that keeps it shares among the documents of one kind and format:

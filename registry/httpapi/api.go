@@ -16,6 +16,7 @@ import (
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/document"
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -83,6 +84,7 @@ type PeerStatus interface {
 // NewHTTPHandler and FastHTTPHandler adapt it to net/http and fasthttp.
 type API struct {
 	store    *registry.Store
+	regions  *regions.Mirror // the Store's remote regions
 	maxBody  int64
 	maxBatch int64
 	prefixes [][]string
@@ -101,7 +103,7 @@ type API struct {
 
 // NewAPI returns the REST API over store.
 func NewAPI(store *registry.Store, cfg APIConfig) *API {
-	a := &API{store: store, maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers, ready: cfg.Ready, applying: cfg.Applying}
+	a := &API{store: store, regions: regions.MirrorOf(store), maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers, ready: cfg.Ready, applying: cfg.Applying}
 	if a.maxBody <= 0 {
 		a.maxBody = DefaultMaxBodyBytes
 	}
@@ -297,11 +299,7 @@ func (a *API) Serve(req *Request, resp *Response) {
 				a.fullFetchOf(req, resp, apps, regions)
 				return
 			}
-			if len(regions) > 0 {
-				a.regionsPayload(req, resp, a.store.FullPayloadIn(regions, eureka.AcceptFormat(req.Accept)))
-				return
-			}
-			a.payload(req, resp, a.store.Documents().Full(eureka.AcceptFormat(req.Accept)))
+			a.document(req, resp, regions, false)
 		})
 	case epDelta:
 		a.only(req, resp, http.MethodGet, func() { a.getDelta(req, resp) })
@@ -367,7 +365,7 @@ func (a *API) only(req *Request, resp *Response, method string, f func()) {
 // payload answers with a cached document, gzipped only if the client asked.
 func (a *API) payload(req *Request, resp *Response, p *document.Payload) {
 	*resp = Response{Status: http.StatusOK, ContentType: eureka.AcceptFormat(req.Accept).ContentType(), Payload: p,
-		Version: a.token(p.Version())}
+		Version: a.token(registry.Version{Local: p.Version()})}
 	if strings.Contains(req.AcceptEncoding, "gzip") {
 		resp.ContentEncoding, resp.Payload = "gzip", p.Gzip()
 	}
@@ -383,25 +381,17 @@ func (a *API) getDelta(req *Request, resp *Response) {
 		return
 	}
 	if token, ok := req.Query.Get(ParamWatch); ok {
-		if len(regions) > 0 {
-			a.regionsWatch(req, resp, token, regions)
-			return
-		}
-		a.watch(req, resp, token)
+		a.watch(req, resp, token, regions)
 		return
 	}
-	if len(regions) > 0 {
-		a.regionsPayload(req, resp, a.store.DeltaPayloadIn(regions, eureka.AcceptFormat(req.Accept)))
-		return
-	}
-	a.payload(req, resp, a.store.Documents().Delta(eureka.AcceptFormat(req.Accept)))
+	a.document(req, resp, regions, true)
 }
 
 func (a *API) getApp(req *Request, resp *Response, app string) {
 	p, ok := a.store.Documents().App(app, eureka.AcceptFormat(req.Accept))
 	if !ok {
 		// Eureka's transparent fallback: a remote region's copy.
-		p, ok = a.store.RemoteAppPayload(app, eureka.AcceptFormat(req.Accept))
+		p, ok = a.regions.AppPayload(app, eureka.AcceptFormat(req.Accept))
 	}
 	if !ok {
 		resp.empty(http.StatusNotFound)

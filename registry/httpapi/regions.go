@@ -3,15 +3,15 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
-	"github.com/eurekagate/eurekagate/registry/document"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // ParamRegions is Eureka's regions parameter of full fetches and deltas:
-// the remote regions whose instances to merge in (registry.RemoteRegion).
+// the remote regions whose instances to merge in (registry.RemoteRegion;
+// their copies are registry/regions.Mirror).
 const ParamRegions = "regions"
 
 // regionsOf reads the request's regions parameter. It answers 400 for a
@@ -24,8 +24,8 @@ func (a *API) regionsOf(req *Request, resp *Response) ([]string, bool) {
 	if !ok || v == "" {
 		return nil, true
 	}
-	regions, err := a.store.ParseRegions(v)
-	if errors.Is(err, registry.ErrRegionNotReady) {
+	names, err := a.regions.Parse(v)
+	if errors.Is(err, regions.ErrRegionNotReady) {
 		resp.text(http.StatusForbidden, "a requested remote region's registry is not ready yet: try again later")
 		return nil, false
 	}
@@ -33,55 +33,23 @@ func (a *API) regionsOf(req *Request, resp *Response) ([]string, bool) {
 		listRefused(resp, err)
 		return nil, false
 	}
-	return regions, true
+	return names, true
 }
 
-// regionsPayload answers a document read with regions; its version
-// token carries the remote regions' version, for a watch to resume from.
-func (a *API) regionsPayload(req *Request, resp *Response, p *document.Payload) {
-	a.payload(req, resp, p)
-	resp.Version = a.store.RegionsToken(p.Version(), p.RegionVersion())
-}
-
-// regionsWatch is a watch with regions: its token is a RegionsToken.
-func (a *API) regionsWatch(req *Request, resp *Response, token string, regions []string) {
-	since, sinceRegions, ok := a.store.ParseRegionsToken(token)
-	if !ok {
-		resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" is not one of this node's with regions: read the whole registry")
-		return
-	}
-	poll, ok := a.pollArgs(req, resp, since)
-	if !ok {
-		return
-	}
-	poll.Regions, poll.SinceRegions = regions, sinceRegions
-	p := a.store.Poll(req.Context, poll)
-	if p.Stale {
-		resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" is older than this node's change log: read the whole registry")
-		return
-	}
-	doc := registry.ChangesDocument(p.Changes, int64(p.Version), p.Hash)
-	doc.Applications = mergeDelta(doc.Applications, p.RegionChanges)
+// document answers the full registry or, with delta, the delta, with the
+// instances of the regions names merged in if any; the version token of a
+// read with regions carries the remote regions' version, for a watch to
+// resume from.
+func (a *API) document(req *Request, resp *Response, names []string, delta bool) {
 	f := eureka.AcceptFormat(req.Accept)
-	*resp = Response{Status: http.StatusOK, ContentType: f.ContentType(), Body: eureka.AppendApplications(nil, f, doc),
-		Version: a.store.RegionsToken(p.Version, p.RegionVersion)}
-}
-
-// mergeDelta appends remote entries to the applications of the same name,
-// new applications after the others, as Eureka appends remote deltas.
-func mergeDelta(apps, remote []*eureka.Application) []*eureka.Application {
-	for _, r := range remote {
-		found := false
-		for n, a := range apps {
-			if a.Name == r.Name {
-				apps[n] = &eureka.Application{Name: a.Name, Instances: append(a.Instances[:len(a.Instances):len(a.Instances)], r.Instances...)}
-				found = true
-				break
-			}
-		}
-		if !found {
-			apps = append(apps, r)
-		}
+	switch {
+	case len(names) > 0:
+		p := a.regions.Payload(names, delta, f)
+		a.payload(req, resp, p)
+		resp.Version = a.token(registry.Version{Local: p.Version(), Remote: p.RemoteVersion(), Regions: true})
+	case delta:
+		a.payload(req, resp, a.store.Documents().Delta(f))
+	default:
+		a.payload(req, resp, a.store.Documents().Full(f))
 	}
-	return apps
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // getStatus serves GET /eureka/status in JSON or XML.
@@ -123,13 +124,13 @@ func TestStatusReportsRemoteRegions(t *testing.T) {
 		{Name: "ORDERS", Instances: []*eureka.InstanceInfo{inst("ORDERS", "eu-1"), inst("ORDERS", "eu-2")}},
 		{Name: "BILLING", Instances: []*eureka.InstanceInfo{inst("BILLING", "eu-3")}},
 	}}
-	if err := s.UpdateRegion("eu-west", remote, synced); err != nil {
+	if err := regions.MirrorOf(s).Update("eu-west", remote, synced); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(30 * time.Second)
 	failed := clock.Now()
-	s.RegionFailed("eu-west", failed, errors.New("connection refused"))
-	s.RegionFailed("ap-south", failed, errors.New("timeout"))
+	regions.MirrorOf(s).Failed("eu-west", failed, errors.New("connection refused"))
+	regions.MirrorOf(s).Failed("ap-south", failed, errors.New("timeout"))
 
 	var info StatusInfo
 	if err := json.Unmarshal(getStatus(t, api, "application/json"), &info); err != nil {
@@ -214,7 +215,7 @@ func TestStatusReportsRemoteRegions(t *testing.T) {
 	// A region silent for longer than the retention is dropped: listed
 	// unavailable, with no instances.
 	clock.Advance(time.Minute)
-	s.DropStaleRegions()
+	regions.MirrorOf(s).DropStale()
 	info = StatusInfo{}
 	json.Unmarshal(getStatus(t, api, "application/json"), &info)
 	if eu := info.RemoteRegions[0]; !eu.Dropped || eu.Instances != 0 || eu.Apps != 0 {

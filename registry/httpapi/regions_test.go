@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // Reads with regions=: 403 until the region is ready, the merged registry
-// and a RegionsToken once it is, the transparent fallback, and a watch
+// and a token with the remote version once it is, the transparent fallback, and a watch
 // with regions that a remote change ends.
 func TestRegionsReadsThroughTheAPI(t *testing.T) {
 	s, _ := newTestStore(t, registry.Config{RemoteRegions: []registry.RemoteRegion{{Name: "eu-west"}}})
@@ -44,12 +46,12 @@ func TestRegionsReadsThroughTheAPI(t *testing.T) {
 	}
 	remote := inst("B", "y")
 	remote.App = "B"
-	s.UpdateRegion("eu-west", &eureka.Applications{Applications: []*eureka.Application{{Name: "B", Instances: []*eureka.InstanceInfo{remote}}}}, time.Now())
+	regions.MirrorOf(s).Update("eu-west", &eureka.Applications{Applications: []*eureka.Application{{Name: "B", Instances: []*eureka.InstanceInfo{remote}}}}, time.Now())
 	full := serve("/eureka/apps", "regions=eu-west")
 	if full.Status != 200 || !strings.Contains(body(full), `"B"`) || !strings.Contains(body(full), `"apps__hashcode":"UP_2_"`) {
 		t.Fatalf("merged full: %d %s", full.Status, body(full))
 	}
-	if _, _, ok := s.ParseRegionsToken(full.Version); !ok {
+	if v, ok := s.ParseToken(full.Version); !ok || !v.Regions {
 		t.Errorf("full fetch with regions carries %q, not a regions token", full.Version)
 	}
 	if local := serve("/eureka/apps", ""); strings.Contains(body(local), `"B"`) {
@@ -61,11 +63,12 @@ func TestRegionsReadsThroughTheAPI(t *testing.T) {
 
 	done := make(chan Response, 1)
 	go func() { done <- serve("/eureka/apps/delta", "regions=eu-west&wait=10s&watch="+full.Version) }()
-	time.Sleep(50 * time.Millisecond) // usually held by then; if not, it answers the change at once, alike
+	// Held before the change, so that the change is what wakes it.
+	testkit.Eventually(t, 5*time.Second, "the watch is held", func() bool { return s.Stats().Totals().WatchesHeld == 1 })
 	moved := *remote
 	moved.Status = eureka.StatusDown
 	moved.LastUpdatedTimestamp++
-	s.UpdateRegion("eu-west", &eureka.Applications{Applications: []*eureka.Application{{Name: "B", Instances: []*eureka.InstanceInfo{&moved}}}}, time.Now())
+	regions.MirrorOf(s).Update("eu-west", &eureka.Applications{Applications: []*eureka.Application{{Name: "B", Instances: []*eureka.InstanceInfo{&moved}}}}, time.Now())
 	select {
 	case r := <-done:
 		if r.Status != 200 || !strings.Contains(body(r), `"DOWN"`) || !strings.Contains(body(r), `"apps__hashcode":"DOWN_1_UP_1_"`) {
@@ -74,7 +77,7 @@ func TestRegionsReadsThroughTheAPI(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a remote change did not end the watch")
 	}
-	if r := serve("/eureka/apps/delta", "regions=eu-west&wait=1s&watch="+s.VersionToken(1)); r.Status != http.StatusGone {
+	if r := serve("/eureka/apps/delta", "regions=eu-west&wait=1s&watch="+s.Token(registry.Version{Local: 1})); r.Status != http.StatusGone {
 		t.Errorf("a local token with regions: %d, want 410", r.Status)
 	}
 }

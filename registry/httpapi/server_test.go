@@ -84,7 +84,7 @@ func TestServerStopReleasesWatches(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	token := api.token(s.Version())
+	token := api.token(registry.Version{Local: s.Version()})
 	done := make(chan error, 1)
 	go func() {
 		resp, err := http.Get("http://" + srv.Addr().String() + "/eureka/apps/delta?watch=" + token + "&wait=50")

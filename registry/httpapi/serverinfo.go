@@ -14,7 +14,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/version"
-	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -96,7 +96,7 @@ func (a *API) statusInfo() *StatusInfo {
 }
 
 // RemoteRegionStatus is one remote region in the /status document
-// (registry.RegionState): its instances are counted here, never in
+// (registry/regions.State): its instances are counted here, never in
 // registered-instances, which counts this region's leases.
 type RemoteRegionStatus struct {
 	Name string `json:"name"`
@@ -130,11 +130,11 @@ type RemoteRegionStatus struct {
 // syncs and failures. Only string-valued keys of the two maps: the shape
 // Eureka's StatusInfo readers (and the XML document) already accept.
 func (a *API) remoteRegionStats(info *StatusInfo) {
-	states := a.store.RegionStates()
+	states := a.regions.States()
 	if len(states) == 0 {
 		return
 	}
-	info.GeneralStats["region"] = a.store.Region()
+	info.GeneralStats["region"] = a.store.Config().Region
 	var names, available, unavailable []string
 	for _, st := range states {
 		names = append(names, st.Name)
@@ -159,7 +159,7 @@ func (a *API) remoteRegionStats(info *StatusInfo) {
 	info.ApplicationStats["unavailable-remote-regions"] = strings.Join(unavailable, ", ")
 }
 
-func remoteRegionStatus(st registry.RegionState) RemoteRegionStatus {
+func remoteRegionStatus(st regions.State) RemoteRegionStatus {
 	return RemoteRegionStatus{
 		Name: st.Name, Ready: st.Ready, Dropped: st.Dropped, Apps: st.Apps, Instances: st.Instances,
 		LastSync: st.LastSync, LastAttempt: st.LastAttempt, LastError: st.LastError,

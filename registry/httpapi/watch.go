@@ -6,6 +6,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // The watch: a compatible extension of the delta that our own clients use
@@ -52,33 +53,60 @@ const (
 )
 
 // token renders a version of this API's Store.
-func (a *API) token(v uint64) string { return a.store.VersionToken(v) }
+func (a *API) token(v registry.Version) string { return a.store.Token(v) }
+
+// refusals are a watch's 410 answers, by whether it asked for regions:
+// the token is not one of this node's (for this read), or is stale.
+var refusals = [2][2]string{
+	{"is not one of this node's: read the whole registry",
+		"is not one of this node's or is older than its change log: read the whole registry"},
+	{"is not one of this node's with regions: read the whole registry",
+		"is older than this node's change log: read the whole registry"},
+}
 
 // watch answers a watch, the Store's long poll (registry.Poll, whose rule
-// for waits and staleness this is): the changes after the client's
-// version, at once or when one arrives, or an empty delta when the wait
-// ends; 410 Gone for a stale version.
-func (a *API) watch(req *Request, resp *Response, token string) {
-	since, ok := a.store.ParseVersionToken(token)
-	if !ok {
-		resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" is not one of this node's: read the whole registry")
+// for waits and staleness this is), with the remote regions' changes too
+// when it asks for regions: the changes after the client's version, at
+// once or when one arrives, or an empty delta when the wait ends; 410 Gone
+// for a stale version, or one of a read with regions for a watch without
+// (and the other way round).
+func (a *API) watch(req *Request, resp *Response, token string, names []string) {
+	with := len(names) > 0
+	refused := refusals[b2i(with)]
+	since, ok := a.store.ParseToken(token)
+	if !ok || since.Regions != with {
+		resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" "+refused[0])
 		return
 	}
 	poll, ok := a.pollArgs(req, resp, since)
 	if !ok {
 		return
 	}
+	if with {
+		poll.Remote, poll.Regions = a.regions, names
+	}
 	p := a.store.Poll(req.Context, poll)
 	if p.Stale {
-		resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" is not one of this node's or is older than its change log: read the whole registry")
+		resp.text(http.StatusGone, "watch version "+strconv.Quote(token)+" "+refused[1])
 		return
 	}
-	a.watchAnswer(req, resp, p.Version, p.Changes, p.Hash)
+	doc := registry.ChangesDocument(p.Changes, int64(p.Version.Local), p.Hash)
+	doc.Applications = regions.MergeApps(doc.Applications, p.RemoteChanges, false)
+	f := eureka.AcceptFormat(req.Accept)
+	*resp = Response{Status: http.StatusOK, ContentType: f.ContentType(), Body: eureka.AppendApplications(nil, f, doc),
+		Version: a.token(p.Version)}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // pollArgs reads a watch's wait and apps, answering 400 for a bad wait
 // or a list of apps over the bounds.
-func (a *API) pollArgs(req *Request, resp *Response, since uint64) (registry.Poll, bool) {
+func (a *API) pollArgs(req *Request, resp *Response, since registry.Version) (registry.Poll, bool) {
 	v, _ := req.Query.Get(ParamWait)
 	wait, err := registry.ParseWait(v, a.maxWait)
 	if err != nil {
@@ -92,25 +120,17 @@ func (a *API) pollArgs(req *Request, resp *Response, since uint64) (registry.Pol
 	return registry.Poll{Since: since, Apps: apps, Wait: wait, Stop: a.closed}, true
 }
 
-// watchAnswer renders changes as a delta document.
-func (a *API) watchAnswer(req *Request, resp *Response, version uint64, changes []registry.Change, hash string) {
-	doc := registry.ChangesDocument(changes, int64(version), hash)
-	f := eureka.AcceptFormat(req.Accept)
-	*resp = Response{Status: http.StatusOK, ContentType: f.ContentType(), Body: eureka.AppendApplications(nil, f, doc),
-		Version: a.token(version)}
-}
-
 // fullFetchOf answers a full fetch restricted to apps (with the
-// instances of regions, if any).
-func (a *API) fullFetchOf(req *Request, resp *Response, apps, regions []string) {
+// instances of the regions names, if any).
+func (a *API) fullFetchOf(req *Request, resp *Response, apps, names []string) {
 	f := eureka.AcceptFormat(req.Accept)
-	if len(regions) > 0 {
-		doc, version, rversion := a.store.ApplicationsOfIn(apps, regions)
-		*resp = Response{Status: http.StatusOK, ContentType: f.ContentType(), Body: eureka.AppendApplications(nil, f, doc),
-			Version: a.store.RegionsToken(version, rversion)}
-		return
+	var doc *eureka.Applications
+	var version registry.Version
+	if len(names) > 0 {
+		doc, version = a.regions.ApplicationsOf(apps, names)
+	} else {
+		doc, version.Local = a.store.ApplicationsOf(apps)
 	}
-	doc, version := a.store.ApplicationsOf(apps)
 	*resp = Response{Status: http.StatusOK, ContentType: f.ContentType(), Body: eureka.AppendApplications(nil, f, doc),
 		Version: a.token(version)}
 }

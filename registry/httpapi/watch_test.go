@@ -29,7 +29,7 @@ func TestWatchFollowsThePollRule(t *testing.T) {
 		api.Serve(&Request{Method: "GET", Path: "/eureka/apps/delta", Query: q, Accept: "application/json"}, &resp)
 		return resp, time.Since(start)
 	}
-	now := s.VersionToken(1)
+	now := s.Token(registry.Version{Local: 1})
 	for _, query := range []string{"watch=" + now, "watch=" + now + "&wait=0.05", "watch=" + now + "&wait=50ms", "watch=" + now + "&wait=1m"} {
 		resp, took := serve(query)
 		if resp.Status != http.StatusOK || resp.Version != now {
@@ -44,11 +44,11 @@ func TestWatchFollowsThePollRule(t *testing.T) {
 			t.Errorf("%s: %d, want 400", query, resp.Status)
 		}
 	}
-	stale := []string{s.VersionToken(5), "1.1"}
+	stale := []string{s.Token(registry.Version{Local: 5}), "1.1"}
 	clock.Advance(4 * time.Minute)
 	s.PurgeDeltas()
 	mustRegister(t, s, inst("A", "y"), false)
-	stale = append(stale, s.VersionToken(0)) // its successor, version 1, was purged
+	stale = append(stale, s.Token(registry.Version{Local: 0})) // its successor, version 1, was purged
 	for _, token := range stale {
 		if resp, took := serve("watch=" + token + "&wait=1m"); resp.Status != http.StatusGone || took > 5*time.Second {
 			t.Errorf("watch=%s: %d after %v, want 410 at once", token, resp.Status, took)

@@ -4,14 +4,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eurekagate/eurekagate/registry"
+	remote "github.com/eurekagate/eurekagate/registry/regions"
 )
 
-// regions exports a Store's remote regions (registry.RegionState), read at
+// regions exports a Store's remote regions (registry/regions.State), read at
 // scrape time, counted apart from the local registry (whose instances
 // metric never includes them), one series per region (label region):
 //
 //   - remote_region_ready: 1 once its registry has been read (reads that
-//     ask for it are served from then on, registry.RegionState.Ready);
+//     ask for it are served from then on, regions.State.Ready);
 //   - remote_region_dropped: 1 after it stopped answering for longer than
 //     the retention and its instances were dropped;
 //   - remote_region_apps, remote_region_instances: what this node holds
@@ -24,6 +25,7 @@ import (
 // A Store without remote regions has none of them.
 type regions struct {
 	store                                        *registry.Store
+	mirror                                       *remote.Mirror
 	ready, dropped, apps, instances, lastSyncAge *prometheus.Desc
 	syncs, failures                              *prometheus.Desc
 }
@@ -34,6 +36,7 @@ func newRegions(store *registry.Store, namespace string) *regions {
 	}
 	return &regions{
 		store:       store,
+		mirror:      remote.MirrorOf(store),
 		ready:       d("remote_region_ready", "1 once a remote region's registry has been read, so that reads asking for it are served."),
 		dropped:     d("remote_region_dropped", "1 when a remote region stopped answering for longer than the retention and its instances were dropped."),
 		apps:        d("remote_region_apps", "Applications held of a remote region."),
@@ -51,7 +54,7 @@ func (r *regions) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (r *regions) Collect(ch chan<- prometheus.Metric) {
-	states := r.store.RegionStates()
+	states := r.mirror.States()
 	if len(states) == 0 {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/metrics"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 var regionFamilies = []string{
@@ -73,17 +74,17 @@ eureka_remote_region_failures_total{region="ap-south"} 0
 		{Name: "ORDERS", Instances: []*eureka.InstanceInfo{testkit.Inst("ORDERS", "eu-1"), testkit.Inst("ORDERS", "eu-2")}},
 		{Name: "BILLING", Instances: []*eureka.InstanceInfo{testkit.Inst("BILLING", "eu-3")}},
 	}}
-	if err := s.UpdateRegion("eu-west", doc, clock.Now()); err != nil {
+	if err := regions.MirrorOf(s).Update("eu-west", doc, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(20 * time.Second)
-	if err := s.UpdateRegion("eu-west", doc, clock.Now()); err != nil {
+	if err := regions.MirrorOf(s).Update("eu-west", doc, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(25 * time.Second)
-	s.RegionFailed("eu-west", clock.Now(), errors.New("connection refused"))
-	s.RegionFailed("ap-south", clock.Now(), errors.New("timeout"))
-	s.RegionFailed("ap-south", clock.Now(), errors.New("timeout"))
+	regions.MirrorOf(s).Failed("eu-west", clock.Now(), errors.New("connection refused"))
+	regions.MirrorOf(s).Failed("ap-south", clock.Now(), errors.New("timeout"))
+	regions.MirrorOf(s).Failed("ap-south", clock.Now(), errors.New("timeout"))
 	promtext.CompareLines(t, promtext.Exposition(t, reg, regionFamilies...), promtext.SortedLines(regionsHead+`
 eureka_remote_region_ready{region="eu-west"} 1
 eureka_remote_region_ready{region="ap-south"} 0
@@ -108,7 +109,7 @@ eureka_instances{app="ORDERS",status="UP"} 1
 
 	// Past the retention the region is dropped; its age keeps growing.
 	clock.Advance(time.Minute)
-	s.DropStaleRegions()
+	regions.MirrorOf(s).DropStale()
 	got := strings.Join(promtext.Exposition(t, reg, regionFamilies...), "\n")
 	for _, want := range []string{
 		`eureka_remote_region_dropped{region="eu-west"} 1`,

@@ -1,8 +1,10 @@
-// Package regions feeds a Store's remote regions: for each one, a
-// discovery client reads that region's registry (the whole of it, with no
-// registration) and hands every registry it read to the Store
-// (Store.UpdateRegion), and every failed read too (Store.RegionFailed), as
-// Java Eureka's RemoteRegionRegistry does.
+// Package feeds fills a Store's remote regions (the registry/regions
+// Mirror): for each region, a discovery client reads that region's
+// registry (the whole of it, with no registration) and hands every
+// registry it read to the Mirror (Mirror.Update), and every failed read
+// too (Mirror.Failed), as Java Eureka's RemoteRegionRegistry does. It is
+// a package apart from registry/regions because it imports discovery,
+// whose tests import registry/httpapi, which imports registry/regions.
 //
 // The client asks for the remote region's own instances only, never with
 // a regions parameter, so that regions never chain: a region serves what
@@ -13,14 +15,14 @@
 //
 // A Store that stops hearing from a region keeps its last registry for
 // registry.Config.RemoteRegionRetention (the Store's retention loop drops
-// it then, DropStaleRegions), and takes it up again at the region's next
+// it then, Mirror.DropStale), and takes it up again at the region's next
 // answer. Against our servers that next answer is the watch's: at once
 // when the region's registry has changed, else when the server ends the
 // held watch, which a feed asks to be at most a quarter of the retention
 // (discovery.Config.WatchWait, 30s by default), so that a quiet region
 // that is up answers several times within the retention and is never
 // taken for gone.
-package regions
+package feeds
 
 import (
 	"context"
@@ -36,6 +38,7 @@ import (
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/internal/settings"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // Remote is one remote region and the service URLs of its Eureka servers
@@ -85,17 +88,17 @@ type Config struct {
 
 // checkInterval is how often a feed looks at its client's last fetch
 // besides the client's change notifications, which only come when the
-// registry changed: a read that changed nothing still tells the Store
+// registry changed: a read that changed nothing still tells the Mirror
 // that the region answers, and a failed one that it does not.
 const checkInterval = time.Second
 
 // Feeds reads the remote regions of a Store. Create it with New, then
 // Start it; Stop stops the clients and waits for every goroutine.
 type Feeds struct {
-	store *registry.Store
-	now   func() time.Time // the Store's clock, for the times it is given
-	log   *zap.Logger
-	feeds []*feed
+	mirror *regions.Mirror
+	now    func() time.Time // the Store's clock, for the times it is given
+	log    *zap.Logger
+	feeds  []*feed
 	// The bounds, for the errors that pass them (explain).
 	maxBytes, maxInstances int
 
@@ -134,10 +137,11 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 		log = zap.NewNop()
 	}
 	configured := map[string]bool{}
-	for _, r := range store.RemoteRegions() {
+	mirror := regions.MirrorOf(store)
+	for _, r := range mirror.Names() {
 		configured[r] = true
 	}
-	f := &Feeds{store: store, now: store.Config().Clock.Now, log: log, stop: make(chan struct{}),
+	f := &Feeds{mirror: mirror, now: store.Config().Clock.Now, log: log, stop: make(chan struct{}),
 		maxBytes: cfg.MaxRegionBytes, maxInstances: cfg.MaxRegionInstances}
 	seen := map[string]bool{}
 	for _, r := range cfg.Remotes {
@@ -145,11 +149,11 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 		switch {
 		case name == "":
 			return nil, errors.New("regions: a remote region without a name")
-		case strings.EqualFold(name, store.Region()):
+		case strings.EqualFold(name, store.Config().Region):
 			return nil, fmt.Errorf("regions: %q is this registry's own region, not a remote one", r.Name)
 		case !configured[name]:
 			return nil, fmt.Errorf("regions: %q is not one of the registry's remote regions (%s); add it to registry.Config.RemoteRegions",
-				r.Name, strings.Join(store.RemoteRegions(), ", "))
+				r.Name, strings.Join(mirror.Names(), ", "))
 		case seen[name]:
 			return nil, fmt.Errorf("regions: remote region %q is listed twice; give it one Remote with all its URLs", r.Name)
 		case len(r.URLs) == 0:
@@ -191,7 +195,7 @@ func (f *Feeds) Regions() []string {
 }
 
 // Start starts each region's client and the goroutine that hands what it
-// reads to the Store. It does not block on the network. Calling it again,
+// reads to the Mirror. It does not block on the network. Calling it again,
 // or after Stop, does nothing.
 func (f *Feeds) Start() {
 	f.mu.Lock()
@@ -238,7 +242,7 @@ func (f *Feeds) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// run hands fd's reads to the Store until Stop: on each change the client
+// run hands fd's reads to the Mirror until Stop: on each change the client
 // announces, and every checkInterval.
 func (f *Feeds) run(fd *feed, changed <-chan struct{}) {
 	defer f.wg.Done()
@@ -256,15 +260,15 @@ func (f *Feeds) run(fd *feed, changed <-chan struct{}) {
 	}
 }
 
-// check compares the client's last fetch with what the Store was last
-// told: a newer success hands the Store the client's registry, a new
+// check compares the client's last fetch with what the Mirror was last
+// told: a newer success hands the Mirror the client's registry, a new
 // failure is recorded as the region's. The times given are the Store's
 // clock's, so that its retention is measured on one clock.
 func (f *Feeds) check(fd *feed) {
 	at, err := fd.client.LastFetch()
 	if at.After(fd.lastAt) {
 		// The snapshot is at least as new as the fetch LastFetch reported.
-		if uerr := f.store.UpdateRegion(fd.name, fd.client.Applications(), f.now()); uerr != nil {
+		if uerr := f.mirror.Update(fd.name, fd.client.Applications(), f.now()); uerr != nil {
 			f.log.Error("remote region not taken", zap.String("region", fd.name), zap.Error(uerr))
 			return
 		}
@@ -283,7 +287,7 @@ func (f *Feeds) check(fd *feed) {
 		if why != err {
 			f.log.Warn("remote region refused over its bound; its last registry is kept", zap.String("region", fd.name), zap.Error(why))
 		}
-		f.store.RegionFailed(fd.name, f.now(), why)
+		f.mirror.Failed(fd.name, f.now(), why)
 		fd.lastErr, fd.failing = err, true
 	}
 }

@@ -1,4 +1,4 @@
-package regions
+package feeds_test
 
 import (
 	"net/http"
@@ -12,6 +12,8 @@ import (
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 )
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
@@ -38,9 +40,9 @@ func localStore(t *testing.T, clock *testkit.FakeClock) *registry.Store {
 	})
 }
 
-func startFeeds(t *testing.T, store *registry.Store, urls ...string) *Feeds {
+func startFeeds(t *testing.T, store *registry.Store, urls ...string) *feeds.Feeds {
 	t.Helper()
-	f, err := New(store, Config{Remotes: []Remote{{Name: region, URLs: urls}}, FetchInterval: 200 * time.Millisecond})
+	f, err := feeds.New(store, feeds.Config{Remotes: []feeds.Remote{{Name: region, URLs: urls}}, FetchInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func startFeeds(t *testing.T, store *registry.Store, urls ...string) *Feeds {
 	return f
 }
 
-func state(store *registry.Store) registry.RegionState { return store.RegionStates()[0] }
+func state(store *registry.Store) regions.State { return regions.MirrorOf(store).States()[0] }
 
 func ids(is []*eureka.InstanceInfo) string {
 	var out []string
@@ -62,7 +64,7 @@ func ids(is []*eureka.InstanceInfo) string {
 func waitInstances(t *testing.T, store *registry.Store, app, want string) {
 	t.Helper()
 	testkit.Eventually(t, 5*time.Second, app+" in "+region+" to be "+want, func() bool {
-		return ids(store.InstancesIn(app, region)) == want
+		return ids(regions.MirrorOf(store).InstancesIn(app, region)) == want
 	})
 }
 
@@ -74,7 +76,7 @@ func TestRegionReadyAndChangesArrive(t *testing.T) {
 	testkit.MustRegister(t, rs, testkit.Inst("ORDERS", "o1"), false)
 	r := startRemote(t, "127.0.0.1:0", rs)
 	local := localStore(t, testkit.NewFakeClock())
-	if _, err := local.ParseRegions(region); err != registry.ErrRegionNotReady {
+	if _, err := regions.MirrorOf(local).Parse(region); err != regions.ErrRegionNotReady {
 		t.Fatalf("before the first read: %v, want ErrRegionNotReady", err)
 	}
 	startFeeds(t, local, r.URL())
@@ -84,7 +86,7 @@ func TestRegionReadyAndChangesArrive(t *testing.T) {
 	if !st.Ready || st.Instances != 1 || st.Syncs == 0 || st.LastError != "" {
 		t.Errorf("state %+v, want ready with one instance", st)
 	}
-	if _, err := local.ParseRegions(region); err != nil {
+	if _, err := regions.MirrorOf(local).Parse(region); err != nil {
 		t.Errorf("ready region refused: %v", err)
 	}
 	if got := local.Instances("ORDERS"); len(got) != 0 {
@@ -125,13 +127,13 @@ func TestRemoteStoppedKeepsInstancesThenDrops(t *testing.T) {
 	waitInstances(t, local, "ORDERS", "o1")
 
 	clock.Advance(30 * time.Second)
-	local.DropStaleRegions()
-	if got := ids(local.InstancesIn("ORDERS", region)); got != "o1" {
+	regions.MirrorOf(local).DropStale()
+	if got := ids(regions.MirrorOf(local).InstancesIn("ORDERS", region)); got != "o1" {
 		t.Fatalf("dropped within the retention: %q", got)
 	}
 	clock.Advance(31 * time.Second)
-	local.DropStaleRegions()
-	if got := local.InstancesIn("ORDERS", region); len(got) != 0 {
+	regions.MirrorOf(local).DropStale()
+	if got := regions.MirrorOf(local).InstancesIn("ORDERS", region); len(got) != 0 {
 		t.Fatalf("kept past the retention: %v", ids(got))
 	}
 	if st := state(local); !st.Dropped || st.Instances != 0 {
@@ -213,7 +215,7 @@ func TestRemoteNeverAnswering(t *testing.T) {
 	if st := state(local); st.Ready || st.LastError == "" {
 		t.Errorf("state %+v, want not ready with an error", st)
 	}
-	if _, err := local.ParseRegions(region); err != registry.ErrRegionNotReady {
+	if _, err := regions.MirrorOf(local).Parse(region); err != regions.ErrRegionNotReady {
 		t.Errorf("ParseRegions: %v, want ErrRegionNotReady", err)
 	}
 }
@@ -223,25 +225,25 @@ func TestNewRefuses(t *testing.T) {
 	u := []string{"http://127.0.0.1:1/eureka/"}
 	for _, c := range []struct {
 		name    string
-		remotes []Remote
+		remotes []feeds.Remote
 		want    string
 	}{
-		{"unknown", []Remote{{Name: "ap-south-1", URLs: u}}, `"ap-south-1" is not one of the registry's remote regions (eu-west-1)`},
-		{"own", []Remote{{Name: "US-East-1", URLs: u}}, "own region"},
-		{"twice", []Remote{{Name: region, URLs: u}, {Name: "EU-West-1", URLs: u}}, "listed twice"},
-		{"no URL", []Remote{{Name: region}}, "no service URL"},
-		{"bad URL", []Remote{{Name: region, URLs: []string{"eureka:8761"}}}, "not an http or https URL"},
-		{"no name", []Remote{{URLs: u}}, "without a name"},
+		{"unknown", []feeds.Remote{{Name: "ap-south-1", URLs: u}}, `"ap-south-1" is not one of the registry's remote regions (eu-west-1)`},
+		{"own", []feeds.Remote{{Name: "US-East-1", URLs: u}}, "own region"},
+		{"twice", []feeds.Remote{{Name: region, URLs: u}, {Name: "EU-West-1", URLs: u}}, "listed twice"},
+		{"no URL", []feeds.Remote{{Name: region}}, "no service URL"},
+		{"bad URL", []feeds.Remote{{Name: region, URLs: []string{"eureka:8761"}}}, "not an http or https URL"},
+		{"no name", []feeds.Remote{{URLs: u}}, "without a name"},
 	} {
-		if _, err := New(store, Config{Remotes: c.remotes}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := feeds.New(store, feeds.Config{Remotes: c.remotes}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
 		}
 	}
-	if _, err := New(nil, Config{}); err == nil {
+	if _, err := feeds.New(nil, feeds.Config{}); err == nil {
 		t.Error("New(nil) accepted")
 	}
 	// A name in another case is the configured region.
-	f, err := New(store, Config{Remotes: []Remote{{Name: "EU-WEST-1", URLs: u}}})
+	f, err := feeds.New(store, feeds.Config{Remotes: []feeds.Remote{{Name: "EU-WEST-1", URLs: u}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +260,7 @@ func TestNewRefuses(t *testing.T) {
 // Start and Stop twice, and Stop without a region, are harmless.
 func TestStartStopTwice(t *testing.T) {
 	store := localStore(t, testkit.NewFakeClock())
-	f, err := New(store, Config{})
+	f, err := feeds.New(store, feeds.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +290,7 @@ func TestQuietRegionOutlivesAShortRetention(t *testing.T) {
 	waitInstances(t, local, "ORDERS", "o1")
 	deadline := time.Now().Add(3 * time.Second) // three retentions without a change
 	for time.Now().Before(deadline) {
-		if st := state(local); st.Dropped || ids(local.InstancesIn("ORDERS", region)) != "o1" {
+		if st := state(local); st.Dropped || ids(regions.MirrorOf(local).InstancesIn("ORDERS", region)) != "o1" {
 			t.Fatalf("a quiet region that is up was dropped: %+v", st)
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -1,4 +1,4 @@
-package regions
+package feeds_test
 
 import (
 	"fmt"
@@ -11,13 +11,15 @@ import (
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 )
 
 // startBoundFeeds is startFeeds with cfg's bounds and fetch interval.
-func startBoundFeeds(t *testing.T, store *registry.Store, cfg Config, urls ...string) {
+func startBoundFeeds(t *testing.T, store *registry.Store, cfg feeds.Config, urls ...string) {
 	t.Helper()
-	cfg.Remotes = []Remote{{Name: region, URLs: urls}}
-	f, err := New(store, cfg)
+	cfg.Remotes = []feeds.Remote{{Name: region, URLs: urls}}
+	f, err := feeds.New(store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func TestRegionOverMaxInstancesIsRefused(t *testing.T) {
 	}
 	r := startRemote(t, "127.0.0.1:0", rs)
 	local := localStore(t, testkit.NewFakeClock())
-	startBoundFeeds(t, local, Config{MaxRegionInstances: 5, FetchInterval: 200 * time.Millisecond}, r.URL())
+	startBoundFeeds(t, local, feeds.Config{MaxRegionInstances: 5, FetchInterval: 200 * time.Millisecond}, r.URL())
 	waitInstances(t, local, "ORDERS", "o0,o1,o2")
 
 	for i := 3; i < 9; i++ {
@@ -55,7 +57,7 @@ func TestRegionOverMaxInstancesIsRefused(t *testing.T) {
 	if !strings.Contains(st.LastError, "MaxRegionInstances (5)") || st.Instances > 5 || st.Instances < 3 || !st.Ready {
 		t.Errorf("state %+v, want ready with the last registry of 3 to 5 instances and an error naming MaxRegionInstances", st)
 	}
-	if n := len(local.InstancesIn("ORDERS", region)); n != st.Instances {
+	if n := len(regions.MirrorOf(local).InstancesIn("ORDERS", region)); n != st.Instances {
 		t.Errorf("%d instances served, state says %d", n, st.Instances)
 	}
 
@@ -73,7 +75,7 @@ func TestRegionOverMaxBytesIsRefused(t *testing.T) {
 	testkit.MustRegister(t, rs, testkit.Inst("ORDERS", "o1"), false)
 	r := startRemote(t, "127.0.0.1:0", rs)
 	local := localStore(t, testkit.NewFakeClock())
-	startBoundFeeds(t, local, Config{MaxRegionBytes: 16 << 10, FetchInterval: 200 * time.Millisecond}, r.URL())
+	startBoundFeeds(t, local, feeds.Config{MaxRegionBytes: 16 << 10, FetchInterval: 200 * time.Millisecond}, r.URL())
 	waitInstances(t, local, "ORDERS", "o1")
 
 	big := testkit.Inst("ORDERS", "o2")
@@ -81,7 +83,7 @@ func TestRegionOverMaxBytesIsRefused(t *testing.T) {
 	testkit.MustRegister(t, rs, big, false)
 	waitRefused(t, local, "refused over MaxRegionBytes (16384 bytes)")
 	t.Logf("the region's state: %s", state(local).LastError)
-	if got := ids(local.InstancesIn("ORDERS", region)); got != "o1" {
+	if got := ids(regions.MirrorOf(local).InstancesIn("ORDERS", region)); got != "o1" {
 		t.Errorf("instances %q, want the last registry's o1", got)
 	}
 }
@@ -125,7 +127,7 @@ func TestHostileRegionLeavesTheHeapAsItWas(t *testing.T) {
 	url := hostileRegion(t, 150_000)
 	local := localStore(t, testkit.NewFakeClock())
 	before := heapInUse()
-	startBoundFeeds(t, local, Config{FetchInterval: time.Minute, MaxRegionInstances: 100_000}, url)
+	startBoundFeeds(t, local, feeds.Config{FetchInterval: time.Minute, MaxRegionInstances: 100_000}, url)
 	waitRefused(t, local, "holds 150000 instances, more than the 100000 allowed")
 	if st := state(local); st.Ready || st.Instances != 0 {
 		t.Errorf("state %+v, want not ready, no instance", st)

@@ -1,4 +1,4 @@
-package registry
+package regions
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/registry"
 )
 
 // heapInUse is the heap in use after a collection.
@@ -24,20 +26,20 @@ func heapInUse() int {
 // and gzipped. A plain read makes the next build keep that format plain,
 // as the full registry does.
 func TestRegionReadsKeptInOneForm(t *testing.T) {
-	s, _ := regionStore(t, Config{})
-	mustRegister(t, s, inst("LOCAL", "l1"), false)
+	s, m, _ := regionStore(t, registry.Config{})
+	testkit.MustRegister(t, s, testkit.Inst("LOCAL", "l1"), false)
 	remote := make([]*eureka.InstanceInfo, 20_000)
 	for n := range remote {
 		remote[n] = remoteInst("ORDERS", fmt.Sprintf("o%05d", n), eureka.StatusUp)
 	}
-	if err := s.UpdateRegion("eu-west", remoteDoc(map[string][]*eureka.InstanceInfo{"ORDERS": remote}), time.Now()); err != nil {
+	if err := m.Update("eu-west", remoteDoc(map[string][]*eureka.InstanceInfo{"ORDERS": remote}), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	regions := []string{"eu-west"}
 	before := heapInUse()
 	var plain int
 	for _, f := range []eureka.Format{eureka.FormatJSON, eureka.FormatXML} {
-		p := s.FullPayloadIn(regions, f)
+		p := m.Payload(regions, false, f)
 		p.Gzip()
 		plain += p.Len()
 		if !p.Compressed() {
@@ -50,11 +52,11 @@ func TestRegionReadsKeptInOneForm(t *testing.T) {
 		t.Errorf("the heap grew by %d MB for documents of %d MB plain: more than one compressed form of each", grew>>20, plain>>20)
 	}
 
-	s.FullPayloadIn(regions, eureka.FormatJSON).WriteTo(io.Discard) // a plain reader
-	if p := s.FullPayloadIn(regions, eureka.FormatJSON); p.Compressed() {
+	m.Payload(regions, false, eureka.FormatJSON).WriteTo(io.Discard) // a plain reader
+	if p := m.Payload(regions, false, eureka.FormatJSON); p.Compressed() {
 		t.Error("after a plain read, the next read is still of a compressed-only document")
 	}
-	if got := decodeJSON(t, s.FullPayloadIn(regions, eureka.FormatJSON)); len(got.Applications) != 2 {
+	if got := decodeJSON(t, m.Payload(regions, false, eureka.FormatJSON)); len(got.Applications) != 2 {
 		t.Errorf("merged document of %d apps, want LOCAL and ORDERS", len(got.Applications))
 	}
 }

@@ -1,30 +1,32 @@
-package regions
+package feeds_test
 
 import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 )
 
 func TestParseRemotes(t *testing.T) {
 	for _, c := range []struct {
 		in   string
-		want []Remote
+		want []feeds.Remote
 	}{
 		{"", nil},
 		{" , ", nil},
-		{"eu-west-1=http://eu-1:8761/eureka/", []Remote{{"eu-west-1", []string{"http://eu-1:8761/eureka/"}}}},
+		{"eu-west-1=http://eu-1:8761/eureka/", []feeds.Remote{{"eu-west-1", []string{"http://eu-1:8761/eureka/"}}}},
 		{
 			"EU-West-1=http://eu-1:8761/eureka/, ap-south-1=https://u:p@ap:8761/eureka/ ,eu-west-1=http://eu-2:8761/eureka/",
-			[]Remote{
+			[]feeds.Remote{
 				{"eu-west-1", []string{"http://eu-1:8761/eureka/", "http://eu-2:8761/eureka/"}},
 				{"ap-south-1", []string{"https://u:p@ap:8761/eureka/"}},
 			},
 		},
 		// Java's separator, and a URL with a query.
-		{"eu-west-1;http://eu-1:8761/eureka/?a=b", []Remote{{"eu-west-1", []string{"http://eu-1:8761/eureka/?a=b"}}}},
+		{"eu-west-1;http://eu-1:8761/eureka/?a=b", []feeds.Remote{{"eu-west-1", []string{"http://eu-1:8761/eureka/?a=b"}}}},
 	} {
-		got, err := ParseRemotes(c.in)
+		got, err := feeds.ParseRemotes(c.in)
 		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("ParseRemotes(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
@@ -43,7 +45,7 @@ func TestParseRemotesRefuses(t *testing.T) {
 		"eu-west-1=http://eu 1/eureka/":       "is not a URL",
 		"ok=http://a/eureka/,bad=http:///eu/": `region bad: "http:///eu/"`,
 	} {
-		if _, err := ParseRemotes(in); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := feeds.ParseRemotes(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseRemotes(%q): %v, want an error with %q", in, err, want)
 		}
 	}
