@@ -4,19 +4,20 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/proc"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // process is the command running as a process for a test, its log
 // (stderr) and stdout kept, killed at the test's end unless stopped.
 type process struct {
-	cmd               *exec.Cmd
+	*proc.Process
 	logs, stdout      *processLog
 	registry, gateway string // base URLs, from the "listening" log lines
-	stopped           bool
 }
 
 // startProcess runs bin with args and waits until it logs that its
@@ -30,31 +31,20 @@ func startProcess(t *testing.T, bin string, gateway bool, args ...string) *proce
 // (the two-region test's outlive 30 s on a loaded machine).
 func startProcessFor(t *testing.T, life time.Duration, bin string, gateway bool, args ...string) *process {
 	t.Helper()
-	return startProcessWith(t, life, bin, gateway, func(*exec.Cmd) {}, args...)
+	return startProcessWith(t, life, bin, gateway, proc.Config{}, args...)
 }
 
-// startProcessWith is startProcessFor with the command set up by setup
-// first (its directory, its environment).
-func startProcessWith(t *testing.T, life time.Duration, bin string, gateway bool, setup func(*exec.Cmd), args ...string) *process {
+// startProcessWith is startProcessFor with the process's directory and
+// environment from cfg (its stdout is kept apart from its log).
+func startProcessWith(t *testing.T, life time.Duration, bin string, gateway bool, cfg proc.Config, args ...string) *process {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), life)
-	p := &process{cmd: exec.CommandContext(ctx, bin, args...), logs: new(processLog), stdout: new(processLog)}
-	p.cmd.Stderr, p.cmd.Stdout = p.logs, p.stdout
-	setup(p.cmd)
-	if err := p.cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if !p.stopped {
-			p.cmd.Process.Kill()
-			p.cmd.Wait()
-		}
-		cancel()
-		if t.Failed() {
-			t.Logf("the log of %s:\n%s", strings.Join(args, " "), logSummary(p.logs.String(), 40))
-		}
-	})
+	t.Cleanup(cancel)
+	stdout := new(proc.Output)
+	cfg.Stdout = stdout
+	p := &process{stdout: &processLog{stdout}}
+	p.Process = testkit.StartProcess(t, ctx, strings.Join(args, " "), cfg, os.Kill, 0, bin, args...)
+	p.logs = &processLog{p.Output}
 	p.registry = "http://" + fmt.Sprint(p.logs.line(t, "registry listening")["addr"])
 	if gateway {
 		p.gateway = "http://" + fmt.Sprint(p.logs.line(t, "gateway listening")["addr"])
@@ -66,9 +56,8 @@ func startProcessWith(t *testing.T, life time.Duration, bin string, gateway bool
 // it exits cleanly.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(os.Interrupt); err == nil {
-		p.stopped = true
-		if err := p.cmd.Wait(); err != nil {
+	if err := p.Signal(os.Interrupt); err == nil {
+		if err := p.Wait(time.Hour); err != nil { // bounded by the process's life
 			t.Errorf("after SIGINT: %v", err)
 		}
 	}

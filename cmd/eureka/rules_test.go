@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/dashboard"
+	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/routing"
 )
@@ -283,7 +284,7 @@ func (l *load) results(since time.Time, body string) (n int, failures []string, 
 
 // processLog is a process's stderr: its JSON log lines.
 type processLog struct {
-	testkit.Output
+	*proc.Output
 }
 
 // line waits up to 10 s for the first whole line whose msg starts with
