@@ -12,7 +12,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -60,7 +60,7 @@ func runAuthFlood(c authFloodConfig, out io.Writer) (*authFloodResult, error) {
 	}
 	store := registry.New(registry.Config{})
 	for i := range c.instances {
-		if err := store.Register(testkit.SampleInstance(i), false); err != nil {
+		if err := store.Register(fixture.SampleInstance(i), false); err != nil {
 			return nil, err
 		}
 	}
@@ -74,7 +74,7 @@ func runAuthFlood(c authFloodConfig, out io.Writer) (*authFloodResult, error) {
 
 	paths := make([]string, c.instances)
 	for n := range paths {
-		i := testkit.SampleInstance(n)
+		i := fixture.SampleInstance(n)
 		paths[n] = "/eureka/apps/" + i.App + "/" + i.InstanceID + "?status=UP&lastDirtyTimestamp=" + strconv.FormatInt(i.LastDirtyTimestamp, 10)
 	}
 	valid := "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:s3cret"))

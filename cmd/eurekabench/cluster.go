@@ -404,8 +404,7 @@ func (r *clusterRun) restart() error {
 			rs.PeersHeld = append(rs.PeersHeld, held)
 		}
 	}
-	old.cmd.Process.Kill()
-	<-old.done
+	old.Kill()
 	n, err := startEureka(c.eureka, r.dir, old.name+"-restarted", old.registry, r.args[restartedNode]...)
 	if err != nil {
 		return fmt.Errorf("restarting %s: %v", old.name, err)

@@ -13,7 +13,7 @@ import (
 	logging "github.com/op/go-logging"
 
 	"github.com/eurekagate/eurekagate/discovery"
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -66,7 +66,7 @@ func benchFetch(n, rounds int) ([]fetchResult, error) {
 	logging.SetLevel(logging.WARNING, "fargo")
 	store := registry.New(registry.Config{})
 	for k := range n {
-		if err := store.Register(testkit.SampleInstance(k), false); err != nil {
+		if err := store.Register(fixture.SampleInstance(k), false); err != nil {
 			return nil, err
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/routing"
 )
@@ -475,20 +476,20 @@ http {
 		os.RemoveAll(dir)
 		return nil, 0, err
 	}
-	cmd := exec.Command(path, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
+	p, err := proc.Start(context.Background(), "nginx", proc.Config{Stdout: os.Stderr, Stderr: os.Stderr},
+		path, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, 0, err
 	}
 	stop = func() {
-		stopProcess(cmd, syscall.SIGQUIT, 10*time.Second) // nginx's graceful stop
+		p.Stop(syscall.SIGQUIT, 10*time.Second) // nginx's graceful stop
 		os.RemoveAll(dir)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if status, err := request(listen, "GET", "/x", nil); err == nil && status == 200 {
-			return stop, cmd.Process.Pid, nil
+			return stop, p.Pid(), nil
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))

@@ -28,7 +28,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
+	"github.com/eurekagate/eurekagate/internal/proc"
 )
 
 // The million study (issue 31): a million Spring-shaped instances on one
@@ -39,7 +40,7 @@ import (
 //
 //  1. -instances instances register over -apps apps, from
 //     -register-conns concurrent clients (POST, JSON, as
-//     testkit.SampleInstance: a Spring Boot client's registration with
+//     fixture.SampleInstance: a Spring Boot client's registration with
 //     its metadata, data center info, ports, URLs and VIPs).
 //  2. Heartbeats start on -heartbeat-conns connections, each sending one
 //     after the other as fast as they are answered, over the registered
@@ -246,7 +247,7 @@ func eurekaBinary(ctx context.Context, dir, bin string) (string, string, error) 
 // file added by an overlay.
 func buildEureka(ctx context.Context, dir, profile string) (string, error) {
 	bin := filepath.Join(dir, "eureka")
-	args := []string{"build", "-o", bin}
+	var flags []string
 	if profile != "" {
 		if err := os.MkdirAll(profile, 0o755); err != nil {
 			return "", err
@@ -255,14 +256,12 @@ func buildEureka(ctx context.Context, dir, profile string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		args = append(args, "-overlay", overlay)
+		flags = []string{"-overlay", overlay}
 		// The binary beside the profiles, for go tool pprof.
 		bin = filepath.Join(profile, "eureka")
-		args[2] = bin
 	}
-	args = append(args, "github.com/eurekagate/eurekagate/cmd/eureka")
-	if outp, err := exec.CommandContext(ctx, "go", args...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building cmd/eureka (or give -eureka): %v\n%s", err, outp)
+	if err := proc.GoBuild(ctx, "", nil, bin, append(flags, "github.com/eurekagate/eurekagate/cmd/eureka")...); err != nil {
+		return "", fmt.Errorf("building cmd/eureka (or give -eureka): %v", err)
 	}
 	return bin, nil
 }
@@ -397,7 +396,7 @@ func (r *millionRun) start(dir string) error {
 // Spring-shaped instance, in app SERVICE-<n mod apps>, its instance id
 // (host:app:port, as Spring Cloud's) and VIPs that app's.
 func millionInstance(n, apps int) *eureka.InstanceInfo {
-	i := testkit.SampleInstance(n)
+	i := fixture.SampleInstance(n)
 	lower := "service-" + strconv.Itoa(n%apps)
 	i.App = strings.ToUpper(lower)
 	i.InstanceID = i.HostName + ":" + lower + ":" + strconv.Itoa(i.Port.Number)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -149,7 +149,7 @@ func writeToVisible(trials int) (map[string]latencies, error) {
 	}
 	got := map[string][]time.Duration{}
 	for n := range trials {
-		i := testkit.Inst("PROBE", "p"+strconv.Itoa(n))
+		i := fixture.Inst("PROBE", "p"+strconv.Itoa(n))
 		start := time.Now()
 		store.Register(i, false)
 		if _, err := wait(func() bool { return visible(i.InstanceID, true) }); err != nil {
@@ -206,7 +206,7 @@ func fleet(c pushConfig, clients, appsEach int, watch bool) (*fleetResult, error
 	per := c.instances / c.apps
 	target := func(k int) (string, string) {
 		n := (k * 7919) % c.instances
-		return "SERVICE-" + strconv.Itoa(n/per), testkit.SampleInstance(n).InstanceID
+		return "SERVICE-" + strconv.Itoa(n/per), fixture.SampleInstance(n).InstanceID
 	}
 
 	type tracker struct {
@@ -374,7 +374,7 @@ func pushServer(instances, apps int, out io.Writer) error {
 	store := registry.New(registry.Config{})
 	per := max(1, instances/apps)
 	for n := range instances {
-		i := testkit.SampleInstance(n)
+		i := fixture.SampleInstance(n)
 		i.App = "SERVICE-" + strconv.Itoa(n/per)
 		if err := store.Register(i, false); err != nil {
 			return err

@@ -19,7 +19,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -157,7 +157,7 @@ func (b *benchServer) stop() { b.srv.Stop(context.Background()) }
 // populate registers n sample instances in-process, spread over n/per apps.
 func (b *benchServer) populate(n, per int) {
 	for k := range n {
-		i := testkit.SampleInstance(k)
+		i := fixture.SampleInstance(k)
 		i.App = "SERVICE-" + strconv.Itoa(k/per)
 		if err := b.store.Register(i, false); err != nil {
 			panic(err)
@@ -174,7 +174,7 @@ func registerRate(n, apps, conc int) (float64, error) {
 	defer b.stop()
 	bodies := make([][]byte, n)
 	for k := range n {
-		i := testkit.SampleInstance(k)
+		i := fixture.SampleInstance(k)
 		i.App = "APP-" + strconv.Itoa(k%apps)
 		bodies[k] = eureka.AppendInstanceJSON(nil, i)
 	}
@@ -210,14 +210,14 @@ func evictionStall(c scaleConfig) (*evictionResult, error) {
 	b.populate(c.evictApp, c.evictApp) // one app: SERVICE-0
 	small := make([]*eureka.InstanceInfo, 100)
 	for k := range small {
-		small[k] = testkit.SampleInstance(1_000_000 + k)
+		small[k] = fixture.SampleInstance(1_000_000 + k)
 		small[k].App = "SMALL"
 		b.store.Register(small[k], false)
 	}
 	// Every lease but c.evicted of the big app is renewed past the expiry.
 	clock.off.Store(int64(91 * time.Second))
 	for k := c.evicted; k < c.evictApp; k++ {
-		b.store.Renew("SERVICE-0", testkit.SampleInstance(k).InstanceID, registry.RenewRequest{})
+		b.store.Renew("SERVICE-0", fixture.SampleInstance(k).InstanceID, registry.RenewRequest{})
 	}
 	for _, i := range small {
 		b.store.Renew("SMALL", i.InstanceID, registry.RenewRequest{})
@@ -294,7 +294,7 @@ func churn(c scaleConfig) (*churnResult, error) {
 	b.populate(c.churnSize, max(1, c.churnSize/1000))
 	ids := make([][2]string, c.churnSize)
 	for k := range ids {
-		ids[k] = [2]string{"SERVICE-" + strconv.Itoa(k/max(1, c.churnSize/1000)), testkit.SampleInstance(k).InstanceID}
+		ids[k] = [2]string{"SERVICE-" + strconv.Itoa(k/max(1, c.churnSize/1000)), fixture.SampleInstance(k).InstanceID}
 	}
 	b.store.FullPayload(eureka.FormatJSON).Gzip()
 
@@ -488,7 +488,7 @@ func vipLookups(c scaleConfig) (*vipResult, error) {
 	b.populate(c.vipSize, 20)
 	ids := make([][2]string, c.vipSize)
 	for k := range ids {
-		ids[k] = [2]string{"SERVICE-" + strconv.Itoa(k/20), testkit.SampleInstance(k).InstanceID}
+		ids[k] = [2]string{"SERVICE-" + strconv.Itoa(k/20), fixture.SampleInstance(k).InstanceID}
 	}
 	heartbeat := func(n int, req *fasthttp.Request) {
 		id := ids[(n*104729)%len(ids)]
@@ -546,7 +546,7 @@ func memoryPerInstance(n int) (rss, heap float64) {
 	rss0, heap0 := residentBytes(), heapInUse()
 	s := registry.New(registry.Config{})
 	for k := range n {
-		if err := s.Register(testkit.SampleInstance(k), false); err != nil {
+		if err := s.Register(fixture.SampleInstance(k), false); err != nil {
 			panic(err)
 		}
 	}

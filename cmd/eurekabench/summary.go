@@ -13,7 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/replication"
@@ -65,7 +65,7 @@ func runSummary(c summaryConfig, out io.Writer) error {
 
 	// Registrations, through the REST API.
 	regRate, err := loadSpec{addr: addr, conc: conc, total: instances, want: fasthttp.StatusNoContent, build: func(n int, req *fasthttp.Request) {
-		i := testkit.SampleInstance(n)
+		i := fixture.SampleInstance(n)
 		req.Header.SetMethod("POST")
 		req.SetRequestURI("/eureka/apps/" + i.App)
 		req.Header.SetContentType("application/json")
@@ -80,7 +80,7 @@ func runSummary(c summaryConfig, out io.Writer) error {
 
 	renewPaths := make([]string, instances)
 	for n := range renewPaths {
-		i := testkit.SampleInstance(n)
+		i := fixture.SampleInstance(n)
 		renewPaths[n] = "/eureka/apps/" + i.App + "/" + i.InstanceID + "?status=UP&lastDirtyTimestamp=" + strconv.FormatInt(i.LastDirtyTimestamp, 10)
 	}
 	renew := func(n int, req *fasthttp.Request) {
@@ -158,7 +158,7 @@ func heapPerInstance(n int) float64 {
 	runtime.ReadMemStats(&before)
 	s := registry.New(registry.Config{})
 	for i := range n {
-		if err := s.Register(testkit.SampleInstance(i), false); err != nil {
+		if err := s.Register(fixture.SampleInstance(i), false); err != nil {
 			panic(err)
 		}
 	}
@@ -272,7 +272,7 @@ func benchReplication(n int) (*replicationResult, error) {
 	}
 	start := time.Now()
 	for i := range n {
-		if err := nodes[0].store.Register(testkit.SampleInstance(i), false); err != nil {
+		if err := nodes[0].store.Register(fixture.SampleInstance(i), false); err != nil {
 			return nil, err
 		}
 	}

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/testkit"
-	"github.com/eurekagate/eurekagate/internal/xdstest"
+	"github.com/eurekagate/eurekagate/internal/fixture"
+	"github.com/eurekagate/eurekagate/internal/xdsfixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/xds"
 )
@@ -83,11 +83,11 @@ func xdsReach(trials int) (reg, cancel []time.Duration, err error) {
 	defer server.Stop()
 
 	register := func(id, name string) (func(), error) {
-		port, stop, err := xdstest.StartBackend(name)
+		port, stop, err := xdsfixture.StartBackend(name)
 		if err != nil {
 			return nil, err
 		}
-		i := testkit.Inst("ORDERS", id)
+		i := fixture.Inst("ORDERS", id)
 		i.Metadata = map[string]string{eureka.DefaultGRPCPortKey: strconv.Itoa(port)}
 		return stop, store.Register(i, false)
 	}
@@ -96,7 +96,7 @@ func xdsReach(trials int) (reg, cancel []time.Duration, err error) {
 		return nil, nil, err
 	}
 	defer stopBase()
-	builder, err := grpcxds.NewXDSResolverWithConfigForTesting(xdstest.Bootstrap(ln.Addr().String(), `{"type":"insecure"}`, "eurekabench"))
+	builder, err := grpcxds.NewXDSResolverWithConfigForTesting(xdsfixture.Bootstrap(ln.Addr().String(), `{"type":"insecure"}`, "eurekabench"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,7 +105,7 @@ func xdsReach(trials int) (reg, cancel []time.Duration, err error) {
 		return nil, nil, err
 	}
 	defer conn.Close()
-	if _, err := xdstest.Who(conn, 10*time.Second); err != nil {
+	if _, err := xdsfixture.Who(conn, 10*time.Second); err != nil {
 		return nil, nil, fmt.Errorf("the first RPC: %w", err)
 	}
 	for n := range trials {
@@ -136,7 +136,7 @@ func xdsReach(trials int) (reg, cancel []time.Duration, err error) {
 // untilReached calls until an RPC reaches name.
 func untilReached(conn *grpc.ClientConn, name string, within time.Duration) error {
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); {
-		if got, err := xdstest.Who(conn, time.Second); err == nil && got == name {
+		if got, err := xdsfixture.Who(conn, time.Second); err == nil && got == name {
 			return nil
 		}
 	}
@@ -149,7 +149,7 @@ func lastReached(conn *grpc.ClientConn, name string, quiet int) (time.Time, erro
 	var last time.Time
 	for missed := 0; missed < quiet; {
 		at := time.Now()
-		got, err := xdstest.Who(conn, time.Second)
+		got, err := xdsfixture.Who(conn, time.Second)
 		if err != nil {
 			return last, err
 		}
@@ -179,7 +179,7 @@ func xdsChangeCost(instances, apps, changes int) (xdsCost, error) {
 		names[a] = "APP-" + strconv.Itoa(a)
 	}
 	for n := range instances {
-		i := testkit.SampleInstance(n)
+		i := fixture.SampleInstance(n)
 		i.App = names[n%apps]
 		if err := store.Register(i, false); err != nil {
 			return cost, err
@@ -223,7 +223,7 @@ func xdsChangeCost(instances, apps, changes int) (xdsCost, error) {
 	var sent int
 	cpu0 := cpuTime()
 	for n := range changes {
-		i := testkit.SampleInstance(instances + n)
+		i := fixture.SampleInstance(instances + n)
 		i.App = names[n%apps]
 		if err := store.Register(i, false); err != nil {
 			return cost, err
