@@ -28,13 +28,13 @@ type authFloodConfig struct {
 
 var defaultAuthFlood = authFloodConfig{d: 3 * time.Second, conc: 64, floodConns: 16, instances: 1000, rounds: 3}
 
-func authFloodCommand(fs *flag.FlagSet) func(io.Writer) error {
+func authFloodCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := defaultAuthFlood
 	fs.DurationVar(&c.d, "duration", c.d, "how long each phase runs")
 	fs.IntVar(&c.conc, "concurrency", c.conc, "authenticated heartbeats in flight")
 	fs.IntVar(&c.floodConns, "flood-conns", c.floodConns, "connections of the client that floods wrong passwords")
 	fs.IntVar(&c.rounds, "rounds", c.rounds, "rounds of an alone and a flooded phase")
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		_, err := runAuthFlood(c, out)
 		return err
 	}

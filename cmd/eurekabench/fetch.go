@@ -32,10 +32,10 @@ type fetchResult struct {
 // and by hudl/fargo (JSON and XML), rounds times each. The median is the
 // figure to read on a shared machine, where another process can stall any
 // one fetch.
-func fetchCommand(fs *flag.FlagSet) func(io.Writer) error {
+func fetchCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	n := fs.Int("instances", 10000, "registered instances")
 	rounds := fs.Int("rounds", 21, "full fetches per client")
-	return func(out io.Writer) error { return runFetch(*n, *rounds, out) }
+	return func(out io.Writer, rec *record) error { return runFetch(*n, *rounds, out) }
 }
 
 func runFetch(n, rounds int, out io.Writer) error {

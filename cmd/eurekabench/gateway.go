@@ -61,7 +61,7 @@ type gatewayBenchConfig struct {
 
 // gatewayCommand is "eurekabench gateway", and with -serve the process of
 // one of its servers.
-func gatewayCommand(fs *flag.FlagSet) func(io.Writer) error {
+func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	d := fs.Duration("duration", 5*time.Second, "how long each measurement runs")
 	conns := fs.Int("connections", 32, "connections the load keeps busy")
 	rounds := fs.Int("rounds", 3, "how many times each target is measured, in turn")
@@ -71,7 +71,7 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer) error {
 	listen := fs.String("listen", "", "internal: the role's listen address")
 	backend := fs.String("backend", "", "internal: the backend's address")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the gateway's process to this file")
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		if *serve != "" {
 			return serveRole(*serve, *listen, *backend, *profile, out)
 		}

@@ -42,14 +42,14 @@ type pushConfig struct {
 var defaultPush = pushConfig{trials: 60, clients: 1000, whole: 200, instances: 10000, apps: 1000, rate: 100, d: 60 * time.Second,
 	pollers: 50, appsEach: 5, settle: 2 * time.Second}
 
-func pushCommand(fs *flag.FlagSet) func(io.Writer) error {
+func pushCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := defaultPush
 	fs.DurationVar(&c.d, "duration", c.d, "how long each fleet phase runs")
 	fs.IntVar(&c.clients, "clients", c.clients, "watching clients of a few apps each")
 	fs.IntVar(&c.whole, "whole-clients", c.whole, "whole-registry watching clients")
 	fs.IntVar(&c.rate, "rate", c.rate, "changes per second")
 	fs.IntVar(&c.trials, "trials", c.trials, "write-to-visible trials per kind")
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		var err error
 		if c.server, err = thisBinary(); err != nil {
 			return err
@@ -362,10 +362,10 @@ func fleet(c pushConfig, clients, appsEach int, watch bool) (*fleetResult, error
 // pushServerCommand is the registry's process: a registry of sample
 // instances on a loopback port, which it prints, served until
 // interrupted.
-func pushServerCommand(fs *flag.FlagSet) func(io.Writer) error {
+func pushServerCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	instances := fs.Int("instances", 10000, "registry size")
 	apps := fs.Int("apps", 1000, "applications")
-	return func(out io.Writer) error { return pushServer(*instances, *apps, out) }
+	return func(out io.Writer, rec *record) error { return pushServer(*instances, *apps, out) }
 }
 
 func pushServer(instances, apps int, out io.Writer) error {

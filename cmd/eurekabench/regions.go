@@ -69,7 +69,7 @@ const (
 )
 
 // regionsCommand is "eurekabench regions".
-func regionsCommand(fs *flag.FlagSet) func(io.Writer) error {
+func regionsCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	d := fs.Duration("duration", 15*time.Second, "how long wrk loads the gateway (whole seconds)")
 	cancelAt := fs.Duration("cancel-after", 5*time.Second, "when, after the load starts, every us-east-1 instance is cancelled")
 	down := fs.Duration("down", 4*time.Second, "how long after the last cancel the us-east-1 instances register again")
@@ -78,7 +78,7 @@ func regionsCommand(fs *flag.FlagSet) func(io.Writer) error {
 	conns := fs.Int("connections", 16, "connections wrk keeps busy (wrk -t1)")
 	fetch := fs.Duration("fetch-interval", time.Second, "each node's -remote-region-fetch-interval (our nodes watch each other; this is the fall-back)")
 	bin := fs.String("eureka", "", "the cmd/eureka binary to run (default: built with go build into a temporary directory)")
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		c := regionsConfig{d: *d, cancelAt: *cancelAt, down: *down, local: *local, remote: *remote,
 			conns: *conns, fetchInterval: *fetch, eureka: *bin}
 		switch {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -48,12 +47,12 @@ var defaultScale = scaleConfig{
 	heartbeatCon: 16,
 }
 
-func scaleCommand(fs *flag.FlagSet) func(io.Writer) error {
+func scaleCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := defaultScale
 	fs.DurationVar(&c.d, "duration", c.d, "how long each timed phase runs")
 	fs.StringVar(&c.only, "only", "", "run only this phase: register, evict, churn, slow, vip or memory")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		if *cpuProfile != "" {
 			stop, err := startCPUProfile(*cpuProfile)
 			if err != nil {
@@ -398,13 +397,6 @@ func churn(c scaleConfig) (*churnResult, error) {
 		res.fetchMB = float64(fetchBytes.Load()) / float64(f) / 1e6
 	}
 	return res, nil
-}
-
-// cpuTime is the CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 type slowResult struct {

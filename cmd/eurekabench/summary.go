@@ -31,23 +31,29 @@ type summaryConfig struct {
 
 var defaultSummary = summaryConfig{d: 5 * time.Second, conc: 64, instances: 10000, heapInstances: 100000}
 
-func summaryCommand(fs *flag.FlagSet) func(io.Writer) error {
+func summaryCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := defaultSummary
 	fs.DurationVar(&c.d, "duration", c.d, "how long each load phase runs")
 	fs.IntVar(&c.conc, "concurrency", c.conc, "concurrent requests in flight")
 	fs.IntVar(&c.instances, "instances", c.instances, "registry size for the full-fetch phase")
 	fs.IntVar(&c.heapInstances, "heap-instances", c.heapInstances, "registry size for the heap measurement")
-	return func(out io.Writer) error { return runSummary(c, out) }
+	return func(out io.Writer, rec *record) error { return runSummary(c, out, rec) }
 }
 
-func runSummary(c summaryConfig, out io.Writer) error {
+// runSummary runs the summary's phases, each read by the meter into rec
+// (the servers run in this process: their CPU is the load's), and
+// prints its table; the table's figures go to rec too.
+func runSummary(c summaryConfig, out io.Writer, rec *record) error {
 	d, conc, instances := c.d, c.conc, c.instances
+	m := meter{rec: rec}
 	fmt.Fprintf(out, "eurekabench: %d CPUs (GOMAXPROCS %d), %s per phase, %d concurrent requests\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), d, conc)
 
 	// First, while the heap holds nothing else that a collection could free
 	// during the measurement.
+	end := m.phase("heap per instance")
 	heap := heapPerInstance(c.heapInstances)
+	end()
 
 	ceilingAddr, stopCeiling, err := startCeiling()
 	if err != nil {
@@ -64,6 +70,7 @@ func runSummary(c summaryConfig, out io.Writer) error {
 	addr := srv.Addr().String()
 
 	// Registrations, through the REST API.
+	end = m.phase("registrations")
 	regRate, err := loadSpec{addr: addr, conc: conc, total: instances, want: fasthttp.StatusNoContent, build: func(n int, req *fasthttp.Request) {
 		i := fixture.SampleInstance(n)
 		req.Header.SetMethod("POST")
@@ -71,6 +78,7 @@ func runSummary(c summaryConfig, out io.Writer) error {
 		req.Header.SetContentType("application/json")
 		req.SetBody(eureka.AppendInstanceJSON(nil, i))
 	}}.rate()
+	end()
 	if err != nil {
 		return err
 	}
@@ -88,11 +96,15 @@ func runSummary(c summaryConfig, out io.Writer) error {
 		req.SetRequestURI(renewPaths[n%len(renewPaths)])
 		req.Header.Set("Accept", "application/json")
 	}
+	end = m.phase("heartbeats, bare fasthttp 200 (ceiling)")
 	ceilingRate, err := loadSpec{addr: ceilingAddr, conc: conc, d: d, build: renew}.rate()
+	end()
 	if err != nil {
 		return err
 	}
+	end = m.phase("heartbeats")
 	renewRate, err := loadSpec{addr: addr, conc: conc, d: d, build: renew}.rate()
+	end()
 	if err != nil {
 		return err
 	}
@@ -100,22 +112,39 @@ func runSummary(c summaryConfig, out io.Writer) error {
 	store.FullPayload(eureka.FormatJSON) // build once, then serve
 	builds := store.FullPayloadBuilds()
 	payload := len(store.FullPayload(eureka.FormatJSON).Bytes())
+	end = m.phase("full fetches")
 	fetchRate, err := loadSpec{addr: addr, conc: min(conc, 8), d: d, build: func(_ int, req *fasthttp.Request) {
 		req.SetRequestURI("/eureka/apps/")
 		req.Header.Set("Accept", "application/json")
 	}}.rate()
+	end()
 	if err != nil {
 		return err
 	}
 	rebuilt := store.FullPayloadBuilds() - builds
 
+	end = m.phase("the Caddy gateway")
 	gw, err := benchGateway(d, conc)
+	end()
 	if err != nil {
 		return err
 	}
+	end = m.phase("replication")
 	repl, err := benchReplication(instances)
+	end()
 	if err != nil {
 		return err
+	}
+	for _, f := range []figure{
+		{"heartbeats.ceiling", ceilingRate, "/s"}, {"heartbeats.rate", renewRate, "/s"},
+		{"registrations.rate", regRate, "/s"}, {"full.instances", float64(instances), ""},
+		{"full.bytes", float64(payload), "B"}, {"full.rate", fetchRate, "/s"}, {"full.serializations", float64(rebuilt), ""},
+		{"heap.instances", float64(c.heapInstances), ""}, {"heap.per_instance", heap, "B"},
+		{"gateway.static", gw.static, "/s"}, {"gateway.eureka", gw.dynamic, "/s"}, {"gateway.routable_after", float64(gw.routableAt), ""},
+		{"replication.instances", float64(repl.instances), ""}, {"replication.seconds", repl.converged.Seconds(), "s"},
+		{"replication.batches", float64(repl.batches), ""},
+	} {
+		rec.add(f.Name, f.Value, f.Unit)
 	}
 
 	fmt.Fprintf(out, "%-44s %12s\n", "measurement", "result")

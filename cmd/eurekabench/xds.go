@@ -34,13 +34,13 @@ type xdsConfig struct {
 	changes   int // changes timed at scale
 }
 
-func xdsCommand(fs *flag.FlagSet) func(io.Writer) error {
+func xdsCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := xdsConfig{trials: 50, instances: 100_000, apps: 1_000, changes: 200}
 	fs.IntVar(&c.trials, "trials", c.trials, "registrations (and cancels) timed through grpc-go's xDS client")
 	fs.IntVar(&c.instances, "instances", c.instances, "registry size for the cost of one change")
 	fs.IntVar(&c.apps, "apps", c.apps, "apps the instances are spread over")
 	fs.IntVar(&c.changes, "changes", c.changes, "changes timed at that size")
-	return func(out io.Writer) error { return runXDS(c, out) }
+	return func(out io.Writer, rec *record) error { return runXDS(c, out) }
 }
 
 func runXDS(c xdsConfig, out io.Writer) error {

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runWithRecord runs a command through dispatch with -json and returns
+// its report and its record.
+func runWithRecord(t *testing.T, args ...string) (string, *record) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "record.json")
+	var stdout, stderr strings.Builder
+	if code := dispatch(append(args, "-json", path), &stdout, &stderr); code != 0 {
+		t.Fatalf("%q: exit %d\n%s\n%s", args, code, stderr.String(), stdout.String())
+	}
+	rec, err := loadRecord(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String(), rec
+}
+
+// phaseNamed is the record's phase name.
+func phaseNamed(t *testing.T, rec *record, name string) phaseResult {
+	t.Helper()
+	for _, p := range rec.Phases {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("no phase %q in %+v", name, rec.Phases)
+	return phaseResult{}
+}
+
+// The summary writes its table's figures and its phases, each measured,
+// to the record -json names, beside the table it prints. Its figures'
+// values are not checked: speed belongs to the bench run.
+func TestSummaryRecord(t *testing.T) {
+	out, rec := runWithRecord(t, "-duration", "100ms", "-concurrency", "4", "-instances", "200", "-heap-instances", "1000")
+	if !strings.Contains(out, "heartbeats, eurekagate") {
+		t.Errorf("no table:\n%s", out)
+	}
+	if rec.Study != "summary" || rec.Machine.CPUs == 0 || rec.Date == "" || strings.Join(rec.Args, " ") != "-duration 100ms -concurrency 4 -instances 200 -heap-instances 1000 -json "+rec.Args[len(rec.Args)-1] {
+		t.Errorf("the record's header: %+v", rec)
+	}
+	for name, want := range map[string]float64{"full.instances": 200, "heap.instances": 1000, "replication.instances": 200} {
+		if got, ok := rec.figure(name); !ok || got != want {
+			t.Errorf("%s: %v (%v), want %v", name, got, ok, want)
+		}
+	}
+	for _, name := range []string{"heartbeats.ceiling", "heartbeats.rate", "registrations.rate", "full.rate", "full.bytes", "gateway.static", "gateway.eureka",
+		"gateway.routable_after", "heap.per_instance", "replication.seconds", "replication.batches"} {
+		if v, ok := rec.figure(name); !ok || v <= 0 {
+			t.Errorf("%s: %v (%v)", name, v, ok)
+		}
+	}
+	for _, name := range []string{"registrations", "heartbeats", "full fetches", "the Caddy gateway", "replication", "the run"} {
+		if p := phaseNamed(t, rec, name); p.Seconds <= 0 || p.LoadCPU <= 0 || p.ServerCPU != 0 {
+			t.Errorf("phase %s: %+v", name, p)
+		}
+	}
+}
+
+// Every command takes -json, and a run that fails writes no record.
+func TestEveryCommandTakesJSON(t *testing.T) {
+	for _, c := range commands {
+		if c.name == "report" {
+			continue // its -json names the records it reads
+		}
+		if fs, _, _ := c.flags(io.Discard); fs.Lookup("json") == nil {
+			t.Errorf("%q has no -json", c.name)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "record.json")
+	var stdout, stderr strings.Builder
+	if code := dispatch([]string{"fetch", "-instances", "-1", "-json", path}, &stdout, &stderr); code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a failed run wrote its record: %v", err)
+	}
+}
+
+// The million study, end to end at a small scale (cmd/eureka built and
+// run in a process of its own): the record holds each phase as the meter
+// read the server and the figures the table of docs/performance.md is
+// rendered from, beside the report it prints.
+func TestMillionRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs cmd/eureka")
+	}
+	out, rec := runWithRecord(t, "million", "-instances", "2000", "-apps", "20", "-duration", "1s", "-baseline", "1s",
+		"-heartbeat-conns", "2", "-register-conns", "2", "-readers", "2", "-delta-clients", "2", "-changes-per-second", "2")
+	if !strings.Contains(out, "targets (issue 31)") {
+		t.Errorf("no report:\n%s", out)
+	}
+	for _, name := range append([]string{"registrations"}, phaseNames[:]...) {
+		if p := phaseNamed(t, rec, name); p.Seconds <= 0 || p.ServerCPU < 0 || p.ServerRSS == 0 || p.ServerHWM < p.ServerRSS {
+			t.Errorf("phase %s: %+v", name, p)
+		}
+	}
+	for name, want := range map[string]float64{"instances": 2000, "full.instances": 2000, "read.full XML plain.instances": 2000, "full.readers": 2} {
+		if got, ok := rec.figure(name); !ok || got != want {
+			t.Errorf("%s: %v (%v), want %v", name, got, ok, want)
+		}
+	}
+	var table strings.Builder
+	if err := millionTable.render(&table, []*record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s\n%s", out, table.String())
+}
