@@ -32,17 +32,27 @@
 //	go run ./cmd/eurekabench cluster   # three nodes: a mass registration on one until all hold it, heartbeats, a node killed and restarted
 //	go run ./cmd/eurekabench xds       # grpc-go's xDS client following registrations and cancels; one change's cost at 100,000 instances
 //	go run ./cmd/eurekabench java      # beside the Java Eureka Server and Spring Cloud Gateway, in one run
+//	go run ./cmd/eurekabench report    # a table of docs/performance.md from the records of runs (-json)
 //
 // Each command's flags follow its name (go run ./cmd/eurekabench gateway -h).
 //
 // The files: main.go runs the commands; summary.go is the run without a
 // command; gateway.go, push.go, scale.go, fetch.go, authflood.go,
-// million.go, cluster*.go, regions.go and java*.go are the studies;
-// load.go is the load generator they all use, proc.go what they read of
-// other processes in /proc, child.go how they run this binary again to
-// put a server in a process of its own, node.go a server process with a
-// log of its own, caddy.go Caddy in this process, listen.go the loopback
-// ports.
+// million*.go, cluster*.go, regions.go and java*.go are the studies;
+// record.go is the record every command writes with -json, phase.go the
+// one meter of a phase (wall time, CPU, the servers' memory), report.go
+// and milliontable.go the tables eurekabench report renders from
+// records; load.go is the load generator they all use, proc.go what they
+// read of other processes in /proc, child.go how they run this binary
+// again to put a server in a process of its own, node.go a server
+// process with a log of its own (both over internal/proc), stopping.go
+// how a study stops its servers on the way out, caddy.go Caddy in this
+// process, listen.go the loopback ports.
+//
+// Every command takes -json FILE, which writes its results as a record
+// beside the report it prints; go run ./cmd/eurekabench report -table
+// million -json FILE renders docs/performance.md's million table from
+// records.
 package main
 
 import (

@@ -213,7 +213,7 @@ func (r *millionRun) start(dir string) error {
 	}
 }
 
-// millionInstance is the n-th instance of the study: testkit's
+// millionInstance is the n-th instance of the study: fixture's
 // Spring-shaped instance, in app SERVICE-<n mod apps>, its instance id
 // (host:app:port, as Spring Cloud's) and VIPs that app's.
 func millionInstance(n, apps int) *eureka.InstanceInfo {
