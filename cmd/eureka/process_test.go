@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/eurekagate/eurekagate/internal/proc"
-	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // process is the command running as a process for a test, its log
@@ -39,17 +40,56 @@ func startProcessFor(t *testing.T, life time.Duration, bin string, gateway bool,
 func startProcessWith(t *testing.T, life time.Duration, bin string, gateway bool, cfg proc.Config, args ...string) *process {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), life)
-	t.Cleanup(cancel)
 	stdout := new(proc.Output)
 	cfg.Stdout = stdout
-	p := &process{stdout: &processLog{stdout}}
-	p.Process = testkit.StartProcess(t, ctx, strings.Join(args, " "), cfg, os.Kill, 0, bin, args...)
-	p.logs = &processLog{p.Output}
+	pr, err := proc.Start(ctx, strings.Join(args, " "), cfg, bin, args...)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	p := &process{Process: pr, logs: &processLog{pr.Output}, stdout: &processLog{stdout}}
+	t.Cleanup(func() {
+		p.Kill()
+		cancel()
+		if t.Failed() {
+			t.Logf("the log of %s:\n%s", p.Name, logSummary(p.logs.String(), 40))
+		}
+	})
 	p.registry = "http://" + fmt.Sprint(p.logs.line(t, "registry listening")["addr"])
 	if gateway {
 		p.gateway = "http://" + fmt.Sprint(p.logs.line(t, "gateway listening")["addr"])
 	}
 	return p
+}
+
+// processLog is a process's stderr: its JSON log lines.
+type processLog struct {
+	*proc.Output
+}
+
+// line waits up to 10 s for the first whole line whose msg starts with
+// msg, and returns its fields.
+func (p *processLog) line(t *testing.T, msg string) map[string]any {
+	t.Helper()
+	m, ok := p.find(msg, 10*time.Second)
+	if !ok {
+		t.Fatalf("the server did not log %s within 10s:\n%s", msg, p.Tail(2000))
+	}
+	return m
+}
+
+// find waits up to d for the first whole line whose msg starts with msg,
+// and returns its fields; false if none came.
+func (p *processLog) find(msg string, d time.Duration) (map[string]any, bool) {
+	m, err := p.Await(regexp.MustCompile(`^.*"msg":"`+regexp.QuoteMeta(msg)+`.*$`), d) // the whole line
+	if err != nil {
+		return nil, false
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(m[0]), &fields); err != nil {
+		return nil, false
+	}
+	return fields, true
 }
 
 // stop interrupts the process, as Ctrl-C does, and fails the test unless

@@ -3,13 +3,14 @@ package proc
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
 )
 
-// errClosed is await's error when the output ends before a line matches.
+// errClosed is Await's error when the output ends before a line matches.
 var errClosed = errors.New("output closed")
 
 // Output is what a process writes, kept whole and as its complete lines,
@@ -95,9 +96,9 @@ func (o *Output) Count(re *regexp.Regexp) int {
 	return n
 }
 
-// await waits up to d for a line matching re and returns its submatches;
-// errClosed when the output ends first, or an error when d passes.
-func (o *Output) await(re *regexp.Regexp, d time.Duration) ([]string, error) {
+// Await waits up to d for a line matching re and returns its submatches;
+// its error says whether the output ended first or d passed.
+func (o *Output) Await(re *regexp.Regexp, d time.Duration) ([]string, error) {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for i := 0; ; {
@@ -113,12 +114,12 @@ func (o *Output) await(re *regexp.Regexp, d time.Duration) ([]string, error) {
 			}
 		}
 		if closed {
-			return nil, errClosed
+			return nil, fmt.Errorf("%w before a line matched %q", errClosed, re)
 		}
 		select {
 		case <-grew:
 		case <-deadline.C:
-			return nil, errors.New("deadline passed")
+			return nil, fmt.Errorf("no line matched %q within %v", re, d)
 		}
 	}
 }

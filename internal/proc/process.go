@@ -153,7 +153,7 @@ func (p *Process) Kill() {
 // process exits first or d passes, names the process and ends with the
 // output's last 2,000 bytes.
 func (p *Process) Await(re *regexp.Regexp, d time.Duration) ([]string, error) {
-	m, err := p.Output.await(re, d)
+	m, err := p.Output.Await(re, d)
 	switch {
 	case errors.Is(err, errClosed):
 		return nil, fmt.Errorf("%s exited (%v) before it logged %q:\n%s", p.Name, p.err, re, p.Tail(2000))

@@ -138,7 +138,7 @@ func TestStopKillsAfterGrace(t *testing.T) {
 func TestStreamsApart(t *testing.T) {
 	var stdout Output
 	p := child(t, "say on stdout", Config{Stdout: &stdout})
-	if _, err := stdout.await(regexp.MustCompile(`on stdout`), time.Minute); err != nil {
+	if _, err := stdout.Await(regexp.MustCompile(`on stdout`), time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	p.Stop(syscall.SIGTERM, time.Minute)
