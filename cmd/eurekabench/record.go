@@ -49,7 +49,7 @@ type figure struct {
 // newRecord starts the record of study run with args.
 func newRecord(study string, args []string) *record {
 	return &record{
-		Study: study, Args: append([]string{}, args...), Commit: gitCommit(), Version: version.String(),
+		Study: study, Args: append([]string{}, args...), Version: version.String(),
 		Date: time.Now().UTC().Format(time.RFC3339),
 		Machine: machine{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), Go: runtime.Version(),
 			OS: runtime.GOOS, Arch: runtime.GOARCH, Load: loadAverage()},
@@ -78,8 +78,10 @@ func (r *record) figure(name string) (float64, bool) {
 }
 
 // writeTo writes the record, indented, to path, or to stdout when path
-// is "-".
+// is "-"; the commit is read now, so that a run without -json (a child
+// server among them) does not run git.
 func (r *record) writeTo(path string, stdout io.Writer) error {
+	r.Commit = gitCommit()
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
