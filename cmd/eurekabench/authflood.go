@@ -35,8 +35,20 @@ func authFloodCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	fs.IntVar(&c.floodConns, "flood-conns", c.floodConns, "connections of the client that floods wrong passwords")
 	fs.IntVar(&c.rounds, "rounds", c.rounds, "rounds of an alone and a flooded phase")
 	return func(out io.Writer, rec *record) error {
-		_, err := runAuthFlood(c, out)
-		return err
+		end := meter{rec: rec}.phase("heartbeats alone and flooded")
+		res, err := runAuthFlood(c, out)
+		end()
+		if err != nil {
+			return err
+		}
+		for _, f := range []figure{
+			{"heartbeats.alone", res.alone, "/s"}, {"heartbeats.alone.p99", ms(res.aloneP99), "ms"},
+			{"heartbeats.flooded", res.flooded, "/s"}, {"heartbeats.flooded.p99", ms(res.floodedP99), "ms"},
+			{"flood.rate", res.floodRate, "/s"}, {"flood.refused", res.floodRefused, "/s"}, {"flood.busy", res.floodBusy, "/s"},
+		} {
+			rec.add(f.Name, f.Value, f.Unit)
+		}
+		return nil
 	}
 }
 

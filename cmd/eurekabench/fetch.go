@@ -35,13 +35,24 @@ type fetchResult struct {
 func fetchCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	n := fs.Int("instances", 10000, "registered instances")
 	rounds := fs.Int("rounds", 21, "full fetches per client")
-	return func(out io.Writer, rec *record) error { return runFetch(*n, *rounds, out) }
+	return func(out io.Writer, rec *record) error { return runFetch(*n, *rounds, out, rec) }
 }
 
-func runFetch(n, rounds int, out io.Writer) error {
+// runFetch fetches, prints the table and records each client's figures
+// under its name.
+func runFetch(n, rounds int, out io.Writer, rec *record) error {
+	end := meter{rec: rec}.phase("full fetches")
 	res, err := benchFetch(n, rounds)
+	end()
 	if err != nil {
 		return err
+	}
+	rec.add("instances", float64(n), "")
+	for _, r := range res {
+		rec.add(r.name+".median", ms(r.median), "ms")
+		rec.add(r.name+".mean", ms(r.mean), "ms")
+		rec.add(r.name+".best", ms(r.best), "ms")
+		rec.add(r.name+".heap", float64(r.heap), "B")
 	}
 	fmt.Fprintf(out, "eurekabench fetch: %d CPUs (GOMAXPROCS %d), %d instances, %d full fetches per client\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), n, rounds)

@@ -114,3 +114,21 @@ func TestMillionRecord(t *testing.T) {
 	}
 	t.Logf("%s\n%s", out, table.String())
 }
+
+// fetch records each client's median, mean, best and heap under its
+// name, beside the table it prints.
+func TestFetchRecord(t *testing.T) {
+	out, rec := runWithRecord(t, "fetch", "-instances", "10", "-rounds", "1")
+	clients := 0
+	for _, f := range rec.Figures {
+		if name, ok := strings.CutSuffix(f.Name, ".median"); ok {
+			clients++
+			if !strings.Contains(out, name) || f.Value <= 0 {
+				t.Errorf("%s: %v, not in the table:\n%s", f.Name, f.Value, out)
+			}
+		}
+	}
+	if n, _ := rec.figure("instances"); n != 10 || clients != 3 || len(rec.Figures) != 1+4*clients {
+		t.Errorf("figures %+v", rec.Figures)
+	}
+}
