@@ -99,27 +99,48 @@ func (o *Output) Count(re *regexp.Regexp) int {
 // Await waits up to d for a line matching re and returns its submatches;
 // its error says whether the output ended first or d passed.
 func (o *Output) Await(re *regexp.Regexp, d time.Duration) ([]string, error) {
+	var m []string
+	i := 0 // the lines before it matched nothing
+	err := o.wait(d, fmt.Sprintf("a line matched %q", re), func() bool {
+		lines := o.Lines()
+		for ; i < len(lines); i++ {
+			if m = re.FindStringSubmatch(lines[i]); m != nil {
+				return true
+			}
+		}
+		return false
+	})
+	return m, err
+}
+
+// Until waits up to d for cond to hold of the whole output so far,
+// asking it again at each write; what names the wait in its error.
+func (o *Output) Until(cond func(text string) bool, d time.Duration, what string) error {
+	return o.wait(d, what, func() bool { return cond(o.String()) })
+}
+
+// wait calls check now and after each write until it holds; its error
+// wraps errClosed when the output ends first, or says d passed.
+func (o *Output) wait(d time.Duration, what string, check func() bool) error {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
-	for i := 0; ; {
+	for {
 		o.mu.Lock()
 		if o.grew == nil {
 			o.grew = make(chan struct{})
 		}
-		lines, grew, closed := o.lines, o.grew, o.closed
+		grew, closed := o.grew, o.closed // before check: a write during it wakes the select
 		o.mu.Unlock()
-		for ; i < len(lines); i++ {
-			if m := re.FindStringSubmatch(lines[i]); m != nil {
-				return m, nil
-			}
+		if check() {
+			return nil
 		}
 		if closed {
-			return nil, fmt.Errorf("%w before a line matched %q", errClosed, re)
+			return fmt.Errorf("%w before %s", errClosed, what)
 		}
 		select {
 		case <-grew:
 		case <-deadline.C:
-			return nil, fmt.Errorf("no line matched %q within %v", re, d)
+			return fmt.Errorf("not %s within %v", what, d)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"syscall"
 	"time"
 )
 
@@ -30,6 +31,9 @@ type Config struct {
 	// Stdout and Stderr, when not nil, receive that stream instead of the
 	// kept output (a server's address on stdout, its logs on stderr).
 	Stdout, Stderr io.Writer
+	// Group runs the process in a process group of its own, which its
+	// signals and its kill reach whole: a shell and what it started.
+	Group bool
 }
 
 // ErrRunning is what Wait returns when the process outlives its wait.
@@ -41,9 +45,10 @@ var ErrRunning = errors.New("still running")
 type Process struct {
 	Name string // for errors: "node-1", "the Java server"
 	*Output
-	cmd  *exec.Cmd
-	done chan struct{} // closed once the process has exited and been waited for
-	err  error         // what exec's Wait returned, once done is closed
+	cmd   *exec.Cmd
+	group bool
+	done  chan struct{} // closed once the process has exited and been waited for
+	err   error         // what exec's Wait returned, once done is closed
 }
 
 // Start runs bin with args, as name; the process is killed when ctx is
@@ -72,6 +77,11 @@ func Start(ctx context.Context, name string, cfg Config, bin string, args ...str
 	}
 	if cfg.Stderr != nil {
 		p.cmd.Stderr = cfg.Stderr
+	}
+	if cfg.Group {
+		p.group = true
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		p.cmd.Cancel = func() error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }
 	}
 	// A grandchild that keeps the output open (a daemon's workers) must
 	// not hold Wait once the process itself has exited.
@@ -109,9 +119,14 @@ func (p *Process) Exited() bool {
 	}
 }
 
-// Signal sends sig to the process (SIGSTOP and SIGCONT included); it
-// fails once the process has exited.
-func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+// Signal sends sig to the process, or to its group with Config.Group
+// (SIGSTOP and SIGCONT included); it fails once the process has exited.
+func (p *Process) Signal(sig os.Signal) error {
+	if s, ok := sig.(syscall.Signal); ok && p.group {
+		return syscall.Kill(-p.cmd.Process.Pid, s)
+	}
+	return p.cmd.Process.Signal(sig)
+}
 
 // Wait waits up to d for the process to exit and returns what exec's Wait
 // returned (nil for an exit status of 0), or ErrRunning if it has not
@@ -142,9 +157,9 @@ func (p *Process) Stop(sig os.Signal, grace time.Duration) error {
 	return p.err
 }
 
-// Kill kills the process and waits for it.
+// Kill kills the process (its group with Config.Group) and waits for it.
 func (p *Process) Kill() {
-	p.cmd.Process.Kill()
+	p.Signal(os.Kill)
 	<-p.done
 }
 

@@ -168,3 +168,23 @@ func TestGoBuild(t *testing.T) {
 		t.Fatalf("a build that fails: %v", err)
 	}
 }
+
+// A process of its own group is signalled whole: a shell's child too.
+// Until waits for the output as a whole.
+func TestGroup(t *testing.T) {
+	p, err := Start(context.Background(), "the shell", Config{Group: true}, "sh", "-c", `sh -c 'trap "echo child stops; exit 0" TERM; echo child up; while :; do sleep 1; done' & wait`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	if err := p.Until(func(text string) bool { return strings.Contains(text, "child up") }, time.Minute, "the child up"); err != nil {
+		t.Fatal(err)
+	}
+	p.Stop(syscall.SIGTERM, time.Minute)
+	if !strings.Contains(p.String(), "child stops") {
+		t.Errorf("the shell's child did not get the signal: %q", p.String())
+	}
+	if err := p.Until(func(string) bool { return false }, time.Minute, "never"); err == nil || !strings.Contains(err.Error(), "before never") {
+		t.Errorf("Until on an ended output: %v", err)
+	}
+}
