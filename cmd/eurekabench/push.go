@@ -54,7 +54,7 @@ func pushCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 		if c.server, err = thisBinary(); err != nil {
 			return err
 		}
-		return runPush(c, out)
+		return runPush(c, out, rec)
 	}
 }
 
@@ -63,10 +63,10 @@ func pushCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 // clients under a steady rate of changes (whole-registry watches, then
 // watches of a few apps each, then polling every second for comparison).
 // The registry runs in a child process, so its CPU and memory are its own.
-func runPush(c pushConfig, out io.Writer) error {
+func runPush(c pushConfig, out io.Writer, rec *record) error {
 	fmt.Fprintf(out, "eurekabench push: %d instances over %d apps, %d changes/s, %s per fleet phase\n\n",
 		c.instances, c.apps, c.rate, c.d)
-	row := func(name, result, note string) { fmt.Fprintf(out, "%-56s %24s   %s\n", name, result, note) }
+	row := func(name, result, note string) { rec.row(out, "%-56s %24s   %s\n", name, result, note) }
 	row("measurement", "result", "target")
 
 	single, err := writeToVisible(c.trials)

@@ -27,6 +27,16 @@ type record struct {
 	Machine machine       `json:"machine"`
 	Phases  []phaseResult `json:"phases,omitempty"`
 	Figures []figure      `json:"figures,omitempty"`
+	// Table is the table the study printed, row by row, for the studies
+	// whose figures are their rows' text (push, scale).
+	Table []reportRow `json:"table,omitempty"`
+}
+
+// reportRow is a row of a study's printed table.
+type reportRow struct {
+	Measurement string `json:"measurement"`
+	Result      string `json:"result"`
+	Target      string `json:"target,omitempty"`
 }
 
 // machine is where a record was made.
@@ -65,6 +75,15 @@ func (r *record) add(name string, value float64, unit string) {
 		}
 	}
 	r.Figures = append(r.Figures, figure{name, value, unit})
+}
+
+// row prints a row of the study's table with format and keeps it in the
+// record; the header row (measurement, result, target) is printed only.
+func (r *record) row(out io.Writer, format, name, result, target string) {
+	fmt.Fprintf(out, format, name, result, target)
+	if name != "measurement" {
+		r.Table = append(r.Table, reportRow{name, result, target})
+	}
 }
 
 // figure returns the figure name.

@@ -132,3 +132,36 @@ func TestFetchRecord(t *testing.T) {
 		t.Errorf("figures %+v", rec.Figures)
 	}
 }
+
+// checkTableRecorded checks that every row of the table a study printed
+// is in its record, and only those.
+func checkTableRecorded(t *testing.T, rec *record, out string) {
+	t.Helper()
+	if len(rec.Table) == 0 {
+		t.Fatal("no row recorded")
+	}
+	for _, r := range rec.Table {
+		if !strings.Contains(out, r.Measurement) || !strings.Contains(out, r.Result) {
+			t.Errorf("recorded %+v, not printed", r)
+		}
+	}
+	if printed := strings.Count(out, "\n") - 1; len(rec.Table) > printed {
+		t.Errorf("%d rows recorded, %d lines printed", len(rec.Table), printed)
+	}
+}
+
+// xds records its reach latencies and each size's cost of a change, and
+// each as a phase.
+func TestXDSRecord(t *testing.T) {
+	_, rec := runWithRecord(t, "xds", "-trials", "2", "-instances", "2000", "-apps", "20", "-changes", "3")
+	for _, name := range []string{"registration.p50", "cancel.max", "change.200.bytes", "change.2000.bytes", "change.2000.initial_bytes", "change.2000.cpu"} {
+		if v, ok := rec.figure(name); !ok || v <= 0 {
+			t.Errorf("%s: %v (%v)", name, v, ok)
+		}
+	}
+	for _, name := range []string{"registrations and cancels", "changes at 200 instances", "changes at 2000 instances"} {
+		if p := phaseNamed(t, rec, name); p.Seconds <= 0 {
+			t.Errorf("phase %s: %+v", name, p)
+		}
+	}
+}

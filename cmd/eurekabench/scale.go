@@ -60,7 +60,7 @@ func scaleCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 			}
 			defer stop()
 		}
-		return runScale(c, out)
+		return runScale(c, out, rec)
 	}
 }
 
@@ -68,9 +68,9 @@ func scaleCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 // the registry: writes into one big app, an eviction run beside
 // heartbeats, full fetches under churn, slow readers, VIP lookups, and the
 // memory each instance costs.
-func runScale(c scaleConfig, out io.Writer) error {
+func runScale(c scaleConfig, out io.Writer, rec *record) error {
 	fmt.Fprintf(out, "eurekabench scale: %d CPUs (GOMAXPROCS %d), %s per timed phase\n\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), c.d)
-	row := func(name, result, note string) { fmt.Fprintf(out, "%-52s %16s   %s\n", name, result, note) }
+	row := func(name, result, note string) { rec.row(out, "%-52s %16s   %s\n", name, result, note) }
 	row("measurement", "result", "target")
 
 	if c.run("register") {

@@ -40,11 +40,16 @@ func xdsCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	fs.IntVar(&c.instances, "instances", c.instances, "registry size for the cost of one change")
 	fs.IntVar(&c.apps, "apps", c.apps, "apps the instances are spread over")
 	fs.IntVar(&c.changes, "changes", c.changes, "changes timed at that size")
-	return func(out io.Writer, rec *record) error { return runXDS(c, out) }
+	return func(out io.Writer, rec *record) error { return runXDS(c, out, rec) }
 }
 
-func runXDS(c xdsConfig, out io.Writer) error {
+// runXDS times the reach and the cost of a change, printing and
+// recording each.
+func runXDS(c xdsConfig, out io.Writer, rec *record) error {
+	m := meter{rec: rec}
+	end := m.phase("registrations and cancels")
 	reg, cancel, err := xdsReach(c.trials)
+	end()
 	if err != nil {
 		return err
 	}
@@ -52,14 +57,22 @@ func runXDS(c xdsConfig, out io.Writer) error {
 	for _, r := range []struct {
 		what string
 		l    latencies
-	}{{"registration to the first RPC reaching it", summarize(reg)}, {"cancel to the last RPC reaching it", summarize(cancel)}} {
+		key  string
+	}{{"registration to the first RPC reaching it", summarize(reg), "registration"}, {"cancel to the last RPC reaching it", summarize(cancel), "cancel"}} {
 		fmt.Fprintf(out, "  %-44s p50 %v  p99 %v  max %v\n", r.what, r.l.p50, r.l.p99, r.l.max)
+		addLatencies(rec, r.key, r.l)
 	}
 	for _, size := range []struct{ instances, apps int }{{c.instances / 10, c.apps / 10}, {c.instances, c.apps}} {
+		end := m.phase(fmt.Sprintf("changes at %d instances", size.instances))
 		cost, err := xdsChangeCost(size.instances, size.apps, c.changes)
+		end()
 		if err != nil {
 			return err
 		}
+		key := fmt.Sprintf("change.%d", size.instances)
+		rec.add(key+".bytes", cost.bytesPerChange, "B")
+		rec.add(key+".initial_bytes", float64(cost.initialBytes), "B")
+		rec.add(key+".cpu", float64(cost.cpuPerChange)/1e3, "µs")
 		fmt.Fprintf(out, "one change at %d instances over %d apps, a delta client watching every app's endpoints: %.0f B sent per change (the whole: %.1f MB), %v CPU per change (server and client)\n",
 			size.instances, size.apps, cost.bytesPerChange, float64(cost.initialBytes)/1e6, cost.cpuPerChange.Round(time.Microsecond))
 	}
