@@ -91,7 +91,7 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 		if *useNginx {
 			c.nginx, _ = exec.LookPath("nginx")
 		}
-		return runGatewayBench(c, out)
+		return runGatewayBench(c, out, rec)
 	}
 }
 
@@ -107,7 +107,11 @@ type target struct {
 	requests, seconds, cpuSeconds float64
 }
 
-func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
+// runGatewayBench measures the targets in rounds, printing each round and
+// the ranges, and records each target's rate and proxy CPU per round
+// (<target>.rate.<round>, <target>.cpu.<round>) and each round as a
+// phase.
+func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	loader := "in-process fasthttp client"
 	if c.wrk != "" {
 		loader = "wrk -t1"
@@ -177,6 +181,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 		}
 	}
 	for r := 1; r <= c.rounds; r++ {
+		end := meter{rec: rec}.phase(fmt.Sprintf("round %d", r))
 		fmt.Fprintf(out, "\nround %d (%d slices of %s each)\n", r, nSlices, slice)
 		for _, t := range targets {
 			t.requests, t.seconds, t.cpuSeconds = 0, 0, 0
@@ -202,7 +207,12 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 				cpu = fmt.Sprintf("   proxy CPU %5.1f µs/request", 1e6*t.cpuSeconds/t.requests)
 			}
 			fmt.Fprintf(out, "  %-32s %9.0f req/s%s\n", t.name, rate, cpu)
+			rec.add(fmt.Sprintf("%s.rate.%d", t.name, r), rate, "/s")
+			if cpu != "" {
+				rec.add(fmt.Sprintf("%s.cpu.%d", t.name, r), 1e6*t.cpuSeconds/t.requests, "µs")
+			}
 		}
+		end()
 		last := func(t *target) float64 { return t.rates[len(t.rates)-1] }
 		if c.nginx != "" {
 			fmt.Fprintf(out, "  gateway / nginx                 %9.2f   (target >= 0.90)\n", last(fast)/last(targets[1]))
