@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -164,4 +165,25 @@ func TestXDSRecord(t *testing.T) {
 			t.Errorf("phase %s: %+v", name, p)
 		}
 	}
+}
+
+// The regions study, end to end briefly under wrk (skipped without it),
+// records its switches and wrk's totals beside its report.
+func TestRegionsRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs cmd/eureka")
+	}
+	if _, err := exec.LookPath("wrk"); err != nil {
+		t.Skip("no wrk")
+	}
+	out, rec := runWithRecord(t, "regions", "-duration", "4s", "-cancel-after", "1s", "-down", "1s")
+	for _, name := range []string{"failover.first", "failover.all", "back.first", "back.all", "wrk.rate"} {
+		if v, ok := rec.figure(name); !ok || v <= 0 {
+			t.Errorf("%s: %v (%v)\n%s", name, v, ok, out)
+		}
+	}
+	if n, ok := rec.figure("wrk.non2xx"); !ok || n != 0 {
+		t.Errorf("wrk.non2xx: %v (%v)", n, ok)
+	}
+	phaseNamed(t, rec, "the fail-over and back under load")
 }
