@@ -54,8 +54,13 @@ func TestSummaryRecord(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"heartbeats.ceiling", "heartbeats.rate", "registrations.rate", "full.rate", "full.bytes", "gateway.static", "gateway.eureka",
-		"gateway.routable_after", "heap.per_instance", "replication.seconds", "replication.batches"} {
+		"heap.per_instance", "replication.seconds"} {
 		if v, ok := rec.figure(name); !ok || v <= 0 {
+			t.Errorf("%s: %v (%v)", name, v, ok)
+		}
+	}
+	for _, name := range []string{"full.serializations", "gateway.routable_after", "replication.batches"} { // counts
+		if v, ok := rec.figure(name); !ok || v < 0 {
 			t.Errorf("%s: %v (%v)", name, v, ok)
 		}
 	}
