@@ -19,10 +19,14 @@ func TestGatewayStudySmall(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	t.Log(out.String())
-	for _, name := range []string{"gateway, by name.rate.1", "gateway, by name.cpu.1", "direct to the backend.rate.1", "Caddy eureka_gateway, by name.cpu.1"} {
+	for _, name := range []string{"gateway, by name.rate.1", "direct to the backend.rate.1", "Caddy eureka_gateway, by name.rate.1"} {
 		if v, ok := rec.figure(name); !ok || v <= 0 {
 			t.Errorf("recorded %s: %v (%v)", name, v, ok)
 		}
+	}
+	// The proxy's CPU is in clock ticks: a short round may read none.
+	if v, ok := rec.figure("gateway, by name.cpu.1"); ok && v <= 0 {
+		t.Errorf("recorded CPU %v", v)
 	}
 	if len(rec.Phases) != 1 || rec.Phases[0].Name != "round 1" {
 		t.Errorf("phases %+v", rec.Phases)
