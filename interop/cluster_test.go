@@ -445,24 +445,19 @@ func awaitFrom(t *testing.T, p *proc, skip int, re string, d time.Duration) []st
 	t.Helper()
 	rx := regexp.MustCompile(re)
 	var m []string
-	eventually(t, d, p.name+" logs "+re, func() (bool, string) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for _, l := range p.lines[min(skip, len(p.lines)):] {
+	eventually(t, d, p.Name+" logs "+re, func() (bool, string) {
+		lines := p.Lines()
+		for _, l := range lines[min(skip, len(lines)):] {
 			if m = rx.FindStringSubmatch(l); m != nil {
 				return true, ""
 			}
 		}
-		return false, fmt.Sprintf("%d lines", len(p.lines))
+		return false, fmt.Sprintf("%d lines", len(lines))
 	})
 	return m
 }
 
-func lineCount(p *proc) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.lines)
-}
+func lineCount(p *proc) int { return len(p.Lines()) }
 
 // replay sends n one replicated item as a Java peer's batch would, and
 // returns the item's status code.
@@ -1055,9 +1050,8 @@ func peerStats(n *mnode, peer string) (peerStat, error) {
 
 // linesFrom returns p's output lines after its first skip.
 func linesFrom(p *proc, skip int) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.lines[min(skip, len(p.lines)):]...)
+	lines := p.Lines()
+	return lines[min(skip, len(lines)):]
 }
 
 // TestMixedClusterJavaSyncsFromOurs: two of ours hold instances (one with

@@ -1,8 +1,7 @@
 package interop
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	process "github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
@@ -131,18 +131,11 @@ func goBinary(t *testing.T, pkg string) string {
 	return goBuilds.Binary(t, "..", "./"+pkg)
 }
 
-// proc is a child process whose output is kept and can be waited on.
+// proc is a child process of a test, its output kept as lines that can
+// be waited for.
 type proc struct {
-	t    *testing.T
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-
-	mu    sync.Mutex
-	out   bytes.Buffer
-	lines []string
-	grew  chan struct{}
+	t *testing.T
+	*process.Process
 }
 
 // start runs name's command until the test ends (or stop), showing its
@@ -155,102 +148,26 @@ func start(t *testing.T, name string, bin string, args ...string) *proc {
 // startIn is start in the working directory dir ("" for the test's).
 func startIn(t *testing.T, name, dir, bin string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, name: name, cmd: exec.Command(bin, args...), done: make(chan struct{}), grew: make(chan struct{})}
-	p.cmd.Dir = dir
-	r, w := io.Pipe()
-	p.cmd.Stdout, p.cmd.Stderr = w, w
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.out.WriteString(sc.Text() + "\n")
-			p.lines = append(p.lines, sc.Text())
-			close(p.grew)
-			p.grew = make(chan struct{})
-			p.mu.Unlock()
-		}
-		io.Copy(io.Discard, r)
-	}()
-	go func() {
-		p.err = p.cmd.Wait()
-		w.Close()
-		<-read
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("---- output of %s ----\n%s", name, p.output())
-		}
-	})
-	return p
+	return &proc{t: t, Process: testkit.StartProcess(t, context.Background(), name, process.Config{Dir: dir}, syscall.SIGTERM, stopGrace, bin, args...)}
 }
+
+// stopGrace is how long a process has to stop after SIGTERM before it is
+// killed: a Spring app deregisters first.
+const stopGrace = 20 * time.Second
 
 // stop ends the process gracefully (SIGTERM; a Spring app deregisters),
 // killing it after 20 s, and waits for it.
-func (p *proc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-}
+func (p *proc) stop() { p.Stop(syscall.SIGTERM, stopGrace) }
 
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
+func (p *proc) output() string { return p.String() }
 
 // count is how many lines of the output match re so far.
-func (p *proc) count(re string) int {
-	rx := regexp.MustCompile(re)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, l := range p.lines {
-		if rx.MatchString(l) {
-			n++
-		}
-	}
-	return n
-}
+func (p *proc) count(re string) int { return p.Count(regexp.MustCompile(re)) }
 
 // await waits up to d for a line matching re and returns its submatches.
 func (p *proc) await(re string, d time.Duration) []string {
 	p.t.Helper()
-	rx := regexp.MustCompile(re)
-	deadline := time.After(d)
-	for i := 0; ; {
-		p.mu.Lock()
-		lines, grew := p.lines, p.grew
-		p.mu.Unlock()
-		for ; i < len(lines); i++ {
-			if m := rx.FindStringSubmatch(lines[i]); m != nil {
-				return m
-			}
-		}
-		select {
-		case <-grew:
-		case <-p.done:
-			p.t.Fatalf("%s exited (%v) before logging %q", p.name, p.err, re)
-		case <-deadline:
-			p.t.Fatalf("%s did not log %q within %v", p.name, re, d)
-		}
-	}
+	return testkit.AwaitLine(p.t, p.Process, re, d)
 }
 
 // freePort returns a port free on ip a moment ago.

@@ -258,10 +258,8 @@ func testDeltas(t *testing.T, project string) {
 // first.
 func countAfter(p *proc, first, re string) int {
 	rf, rx := regexp.MustCompile(first), regexp.MustCompile(re)
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	n, seen := 0, false
-	for _, l := range p.lines {
+	for _, l := range p.Lines() {
 		switch {
 		case !seen:
 			seen = rf.MatchString(l)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
@@ -16,8 +18,8 @@ func TestBinaryListsModules(t *testing.T) {
 		t.Skip("builds the Caddy binary")
 	}
 	bin := filepath.Join(t.TempDir(), "caddy")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := proc.GoBuild(context.Background(), "", nil, bin, "."); err != nil {
+		t.Fatal(err)
 	}
 	for _, id := range testkit.UnlistedModules(t, bin, "http.handlers.reverse_proxy") { // and a standard module
 		t.Errorf("list-modules lacks %s", id)

@@ -3,18 +3,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/proc"
 )
 
 // A process that runs out of file descriptors for a moment goes on
@@ -35,26 +33,20 @@ func exhaustAndRecover(t *testing.T, bin, loops string) {
 	defer cancel()
 	// 160 descriptors: a few dozen for the runtime and the listeners,
 	// the rest for clients.
-	cmd := exec.CommandContext(ctx, "sh", "-c", `ulimit -n 160 && exec "$0" "$@"`, bin,
+	p, err := proc.Start(ctx, "the server", proc.Config{Stdout: io.Discard}, "sh", "-c", `ulimit -n 160 && exec "$0" "$@"`, bin,
 		"-addr", "127.0.0.1:0", "-gateway", "127.0.0.1:0", "-gateway-loops", loops, "-dashboard-path", "off")
-	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logs := newLogWatch(stderr)
+	logs := &processLog{p.Output}
 	defer func() {
-		cancel()
-		cmd.Wait()
-		logs.wait()
+		p.Kill()
 		if t.Failed() {
-			t.Logf("the server's log:\n%s", logs.text())
+			t.Logf("the server's log:\n%s", logs.String())
 		}
 	}()
-	registryAddr := logs.field(t, "registry listening", "addr")
-	gatewayAddr := logs.field(t, "gateway listening", "addr")
+	registryAddr := logField(t, logs, "registry listening", "addr")
+	gatewayAddr := logField(t, logs, "gateway listening", "addr")
 	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for _, u := range []string{"http://" + registryAddr + "/eureka/apps", "http://" + gatewayAddr + "/nope/x"} {
 		resp, err := c.Get(u)
@@ -78,7 +70,7 @@ func exhaustAndRecover(t *testing.T, bin, loops string) {
 		io.WriteString(conn, "GET /eureka/apps HTTP/1.1\r\nHo")
 		held = append(held, conn)
 	}
-	if !logs.seen("accepting a connection failed", 10*time.Second) {
+	if _, seen := logs.find("accepting a connection failed", 10*time.Second); !seen {
 		t.Fatalf("the server never ran out of file descriptors with %d connections held", len(held))
 	}
 	// Long enough for the wait between tries to reach its longest.
@@ -115,70 +107,11 @@ func exhaustAndRecover(t *testing.T, bin, loops string) {
 	}
 }
 
-// logWatch collects a process's JSON log lines as they come.
-type logWatch struct {
-	mu    sync.Mutex
-	lines []string
-	grew  chan struct{}
-	done  chan struct{}
-}
-
-func newLogWatch(r io.Reader) *logWatch {
-	w := &logWatch{grew: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			w.mu.Lock()
-			w.lines = append(w.lines, sc.Text())
-			close(w.grew)
-			w.grew = make(chan struct{})
-			w.mu.Unlock()
-		}
-	}()
-	return w
-}
-
-func (w *logWatch) wait() { <-w.done }
-
-func (w *logWatch) text() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return strings.Join(w.lines, "\n")
-}
-
-// find returns the first line whose msg starts with msg, waiting up to d
-// for it.
-func (w *logWatch) find(msg string, d time.Duration) (map[string]any, bool) {
-	deadline := time.After(d)
-	for i := 0; ; {
-		w.mu.Lock()
-		lines, grew := w.lines, w.grew
-		w.mu.Unlock()
-		for ; i < len(lines); i++ {
-			var m map[string]any
-			if json.Unmarshal([]byte(lines[i]), &m) == nil && strings.HasPrefix(fmt.Sprint(m["msg"]), msg) {
-				return m, true
-			}
-		}
-		select {
-		case <-grew:
-		case <-w.done:
-			return nil, false
-		case <-deadline:
-			return nil, false
-		}
-	}
-}
-
-func (w *logWatch) seen(msg string, d time.Duration) bool {
-	_, ok := w.find(msg, d)
-	return ok
-}
-
-func (w *logWatch) field(t *testing.T, msg, key string) string {
+// logField waits up to 20 s for the line whose msg starts with msg and
+// returns its field key.
+func logField(t *testing.T, logs *processLog, msg, key string) string {
 	t.Helper()
-	m, ok := w.find(msg, 20*time.Second)
+	m, ok := logs.find(msg, 20*time.Second)
 	if !ok {
 		t.Fatalf("the server never logged %q", msg)
 	}

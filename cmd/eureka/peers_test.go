@@ -79,7 +79,7 @@ func TestPeersFileReloaded(t *testing.T) {
 	if err := os.WriteFile(file, []byte(b.registry+"/eureka/\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := a.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	c.replicasAre(t, a, b.registry+"/eureka/")

@@ -643,9 +643,7 @@ func (c *regionCluster) regionStops(t *testing.T) {
 		t.Fatalf("A1 does not hold both regions before eu-west stops")
 	}
 	for _, p := range []*process{c.b1, c.b2} {
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-		p.stopped = true
+		p.Kill()
 	}
 	killed := time.Now()
 	var st regionStatus

@@ -280,27 +280,3 @@ func (l *load) results(since time.Time, body string) (n int, failures []string, 
 	}
 	return len(l.answers), failures, late
 }
-
-// processLog is a process's stderr: its JSON log lines.
-type processLog struct {
-	testkit.Output
-}
-
-// line waits up to 10 s for the first whole line whose msg starts with
-// msg, and returns its fields.
-func (p *processLog) line(t *testing.T, msg string) map[string]any {
-	t.Helper()
-	var found map[string]any
-	testkit.Eventually(t, 10*time.Second, "the server to log "+msg, func() bool {
-		text := p.String()
-		for _, l := range strings.SplitAfter(text, "\n") {
-			var m map[string]any
-			if strings.HasSuffix(l, "\n") && json.Unmarshal([]byte(l), &m) == nil && strings.HasPrefix(fmt.Sprint(m["msg"]), msg) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	return found
-}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
@@ -26,10 +27,8 @@ func TestSpringEnvironmentOnlyProcess(t *testing.T) {
 		"SERVER_ADDRESS=127.0.0.1", "SERVER_PORT=0",
 	}
 	dir := t.TempDir()
-	setup := func(c *exec.Cmd) { c.Dir, c.Env = dir, env }
-
 	cmd := exec.Command(bin, "-print-config")
-	setup(cmd)
+	cmd.Dir, cmd.Env = dir, env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("-print-config: %v\n%s", err, out)
@@ -45,7 +44,7 @@ func TestSpringEnvironmentOnlyProcess(t *testing.T) {
 		}
 	}
 
-	p := startProcessWith(t, 30*time.Second, bin, false, setup)
+	p := startProcessWith(t, 30*time.Second, bin, false, proc.Config{Dir: dir, Env: env, CleanEnv: true})
 	typo := p.logs.line(t, "variable EUREKA_SERVER_ENABLESELFPRESERVATON")
 	if msg := typo["msg"].(string); typo["level"] != "warn" || !strings.Contains(msg, "closest known: eureka.server.enable-self-preservation, EUREKA_SERVER_ENABLESELFPRESERVATION") {
 		t.Errorf("the typo's line: %v", typo)
@@ -77,9 +76,8 @@ func TestSpringPeerAwareProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func(profile string) *process {
-		return startProcessWith(t, 30*time.Second, bin, false, func(c *exec.Cmd) {
-			c.Dir, c.Env = t.TempDir(), []string{"PORT=" + port}
-		}, "--spring.config.location="+file, "--spring.profiles.active="+profile)
+		return startProcessWith(t, 30*time.Second, bin, false, proc.Config{Dir: t.TempDir(), Env: []string{"PORT=" + port}, CleanEnv: true},
+			"--spring.config.location="+file, "--spring.profiles.active="+profile)
 	}
 	peer1, peer2 := start("peer1"), start("peer2")
 	for n, p := range []*process{peer1, peer2} {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -28,15 +28,27 @@ type authFloodConfig struct {
 
 var defaultAuthFlood = authFloodConfig{d: 3 * time.Second, conc: 64, floodConns: 16, instances: 1000, rounds: 3}
 
-func authFloodCommand(fs *flag.FlagSet) func(io.Writer) error {
+func authFloodCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := defaultAuthFlood
 	fs.DurationVar(&c.d, "duration", c.d, "how long each phase runs")
 	fs.IntVar(&c.conc, "concurrency", c.conc, "authenticated heartbeats in flight")
 	fs.IntVar(&c.floodConns, "flood-conns", c.floodConns, "connections of the client that floods wrong passwords")
 	fs.IntVar(&c.rounds, "rounds", c.rounds, "rounds of an alone and a flooded phase")
-	return func(out io.Writer) error {
-		_, err := runAuthFlood(c, out)
-		return err
+	return func(out io.Writer, rec *record) error {
+		end := meter{rec: rec}.phase("heartbeats alone and flooded")
+		res, err := runAuthFlood(c, out)
+		end()
+		if err != nil {
+			return err
+		}
+		for _, f := range []figure{
+			{"heartbeats.alone", res.alone, "/s"}, {"heartbeats.alone.p99", ms(res.aloneP99), "ms"},
+			{"heartbeats.flooded", res.flooded, "/s"}, {"heartbeats.flooded.p99", ms(res.floodedP99), "ms"},
+			{"flood.rate", res.floodRate, "/s"}, {"flood.refused", res.floodRefused, "/s"}, {"flood.busy", res.floodBusy, "/s"},
+		} {
+			rec.add(f.Name, f.Value, f.Unit)
+		}
+		return nil
 	}
 }
 
@@ -60,7 +72,7 @@ func runAuthFlood(c authFloodConfig, out io.Writer) (*authFloodResult, error) {
 	}
 	store := registry.New(registry.Config{})
 	for i := range c.instances {
-		if err := store.Register(testkit.SampleInstance(i), false); err != nil {
+		if err := store.Register(fixture.SampleInstance(i), false); err != nil {
 			return nil, err
 		}
 	}
@@ -74,7 +86,7 @@ func runAuthFlood(c authFloodConfig, out io.Writer) (*authFloodResult, error) {
 
 	paths := make([]string, c.instances)
 	for n := range paths {
-		i := testkit.SampleInstance(n)
+		i := fixture.SampleInstance(n)
 		paths[n] = "/eureka/apps/" + i.App + "/" + i.InstanceID + "?status=UP&lastDirtyTimestamp=" + strconv.FormatInt(i.LastDirtyTimestamp, 10)
 	}
 	valid := "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:s3cret"))

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"io"
 	"os"
-	"os/exec"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/eurekagate/eurekagate/internal/proc"
 )
 
 // rerun is how the studies run this binary again, to put a server in a
@@ -30,62 +29,35 @@ func thisBinary() (rerun, error) {
 
 // child is this binary serving in a process of its own.
 type child struct {
-	cmd  *exec.Cmd
+	*proc.Process
 	line string // the first line it wrote: "ready", or its address
 }
 
+// firstLine is the first line a child writes to stdout.
+var firstLine = regexp.MustCompile(`^.*$`)
+
 // start runs the binary with args, a command and its flags, and returns
 // once the child has written its first line to stdout, which says it
-// serves; the rest of its stdout is discarded, its stderr is ours.
+// serves; its stderr is ours.
 func (r rerun) start(args ...string) (*child, error) {
-	cmd := exec.Command(r.exe, args...)
-	cmd.Env = append(os.Environ(), r.env...)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
+	p, err := proc.Start(context.Background(), "eurekabench "+strings.Join(args, " "), proc.Config{Env: r.env, Stderr: os.Stderr}, r.exe, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	c := &child{cmd: cmd}
-	first := make(chan error, 1)
-	go func() {
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		c.line = strings.TrimSpace(line)
-		first <- err
-		io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case err = <-first:
-	case <-time.After(time.Minute):
-		err = errors.New("no word from it in a minute")
-	}
+	c := &child{Process: p}
+	m, err := p.Await(firstLine, time.Minute)
 	if err != nil {
 		c.stop()
 		return nil, err
 	}
+	c.line = strings.TrimSpace(m[0])
 	return c, nil
 }
 
-func (c *child) pid() int { return c.cmd.Process.Pid }
+func (c *child) pid() int { return c.Pid() }
 
 // stop interrupts the child and waits for it, killing it after 10 s.
-func (c *child) stop() { stopProcess(c.cmd, os.Interrupt, 10*time.Second) }
-
-// stopProcess signals cmd to stop and waits for it, killing it after
-// grace.
-func stopProcess(cmd *exec.Cmd, sig os.Signal, grace time.Duration) {
-	cmd.Process.Signal(sig)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		cmd.Process.Kill()
-		<-done
-	}
-}
+func (c *child) stop() { c.Stop(os.Interrupt, 10*time.Second) }
 
 // untilInterrupted is the child's side: a context done when the parent
 // stops it (SIGINT, or SIGTERM).

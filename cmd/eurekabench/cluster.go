@@ -83,7 +83,7 @@ var clusterHosts = [3]string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}
 const restartedNode = 1
 
 // clusterCommand is "eurekabench cluster".
-func clusterCommand(fs *flag.FlagSet) func(io.Writer) error {
+func clusterCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := clusterConfig{}
 	fs.IntVar(&c.instances, "instances", 1_000_000, "instances registered on the first node")
 	fs.IntVar(&c.apps, "apps", 1000, "over this many applications")
@@ -96,7 +96,7 @@ func clusterCommand(fs *flag.FlagSet) func(io.Writer) error {
 	fs.StringVar(&c.eureka, "eureka", "", "the cmd/eureka binary to run (default: built with go build into a temporary directory)")
 	serverFlags := fs.String("server-flags", "", `more flags for every cmd/eureka node, separated by spaces ("-memory-limit=3.5GiB")`)
 	fs.StringVar(&c.json, "json", "", `write the record of every figure, as JSON, to this file ("-": to stdout, after the report)`)
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		c.serverFlags = strings.Fields(*serverFlags)
 		switch {
 		case c.instances < 1 || c.apps < 1 || c.apps > c.instances:
@@ -404,8 +404,7 @@ func (r *clusterRun) restart() error {
 			rs.PeersHeld = append(rs.PeersHeld, held)
 		}
 	}
-	old.cmd.Process.Kill()
-	<-old.done
+	old.Kill()
 	n, err := startEureka(c.eureka, r.dir, old.name+"-restarted", old.registry, r.args[restartedNode]...)
 	if err != nil {
 		return fmt.Errorf("restarting %s: %v", old.name, err)

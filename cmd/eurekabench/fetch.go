@@ -13,7 +13,7 @@ import (
 	logging "github.com/op/go-logging"
 
 	"github.com/eurekagate/eurekagate/discovery"
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -32,16 +32,27 @@ type fetchResult struct {
 // and by hudl/fargo (JSON and XML), rounds times each. The median is the
 // figure to read on a shared machine, where another process can stall any
 // one fetch.
-func fetchCommand(fs *flag.FlagSet) func(io.Writer) error {
+func fetchCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	n := fs.Int("instances", 10000, "registered instances")
 	rounds := fs.Int("rounds", 21, "full fetches per client")
-	return func(out io.Writer) error { return runFetch(*n, *rounds, out) }
+	return func(out io.Writer, rec *record) error { return runFetch(*n, *rounds, out, rec) }
 }
 
-func runFetch(n, rounds int, out io.Writer) error {
+// runFetch fetches, prints the table and records each client's figures
+// under its name.
+func runFetch(n, rounds int, out io.Writer, rec *record) error {
+	end := meter{rec: rec}.phase("full fetches")
 	res, err := benchFetch(n, rounds)
+	end()
 	if err != nil {
 		return err
+	}
+	rec.add("instances", float64(n), "")
+	for _, r := range res {
+		rec.add(r.name+".median", ms(r.median), "ms")
+		rec.add(r.name+".mean", ms(r.mean), "ms")
+		rec.add(r.name+".best", ms(r.best), "ms")
+		rec.add(r.name+".heap", float64(r.heap), "B")
 	}
 	fmt.Fprintf(out, "eurekabench fetch: %d CPUs (GOMAXPROCS %d), %d instances, %d full fetches per client\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), n, rounds)
@@ -66,7 +77,7 @@ func benchFetch(n, rounds int) ([]fetchResult, error) {
 	logging.SetLevel(logging.WARNING, "fargo")
 	store := registry.New(registry.Config{})
 	for k := range n {
-		if err := store.Register(testkit.SampleInstance(k), false); err != nil {
+		if err := store.Register(fixture.SampleInstance(k), false); err != nil {
 			return nil, err
 		}
 	}

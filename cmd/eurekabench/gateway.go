@@ -19,6 +19,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/routing"
 )
@@ -60,7 +61,7 @@ type gatewayBenchConfig struct {
 
 // gatewayCommand is "eurekabench gateway", and with -serve the process of
 // one of its servers.
-func gatewayCommand(fs *flag.FlagSet) func(io.Writer) error {
+func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	d := fs.Duration("duration", 5*time.Second, "how long each measurement runs")
 	conns := fs.Int("connections", 32, "connections the load keeps busy")
 	rounds := fs.Int("rounds", 3, "how many times each target is measured, in turn")
@@ -70,7 +71,7 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer) error {
 	listen := fs.String("listen", "", "internal: the role's listen address")
 	backend := fs.String("backend", "", "internal: the backend's address")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the gateway's process to this file")
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		if *serve != "" {
 			return serveRole(*serve, *listen, *backend, *profile, out)
 		}
@@ -90,7 +91,7 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer) error {
 		if *useNginx {
 			c.nginx, _ = exec.LookPath("nginx")
 		}
-		return runGatewayBench(c, out)
+		return runGatewayBench(c, out, rec)
 	}
 }
 
@@ -106,7 +107,11 @@ type target struct {
 	requests, seconds, cpuSeconds float64
 }
 
-func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
+// runGatewayBench measures the targets in rounds, printing each round and
+// the ranges, and records each target's rate and proxy CPU per round
+// (<target>.rate.<round>, <target>.cpu.<round>) and each round as a
+// phase.
+func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	loader := "in-process fasthttp client"
 	if c.wrk != "" {
 		loader = "wrk -t1"
@@ -176,6 +181,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 		}
 	}
 	for r := 1; r <= c.rounds; r++ {
+		end := meter{rec: rec}.phase(fmt.Sprintf("round %d", r))
 		fmt.Fprintf(out, "\nround %d (%d slices of %s each)\n", r, nSlices, slice)
 		for _, t := range targets {
 			t.requests, t.seconds, t.cpuSeconds = 0, 0, 0
@@ -201,7 +207,12 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer) error {
 				cpu = fmt.Sprintf("   proxy CPU %5.1f µs/request", 1e6*t.cpuSeconds/t.requests)
 			}
 			fmt.Fprintf(out, "  %-32s %9.0f req/s%s\n", t.name, rate, cpu)
+			rec.add(fmt.Sprintf("%s.rate.%d", t.name, r), rate, "/s")
+			if cpu != "" {
+				rec.add(fmt.Sprintf("%s.cpu.%d", t.name, r), 1e6*t.cpuSeconds/t.requests, "µs")
+			}
 		}
+		end()
 		last := func(t *target) float64 { return t.rates[len(t.rates)-1] }
 		if c.nginx != "" {
 			fmt.Fprintf(out, "  gateway / nginx                 %9.2f   (target >= 0.90)\n", last(fast)/last(targets[1]))
@@ -475,20 +486,20 @@ http {
 		os.RemoveAll(dir)
 		return nil, 0, err
 	}
-	cmd := exec.Command(path, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
+	p, err := proc.Start(context.Background(), "nginx", proc.Config{Stdout: os.Stderr, Stderr: os.Stderr},
+		path, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, 0, err
 	}
 	stop = func() {
-		stopProcess(cmd, syscall.SIGQUIT, 10*time.Second) // nginx's graceful stop
+		p.Stop(syscall.SIGQUIT, 10*time.Second) // nginx's graceful stop
 		os.RemoveAll(dir)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if status, err := request(listen, "GET", "/x", nil); err == nil && status == 200 {
-			return stop, cmd.Process.Pid, nil
+			return stop, p.Pid(), nil
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))

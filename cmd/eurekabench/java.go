@@ -65,7 +65,7 @@ type javaConfig struct {
 	phases             []string // the phases to run; all by default
 }
 
-func javaCommand(fs *flag.FlagSet) func(io.Writer) error {
+func javaCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := javaConfig{apps: 100}
 	fs.IntVar(&c.small, "instances", 10_000, "instances of the 10k rows (registrations, heartbeats, fetches, memory)")
 	fs.IntVar(&c.large, "large", 50_000, "instances of the 50k rows (heartbeats, memory)")
@@ -82,7 +82,7 @@ func javaCommand(fs *flag.FlagSet) func(io.Writer) error {
 	fs.IntVar(&c.gwConns, "gateway-connections", 32, "wrk's connections")
 	fs.BoolVar(&c.keep, "keep", false, "keep the temporary directory with the logs and the builds, and say where it is")
 	phases := fs.String("phases", strings.Join(javaPhases, ","), "the phases to run, separated by commas")
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		c.phases = strings.Split(*phases, ",")
 		for _, p := range c.phases {
 			if !slices.Contains(javaPhases, p) {

@@ -32,20 +32,31 @@
 //	go run ./cmd/eurekabench cluster   # three nodes: a mass registration on one until all hold it, heartbeats, a node killed and restarted
 //	go run ./cmd/eurekabench xds       # grpc-go's xDS client following registrations and cancels; one change's cost at 100,000 instances
 //	go run ./cmd/eurekabench java      # beside the Java Eureka Server and Spring Cloud Gateway, in one run
+//	go run ./cmd/eurekabench report    # a table of docs/performance.md from the records of runs (-json)
 //
 // Each command's flags follow its name (go run ./cmd/eurekabench gateway -h).
 //
 // The files: main.go runs the commands; summary.go is the run without a
 // command; gateway.go, push.go, scale.go, fetch.go, authflood.go,
-// million.go, cluster*.go, regions.go and java*.go are the studies;
-// load.go is the load generator they all use, proc.go what they read of
-// other processes in /proc, child.go how they run this binary again to
-// put a server in a process of its own, node.go a server process with a
-// log of its own, caddy.go Caddy in this process, listen.go the loopback
-// ports.
+// million*.go, cluster*.go, regions.go and java*.go are the studies;
+// record.go is the record every command writes with -json, phase.go the
+// one meter of a phase (wall time, CPU, the servers' memory), report.go
+// and milliontable.go the tables eurekabench report renders from
+// records; load.go is the load generator they all use, proc.go what they
+// read of other processes in /proc, child.go how they run this binary
+// again to put a server in a process of its own, node.go a server
+// process with a log of its own (both over internal/proc), stopping.go
+// how a study stops its servers on the way out, caddy.go Caddy in this
+// process, listen.go the loopback ports.
+//
+// Every command takes -json FILE, which writes its results as a record
+// beside the report it prints; go run ./cmd/eurekabench report -table
+// million -json FILE renders docs/performance.md's million table from
+// records.
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,11 +68,12 @@ import (
 
 // command is one way to run eurekabench. setup defines the command's flags
 // on fs and returns what runs it, which dispatch calls once they are
-// parsed; it writes its report to out.
+// parsed; it writes its report to out and its figures and phases to rec,
+// which -json writes out.
 type command struct {
 	name  string // the first argument; "" for the summary, run without one
 	about string
-	setup func(fs *flag.FlagSet) (run func(out io.Writer) error)
+	setup func(fs *flag.FlagSet) (run func(out io.Writer, rec *record) error)
 }
 
 // commands are every command, the summary first.
@@ -77,6 +89,7 @@ var commands = []command{
 	{"cluster", "three nodes in processes of their own: a mass registration on one, until every node holds it and answers it whole, heartbeats over the three, one node killed and restarted, memory", clusterCommand},
 	{"java", "beside the Java Eureka Server and Spring Cloud Gateway: heartbeats, registrations, fetches, memory, propagation, clusters, gateways", javaCommand},
 	{"xds", "through grpc-go's xDS client: registration to first RPC and cancel to last RPC; one change's bytes and CPU at 10,000 and 100,000 instances", xdsCommand},
+	{"report", "a table of docs/performance.md rendered from the records of runs (-json)", reportCommand},
 	{"push-server", "internal: the push study's registry, in a process of its own", pushServerCommand},
 }
 
@@ -101,8 +114,38 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		}
 		c, args = commands[i], args[1:]
 	}
+	fs, run, jsonPath := c.flags(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2 // the flag package has said why
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2
+	}
+	rec := newRecord(cmp.Or(c.name, "summary"), args)
+	end := meter{rec: rec}.phase("the run")
+	err := run(stdout, rec)
+	if err == nil && *jsonPath != "" {
+		end()
+		err = rec.writeTo(*jsonPath, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return 1
+	}
+	return 0
+}
+
+// flags defines c's flags, with usage on stderr, and -json for the
+// record unless c defines it (cluster writes a record of its own shape,
+// report reads records); it returns them, what runs c, and where -json
+// says the record goes ("" for nowhere).
+func (c command) flags(stderr io.Writer) (fs *flag.FlagSet, run func(io.Writer, *record) error, jsonPath *string) {
 	title := strings.TrimSpace("eurekabench " + c.name)
-	fs := flag.NewFlagSet(title, flag.ContinueOnError)
+	fs = flag.NewFlagSet(title, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		if c.name == "" {
@@ -115,22 +158,12 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: %s [flags]: %s\n\n", title, c.about)
 		fs.PrintDefaults()
 	}
-	run := c.setup(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2 // the flag package has said why
+	run = c.setup(fs)
+	jsonPath = new(string)
+	if fs.Lookup("json") == nil {
+		fs.StringVar(jsonPath, "json", "", `write the results as a record, JSON, to this file ("-": to stdout, after the report); eurekabench report renders tables from it`)
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", title, fs.Arg(0))
-		return 2
-	}
-	if err := run(stdout); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", title, err)
-		return 1
-	}
-	return 0
+	return fs, run, jsonPath
 }
 
 // listCommands lists the commands.

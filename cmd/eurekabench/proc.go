@@ -122,3 +122,28 @@ func bytesWrittenBy(pid int) uint64 {
 	}
 	return 0
 }
+
+// parseProcStatus reads VmRSS and VmHWM, in bytes, from the text of
+// /proc/<pid>/status; 0 for what it does not hold.
+func parseProcStatus(text string) (rss, hwm uint64) {
+	for _, line := range strings.Split(text, "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM") {
+			continue
+		}
+		f := strings.Fields(value)
+		if len(f) != 2 || f[1] != "kB" {
+			continue
+		}
+		kb, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		if name == "VmRSS" {
+			rss = kb * 1024
+		} else {
+			hwm = kb * 1024
+		}
+	}
+	return rss, hwm
+}

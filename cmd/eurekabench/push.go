@@ -16,7 +16,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -42,19 +42,19 @@ type pushConfig struct {
 var defaultPush = pushConfig{trials: 60, clients: 1000, whole: 200, instances: 10000, apps: 1000, rate: 100, d: 60 * time.Second,
 	pollers: 50, appsEach: 5, settle: 2 * time.Second}
 
-func pushCommand(fs *flag.FlagSet) func(io.Writer) error {
+func pushCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := defaultPush
 	fs.DurationVar(&c.d, "duration", c.d, "how long each fleet phase runs")
 	fs.IntVar(&c.clients, "clients", c.clients, "watching clients of a few apps each")
 	fs.IntVar(&c.whole, "whole-clients", c.whole, "whole-registry watching clients")
 	fs.IntVar(&c.rate, "rate", c.rate, "changes per second")
 	fs.IntVar(&c.trials, "trials", c.trials, "write-to-visible trials per kind")
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		var err error
 		if c.server, err = thisBinary(); err != nil {
 			return err
 		}
-		return runPush(c, out)
+		return runPush(c, out, rec)
 	}
 }
 
@@ -63,10 +63,10 @@ func pushCommand(fs *flag.FlagSet) func(io.Writer) error {
 // clients under a steady rate of changes (whole-registry watches, then
 // watches of a few apps each, then polling every second for comparison).
 // The registry runs in a child process, so its CPU and memory are its own.
-func runPush(c pushConfig, out io.Writer) error {
+func runPush(c pushConfig, out io.Writer, rec *record) error {
 	fmt.Fprintf(out, "eurekabench push: %d instances over %d apps, %d changes/s, %s per fleet phase\n\n",
 		c.instances, c.apps, c.rate, c.d)
-	row := func(name, result, note string) { fmt.Fprintf(out, "%-56s %24s   %s\n", name, result, note) }
+	row := func(name, result, note string) { rec.row(out, "%-56s %24s   %s\n", name, result, note) }
 	row("measurement", "result", "target")
 
 	single, err := writeToVisible(c.trials)
@@ -149,7 +149,7 @@ func writeToVisible(trials int) (map[string]latencies, error) {
 	}
 	got := map[string][]time.Duration{}
 	for n := range trials {
-		i := testkit.Inst("PROBE", "p"+strconv.Itoa(n))
+		i := fixture.Inst("PROBE", "p"+strconv.Itoa(n))
 		start := time.Now()
 		store.Register(i, false)
 		if _, err := wait(func() bool { return visible(i.InstanceID, true) }); err != nil {
@@ -206,7 +206,7 @@ func fleet(c pushConfig, clients, appsEach int, watch bool) (*fleetResult, error
 	per := c.instances / c.apps
 	target := func(k int) (string, string) {
 		n := (k * 7919) % c.instances
-		return "SERVICE-" + strconv.Itoa(n/per), testkit.SampleInstance(n).InstanceID
+		return "SERVICE-" + strconv.Itoa(n/per), fixture.SampleInstance(n).InstanceID
 	}
 
 	type tracker struct {
@@ -362,10 +362,10 @@ func fleet(c pushConfig, clients, appsEach int, watch bool) (*fleetResult, error
 // pushServerCommand is the registry's process: a registry of sample
 // instances on a loopback port, which it prints, served until
 // interrupted.
-func pushServerCommand(fs *flag.FlagSet) func(io.Writer) error {
+func pushServerCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	instances := fs.Int("instances", 10000, "registry size")
 	apps := fs.Int("apps", 1000, "applications")
-	return func(out io.Writer) error { return pushServer(*instances, *apps, out) }
+	return func(out io.Writer, rec *record) error { return pushServer(*instances, *apps, out) }
 }
 
 func pushServer(instances, apps int, out io.Writer) error {
@@ -374,7 +374,7 @@ func pushServer(instances, apps int, out io.Writer) error {
 	store := registry.New(registry.Config{})
 	per := max(1, instances/apps)
 	for n := range instances {
-		i := testkit.SampleInstance(n)
+		i := fixture.SampleInstance(n)
 		i.App = "SERVICE-" + strconv.Itoa(n/per)
 		if err := store.Register(i, false); err != nil {
 			return err

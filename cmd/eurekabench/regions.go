@@ -69,7 +69,7 @@ const (
 )
 
 // regionsCommand is "eurekabench regions".
-func regionsCommand(fs *flag.FlagSet) func(io.Writer) error {
+func regionsCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	d := fs.Duration("duration", 15*time.Second, "how long wrk loads the gateway (whole seconds)")
 	cancelAt := fs.Duration("cancel-after", 5*time.Second, "when, after the load starts, every us-east-1 instance is cancelled")
 	down := fs.Duration("down", 4*time.Second, "how long after the last cancel the us-east-1 instances register again")
@@ -78,7 +78,7 @@ func regionsCommand(fs *flag.FlagSet) func(io.Writer) error {
 	conns := fs.Int("connections", 16, "connections wrk keeps busy (wrk -t1)")
 	fetch := fs.Duration("fetch-interval", time.Second, "each node's -remote-region-fetch-interval (our nodes watch each other; this is the fall-back)")
 	bin := fs.String("eureka", "", "the cmd/eureka binary to run (default: built with go build into a temporary directory)")
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		c := regionsConfig{d: *d, cancelAt: *cancelAt, down: *down, local: *local, remote: *remote,
 			conns: *conns, fetchInterval: *fetch, eureka: *bin}
 		switch {
@@ -97,7 +97,7 @@ func regionsCommand(fs *flag.FlagSet) func(io.Writer) error {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		err = runRegions(ctx, c, out)
+		err = runRegions(ctx, c, out, rec)
 		if ctx.Err() != nil {
 			return errors.New("interrupted; every process it started has stopped")
 		}
@@ -116,7 +116,7 @@ type regionsRun struct {
 	backends []*fasthttp.Server
 }
 
-func runRegions(ctx context.Context, c regionsConfig, out io.Writer) (err error) {
+func runRegions(ctx context.Context, c regionsConfig, out io.Writer, rec *record) (err error) {
 	dir, err := os.MkdirTemp("", "eurekabench-regions-")
 	if err != nil {
 		return err
@@ -149,11 +149,13 @@ func runRegions(ctx context.Context, c regionsConfig, out io.Writer) (err error)
 	if err := r.start(dir); err != nil {
 		return err
 	}
+	end := meter{rec: rec}.phase("the fail-over and back under load")
 	fig, err := r.failover()
+	end()
 	if err != nil {
 		return err
 	}
-	return fig.report(out)
+	return fig.report(out, rec)
 }
 
 // start runs the backends and both regions, registers the instances and
@@ -583,10 +585,22 @@ func gaps(samples []probeSample) (median, widest time.Duration) {
 	return d[len(d)/2], d[len(d)-1]
 }
 
-// report prints the figures, one line each, and fails the run when an
-// answer was not 2xx or a switch was not seen.
-func (f *regionsFigures) report(out io.Writer) error {
+// report prints the figures, one line each, records them (a switch not
+// seen is left out of the record), and fails the run when an answer was
+// not 2xx or a switch was not seen.
+func (f *regionsFigures) report(out io.Writer, rec *record) error {
 	p := switches(f.samples, f.cancelSent, f.lastCancel, f.registerSent)
+	for _, s := range []struct {
+		name string
+		d    time.Duration
+	}{{"failover.first", p.firstRemote}, {"failover.all", p.allRemote}, {"back.first", p.firstLocal}, {"back.all", p.allLocal}} {
+		if s.d != -1 {
+			rec.add(s.name, ms(s.d), "ms")
+		}
+	}
+	rec.add("wrk.rate", float64(f.wrk.requests)/f.wrk.seconds, "/s")
+	rec.add("wrk.non2xx", float64(f.wrk.non2xx), "")
+	rec.add("wrk.socket_errors", float64(f.wrk.socketErrors()), "")
 	msOr := func(d time.Duration) string {
 		if d == -1 {
 			return "not seen"

@@ -13,13 +13,12 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -48,12 +47,12 @@ var defaultScale = scaleConfig{
 	heartbeatCon: 16,
 }
 
-func scaleCommand(fs *flag.FlagSet) func(io.Writer) error {
+func scaleCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := defaultScale
 	fs.DurationVar(&c.d, "duration", c.d, "how long each timed phase runs")
 	fs.StringVar(&c.only, "only", "", "run only this phase: register, evict, churn, slow, vip or memory")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	return func(out io.Writer) error {
+	return func(out io.Writer, rec *record) error {
 		if *cpuProfile != "" {
 			stop, err := startCPUProfile(*cpuProfile)
 			if err != nil {
@@ -61,7 +60,7 @@ func scaleCommand(fs *flag.FlagSet) func(io.Writer) error {
 			}
 			defer stop()
 		}
-		return runScale(c, out)
+		return runScale(c, out, rec)
 	}
 }
 
@@ -69,9 +68,9 @@ func scaleCommand(fs *flag.FlagSet) func(io.Writer) error {
 // the registry: writes into one big app, an eviction run beside
 // heartbeats, full fetches under churn, slow readers, VIP lookups, and the
 // memory each instance costs.
-func runScale(c scaleConfig, out io.Writer) error {
+func runScale(c scaleConfig, out io.Writer, rec *record) error {
 	fmt.Fprintf(out, "eurekabench scale: %d CPUs (GOMAXPROCS %d), %s per timed phase\n\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), c.d)
-	row := func(name, result, note string) { fmt.Fprintf(out, "%-52s %16s   %s\n", name, result, note) }
+	row := func(name, result, note string) { rec.row(out, "%-52s %16s   %s\n", name, result, note) }
 	row("measurement", "result", "target")
 
 	if c.run("register") {
@@ -157,7 +156,7 @@ func (b *benchServer) stop() { b.srv.Stop(context.Background()) }
 // populate registers n sample instances in-process, spread over n/per apps.
 func (b *benchServer) populate(n, per int) {
 	for k := range n {
-		i := testkit.SampleInstance(k)
+		i := fixture.SampleInstance(k)
 		i.App = "SERVICE-" + strconv.Itoa(k/per)
 		if err := b.store.Register(i, false); err != nil {
 			panic(err)
@@ -174,7 +173,7 @@ func registerRate(n, apps, conc int) (float64, error) {
 	defer b.stop()
 	bodies := make([][]byte, n)
 	for k := range n {
-		i := testkit.SampleInstance(k)
+		i := fixture.SampleInstance(k)
 		i.App = "APP-" + strconv.Itoa(k%apps)
 		bodies[k] = eureka.AppendInstanceJSON(nil, i)
 	}
@@ -210,14 +209,14 @@ func evictionStall(c scaleConfig) (*evictionResult, error) {
 	b.populate(c.evictApp, c.evictApp) // one app: SERVICE-0
 	small := make([]*eureka.InstanceInfo, 100)
 	for k := range small {
-		small[k] = testkit.SampleInstance(1_000_000 + k)
+		small[k] = fixture.SampleInstance(1_000_000 + k)
 		small[k].App = "SMALL"
 		b.store.Register(small[k], false)
 	}
 	// Every lease but c.evicted of the big app is renewed past the expiry.
 	clock.off.Store(int64(91 * time.Second))
 	for k := c.evicted; k < c.evictApp; k++ {
-		b.store.Renew("SERVICE-0", testkit.SampleInstance(k).InstanceID, registry.RenewRequest{})
+		b.store.Renew("SERVICE-0", fixture.SampleInstance(k).InstanceID, registry.RenewRequest{})
 	}
 	for _, i := range small {
 		b.store.Renew("SMALL", i.InstanceID, registry.RenewRequest{})
@@ -294,7 +293,7 @@ func churn(c scaleConfig) (*churnResult, error) {
 	b.populate(c.churnSize, max(1, c.churnSize/1000))
 	ids := make([][2]string, c.churnSize)
 	for k := range ids {
-		ids[k] = [2]string{"SERVICE-" + strconv.Itoa(k/max(1, c.churnSize/1000)), testkit.SampleInstance(k).InstanceID}
+		ids[k] = [2]string{"SERVICE-" + strconv.Itoa(k/max(1, c.churnSize/1000)), fixture.SampleInstance(k).InstanceID}
 	}
 	b.store.Documents().Full(eureka.FormatJSON).Gzip()
 
@@ -400,13 +399,6 @@ func churn(c scaleConfig) (*churnResult, error) {
 	return res, nil
 }
 
-// cpuTime is the CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 type slowResult struct {
 	idle, during, after uint64
 	docMB               float64
@@ -488,7 +480,7 @@ func vipLookups(c scaleConfig) (*vipResult, error) {
 	b.populate(c.vipSize, 20)
 	ids := make([][2]string, c.vipSize)
 	for k := range ids {
-		ids[k] = [2]string{"SERVICE-" + strconv.Itoa(k/20), testkit.SampleInstance(k).InstanceID}
+		ids[k] = [2]string{"SERVICE-" + strconv.Itoa(k/20), fixture.SampleInstance(k).InstanceID}
 	}
 	heartbeat := func(n int, req *fasthttp.Request) {
 		id := ids[(n*104729)%len(ids)]
@@ -546,7 +538,7 @@ func memoryPerInstance(n int) (rss, heap float64) {
 	rss0, heap0 := residentBytes(), heapInUse()
 	s := registry.New(registry.Config{})
 	for k := range n {
-		if err := s.Register(testkit.SampleInstance(k), false); err != nil {
+		if err := s.Register(fixture.SampleInstance(k), false); err != nil {
 			panic(err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/replication"
@@ -31,23 +31,29 @@ type summaryConfig struct {
 
 var defaultSummary = summaryConfig{d: 5 * time.Second, conc: 64, instances: 10000, heapInstances: 100000}
 
-func summaryCommand(fs *flag.FlagSet) func(io.Writer) error {
+func summaryCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := defaultSummary
 	fs.DurationVar(&c.d, "duration", c.d, "how long each load phase runs")
 	fs.IntVar(&c.conc, "concurrency", c.conc, "concurrent requests in flight")
 	fs.IntVar(&c.instances, "instances", c.instances, "registry size for the full-fetch phase")
 	fs.IntVar(&c.heapInstances, "heap-instances", c.heapInstances, "registry size for the heap measurement")
-	return func(out io.Writer) error { return runSummary(c, out) }
+	return func(out io.Writer, rec *record) error { return runSummary(c, out, rec) }
 }
 
-func runSummary(c summaryConfig, out io.Writer) error {
+// runSummary runs the summary's phases, each read by the meter into rec
+// (the servers run in this process: their CPU is the load's), and
+// prints its table; the table's figures go to rec too.
+func runSummary(c summaryConfig, out io.Writer, rec *record) error {
 	d, conc, instances := c.d, c.conc, c.instances
+	m := meter{rec: rec}
 	fmt.Fprintf(out, "eurekabench: %d CPUs (GOMAXPROCS %d), %s per phase, %d concurrent requests\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), d, conc)
 
 	// First, while the heap holds nothing else that a collection could free
 	// during the measurement.
+	end := m.phase("heap per instance")
 	heap := heapPerInstance(c.heapInstances)
+	end()
 
 	ceilingAddr, stopCeiling, err := startCeiling()
 	if err != nil {
@@ -64,13 +70,15 @@ func runSummary(c summaryConfig, out io.Writer) error {
 	addr := srv.Addr().String()
 
 	// Registrations, through the REST API.
+	end = m.phase("registrations")
 	regRate, err := loadSpec{addr: addr, conc: conc, total: instances, want: fasthttp.StatusNoContent, build: func(n int, req *fasthttp.Request) {
-		i := testkit.SampleInstance(n)
+		i := fixture.SampleInstance(n)
 		req.Header.SetMethod("POST")
 		req.SetRequestURI("/eureka/apps/" + i.App)
 		req.Header.SetContentType("application/json")
 		req.SetBody(eureka.AppendInstanceJSON(nil, i))
 	}}.rate()
+	end()
 	if err != nil {
 		return err
 	}
@@ -80,7 +88,7 @@ func runSummary(c summaryConfig, out io.Writer) error {
 
 	renewPaths := make([]string, instances)
 	for n := range renewPaths {
-		i := testkit.SampleInstance(n)
+		i := fixture.SampleInstance(n)
 		renewPaths[n] = "/eureka/apps/" + i.App + "/" + i.InstanceID + "?status=UP&lastDirtyTimestamp=" + strconv.FormatInt(i.LastDirtyTimestamp, 10)
 	}
 	renew := func(n int, req *fasthttp.Request) {
@@ -88,11 +96,15 @@ func runSummary(c summaryConfig, out io.Writer) error {
 		req.SetRequestURI(renewPaths[n%len(renewPaths)])
 		req.Header.Set("Accept", "application/json")
 	}
+	end = m.phase("heartbeats, bare fasthttp 200 (ceiling)")
 	ceilingRate, err := loadSpec{addr: ceilingAddr, conc: conc, d: d, build: renew}.rate()
+	end()
 	if err != nil {
 		return err
 	}
+	end = m.phase("heartbeats")
 	renewRate, err := loadSpec{addr: addr, conc: conc, d: d, build: renew}.rate()
+	end()
 	if err != nil {
 		return err
 	}
@@ -100,22 +112,39 @@ func runSummary(c summaryConfig, out io.Writer) error {
 	store.Documents().Full(eureka.FormatJSON) // build once, then serve
 	builds := store.Documents().Builds()
 	payload := len(store.Documents().Full(eureka.FormatJSON).Bytes())
+	end = m.phase("full fetches")
 	fetchRate, err := loadSpec{addr: addr, conc: min(conc, 8), d: d, build: func(_ int, req *fasthttp.Request) {
 		req.SetRequestURI("/eureka/apps/")
 		req.Header.Set("Accept", "application/json")
 	}}.rate()
+	end()
 	if err != nil {
 		return err
 	}
 	rebuilt := store.Documents().Builds() - builds
 
+	end = m.phase("the Caddy gateway")
 	gw, err := benchGateway(d, conc)
+	end()
 	if err != nil {
 		return err
 	}
+	end = m.phase("replication")
 	repl, err := benchReplication(instances)
+	end()
 	if err != nil {
 		return err
+	}
+	for _, f := range []figure{
+		{"heartbeats.ceiling", ceilingRate, "/s"}, {"heartbeats.rate", renewRate, "/s"},
+		{"registrations.rate", regRate, "/s"}, {"full.instances", float64(instances), ""},
+		{"full.bytes", float64(payload), "B"}, {"full.rate", fetchRate, "/s"}, {"full.serializations", float64(rebuilt), ""},
+		{"heap.instances", float64(c.heapInstances), ""}, {"heap.per_instance", heap, "B"},
+		{"gateway.static", gw.static, "/s"}, {"gateway.eureka", gw.dynamic, "/s"}, {"gateway.routable_after", float64(gw.routableAt), ""},
+		{"replication.instances", float64(repl.instances), ""}, {"replication.seconds", repl.converged.Seconds(), "s"},
+		{"replication.batches", float64(repl.batches), ""},
+	} {
+		rec.add(f.Name, f.Value, f.Unit)
 	}
 
 	fmt.Fprintf(out, "%-44s %12s\n", "measurement", "result")
@@ -158,7 +187,7 @@ func heapPerInstance(n int) float64 {
 	runtime.ReadMemStats(&before)
 	s := registry.New(registry.Config{})
 	for i := range n {
-		if err := s.Register(testkit.SampleInstance(i), false); err != nil {
+		if err := s.Register(fixture.SampleInstance(i), false); err != nil {
 			panic(err)
 		}
 	}
@@ -272,7 +301,7 @@ func benchReplication(n int) (*replicationResult, error) {
 	}
 	start := time.Now()
 	for i := range n {
-		if err := nodes[0].store.Register(testkit.SampleInstance(i), false); err != nil {
+		if err := nodes[0].store.Register(fixture.SampleInstance(i), false); err != nil {
 			return nil, err
 		}
 	}

@@ -10,7 +10,7 @@ import (
 // checked here: speed belongs to the bench run, not to the test suite.
 func TestSummarySmall(t *testing.T) {
 	var out strings.Builder
-	if err := runSummary(summaryConfig{d: 100 * time.Millisecond, conc: 4, instances: 200, heapInstances: 1000}, &out); err != nil {
+	if err := runSummary(summaryConfig{d: 100 * time.Millisecond, conc: 4, instances: 200, heapInstances: 1000}, &out, newRecord("summary", nil)); err != nil {
 		t.Fatal(err)
 	}
 	t.Log(out.String())

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/internal/testkit"
-	"github.com/eurekagate/eurekagate/internal/xdstest"
+	"github.com/eurekagate/eurekagate/internal/fixture"
+	"github.com/eurekagate/eurekagate/internal/xdsfixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/xds"
 )
@@ -34,17 +34,22 @@ type xdsConfig struct {
 	changes   int // changes timed at scale
 }
 
-func xdsCommand(fs *flag.FlagSet) func(io.Writer) error {
+func xdsCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := xdsConfig{trials: 50, instances: 100_000, apps: 1_000, changes: 200}
 	fs.IntVar(&c.trials, "trials", c.trials, "registrations (and cancels) timed through grpc-go's xDS client")
 	fs.IntVar(&c.instances, "instances", c.instances, "registry size for the cost of one change")
 	fs.IntVar(&c.apps, "apps", c.apps, "apps the instances are spread over")
 	fs.IntVar(&c.changes, "changes", c.changes, "changes timed at that size")
-	return func(out io.Writer) error { return runXDS(c, out) }
+	return func(out io.Writer, rec *record) error { return runXDS(c, out, rec) }
 }
 
-func runXDS(c xdsConfig, out io.Writer) error {
+// runXDS times the reach and the cost of a change, printing and
+// recording each.
+func runXDS(c xdsConfig, out io.Writer, rec *record) error {
+	m := meter{rec: rec}
+	end := m.phase("registrations and cancels")
 	reg, cancel, err := xdsReach(c.trials)
+	end()
 	if err != nil {
 		return err
 	}
@@ -52,14 +57,22 @@ func runXDS(c xdsConfig, out io.Writer) error {
 	for _, r := range []struct {
 		what string
 		l    latencies
-	}{{"registration to the first RPC reaching it", summarize(reg)}, {"cancel to the last RPC reaching it", summarize(cancel)}} {
+		key  string
+	}{{"registration to the first RPC reaching it", summarize(reg), "registration"}, {"cancel to the last RPC reaching it", summarize(cancel), "cancel"}} {
 		fmt.Fprintf(out, "  %-44s p50 %v  p99 %v  max %v\n", r.what, r.l.p50, r.l.p99, r.l.max)
+		addLatencies(rec, r.key, r.l)
 	}
 	for _, size := range []struct{ instances, apps int }{{c.instances / 10, c.apps / 10}, {c.instances, c.apps}} {
+		end := m.phase(fmt.Sprintf("changes at %d instances", size.instances))
 		cost, err := xdsChangeCost(size.instances, size.apps, c.changes)
+		end()
 		if err != nil {
 			return err
 		}
+		key := fmt.Sprintf("change.%d", size.instances)
+		rec.add(key+".bytes", cost.bytesPerChange, "B")
+		rec.add(key+".initial_bytes", float64(cost.initialBytes), "B")
+		rec.add(key+".cpu", float64(cost.cpuPerChange)/1e3, "µs")
 		fmt.Fprintf(out, "one change at %d instances over %d apps, a delta client watching every app's endpoints: %.0f B sent per change (the whole: %.1f MB), %v CPU per change (server and client)\n",
 			size.instances, size.apps, cost.bytesPerChange, float64(cost.initialBytes)/1e6, cost.cpuPerChange.Round(time.Microsecond))
 	}
@@ -83,11 +96,11 @@ func xdsReach(trials int) (reg, cancel []time.Duration, err error) {
 	defer server.Stop()
 
 	register := func(id, name string) (func(), error) {
-		port, stop, err := xdstest.StartBackend(name)
+		port, stop, err := xdsfixture.StartBackend(name)
 		if err != nil {
 			return nil, err
 		}
-		i := testkit.Inst("ORDERS", id)
+		i := fixture.Inst("ORDERS", id)
 		i.Metadata = map[string]string{eureka.DefaultGRPCPortKey: strconv.Itoa(port)}
 		return stop, store.Register(i, false)
 	}
@@ -96,7 +109,7 @@ func xdsReach(trials int) (reg, cancel []time.Duration, err error) {
 		return nil, nil, err
 	}
 	defer stopBase()
-	builder, err := grpcxds.NewXDSResolverWithConfigForTesting(xdstest.Bootstrap(ln.Addr().String(), `{"type":"insecure"}`, "eurekabench"))
+	builder, err := grpcxds.NewXDSResolverWithConfigForTesting(xdsfixture.Bootstrap(ln.Addr().String(), `{"type":"insecure"}`, "eurekabench"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,7 +118,7 @@ func xdsReach(trials int) (reg, cancel []time.Duration, err error) {
 		return nil, nil, err
 	}
 	defer conn.Close()
-	if _, err := xdstest.Who(conn, 10*time.Second); err != nil {
+	if _, err := xdsfixture.Who(conn, 10*time.Second); err != nil {
 		return nil, nil, fmt.Errorf("the first RPC: %w", err)
 	}
 	for n := range trials {
@@ -136,7 +149,7 @@ func xdsReach(trials int) (reg, cancel []time.Duration, err error) {
 // untilReached calls until an RPC reaches name.
 func untilReached(conn *grpc.ClientConn, name string, within time.Duration) error {
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); {
-		if got, err := xdstest.Who(conn, time.Second); err == nil && got == name {
+		if got, err := xdsfixture.Who(conn, time.Second); err == nil && got == name {
 			return nil
 		}
 	}
@@ -149,7 +162,7 @@ func lastReached(conn *grpc.ClientConn, name string, quiet int) (time.Time, erro
 	var last time.Time
 	for missed := 0; missed < quiet; {
 		at := time.Now()
-		got, err := xdstest.Who(conn, time.Second)
+		got, err := xdsfixture.Who(conn, time.Second)
 		if err != nil {
 			return last, err
 		}
@@ -179,7 +192,7 @@ func xdsChangeCost(instances, apps, changes int) (xdsCost, error) {
 		names[a] = "APP-" + strconv.Itoa(a)
 	}
 	for n := range instances {
-		i := testkit.SampleInstance(n)
+		i := fixture.SampleInstance(n)
 		i.App = names[n%apps]
 		if err := store.Register(i, false); err != nil {
 			return cost, err
@@ -223,7 +236,7 @@ func xdsChangeCost(instances, apps, changes int) (xdsCost, error) {
 	var sent int
 	cpu0 := cpuTime()
 	for n := range changes {
-		i := testkit.SampleInstance(instances + n)
+		i := fixture.SampleInstance(instances + n)
 		i.App = names[n%apps]
 		if err := store.Register(i, false); err != nil {
 			return cost, err

@@ -108,7 +108,7 @@ func TestImages(t *testing.T) {
 			for _, path := range []string{"/actuator/health/liveness", "/actuator/health/readiness"} {
 				proc.waitFor200(t, fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
 			}
-			if uid, want := processUID(t, proc.cmd.Process.Pid), strings.Split(imageUser, ":")[0]; uid != want {
+			if uid, want := processUID(t, proc.Pid()), strings.Split(imageUser, ":")[0]; uid != want {
 				t.Errorf("%s runs as uid %s, want %s", img.name, uid, want)
 			}
 			if img.name == "caddy" {

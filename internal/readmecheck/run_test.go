@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
@@ -39,58 +40,32 @@ func buildSnippet(t *testing.T, src string, replace ...string) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "snippet")
-	if out, err := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir)).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s\n%s", err, out, src)
+	if err := proc.GoBuild(context.Background(), "", nil, bin, "./"+filepath.Base(dir)); err != nil {
+		t.Fatalf("%v\n%s", err, src)
 	}
 	return bin
 }
 
-// proc is a snippet's binary running, its output collected.
-type proc struct {
-	cmd    *exec.Cmd
-	out    testkit.Output
-	exited chan error // gets what Wait returned, once
-}
-
-// startProc starts bin with its output and errors collected in out.
-func startProc(t *testing.T, bin string) *proc {
+// startProc starts bin, its output and errors collected, killed when
+// the test ends (its output logged if the test failed).
+func startProc(t *testing.T, bin string) *proc.Process {
 	t.Helper()
-	p := &proc{cmd: exec.Command(bin), exited: make(chan error, 1)}
-	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.exited <- p.cmd.Wait() }()
-	return p
-}
-
-// stop kills the process if it still runs and waits for it, and logs its
-// output if the test failed.
-func (p *proc) stop(t *testing.T) {
-	p.cmd.Process.Kill()
-	err := <-p.exited
-	p.exited <- err
-	if t.Failed() {
-		t.Logf("the snippet's output:\n%s", p.out.String())
-	}
+	return testkit.StartProcess(t, context.Background(), "the snippet", proc.Config{}, os.Kill, 0, bin)
 }
 
 // signal sends sig and waits up to d for the process, what, to exit, and
 // returns what Wait returned; it fails the test if the process has not
 // exited by then.
-func (p *proc) signal(t *testing.T, sig os.Signal, d time.Duration, what string) error {
+func signal(t *testing.T, p *proc.Process, sig os.Signal, d time.Duration, what string) error {
 	t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	if err := p.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-p.exited:
-		p.exited <- err // for stop
-		return err
-	case <-time.After(d):
+	err := p.Wait(d)
+	if err == proc.ErrRunning {
 		t.Fatalf("%s did not stop on %v", what, sig)
-		return nil
 	}
+	return err
 }
 
 // startRegistry starts a registry on a loopback port and returns it and
@@ -155,7 +130,6 @@ func runGatewaySnippet(t *testing.T, src string) {
 	regAddr, gwAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	bin := buildSnippet(t, src, `"127.0.0.1:8761"`, `"`+regAddr+`"`, `"127.0.0.1:8080"`, `"`+gwAddr+`"`)
 	p := startProc(t, bin)
-	defer p.stop(t)
 	get := func(path string) (int, string, error) {
 		resp, err := http.Get("http://" + gwAddr + path)
 		if err != nil {
@@ -197,8 +171,8 @@ func runGatewaySnippet(t *testing.T, src string) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 
-	if err := p.signal(t, os.Interrupt, 10*time.Second, "the gateway"); err != nil {
-		t.Fatalf("the gateway did not stop cleanly on an interrupt: %v\n%s", err, p.out.String())
+	if err := signal(t, p, os.Interrupt, 10*time.Second, "the gateway"); err != nil {
+		t.Fatalf("the gateway did not stop cleanly on an interrupt: %v\n%s", err, p.String())
 	}
 }
 
@@ -225,7 +199,6 @@ func runFxSnippet(t *testing.T, src string) {
 	bin := buildSnippet(t, src, "localhost:8761", regAddr, "8080", svcPort)
 
 	p := startProc(t, bin)
-	defer p.stop(t)
 
 	registered := func() *eureka.InstanceInfo {
 		for _, i := range store.AllInstances("ORDERS") {
@@ -238,7 +211,7 @@ func runFxSnippet(t *testing.T, src string) {
 		return i != nil && i.Status == eureka.StatusUp && strconv.Itoa(i.Port.Number) == svcPort
 	})
 	testkit.Eventually(t, 10*time.Second, "the log line of the registration", func() bool {
-		return strings.Contains(p.out.String(), "instance registered")
+		return strings.Contains(p.String(), "instance registered")
 	})
 	var body string
 	testkit.Eventually(t, 10*time.Second, "GET /stock answered by INVENTORY", func() bool {
@@ -253,7 +226,7 @@ func runFxSnippet(t *testing.T, src string) {
 	})
 	http.DefaultClient.CloseIdleConnections()
 
-	p.signal(t, syscall.SIGINT, 15*time.Second, "the snippet")
+	signal(t, p, syscall.SIGINT, 15*time.Second, "the snippet")
 	if i := registered(); i != nil {
 		t.Errorf("the registration was not cancelled: %+v", i)
 	}
@@ -262,9 +235,8 @@ func runFxSnippet(t *testing.T, src string) {
 	dead := testkit.FreeAddr(t)
 	bin = buildSnippet(t, src, "localhost:8761", dead, "8080", port(t, testkit.FreeAddr(t)))
 	unreachable := startProc(t, bin)
-	defer unreachable.stop(t)
 	testkit.Eventually(t, 20*time.Second, "a warning that the registry cannot be reached", func() bool {
-		s := unreachable.out.String()
+		s := unreachable.String()
 		return strings.Contains(s, "WARN") && strings.Contains(s, dead)
 	})
 }

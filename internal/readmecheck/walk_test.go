@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
@@ -218,28 +219,21 @@ func runWalk(t *testing.T, w walk) {
 	for _, s := range w.steps {
 		want := rewrite(s.output)
 		if s.start {
-			var out testkit.Output
-			cmd := shell(context.Background(), s.body)
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			t.Cleanup(func() { stopGroup(t, cmd, exited, &out) })
 			if !s.has {
 				t.Fatalf("%s: a started command needs the lines it prints once ready, in a text block after it", s.where())
 			}
-			deadline := time.After(walkStartTimeout)
-			for !matchOutput(want, out.String(), true) {
-				select {
-				case err := <-exited:
-					exited <- err
-					t.Fatalf("%s: the command exited (%v) before it was ready:\n%s\n%s", s.where(), err, s.body, out.String())
-				case <-deadline:
-					t.Fatalf("%s: not ready after %v: want the lines\n%s\ngot\n%s", s.where(), walkStartTimeout, want, out.String())
-				case <-time.After(100 * time.Millisecond):
+			// Its own process group: an interrupt reaches what it started,
+			// as Ctrl-C in its terminal does.
+			p, err := proc.Start(context.Background(), command(s.body), proc.Config{Dir: root, Env: env, CleanEnv: true, Group: true}, "bash", "-c", command(s.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { stopGroup(t, p) })
+			if err := p.Until(func(out string) bool { return matchOutput(want, out, true) }, walkStartTimeout, "ready"); err != nil {
+				if p.Exited() {
+					t.Fatalf("%s: the command exited (%v) before it was ready:\n%s\n%s", s.where(), p.Wait(0), s.body, p.String())
 				}
+				t.Fatalf("%s: not ready after %v: want the lines\n%s\ngot\n%s", s.where(), walkStartTimeout, want, p.String())
 			}
 			continue
 		}
@@ -260,16 +254,10 @@ func runWalk(t *testing.T, w walk) {
 
 // stopGroup stops a started command and whatever it started: an
 // interrupt first, as Ctrl-C in its terminal, then a kill.
-func stopGroup(t *testing.T, cmd *exec.Cmd, exited chan error, out *testkit.Output) {
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-	}
+func stopGroup(t *testing.T, p *proc.Process) {
+	p.Stop(os.Interrupt, 10*time.Second)
 	if t.Failed() {
-		t.Logf("the output of\n%s\n%s", cmd.Args[len(cmd.Args)-1], out.String())
+		t.Logf("the output of\n%s\n%s", p.Name, p.String())
 	}
 }
 

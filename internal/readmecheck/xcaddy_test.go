@@ -1,14 +1,15 @@
 package readmecheck
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
@@ -89,11 +90,9 @@ func TestXcaddyBuild(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(dir, "caddy")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = dir
-	build.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build of the xcaddy main:\n%s\n%s", out, main)
+	env := []string{"GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"), "GOWORK=off"}
+	if err := proc.GoBuild(context.Background(), dir, env, bin, "."); err != nil {
+		t.Fatalf("the xcaddy main: %v\n%s", err, main)
 	}
 	for _, id := range testkit.UnlistedModules(t, bin) {
 		t.Errorf("the xcaddy build does not list %s", id)

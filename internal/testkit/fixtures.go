@@ -36,19 +36,6 @@ func (c *FakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// Inst returns a valid registration of app/id on 127.0.0.1:8080, UP, with
-// lastDirtyTimestamp 1000 and a 90 s lease.
-func Inst(app, id string) *eureka.InstanceInfo {
-	return &eureka.InstanceInfo{
-		InstanceID: id, HasInstanceID: true, HostName: id + ".local", App: app, IPAddr: "127.0.0.1",
-		Status: eureka.StatusUp, Port: eureka.Port{Number: 8080, Enabled: true},
-		SecurePort: eureka.Port{Number: 443}, CountryID: 1, SID: "na",
-		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn},
-		LeaseInfo:      eureka.LeaseInfo{RenewalIntervalInSecs: 30, DurationInSecs: 90},
-		VIPAddress:     app + "-vip", LastDirtyTimestamp: 1000,
-	}
-}
-
 // Registrar is what MustRegister needs of a registry.
 type Registrar interface {
 	Register(i *eureka.InstanceInfo, replication bool) error

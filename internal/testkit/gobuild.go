@@ -1,11 +1,13 @@
 package testkit
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/eurekagate/eurekagate/internal/proc"
 )
 
 // GoBuilds builds Go commands for a test binary, each once per process,
@@ -38,10 +40,8 @@ func (b *GoBuilds) Binary(t testing.TB, dir, pkg string) string {
 		b.dir, b.bins = d, map[string]string{}
 	}
 	bin := filepath.Join(b.dir, filepath.Base(pkg))
-	build := exec.Command("go", "build", "-o", bin, pkg)
-	build.Dir = dir
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	if err := proc.GoBuild(context.Background(), dir, nil, bin, pkg); err != nil {
+		t.Fatal(err)
 	}
 	b.bins[key] = bin
 	return bin

@@ -5,8 +5,9 @@
 // slowloris writer (Trickle), a small load generator for failover tests,
 // goroutines racing each other (Loop, InParallel), a steady load until the
 // test ends (TickUntilEnd), a process's output
-// (Output), registrations to test and benchmark with (Inst, and
-// SampleInstance, which the load command cmd/eurekabench uses too), a
+// (Output), a process of its own for a test (StartProcess, over
+// internal/proc), registrations to test and benchmark with (Inst and
+// SampleInstance, from internal/fixture), a
 // deep-equality check (Want), test certificates (CA), password hashes
 // (PasswordHash), how far the heap grows while a function runs
 // (HeapGrowth) and hostile traffic rules documents (AliasBomb).

@@ -1,13 +1,12 @@
 // Package xdstest is what the xDS and gRPC resolver tests share: gRPC
-// backends that answer their name, registered through Eureka's REST API, grpc-go's own xDS client bootstrapped to a server on
-// loopback, and a poll for the backends its RPCs reach.
+// backends that answer their name (internal/xdsfixture's, stopped at the
+// test's end), registered through Eureka's REST API, grpc-go's own xDS
+// client bootstrapped to a server on loopback, and a poll for the
+// backends its RPCs reach.
 package xdstest
 
 import (
-	"context"
-	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -18,54 +17,25 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/xds"
-	"google.golang.org/protobuf/types/known/emptypb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/internal/xdsfixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
-
-// whoMethod is the one RPC the backends serve: it answers the backend's
-// name, so a client sees which instance took each call.
-const whoMethod = "/test.Who/Name"
 
 // Backend starts a gRPC server on loopback answering with name, stopped
 // when the test ends, and returns its port.
 func Backend(t testing.TB, name string) int {
 	t.Helper()
-	port, stop, err := StartBackend(name)
+	port, stop, err := xdsfixture.StartBackend(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
 	return port
-}
-
-// StartBackend starts a gRPC server on loopback answering with name and
-// returns its port and what stops it (and waits for it).
-func StartBackend(name string) (port int, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, nil, err
-	}
-	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, st grpc.ServerStream) error {
-		if err := st.RecvMsg(&emptypb.Empty{}); err != nil {
-			return err
-		}
-		return st.SendMsg(wrapperspb.String(name))
-	}))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ln)
-	}()
-	return ln.Addr().(*net.TCPAddr).Port, func() {
-		srv.Stop()
-		<-done
-	}, nil
 }
 
 // Registry starts a Store served over Eureka's REST API on loopback until
@@ -94,11 +64,12 @@ func Register(t testing.TB, api, app, id string, grpcPort int, md map[string]str
 }
 
 // Bootstrap is grpc-go's bootstrap configuration for an xDS server at
-// addr, reached with channelCreds (`{"type":"insecure"}` for plaintext).
-func Bootstrap(addr, channelCreds, node string) []byte {
-	return fmt.Appendf(nil, `{"xds_servers":[{"server_uri":%q,"channel_creds":[%s],"server_features":["xds_v3"]}],"node":{"id":%q,"locality":{"zone":"z1"}}}`,
-		addr, channelCreds, node)
-}
+// addr, reached with channelCreds (xdsfixture.Bootstrap).
+var Bootstrap = xdsfixture.Bootstrap
+
+// Who calls a backend once over conn and returns its name
+// (xdsfixture.Who).
+var Who = xdsfixture.Who
 
 // Conn dials target (xds:///orders) through grpc-go's own xDS resolver
 // with bootstrap; the connection closes when the test ends.
@@ -114,15 +85,6 @@ func Conn(t testing.TB, bootstrap []byte, target string) *grpc.ClientConn {
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	return conn
-}
-
-// Who calls a backend once over conn and returns its name.
-func Who(conn *grpc.ClientConn, timeout time.Duration) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var name wrapperspb.StringValue
-	err := conn.Invoke(ctx, whoMethod, &emptypb.Empty{}, &name)
-	return name.GetValue(), err
 }
 
 // Reached calls n times and returns the backends that answered; a failed
