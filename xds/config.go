@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/settings"
 	"github.com/eurekagate/eurekagate/registry"
@@ -60,6 +62,9 @@ type Config struct {
 	// ClientCAs for mutual TLS: the stream carries the whole topology).
 	// Default: plaintext.
 	TLS *tls.Config
+	// Logger tells of the apps whose traffic rules are refused for xDS
+	// (SetRules), once per refusal. Default: none.
+	Logger *zap.Logger
 }
 
 // Validate returns the error in c's settings, naming the setting.
@@ -83,6 +88,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Region == "" {
 		c.Region = registry.DefaultRegion
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
 	}
 	settings.Default(&c.MaxListenerNames, DefaultMaxListenerNames)
 	return nil

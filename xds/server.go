@@ -15,6 +15,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	xdsserver "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
@@ -45,6 +46,8 @@ type Server struct {
 	// app it routes to); known is the apps that have a cluster.
 	buildMu sync.Mutex
 	known   map[string]bool
+	// subsets is the subset clusters made for traffic rules (SetRules).
+	subsets map[string]bool
 	grpc    *grpc.Server
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -54,6 +57,13 @@ type Server struct {
 	mu    sync.Mutex
 	dirty map[string]struct{}
 	wake  chan struct{}
+
+	// rules are the apps' traffic rules translated (SetRules); refused,
+	// the apps whose rules are not, with the reason.
+	rulesMu sync.Mutex
+	rules   map[string]*appRoutes
+	refused map[string]string
+	log     *zap.Logger
 
 	stats       *stats
 	unsubscribe func()
@@ -79,11 +89,13 @@ func New(src Source, cfg Config) (*Server, error) {
 		eds:      cache.NewLinearCache(endpointType),
 		rds:      cache.NewLinearCache(routeType),
 		known:    map[string]bool{},
+		subsets:  map[string]bool{},
+		log:      cfg.Logger,
 		stats:    newStats(),
 		dirty:    map[string]struct{}{},
 		wake:     make(chan struct{}, 1),
 	}
-	s.lds = newListeners(cfg.MaxListenerNames, s.buildNow)
+	s.lds = newListeners(cfg.MaxListenerNames, s.buildNow, s.routesOf)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	mux := &cache.MuxCache{
 		Classify:      func(r *cache.Request) string { return r.GetTypeUrl() },
@@ -202,7 +214,7 @@ func (s *Server) build(apps map[string]struct{}) {
 			if s.known[app] {
 				s.stats.gone(app)
 				delete(s.known, app)
-				gone = append(gone, app)
+				gone = s.dropSubsets(app, nil, append(gone, app))
 			}
 			continue
 		}
@@ -211,6 +223,7 @@ func (s *Server) build(apps map[string]struct{}) {
 			clusters[app] = s.cluster(app)
 		}
 		endpoints[app] = s.endpoints(app)
+		s.buildSubsets(app, clusters, endpoints)
 	}
 	// Endpoints first, so that a client following a new cluster finds them.
 	_ = s.eds.UpdateResources(endpoints, gone)

@@ -76,10 +76,10 @@ func (x *xdsFlags) applyRegions(o *options) error {
 	return nil
 }
 
-// xdsModule is the xDS server when -xds is set. It warns when the server
-// listens beyond loopback without mutual TLS (its streams carry the whole
-// topology to whoever connects), and when the gateway has traffic rules,
-// which xDS does not carry.
+// xdsModule is the xDS server when -xds is set, serving -gateway-rules'
+// traffic rules when set. It warns when the server listens beyond
+// loopback without mutual TLS (its streams carry the whole topology to
+// whoever connects).
 func xdsModule(o *options, log *zap.Logger) fx.Option {
 	if o.xds.Addr == "" {
 		return fx.Options()
@@ -88,11 +88,9 @@ func xdsModule(o *options, log *zap.Logger) fx.Option {
 		log.Warn("the xDS server listens beyond loopback without mutual TLS: anyone who reaches it reads every instance's address; set -xds-tls-cert, -xds-tls-key and -xds-tls-client-ca",
 			zap.String("addr", o.xds.Addr))
 	}
-	if o.gatewayRules.File != "" {
-		log.Warn("the traffic rules of -gateway-rules apply to the gateway only: over xDS every route goes to the app's whole cluster",
-			zap.String("rules", o.gatewayRules.File))
-	}
-	return fx.Options(xdsmodule.Module, fx.Supply(o.xds))
+	cfg := o.xds
+	cfg.Rules = o.gatewayRules
+	return fx.Options(xdsmodule.Module, fx.Supply(cfg))
 }
 
 // mutualTLS reports whether tc requires a verified client certificate,

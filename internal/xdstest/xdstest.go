@@ -17,6 +17,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/xds"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -125,15 +126,28 @@ func Who(conn *grpc.ClientConn, timeout time.Duration) (string, error) {
 	return name.GetValue(), err
 }
 
+// Count calls n times with the metadata pairs md (key, value, ...) and
+// returns how many calls each backend answered; a failed call counts as
+// "error".
+func Count(conn *grpc.ClientConn, n int, md ...string) map[string]int {
+	got := map[string]int{}
+	for range n {
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), md...), 2*time.Second)
+		var name wrapperspb.StringValue
+		if err := conn.Invoke(ctx, whoMethod, &emptypb.Empty{}, &name); err != nil {
+			name.Value = "error"
+		}
+		cancel()
+		got[name.GetValue()]++
+	}
+	return got
+}
+
 // Reached calls n times and returns the backends that answered; a failed
 // call counts as "error".
 func Reached(conn *grpc.ClientConn, n int) map[string]bool {
 	seen := map[string]bool{}
-	for range n {
-		name, err := Who(conn, 2*time.Second)
-		if err != nil {
-			name = "error"
-		}
+	for name := range Count(conn, n) {
 		seen[name] = true
 	}
 	return seen
