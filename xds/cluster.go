@@ -41,6 +41,7 @@ func (s *Server) cluster(name string) *clusterv3.Cluster {
 		EdsClusterConfig:     &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource(), ServiceName: name},
 		LbPolicy:             lbPolicies[s.cfg.Policy],
 		ConnectTimeout:       durationpb.New(5 * time.Second),
+		TransportSocket:      s.transportSocket(name),
 		OutlierDetection: &clusterv3.OutlierDetection{
 			Consecutive_5Xx:           wrapperspb.UInt32(outlierMaxFails),
 			ConsecutiveGatewayFailure: wrapperspb.UInt32(outlierMaxFails),

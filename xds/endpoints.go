@@ -10,7 +10,6 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/eurekagate/eurekagate/eureka"
-	"github.com/eurekagate/eurekagate/registry"
 )
 
 // metadataFilter is the filter metadata key an endpoint's Eureka metadata
@@ -29,7 +28,8 @@ const metadataFilter = "envoy.lb"
 // Port: the instance metadata's GRPCPortKey when it holds a port number,
 // else the plain port when enabled, else the secure port when enabled; an
 // instance with none of them (or a GRPCPortKey value that is not a port)
-// gets no endpoint, since an RPC there could only fail.
+// gets no endpoint, since an RPC there could only fail. Instances on their
+// secure port are reached over TLS (see decideTLS).
 //
 // Locality: the Store's region and the instance's zone (Amazon's
 // availability zone, else the "zone" metadata), one locality per zone,
@@ -50,7 +50,7 @@ func (s *Server) endpoints(app string) *endpointv3.ClusterLoadAssignment {
 	}
 	add(s.region, s.src.Instances(app))
 	for _, region := range s.failover {
-		add(region, s.src.(*registry.Store).InstancesIn(app, region))
+		add(region, s.regionInstances(app, region))
 	}
 	return cla
 }
@@ -58,7 +58,7 @@ func (s *Server) endpoints(app string) *endpointv3.ClusterLoadAssignment {
 // inFailover reports whether a fail-over region has instances of app.
 func (s *Server) inFailover(app string) bool {
 	for _, region := range s.failover {
-		if len(s.src.(*registry.Store).InstancesIn(app, region)) > 0 {
+		if len(s.regionInstances(app, region)) > 0 {
 			return true
 		}
 	}
@@ -94,7 +94,7 @@ func (s *Server) localities(cla *endpointv3.ClusterLoadAssignment, region string
 
 func (s *Server) endpoint(i *eureka.InstanceInfo) *endpointv3.LbEndpoint {
 	addr, port, ok := i.GRPCAddress(s.cfg.GRPCPortKey)
-	if !ok {
+	if !ok || !s.usable(i) {
 		return nil
 	}
 	e := &endpointv3.LbEndpoint{

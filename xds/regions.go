@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -28,6 +29,12 @@ func failoverRegions(src Source, regions []string) ([]string, error) {
 		out = append(out, parsed[0])
 	}
 	return out, nil
+}
+
+// regionInstances returns app's UP instances in a remote region of the
+// Store (the source of a server with fail-over regions).
+func (s *Server) regionInstances(app, region string) []*eureka.InstanceInfo {
+	return s.src.(*registry.Store).InstancesIn(app, region)
 }
 
 // followRegions marks the apps the fail-over regions' changes touch,

@@ -48,9 +48,12 @@ type Server struct {
 	known   map[string]bool
 	// subsets is the subset clusters made for traffic rules (SetRules).
 	subsets map[string]bool
-	grpc    *grpc.Server
-	ctx     context.Context
-	cancel  context.CancelFunc
+	// tls is the apps whose clusters reach their instances over TLS;
+	// mixed, those with instances on both kinds of port (decideTLS).
+	tls, mixed map[string]bool
+	grpc       *grpc.Server
+	ctx        context.Context
+	cancel     context.CancelFunc
 
 	// dirty holds the apps changed since the loop last built them; wake
 	// tells the loop there are some.
@@ -90,6 +93,8 @@ func New(src Source, cfg Config) (*Server, error) {
 		rds:      cache.NewLinearCache(routeType),
 		known:    map[string]bool{},
 		subsets:  map[string]bool{},
+		tls:      map[string]bool{},
+		mixed:    map[string]bool{},
 		log:      cfg.Logger,
 		stats:    newStats(),
 		dirty:    map[string]struct{}{},
@@ -214,16 +219,20 @@ func (s *Server) build(apps map[string]struct{}) {
 			if s.known[app] {
 				s.stats.gone(app)
 				delete(s.known, app)
+				delete(s.tls, app)
+				delete(s.mixed, app)
 				gone = s.dropSubsets(app, nil, append(gone, app))
 			}
 			continue
 		}
-		if !s.known[app] {
+		// Clusters are sent again only when their TLS changes.
+		changed := s.decideTLS(app)
+		if !s.known[app] || changed {
 			s.known[app] = true
 			clusters[app] = s.cluster(app)
 		}
 		endpoints[app] = s.endpoints(app)
-		s.buildSubsets(app, clusters, endpoints)
+		s.buildSubsets(app, changed, clusters, endpoints)
 	}
 	// Endpoints first, so that a client following a new cluster finds them.
 	_ = s.eds.UpdateResources(endpoints, gone)

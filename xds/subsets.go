@@ -6,17 +6,16 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 
-	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
 // buildSubsets adds to clusters and endpoints the subset clusters of
-// app's rules (SetRules): a new one's cluster, every one's endpoints.
-// Its caller holds buildMu.
-func (s *Server) buildSubsets(app string, clusters, endpoints map[string]types.Resource) {
+// app's rules (SetRules): a new one's cluster (every one's when their
+// TLS changed), every one's endpoints. Its caller holds buildMu.
+func (s *Server) buildSubsets(app string, tlsChanged bool, clusters, endpoints map[string]types.Resource) {
 	t := s.rulesFor(app)
 	for _, name := range t.subsetNames() {
-		if !s.subsets[name] {
+		if !s.subsets[name] || tlsChanged {
 			s.subsets[name] = true
 			clusters[name] = s.cluster(name)
 		}
@@ -48,7 +47,7 @@ func (s *Server) subsetEndpoints(app, name string, t *appRoutes, sub *routing.Su
 func (s *Server) subsetLocalities(cla *endpointv3.ClusterLoadAssignment, app string, sub *routing.Subset) bool {
 	region, up := s.region, s.src.Instances(app)
 	if r := sub.Region(); r != "" && r != s.region {
-		region, up = r, s.src.(*registry.Store).InstancesIn(app, r)
+		region, up = r, s.regionInstances(app, r)
 	}
 	sel, _ := sub.Selector.Without(routing.RegionKey)
 	return s.localities(cla, region, 0, sel.Filter(up))

@@ -28,6 +28,7 @@ func (x *xdsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&x.clientCA, "xds-tls-client-ca", "", "PEM CA certificates: every xDS client must present a certificate they signed (mutual TLS; the stream carries the whole topology)")
 	fs.StringVar(&x.cfg.Server.GRPCPortKey, "xds-grpc-port-key", xds.DefaultGRPCPortKey, "instance metadata key whose port number is an endpoint's port over xDS instead of the instance's port")
 	fs.StringVar(&x.failover, "xds-failover-regions", "", "comma-separated remote regions (of -remote-regions), in order, whose instances an xDS client's RPCs go to when the local region has none, as lower-priority localities (default: none, the local region only)")
+	fs.StringVar(&x.cfg.Server.InstanceCA, "xds-instance-ca", xds.DefaultInstanceCA, "name of the certificate provider instance, in the xDS clients' bootstrap, whose CA certificates verify the instances that enable only their secure port: their clusters carry TLS, the server name the instance's hostName")
 	fs.StringVar(&x.cfg.Server.Policy, "xds-policy", xds.DefaultPolicy, "load balancing policy of every xDS cluster: round_robin, least_request or ring_hash")
 }
 
