@@ -1,6 +1,6 @@
 // Package xdsmodule is the fx module of the xDS server, apart from
-// fxmodules so that what does not serve xDS (Caddy's modules, the other
-// fx modules) does not link go-control-plane and Envoy's types.
+// fxmodules so that what does not serve xDS (the other fx modules) does
+// not link go-control-plane and Envoy's types.
 package xdsmodule
 
 import (
