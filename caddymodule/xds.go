@@ -10,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
+	"github.com/eurekagate/eurekagate/dashboard"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/xds"
 )
@@ -163,6 +164,15 @@ func (a *App) stopXDS() {
 		a.xds.Stop()
 		a.xds = nil
 	}
+}
+
+// dashboardXDS returns the clients of the app's xDS server for
+// eureka_dashboard; nil (no list) without one.
+func (a *App) dashboardXDS() func() []dashboard.XDSClient {
+	if a.xds == nil {
+		return nil
+	}
+	return dashboard.XDSClientsOf(a.xds.Clients)
 }
 
 // parseXDS reads the xds option: its address and its block.

@@ -57,17 +57,22 @@ func TestXDSConfigErrors(t *testing.T) {
 
 // A grpc-go client with its own xDS resolver reaches an instance
 // registered with the eureka app through the app's xDS server, and its
-// RPCs follow a second registration; a reload that drops the option
+// RPCs follow a second registration, and eureka_dashboard lists it; a
+// reload that drops the option
 // stops the server (goleak checks at the end that nothing is left).
 func TestXDSThroughCaddy(t *testing.T) {
 	port := testPorts(1)[0]
-	loadConfig(t, testConfig("", "registry "+newRegistry("xds")+"\n\t\txds 127.0.0.1:"+port, site(registryPort, "\teureka_server")))
+	loadConfig(t, testConfig("", "registry "+newRegistry("xds")+"\n\t\txds 127.0.0.1:"+port, site(registryPort, "\teureka_server\n\teureka_dashboard")))
 	api := strings.TrimSuffix(registryURL, "/")
 	xdstest.Register(t, api, "ORDERS", "o1", xdstest.Backend(t, "o1"), nil)
 	conn := xdstest.Conn(t, xdstest.Bootstrap("127.0.0.1:"+port, `{"type":"insecure"}`, t.Name()), "xds:///orders")
 	xdstest.EventuallyReaches(t, conn, "o1")
 	xdstest.Register(t, api, "ORDERS", "o2", xdstest.Backend(t, "o2"), nil)
 	xdstest.EventuallyReaches(t, conn, "o1", "o2")
+	// eureka_dashboard lists the client.
+	if _, body := do(t, "GET", "http://127.0.0.1:"+registryPort+"/api/xds", nil); !strings.Contains(body, `"node":"`+t.Name()+`"`) {
+		t.Errorf("api/xds lacks the client: %s", body)
+	}
 
 	loadConfig(t, testConfig("", "registry "+newRegistry("xds-after"), site(registryPort, "\teureka_server")))
 }

@@ -50,12 +50,13 @@ type stats struct {
 	changedAt map[string]time.Time
 	requested map[int64]time.Time
 	names     map[int64]string
+	streams   map[streamKey]*stream // the streams open now (Clients)
 	latency   [len(traffic.Buckets) + 1]uint64
 	sum       time.Duration
 }
 
 func newStats() *stats {
-	st := &stats{sent: map[string]*atomic.Uint64{}, changedAt: map[string]time.Time{}, requested: map[int64]time.Time{}, names: map[int64]string{}}
+	st := &stats{sent: map[string]*atomic.Uint64{}, changedAt: map[string]time.Time{}, requested: map[int64]time.Time{}, names: map[int64]string{}, streams: map[streamKey]*stream{}}
 	for t := range typeNames {
 		st.sent[t] = new(atomic.Uint64)
 	}
@@ -132,21 +133,30 @@ func (st *stats) namesChanged(stream int64, r *discoverygrpc.DiscoveryRequest) b
 
 // callbacks feeds st from the ADS server, both variants.
 func (st *stats) callbacks() xdsserver.Callbacks {
-	open := func(context.Context, int64, string) error {
-		st.clients.Add(1)
-		return nil
-	}
-	closed := func(id int64, _ *corev3.Node) { st.closed(id) }
 	return xdsserver.CallbackFuncs{
-		StreamOpenFunc:        open,
-		DeltaStreamOpenFunc:   open,
-		StreamClosedFunc:      closed,
-		DeltaStreamClosedFunc: closed,
+		StreamOpenFunc: func(_ context.Context, id int64, _ string) error {
+			st.opened(streamKey{id, false})
+			return nil
+		},
+		DeltaStreamOpenFunc: func(_ context.Context, id int64, _ string) error {
+			st.opened(streamKey{id, true})
+			return nil
+		},
+		StreamClosedFunc: func(id int64, _ *corev3.Node) {
+			st.closed(id)
+			st.ended(streamKey{id, false})
+		},
+		DeltaStreamClosedFunc: func(id int64, _ *corev3.Node) {
+			st.closed(id)
+			st.ended(streamKey{id, true})
+		},
 		StreamRequestFunc: func(id int64, r *discoverygrpc.DiscoveryRequest) error {
+			st.asked(streamKey{id, false}, r.GetNode(), r.GetTypeUrl())
 			st.request(id, r.GetTypeUrl(), r.GetResponseNonce() == "" || st.namesChanged(id, r))
 			return nil
 		},
 		StreamDeltaRequestFunc: func(id int64, r *discoverygrpc.DeltaDiscoveryRequest) error {
+			st.asked(streamKey{id, true}, r.GetNode(), r.GetTypeUrl())
 			st.request(id, r.GetTypeUrl(), r.GetResponseNonce() == "" || len(r.GetResourceNamesSubscribe()) > 0)
 			return nil
 		},

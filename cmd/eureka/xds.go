@@ -9,6 +9,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/eurekagate/eurekagate/dashboard"
 	"github.com/eurekagate/eurekagate/fxmodules/xdsmodule"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/xds"
@@ -107,4 +108,13 @@ func mutualTLS(tc *tls.Config) bool {
 		}
 	}
 	return tc.ClientAuth == tls.RequireAndVerifyClientCert
+}
+
+// dashboardXDS returns x's clients as the dashboard lists them; nil (no
+// list) without x.
+func dashboardXDS(x *xds.Server) func() []dashboard.XDSClient {
+	if x == nil {
+		return nil
+	}
+	return dashboard.XDSClientsOf(x.Clients)
 }

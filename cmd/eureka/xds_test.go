@@ -71,6 +71,10 @@ func TestAppServesXDSOverMutualTLS(t *testing.T) {
 	// client, the resources sent and the push.
 	xdstest.Register(t, api, "ORDERS", "o2", xdstest.Backend(t, "o2"), nil)
 	xdstest.EventuallyReaches(t, conn, "o1", "o2")
+	// The dashboard lists the client.
+	if _, body := testkit.HTTPGet(t, "http://"+reg.Addr().String()+"/api/xds"); !strings.Contains(body, `"node":"`+t.Name()+`","types":["listener","cluster","endpoints"]`) {
+		t.Errorf("the dashboard's api/xds lacks the client: %s", body)
+	}
 	_, metrics := testkit.HTTPGet(t, "http://"+reg.Addr().String()+"/metrics")
 	for _, want := range []string{"eureka_xds_clients 1\n", `eureka_xds_resources_sent_total{type="listener"} 1`, "eureka_xds_push_latency_seconds_count 1\n"} {
 		if !strings.Contains(metrics, want) {
