@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 
 // The xds option and its block adapt into the eureka app's JSON.
 func TestXDSCaddyfile(t *testing.T) {
-	out := adaptCaddyfile(t, withEurekaOptions(`		xds 127.0.0.1:18000 {
+	a, _ := adaptApp(t, withEurekaOptions(`		xds 127.0.0.1:18000 {
 			tls_cert xds.pem
 			tls_key xds.key
 			tls_client_ca ca.pem
@@ -20,16 +19,8 @@ func TestXDSCaddyfile(t *testing.T) {
 			instance_ca instances
 		}
 `))
-	var cfg struct {
-		Apps struct {
-			Eureka *App `json:"eureka"`
-		} `json:"apps"`
-	}
-	if err := json.Unmarshal([]byte(out), &cfg); err != nil {
-		t.Fatal(err)
-	}
 	want := &XDS{Listen: "127.0.0.1:18000", TLSCert: "xds.pem", TLSKey: "xds.key", TLSClientCA: "ca.pem", Policy: "least_request", GRPCPortKey: "grpc", InstanceCA: "instances"}
-	if got := cfg.Apps.Eureka.XDS; !reflect.DeepEqual(got, want) {
+	if got := a.XDS; !reflect.DeepEqual(got, want) {
 		t.Fatalf("xds adapted to %+v, want %+v", got, want)
 	}
 }
