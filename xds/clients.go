@@ -50,13 +50,6 @@ func (st *stats) opened(k streamKey) {
 	st.mu.Unlock()
 }
 
-// ended forgets a stream that closed.
-func (st *stats) ended(k streamKey) {
-	st.mu.Lock()
-	delete(st.streams, k)
-	st.mu.Unlock()
-}
-
 // asked records a stream's node and the type it asked for.
 func (st *stats) asked(k streamKey, node *corev3.Node, typeURL string) {
 	st.mu.Lock()
