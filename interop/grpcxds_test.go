@@ -3,7 +3,6 @@ package interop
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -22,16 +21,7 @@ import (
 func TestGRPCJavaXDSClient(t *testing.T) {
 	j := jar(t, "grpcxds")
 	store, api := xdstest.Registry(t)
-	x, err := xds.New(store, xds.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	x.Start(ln)
-	t.Cleanup(x.Stop)
+	x := xdstest.Serve(t, store, xds.Config{})
 	xdstest.Register(t, api, "ORDERS", "stable-1", xdstest.Backend(t, "stable-1"), map[string]string{"version": "1"})
 	xdstest.Register(t, api, "ORDERS", "stable-2", xdstest.Backend(t, "stable-2"), map[string]string{"version": "1"})
 	xdstest.Register(t, api, "ORDERS", "canary", xdstest.Backend(t, "canary"), map[string]string{"version": "2"})

@@ -19,7 +19,7 @@ import (
 // followed too.
 func TestFailoverRegionTakesRPCsWhenTheLocalRegionHasNone(t *testing.T) {
 	store := registry.New(registry.Config{RemoteRegions: []registry.RemoteRegion{{Name: "eu-west"}}})
-	x := serve(t, store, xds.Config{FailoverRegions: []string{"EU-West"}})
+	x := xdstest.Serve(t, store, xds.Config{FailoverRegions: []string{"EU-West"}})
 	grpcInst := func(id string) *eureka.InstanceInfo {
 		i := testkit.Inst("ORDERS", id)
 		i.Metadata = map[string]string{xds.DefaultGRPCPortKey: strconv.Itoa(xdstest.Backend(t, id))}

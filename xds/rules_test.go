@@ -134,7 +134,7 @@ func binomialBounds(n int, p, miss float64) (lo, hi int) {
 func TestRulesRefusedForXDS(t *testing.T) {
 	core, logs := observer.New(zapcore.WarnLevel)
 	store, api := xdstest.Registry(t)
-	e := &env{store: store, api: api, xds: serve(t, store, xds.Config{Logger: zap.New(core)})}
+	e := &env{store: store, api: api, xds: xdstest.Serve(t, store, xds.Config{Logger: zap.New(core)})}
 	e.register(t, "ORDERS", "a", xdstest.Backend(t, "a"), map[string]string{"version": "1"})
 	e.register(t, "ORDERS", "b", xdstest.Backend(t, "b"), map[string]string{"version": "2"})
 	e.register(t, "USERS", "u", xdstest.Backend(t, "u"), map[string]string{"version": "1"})

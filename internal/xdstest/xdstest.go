@@ -1,6 +1,7 @@
 // Package xdstest is what the xDS and gRPC resolver tests share: gRPC
-// backends that answer their name, registered through Eureka's REST API, grpc-go's own xDS client bootstrapped to a server on
-// loopback, and a poll for the backends its RPCs reach.
+// backends that answer their name, registered through Eureka's REST API,
+// an xDS server on loopback, grpc-go's own xDS client bootstrapped to a
+// server on loopback, and a poll for the backends its RPCs reach.
 package xdstest
 
 import (
@@ -18,7 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/xds"
+	grpcxds "google.golang.org/grpc/xds"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/xds"
 )
 
 // whoMethod is the one RPC the backends serve: it answers the backend's
@@ -80,6 +82,23 @@ func Registry(t testing.TB) (*registry.Store, string) {
 	return store, strings.TrimSuffix(srv.URL(), "/")
 }
 
+// Serve starts an xDS server of src on loopback, stopped when the test
+// ends.
+func Serve(t testing.TB, src xds.Source, cfg xds.Config) *xds.Server {
+	t.Helper()
+	x, err := xds.New(src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Start(ln)
+	t.Cleanup(x.Stop)
+	return x
+}
+
 // Register registers app's instance id with the Eureka REST API at api
 // (.../eureka), with grpcPort as its gRPC_port metadata beside md and an
 // HTTP port of its own, and fails the test unless it is accepted.
@@ -105,7 +124,7 @@ func Bootstrap(addr, channelCreds, node string) []byte {
 // with bootstrap; the connection closes when the test ends.
 func Conn(t testing.TB, bootstrap []byte, target string) *grpc.ClientConn {
 	t.Helper()
-	builder, err := xds.NewXDSResolverWithConfigForTesting(bootstrap)
+	builder, err := grpcxds.NewXDSResolverWithConfigForTesting(bootstrap)
 	if err != nil {
 		t.Fatal(err)
 	}
