@@ -1,11 +1,15 @@
 package caddymodule
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/xdstest"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 // The xds option and its block adapt into the eureka app's JSON.
@@ -87,4 +91,20 @@ func TestXDSExposed(t *testing.T) {
 			t.Errorf("%+v: exposed %t, want %t", c.x, got, c.want)
 		}
 	}
+}
+
+// In remote mode, a JSON config's xds option serves the registry the app
+// reads from another Eureka server (the bridge): a grpc-go xDS client
+// reaches the instance registered there.
+func TestXDSBridgeThroughCaddyJSON(t *testing.T) {
+	store := registry.New(registry.Config{})
+	remote := strings.TrimSuffix(registrytest.Start(t, store, httpapi.ServerConfig{Addr: "127.0.0.1:0"}).URL(), "/")
+	xdstest.Register(t, remote, "ORDERS", "r1", xdstest.Backend(t, "r1"), nil)
+	port := testPorts(1)[0]
+	loadConfigAs(t, fmt.Sprintf(`{"admin":{"listen":"localhost:%s"},"apps":{"eureka":{"registry":%q,"remote":[%q],"xds":{"listen":"127.0.0.1:%s"}}}}`,
+		adminPort, newRegistry("xds-bridge"), remote+"/", port), "json")
+	conn := xdstest.Conn(t, xdstest.Bootstrap("127.0.0.1:"+port, `{"type":"insecure"}`, t.Name()), "xds:///orders")
+	xdstest.EventuallyReaches(t, conn, "r1")
+
+	loadConfig(t, testConfig("", "registry "+newRegistry("xds-bridge-after"), site(registryPort, "\teureka_server")))
 }
