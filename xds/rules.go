@@ -131,7 +131,7 @@ func toCluster(name string) *routev3.Route_Route {
 func (s *Server) translate(app string, v routing.AppView) (*appRoutes, error) {
 	t := &appRoutes{subsets: map[string]*routing.Subset{}, def: v.Default, fallback: v.Fallback}
 	cluster := func(sub *routing.Subset) (string, error) {
-		if r := sub.Region(); r != "" && r != s.region && !slices.Contains(s.failover, r) {
+		if r, _, ok := s.subsetRegion(sub); !ok {
 			return "", fmt.Errorf("subset %s: %s is neither the local region nor one of FailoverRegions, whose changes the server follows", sub.Label(), r)
 		}
 		name := subsetCluster(app, sub)

@@ -45,12 +45,30 @@ func (s *Server) subsetEndpoints(app, name string, t *appRoutes, sub *routing.Su
 // subsetLocalities adds sub's UP instances to cla, those of its region
 // when it names one, and reports whether there were any.
 func (s *Server) subsetLocalities(cla *endpointv3.ClusterLoadAssignment, app string, sub *routing.Subset) bool {
-	region, up := s.region, s.src.Instances(app)
-	if r := sub.Region(); r != "" && r != s.region {
-		region, up = r, s.regionInstances(app, r)
+	up := s.src.Instances(app)
+	region, local, _ := s.subsetRegion(sub)
+	if !local {
+		up = s.regionInstances(app, region)
 	}
 	sel, _ := sub.Selector.Without(routing.RegionKey)
 	return s.localities(cla, region, 0, sel.Filter(up))
+}
+
+// subsetRegion returns the region of sub's instances as the Store names
+// it, whether it is the local one, and whether the server follows it:
+// the local region's (a subset that names none, or names it in any
+// case), or a fail-over region's.
+func (s *Server) subsetRegion(sub *routing.Subset) (region string, local, ok bool) {
+	r := sub.Region()
+	if r == "" || strings.EqualFold(r, s.region) {
+		return s.region, true, true
+	}
+	for _, f := range s.failover {
+		if strings.EqualFold(r, f) {
+			return f, false, true
+		}
+	}
+	return r, false, false
 }
 
 // dropSubsets adds to gone the subset clusters of app that are not those
