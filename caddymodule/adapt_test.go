@@ -35,6 +35,22 @@ func adaptCaddyfile(t *testing.T, body string) string {
 	return buf.String()
 }
 
+// adaptApp adapts a Caddyfile and returns the eureka app's JSON decoded,
+// and the whole JSON.
+func adaptApp(t *testing.T, body string) (*App, string) {
+	t.Helper()
+	out := adaptCaddyfile(t, body)
+	var cfg struct {
+		Apps struct {
+			Eureka *App `json:"eureka"`
+		} `json:"apps"`
+	}
+	if err := json.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Apps.Eureka, out
+}
+
 // TestAdaptGolden checks `caddy adapt` of every directive and option
 // against testdata/adapt/*.caddyfiletest (Caddyfile, a line of dashes, the
 // expected JSON). Run with -update to rewrite the JSON.

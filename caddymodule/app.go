@@ -23,6 +23,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 	"github.com/eurekagate/eurekagate/registry/replication"
+	"github.com/eurekagate/eurekagate/xds"
 )
 
 func init() {
@@ -216,10 +217,15 @@ type App struct {
 	// Default: any 2xx.
 	HealthStatus int `json:"health_status,omitempty"`
 
+	// XDS serves the registry over xDS to Envoy and to gRPC clients
+	// (see XDS). Default: none.
+	XDS *XDS `json:"xds,omitempty"`
+
 	entry   *entry
 	checker *balancer.Checker // nil without active health checks
 	feeds   *feeds.Feeds      // this config's; nil without remote regions
 	log     *zap.Logger
+	xds     *xds.Server // nil without XDS
 
 	servedMu sync.Mutex
 	served   map[*caddyhttp.Server][]string // the HTTP servers that serve this registry, and by which handlers
@@ -286,7 +292,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if err := ctx.GetMetricsRegistry().Register(e.trafficMetrics); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 		return fmt.Errorf("registering metrics: %v", err)
 	}
-	return nil
+	return a.provisionXDS(ctx)
 }
 
 // provisionRegions makes this config's feeds of the remote regions: they
@@ -343,6 +349,9 @@ func (a *App) check() error {
 		return err
 	}
 	if err := a.checkRegions(); err != nil {
+		return err
+	}
+	if err := a.checkXDS(); err != nil {
 		return err
 	}
 	for _, d := range []struct {
@@ -406,13 +415,14 @@ func (a *App) Start() error {
 	if a.feeds != nil {
 		a.feeds.Start()
 	}
-	return nil
+	return a.startXDS()
 }
 
 // Stop stops the active health checks and the remote regions' feeds, and
 // the background work unless another running config uses the same
 // registry.
 func (a *App) Stop() error {
+	a.stopXDS()
 	if a.checker != nil {
 		a.checker.Stop()
 	}
@@ -434,6 +444,7 @@ func (a *App) stopFeeds() error {
 // destroys it. The remote regions' feeds of a config that never started
 // are let go.
 func (a *App) Cleanup() error {
+	a.stopXDS()
 	if a.feeds != nil {
 		a.stopFeeds()
 	}

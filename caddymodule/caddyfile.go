@@ -82,6 +82,7 @@ func init() {
 //		health_interval <duration>
 //		health_timeout <duration>
 //		health_status <status>
+//		xds <listen address> { ... } (see XDS)
 //	}
 func parseGlobalOption(d *caddyfile.Dispenser, existing any) (any, error) {
 	if existing != nil {
@@ -240,6 +241,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = durationArg(d, &a.HealthTimeout)
 		case "health_status":
 			err = statusArg(d, &a.HealthStatus)
+		case "xds":
+			err = a.parseXDS(d)
 		default:
 			err = d.Errf("unrecognized eureka option %q", d.Val())
 		}

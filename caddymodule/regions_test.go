@@ -21,7 +21,7 @@ import (
 // URLs; whitelists per region and global; and eureka_gateway's
 // failover_regions.
 func TestRegionsCaddyfile(t *testing.T) {
-	out := adaptCaddyfile(t, `{
+	a, out := adaptApp(t, `{
 	eureka {
 		region us-east-1
 		remote_regions EU-West-1 http://eu-1:8761/eureka/ {
@@ -44,15 +44,6 @@ http://:8080 {
 	}
 }
 `)
-	var cfg struct {
-		Apps struct {
-			Eureka *App `json:"eureka"`
-		} `json:"apps"`
-	}
-	if err := json.Unmarshal([]byte(out), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	a := cfg.Apps.Eureka
 	want := []RemoteRegion{
 		{Name: "eu-west-1", URLs: []string{"http://eu-1:8761/eureka/", "http://eu-2:8761/eureka/"}},
 		{Name: "ap-south-1", URLs: []string{"https://ap:8761/eureka/"}},

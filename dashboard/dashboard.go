@@ -99,6 +99,11 @@ type Config struct {
 	// traffic card, and api/summary and api/traffic carry the marks.
 	// Default: none, and no marks.
 	Health Health
+	// XDS, if set, returns the clients of the node's xDS server (an
+	// xds.Server's Clients): the page lists them (node id, the resource
+	// types they asked for, since when), from api/xds. Default: none, and
+	// no list.
+	XDS func() []XDSClient
 }
 
 // Peers reports each peer's replication state.
@@ -254,6 +259,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = h.rules()
 	case "api/regions":
 		body = h.regions()
+	case "api/xds":
+		body = h.xdsView()
 	case "api/traffic":
 		body, err = h.trafficView(r)
 	default:

@@ -2,7 +2,9 @@
 // a Spring Boot service with the Eureka client, a Spring Cloud Eureka
 // Server and a Spring Cloud Gateway with the discovery locator, each a
 // small Maven project under java/, built by the tests and started as a
-// process on loopback next to our server, our gateways and our client.
+// process on loopback next to our server, our gateways and our client;
+// and grpc-java's own xDS client (io.grpc:grpc-xds 1.85.1, java/grpcxds),
+// which calls xds:///orders through our xDS server.
 //
 // The tests need a JDK 17 and Maven (and Maven Central, or a warm
 // ~/.m2). Without them `go test ./interop/` skips, saying what is missing;

@@ -31,7 +31,7 @@ func TestBridgeServesAnotherEurekaServer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the client read no registry within 10s")
 	}
-	bridge := serve(t, client, xds.Config{Region: "eu-west-1"})
+	bridge := xdstest.Serve(t, client, xds.Config{Region: "eu-west-1"})
 
 	conn := xdstest.Conn(t, xdstest.Bootstrap(bridge.Addr().String(), `{"type":"insecure"}`, t.Name()), "xds:///orders")
 	xdstest.EventuallyReaches(t, conn, "a", "b")

@@ -31,15 +31,17 @@ func adsSource() *corev3.ConfigSource {
 	}
 }
 
-// cluster is app's cluster: its endpoints come over EDS under the same
-// name (the registry's, upper case).
-func (s *Server) cluster(app string) *clusterv3.Cluster {
+// cluster is the cluster of an app (its name the registry's, upper
+// case) or of a subset of one (SetRules): its endpoints come over EDS
+// under the same name.
+func (s *Server) cluster(name string) *clusterv3.Cluster {
 	return &clusterv3.Cluster{
-		Name:                 app,
+		Name:                 name,
 		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
-		EdsClusterConfig:     &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource(), ServiceName: app},
+		EdsClusterConfig:     &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource(), ServiceName: name},
 		LbPolicy:             lbPolicies[s.cfg.Policy],
 		ConnectTimeout:       durationpb.New(5 * time.Second),
+		TransportSocket:      s.transportSocket(name),
 		OutlierDetection: &clusterv3.OutlierDetection{
 			Consecutive_5Xx:           wrapperspb.UInt32(outlierMaxFails),
 			ConsecutiveGatewayFailure: wrapperspb.UInt32(outlierMaxFails),

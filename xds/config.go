@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/settings"
 	"github.com/eurekagate/eurekagate/registry"
@@ -16,6 +18,8 @@ const (
 	DefaultGRPCPortKey = eureka.DefaultGRPCPortKey
 	// DefaultPolicy is Policy's default.
 	DefaultPolicy = PolicyRoundRobin
+	// DefaultInstanceCA is InstanceCA's default.
+	DefaultInstanceCA = "eureka_instances"
 	// DefaultMaxListenerNames is MaxListenerNames' default.
 	DefaultMaxListenerNames = 10_000
 )
@@ -60,6 +64,20 @@ type Config struct {
 	// ClientCAs for mutual TLS: the stream carries the whole topology).
 	// Default: plaintext.
 	TLS *tls.Config
+	// InstanceCA names the certificate provider instance, in the clients'
+	// bootstrap (grpc-go's certificate_providers, Envoy's
+	// certificate_provider_instances), whose CA certificates verify the
+	// instances reached over TLS: those on their secure port only (no
+	// GRPCPortKey, the plain port disabled). Their clusters carry an
+	// UpstreamTlsContext whose server name (SNI) is the instance's
+	// hostName, which its certificate must be for. Default
+	// "eureka_instances".
+	InstanceCA string
+	// Logger tells of the apps whose traffic rules are refused for xDS
+	// (SetRules), once per refusal, and of an app that comes to mix
+	// instances on their plain port with instances on their secure port
+	// only. Default: none.
+	Logger *zap.Logger
 }
 
 // Validate returns the error in c's settings, naming the setting.
@@ -83,6 +101,12 @@ func (c *Config) defaults() error {
 	}
 	if c.Region == "" {
 		c.Region = registry.DefaultRegion
+	}
+	if c.InstanceCA == "" {
+		c.InstanceCA = DefaultInstanceCA
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
 	}
 	settings.Default(&c.MaxListenerNames, DefaultMaxListenerNames)
 	return nil

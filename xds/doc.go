@@ -20,6 +20,11 @@
 //     localities of the Store's region (see endpoints.go for the status
 //     mapping, the port and the metadata).
 //
+// Traffic rules (Server.SetRules, the gateways' document) are the
+// listeners' routes over a cluster per subset, "ORDERS/version=2.1"; an
+// app whose rules xDS cannot express is refused for xDS with a reason
+// (RulesRefused) and served as without rules.
+//
 // One change to the registry rebuilds the cluster and endpoints of the app
 // it touches and nothing else: a client watching other apps gets nothing.
 package xds

@@ -28,7 +28,8 @@ const metadataFilter = "envoy.lb"
 // Port: the instance metadata's GRPCPortKey when it holds a port number,
 // else the plain port when enabled, else the secure port when enabled; an
 // instance with none of them (or a GRPCPortKey value that is not a port)
-// gets no endpoint, since an RPC there could only fail.
+// gets no endpoint, since an RPC there could only fail. Instances on their
+// secure port are reached over TLS (see decideTLS).
 //
 // Locality: the Store's region and the instance's zone (Amazon's
 // availability zone, else the "zone" metadata), one locality per zone,
@@ -93,7 +94,7 @@ func (s *Server) localities(cla *endpointv3.ClusterLoadAssignment, region string
 
 func (s *Server) endpoint(i *eureka.InstanceInfo) *endpointv3.LbEndpoint {
 	addr, port, ok := i.GRPCAddress(s.cfg.GRPCPortKey)
-	if !ok {
+	if !ok || !s.usable(i) {
 		return nil
 	}
 	e := &endpointv3.LbEndpoint{

@@ -115,7 +115,7 @@ func TestGRPCGoXDSClientReachesOurGoClientsInstance(t *testing.T) {
 func TestGRPCGoXDSClientEvictionStopsRPCs(t *testing.T) {
 	clock := testkit.NewFakeClock()
 	store := registry.New(registry.Config{Clock: clock, DisableSelfPreservation: true})
-	x := serve(t, store, xds.Config{})
+	x := xdstest.Serve(t, store, xds.Config{})
 	for _, id := range []string{"kept", "expired"} {
 		i := testkit.Inst("ORDERS", id)
 		i.Metadata = map[string]string{xds.DefaultGRPCPortKey: strconv.Itoa(xdstest.Backend(t, id))}

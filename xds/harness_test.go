@@ -1,7 +1,6 @@
 package xds_test
 
 import (
-	"net"
 	"net/http"
 	"testing"
 
@@ -24,23 +23,7 @@ type env struct {
 func newEnv(t *testing.T, cfg xds.Config) *env {
 	t.Helper()
 	store, api := xdstest.Registry(t)
-	return &env{store: store, api: api, xds: serve(t, store, cfg)}
-}
-
-// serve starts an xDS server of src on loopback until the test ends.
-func serve(t *testing.T, src xds.Source, cfg xds.Config) *xds.Server {
-	t.Helper()
-	x, err := xds.New(src, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	x.Start(ln)
-	t.Cleanup(x.Stop)
-	return x
+	return &env{store: store, api: api, xds: xdstest.Serve(t, store, cfg)}
 }
 
 // register registers app's instance id through the REST API, with the

@@ -40,10 +40,28 @@ type listeners struct {
 	// routed is called with the apps of new names, after they are made
 	// and before the watch is answered.
 	routed func(apps []string)
+	// routesOf returns the routes of an app's listeners.
+	routesOf func(app string) []*routev3.Route
 }
 
-func newListeners(max int, routed func([]string)) *listeners {
-	return &listeners{LinearCache: cache.NewLinearCache(listenerType), max: max, made: map[string]bool{}, apps: map[string]bool{}, routed: routed}
+func newListeners(max int, routed func([]string), routesOf func(string) []*routev3.Route) *listeners {
+	return &listeners{LinearCache: cache.NewLinearCache(listenerType), max: max, made: map[string]bool{}, apps: map[string]bool{}, routed: routed, routesOf: routesOf}
+}
+
+// remake makes again the listeners of the names that route to apps: their
+// routes changed (Server.SetRules).
+func (l *listeners) remake(apps map[string]struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	again := map[string]types.Resource{}
+	for n := range l.made {
+		if _, ok := apps[eureka.AppName(n)]; ok {
+			again[n] = l.apiListener(n)
+		}
+	}
+	if len(again) > 0 {
+		_ = l.UpdateResources(again, nil)
+	}
 }
 
 // routes reports whether a listener routes to app.
@@ -81,7 +99,7 @@ func (l *listeners) add(names map[string]struct{}) []string {
 		if l.made[n] || len(l.made)+len(add) >= l.max || n == "" || len(n) > maxNameLen {
 			continue
 		}
-		add[n] = apiListener(n)
+		add[n] = l.apiListener(n)
 	}
 	if len(add) == 0 {
 		return nil
@@ -100,18 +118,16 @@ func (l *listeners) add(names map[string]struct{}) []string {
 }
 
 // apiListener is the listener of a name a gRPC client dials: its inline
-// route sends every RPC to the cluster of the app the name spells.
-func apiListener(name string) *listenerv3.Listener {
+// routes are those of the app the name spells (routesOf): every RPC to
+// the app's cluster, or its traffic rules'.
+func (l *listeners) apiListener(name string) *listenerv3.Listener {
 	hcm := &hcmv3.HttpConnectionManager{
 		RouteSpecifier: &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: &routev3.RouteConfiguration{
 			Name: name,
 			VirtualHosts: []*routev3.VirtualHost{{
 				Name:    name,
 				Domains: []string{"*"},
-				Routes: []*routev3.Route{{
-					Match:  &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: ""}},
-					Action: &routev3.Route_Route{Route: &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: eureka.AppName(name)}}},
-				}},
+				Routes:  l.routesOf(eureka.AppName(name)),
 			}},
 		}},
 		HttpFilters: []*hcmv3.HttpFilter{routerFilter()},

@@ -14,10 +14,13 @@ import (
 //     endpoints or route;
 //   - push_latency_seconds: a histogram of the time from an app's change
 //     in the registry to the send of its endpoints to a client watching
-//     them, buckets from 1 ms to 10 s.
+//     them, buckets from 1 ms to 10 s;
+//   - rules_refused{app}: 1 for each app whose traffic rules are refused
+//     for xDS (Server.RulesRefused says why).
 type Collector struct {
-	stats                  func() Stats
-	clients, sent, latency *prometheus.Desc
+	stats                           func() Stats
+	refused                         func() map[string]string
+	clients, sent, latency, rulesNo *prometheus.Desc
 }
 
 // Collector returns the collector of s's Stats.
@@ -27,6 +30,8 @@ func (s *Server) Collector(namespace string) *Collector {
 	}
 	return &Collector{
 		stats:   s.Stats,
+		refused: s.RulesRefused,
+		rulesNo: d("rules_refused", "Apps whose traffic rules are not served over xDS (1 each).", "app"),
 		clients: d("clients", "xDS streams open now."),
 		sent:    d("resources_sent_total", "Resources sent over xDS, by type.", "type"),
 		latency: d("push_latency_seconds", "Time from an app's change in the registry to the send of its endpoints to a client watching them."),
@@ -38,6 +43,7 @@ func (x *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- x.clients
 	ch <- x.sent
 	ch <- x.latency
+	ch <- x.rulesNo
 }
 
 // Collect reads the server's stats.
@@ -49,4 +55,7 @@ func (x *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	buckets, count := metrics.LatencyBuckets(st.PushLatency[:])
 	ch <- prometheus.MustNewConstHistogram(x.latency, count, st.PushLatencySum.Seconds(), buckets)
+	for app := range x.refused() {
+		ch <- prometheus.MustNewConstMetric(x.rulesNo, prometheus.GaugeValue, 1, app)
+	}
 }

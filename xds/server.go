@@ -15,6 +15,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	xdsserver "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
@@ -48,15 +49,27 @@ type Server struct {
 	// app it routes to); known is the apps that have a cluster.
 	buildMu sync.Mutex
 	known   map[string]bool
-	grpc    *grpc.Server
-	ctx     context.Context
-	cancel  context.CancelFunc
+	// subsets is the subset clusters made for traffic rules (SetRules).
+	subsets map[string]bool
+	// tls is the apps whose clusters reach their instances over TLS;
+	// mixed, those with instances on both kinds of port (decideTLS).
+	tls, mixed map[string]bool
+	grpc       *grpc.Server
+	ctx        context.Context
+	cancel     context.CancelFunc
 
 	// dirty holds the apps changed since the loop last built them; wake
 	// tells the loop there are some.
 	mu    sync.Mutex
 	dirty map[string]struct{}
 	wake  chan struct{}
+
+	// rules are the apps' traffic rules translated (SetRules); refused,
+	// the apps whose rules are not, with the reason.
+	rulesMu sync.Mutex
+	rules   map[string]*appRoutes
+	refused map[string]string
+	log     *zap.Logger
 
 	stats       *stats
 	unsubscribe func()
@@ -83,11 +96,15 @@ func New(src Source, cfg Config) (*Server, error) {
 		eds:      cache.NewLinearCache(endpointType),
 		rds:      cache.NewLinearCache(routeType),
 		known:    map[string]bool{},
+		subsets:  map[string]bool{},
+		tls:      map[string]bool{},
+		mixed:    map[string]bool{},
+		log:      cfg.Logger,
 		stats:    newStats(),
 		dirty:    map[string]struct{}{},
 		wake:     make(chan struct{}, 1),
 	}
-	s.lds = newListeners(cfg.MaxListenerNames, s.buildNow)
+	s.lds = newListeners(cfg.MaxListenerNames, s.buildNow, s.routesOf)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	mux := &cache.MuxCache{
 		Classify:      func(r *cache.Request) string { return r.GetTypeUrl() },
@@ -206,15 +223,20 @@ func (s *Server) build(apps map[string]struct{}) {
 			if s.known[app] {
 				s.stats.gone(app)
 				delete(s.known, app)
-				gone = append(gone, app)
+				delete(s.tls, app)
+				delete(s.mixed, app)
+				gone = s.dropSubsets(app, nil, append(gone, app))
 			}
 			continue
 		}
-		if !s.known[app] {
+		// Clusters are sent again only when their TLS changes.
+		changed := s.decideTLS(app)
+		if !s.known[app] || changed {
 			s.known[app] = true
 			clusters[app] = s.cluster(app)
 		}
 		endpoints[app] = s.endpoints(app)
+		s.buildSubsets(app, changed, clusters, endpoints)
 	}
 	// Endpoints first, so that a client following a new cluster finds them.
 	_ = s.eds.UpdateResources(endpoints, gone)

@@ -48,14 +48,15 @@ type stats struct {
 	// so that an answer to it is not taken for a push; names, the names a
 	// state-of-the-world stream asked for last (its ACKs repeat them).
 	changedAt map[string]time.Time
-	requested map[int64]time.Time
-	names     map[int64]string
+	requested map[streamKey]time.Time
+	names     map[streamKey]string
+	streams   map[streamKey]*stream // the streams open now (Clients)
 	latency   [len(traffic.Buckets) + 1]uint64
 	sum       time.Duration
 }
 
 func newStats() *stats {
-	st := &stats{sent: map[string]*atomic.Uint64{}, changedAt: map[string]time.Time{}, requested: map[int64]time.Time{}, names: map[int64]string{}}
+	st := &stats{sent: map[string]*atomic.Uint64{}, changedAt: map[string]time.Time{}, requested: map[streamKey]time.Time{}, names: map[streamKey]string{}, streams: map[streamKey]*stream{}}
 	for t := range typeNames {
 		st.sent[t] = new(atomic.Uint64)
 	}
@@ -76,7 +77,7 @@ func (st *stats) gone(app string) {
 
 // request records a request for endpoints that asks for something new:
 // an answer to it is not a push. An ACK asks for nothing new.
-func (st *stats) request(stream int64, typeURL string, asks bool) {
+func (st *stats) request(stream streamKey, typeURL string, asks bool) {
 	if typeURL == endpointType && asks {
 		st.mu.Lock()
 		st.requested[stream] = time.Now()
@@ -86,7 +87,7 @@ func (st *stats) request(stream int64, typeURL string, asks bool) {
 
 // response records a response of typeURL on stream, with the names of
 // the endpoints it carries.
-func (st *stats) response(stream int64, typeURL string, apps []string) {
+func (st *stats) response(stream streamKey, typeURL string, apps []string) {
 	if c := st.sent[typeURL]; c != nil {
 		c.Add(uint64(len(apps)))
 	}
@@ -108,17 +109,18 @@ func (st *stats) response(stream int64, typeURL string, apps []string) {
 	}
 }
 
-func (st *stats) closed(stream int64) {
+func (st *stats) closed(stream streamKey) {
 	st.clients.Add(-1)
 	st.mu.Lock()
 	delete(st.requested, stream)
 	delete(st.names, stream)
+	delete(st.streams, stream)
 	st.mu.Unlock()
 }
 
 // namesChanged reports whether a state-of-the-world request for endpoints
 // names other resources than the stream's last one.
-func (st *stats) namesChanged(stream int64, r *discoverygrpc.DiscoveryRequest) bool {
+func (st *stats) namesChanged(stream streamKey, r *discoverygrpc.DiscoveryRequest) bool {
 	if r.GetTypeUrl() != endpointType {
 		return false
 	}
@@ -132,22 +134,27 @@ func (st *stats) namesChanged(stream int64, r *discoverygrpc.DiscoveryRequest) b
 
 // callbacks feeds st from the ADS server, both variants.
 func (st *stats) callbacks() xdsserver.Callbacks {
-	open := func(context.Context, int64, string) error {
-		st.clients.Add(1)
-		return nil
-	}
-	closed := func(id int64, _ *corev3.Node) { st.closed(id) }
 	return xdsserver.CallbackFuncs{
-		StreamOpenFunc:        open,
-		DeltaStreamOpenFunc:   open,
-		StreamClosedFunc:      closed,
-		DeltaStreamClosedFunc: closed,
+		StreamOpenFunc: func(_ context.Context, id int64, _ string) error {
+			st.opened(streamKey{id, false})
+			return nil
+		},
+		DeltaStreamOpenFunc: func(_ context.Context, id int64, _ string) error {
+			st.opened(streamKey{id, true})
+			return nil
+		},
+		StreamClosedFunc:      func(id int64, _ *corev3.Node) { st.closed(streamKey{id, false}) },
+		DeltaStreamClosedFunc: func(id int64, _ *corev3.Node) { st.closed(streamKey{id, true}) },
 		StreamRequestFunc: func(id int64, r *discoverygrpc.DiscoveryRequest) error {
-			st.request(id, r.GetTypeUrl(), r.GetResponseNonce() == "" || st.namesChanged(id, r))
+			k := streamKey{id, false}
+			st.asked(k, r.GetNode(), r.GetTypeUrl())
+			st.request(k, r.GetTypeUrl(), r.GetResponseNonce() == "" || st.namesChanged(k, r))
 			return nil
 		},
 		StreamDeltaRequestFunc: func(id int64, r *discoverygrpc.DeltaDiscoveryRequest) error {
-			st.request(id, r.GetTypeUrl(), r.GetResponseNonce() == "" || len(r.GetResourceNamesSubscribe()) > 0)
+			k := streamKey{id, true}
+			st.asked(k, r.GetNode(), r.GetTypeUrl())
+			st.request(k, r.GetTypeUrl(), r.GetResponseNonce() == "" || len(r.GetResourceNamesSubscribe()) > 0)
 			return nil
 		},
 		StreamResponseFunc: func(_ context.Context, id int64, _ *discoverygrpc.DiscoveryRequest, r *discoverygrpc.DiscoveryResponse) {
@@ -155,14 +162,14 @@ func (st *stats) callbacks() xdsserver.Callbacks {
 			for _, res := range r.GetResources() {
 				apps = append(apps, clusterName(res.GetValue()))
 			}
-			st.response(id, r.GetTypeUrl(), apps)
+			st.response(streamKey{id, false}, r.GetTypeUrl(), apps)
 		},
 		StreamDeltaResponseFunc: func(id int64, _ *discoverygrpc.DeltaDiscoveryRequest, r *discoverygrpc.DeltaDiscoveryResponse) {
 			apps := make([]string, 0, len(r.GetResources()))
 			for _, res := range r.GetResources() {
 				apps = append(apps, res.GetName())
 			}
-			st.response(id, r.GetTypeUrl(), apps)
+			st.response(streamKey{id, true}, r.GetTypeUrl(), apps)
 		},
 	}
 }

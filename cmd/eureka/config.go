@@ -136,7 +136,7 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	fs.Int64Var(&o.gateway.MaxRequestBodySize, "gateway-max-body-bytes", gateway.DefaultMaxRequestBodySize, "largest request body the gateway forwards (larger get 413; negative for no limit)")
 	proxies := fs.String("gateway-trusted-proxies", "", "comma-separated CIDRs of proxies in front of the gateway whose X-Forwarded-* headers are kept")
 	fs.BoolVar(&o.gateway.RewriteHost, "gateway-rewrite-host", false, "send the instance's host:port as Host instead of the client's")
-	fs.StringVar(&o.gatewayRules.File, "gateway-rules", "", "traffic rules of the gateway (YAML or JSON, see docs/gateway.md): re-read when the file changes, also when it is replaced by a rename, and applied once the next check finds it unchanged; a document that does not parse or is past a -gateway-rules-max-* limit is refused with its file and line, and the rules in force stay")
+	fs.StringVar(&o.gatewayRules.File, "gateway-rules", "", "traffic rules of the gateway (YAML or JSON, see docs/gateway.md): re-read when the file changes, also when it is replaced by a rename, and applied once the next check finds it unchanged; a document that does not parse or is past a -gateway-rules-max-* limit is refused with its file and line, and the rules in force stay. With -xds, also served to gRPC clients (docs/grpc-and-envoy.md)")
 	lim := &o.gatewayRules.Limits
 	fs.IntVar(&lim.MaxBytes, "gateway-rules-max-bytes", routing.DefaultRulesMaxBytes, "largest -gateway-rules document, in bytes")
 	fs.IntVar(&lim.MaxRules, "gateway-rules-max-rules", routing.DefaultRulesMaxRules, "most rules in the -gateway-rules document, all apps together")

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/eurekagate/eurekagate/dashboard"
 	"github.com/eurekagate/eurekagate/fxmodules/xdsmodule"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/xds"
@@ -28,6 +29,7 @@ func (x *xdsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&x.clientCA, "xds-tls-client-ca", "", "PEM CA certificates: every xDS client must present a certificate they signed (mutual TLS; the stream carries the whole topology)")
 	fs.StringVar(&x.cfg.Server.GRPCPortKey, "xds-grpc-port-key", xds.DefaultGRPCPortKey, "instance metadata key whose port number is an endpoint's port over xDS instead of the instance's port")
 	fs.StringVar(&x.failover, "xds-failover-regions", "", "comma-separated remote regions (of -remote-regions), in order, whose instances an xDS client's RPCs go to when the local region has none, as lower-priority localities (default: none, the local region only)")
+	fs.StringVar(&x.cfg.Server.InstanceCA, "xds-instance-ca", xds.DefaultInstanceCA, "name of the certificate provider instance, in the xDS clients' bootstrap, whose CA certificates verify the instances that enable only their secure port: their clusters carry TLS, the server name the instance's hostName")
 	fs.StringVar(&x.cfg.Server.Policy, "xds-policy", xds.DefaultPolicy, "load balancing policy of every xDS cluster: round_robin, least_request or ring_hash")
 }
 
@@ -76,10 +78,10 @@ func (x *xdsFlags) applyRegions(o *options) error {
 	return nil
 }
 
-// xdsModule is the xDS server when -xds is set. It warns when the server
-// listens beyond loopback without mutual TLS (its streams carry the whole
-// topology to whoever connects), and when the gateway has traffic rules,
-// which xDS does not carry.
+// xdsModule is the xDS server when -xds is set, serving -gateway-rules'
+// traffic rules when set. It warns when the server listens beyond
+// loopback without mutual TLS (its streams carry the whole topology to
+// whoever connects).
 func xdsModule(o *options, log *zap.Logger) fx.Option {
 	if o.xds.Addr == "" {
 		return fx.Options()
@@ -88,11 +90,9 @@ func xdsModule(o *options, log *zap.Logger) fx.Option {
 		log.Warn("the xDS server listens beyond loopback without mutual TLS: anyone who reaches it reads every instance's address; set -xds-tls-cert, -xds-tls-key and -xds-tls-client-ca",
 			zap.String("addr", o.xds.Addr))
 	}
-	if o.gatewayRules.File != "" {
-		log.Warn("the traffic rules of -gateway-rules apply to the gateway only: over xDS every route goes to the app's whole cluster",
-			zap.String("rules", o.gatewayRules.File))
-	}
-	return fx.Options(xdsmodule.Module, fx.Supply(o.xds))
+	cfg := o.xds
+	cfg.Rules = o.gatewayRules
+	return fx.Options(xdsmodule.Module, fx.Supply(cfg))
 }
 
 // mutualTLS reports whether tc requires a verified client certificate,
@@ -108,4 +108,13 @@ func mutualTLS(tc *tls.Config) bool {
 		}
 	}
 	return tc.ClientAuth == tls.RequireAndVerifyClientCert
+}
+
+// dashboardXDS returns x's clients as the dashboard lists them; nil (no
+// list) without x.
+func dashboardXDS(x *xds.Server) func() []dashboard.XDSClient {
+	if x == nil {
+		return nil
+	}
+	return dashboard.XDSClientsOf(x.Clients)
 }

@@ -71,6 +71,10 @@ func TestAppServesXDSOverMutualTLS(t *testing.T) {
 	// client, the resources sent and the push.
 	xdstest.Register(t, api, "ORDERS", "o2", xdstest.Backend(t, "o2"), nil)
 	xdstest.EventuallyReaches(t, conn, "o1", "o2")
+	// The dashboard lists the client.
+	if _, body := testkit.HTTPGet(t, "http://"+reg.Addr().String()+"/api/xds"); !strings.Contains(body, `"node":"`+t.Name()+`","types":["listener","cluster","endpoints"]`) {
+		t.Errorf("the dashboard's api/xds lacks the client: %s", body)
+	}
 	_, metrics := testkit.HTTPGet(t, "http://"+reg.Addr().String()+"/metrics")
 	for _, want := range []string{"eureka_xds_clients 1\n", `eureka_xds_resources_sent_total{type="listener"} 1`, "eureka_xds_push_latency_seconds_count 1\n"} {
 		if !strings.Contains(metrics, want) {
@@ -116,26 +120,23 @@ func TestXDSExposureWarning(t *testing.T) {
 	}
 }
 
-// Traffic rules do not travel over xDS: with -gateway-rules and -xds, the
-// server says so at start.
-func TestXDSWarnsOfGatewayRules(t *testing.T) {
+// With -gateway-rules and -xds, the xDS server serves the gateway's
+// traffic rules: a canary header takes a gRPC client's RPCs to the canary.
+func TestXDSServesGatewayRules(t *testing.T) {
 	rules := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(rules, []byte("apps:\n  ORDERS:\n    default: {version: \"1\"}\n"), 0o644); err != nil {
+	doc := "apps:\n  ORDERS:\n    default: {version: \"1\"}\n    rules:\n      - match: {header: {X-Canary: \"1\"}}\n        to: [{select: {version: \"2\"}}]\n"
+	if err := os.WriteFile(rules, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, withRules := range []bool{false, true} {
-		args := []string{"-xds", "127.0.0.1:0", "-gateway", "127.0.0.1:0"}
-		if withRules {
-			args = append(args, "-gateway-rules", rules)
-		}
-		o, err := parseOptions(args, noEnv, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		core, logs := observer.New(zap.WarnLevel)
-		xdsModule(o, zap.New(core))
-		if warned := logs.FilterMessageSnippet("apply to the gateway only").Len() > 0; warned != withRules {
-			t.Errorf("-gateway-rules %t: warned %t", withRules, warned)
-		}
+	var reg *httpapi.Server
+	var xs *xds.Server
+	startApp(t, []string{"-addr", "127.0.0.1:0", "-xds", "127.0.0.1:0", "-gateway", "127.0.0.1:0", "-gateway-rules", rules}, &reg, &xs)
+	api := "http://" + reg.Addr().String() + "/eureka"
+	xdstest.Register(t, api, "ORDERS", "stable", xdstest.Backend(t, "stable"), map[string]string{"version": "1"})
+	xdstest.Register(t, api, "ORDERS", "canary", xdstest.Backend(t, "canary"), map[string]string{"version": "2"})
+	conn := xdstest.Conn(t, xdstest.Bootstrap(xs.Addr().String(), `{"type":"insecure"}`, t.Name()), "xds:///orders")
+	xdstest.EventuallyReaches(t, conn, "stable")
+	if got := xdstest.Count(conn, 12, "x-canary", "1"); got["canary"] != 12 {
+		t.Fatalf("canary RPCs reached %v", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -56,4 +57,21 @@ func Who(conn *grpc.ClientConn, timeout time.Duration) (string, error) {
 	var name wrapperspb.StringValue
 	err := conn.Invoke(ctx, whoMethod, &emptypb.Empty{}, &name)
 	return name.GetValue(), err
+}
+
+// Count calls n times with the metadata pairs md (key, value, ...) and
+// returns how many calls each backend answered; a failed call counts as
+// "error".
+func Count(conn *grpc.ClientConn, n int, md ...string) map[string]int {
+	got := map[string]int{}
+	for range n {
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), md...), 2*time.Second)
+		var name wrapperspb.StringValue
+		if err := conn.Invoke(ctx, whoMethod, &emptypb.Empty{}, &name); err != nil {
+			name.Value = "error"
+		}
+		cancel()
+		got[name.GetValue()]++
+	}
+	return got
 }

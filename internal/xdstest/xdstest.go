@@ -1,12 +1,13 @@
 // Package xdstest is what the xDS and gRPC resolver tests share: gRPC
 // backends that answer their name (internal/xdsfixture's, stopped at the
-// test's end), registered through Eureka's REST API, grpc-go's own xDS
-// client bootstrapped to a server on loopback, and a poll for the
-// backends its RPCs reach.
+// test's end), registered through Eureka's REST API, an xDS server on
+// loopback, grpc-go's own xDS client bootstrapped to a server on
+// loopback, and a poll for the backends its RPCs reach.
 package xdstest
 
 import (
 	"maps"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -16,7 +17,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/xds"
+	grpcxds "google.golang.org/grpc/xds"
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/registrytest"
@@ -24,6 +25,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/xdsfixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/xds"
 )
 
 // Backend starts a gRPC server on loopback answering with name, stopped
@@ -47,6 +49,23 @@ func Registry(t testing.TB) (*registry.Store, string) {
 	t.Cleanup(store.Stop)
 	srv := registrytest.Start(t, store, httpapi.ServerConfig{Addr: "127.0.0.1:0"})
 	return store, strings.TrimSuffix(srv.URL(), "/")
+}
+
+// Serve starts an xDS server of src on loopback, stopped when the test
+// ends.
+func Serve(t testing.TB, src xds.Source, cfg xds.Config) *xds.Server {
+	t.Helper()
+	x, err := xds.New(src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Start(ln)
+	t.Cleanup(x.Stop)
+	return x
 }
 
 // Register registers app's instance id with the Eureka REST API at api
@@ -75,7 +94,7 @@ var Who = xdsfixture.Who
 // with bootstrap; the connection closes when the test ends.
 func Conn(t testing.TB, bootstrap []byte, target string) *grpc.ClientConn {
 	t.Helper()
-	builder, err := xds.NewXDSResolverWithConfigForTesting(bootstrap)
+	builder, err := grpcxds.NewXDSResolverWithConfigForTesting(bootstrap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,15 +106,15 @@ func Conn(t testing.TB, bootstrap []byte, target string) *grpc.ClientConn {
 	return conn
 }
 
+// Count calls n times with the metadata pairs md (key, value, ...) and
+// returns how many calls each backend answered (xdsfixture.Count).
+var Count = xdsfixture.Count
+
 // Reached calls n times and returns the backends that answered; a failed
 // call counts as "error".
 func Reached(conn *grpc.ClientConn, n int) map[string]bool {
 	seen := map[string]bool{}
-	for range n {
-		name, err := Who(conn, 2*time.Second)
-		if err != nil {
-			name = "error"
-		}
+	for name := range Count(conn, n) {
 		seen[name] = true
 	}
 	return seen
