@@ -67,12 +67,6 @@ type Change struct {
 	App, ID string
 }
 
-// pending is a change to fold in: change k of those Fold was given.
-type pending struct {
-	Change
-	k int
-}
-
 // Fold brings the document to the changes of the retained log: it drops
 // the instances whose latest change the log no longer holds (base moved)
 // and adds or replaces the instances of the n changes, oldest first,
@@ -89,37 +83,42 @@ func (d *Delta) Fold(count int, change func(k int) Change, base uint64, render f
 		d.folded = append(d.folded[:0:0], d.folded[n:]...)
 		d.base = base
 	}
-	var todo []pending
+	// todo holds the changes to fold in by their k alone, 8 bytes each,
+	// not a copy of each Change: a fold after a mass registration takes a
+	// million of them. change(k) is asked again where a field is needed.
+	var todo []int
 	for k := range count {
-		if c := change(k); c.Version > d.upTo {
-			todo = append(todo, pending{c, k})
+		if change(k).Version > d.upTo {
+			todo = append(todo, k)
 		}
 	}
 	if len(todo) == 0 {
 		return
 	}
-	d.upTo = todo[len(todo)-1].Version
+	d.upTo = change(todo[len(todo)-1]).Version
 	if len(todo) > 1 {
 		// Only each instance's latest change is shown: the others are not
 		// encoded.
 		type key struct{ app, id string }
 		latest := make(map[key]int, len(todo))
-		for k, c := range todo {
+		for _, k := range todo {
+			c := change(k)
 			latest[key{c.App, c.ID}] = k
 		}
 		kept := todo[:0]
-		for k, c := range todo {
-			if latest[key{c.App, c.ID}] == k {
-				kept = append(kept, c)
+		for _, k := range todo {
+			if c := change(k); latest[key{c.App, c.ID}] == k {
+				kept = append(kept, k)
 			}
 		}
 		todo = kept
 	}
-	for _, c := range todo {
+	for _, k := range todo {
+		c := change(k)
 		d.folded = append(d.folded, foldedChange{c.Version, c.App, c.ID})
 	}
 	if len(todo) <= deltacut.FoldBatch {
-		d.put(todo, d.encode(todo, render))
+		d.put(todo, change, d.encode(todo, render))
 		return
 	}
 	// Many changes (the first delta after a mass registration: a
@@ -128,7 +127,10 @@ func (d *Delta) Fold(count int, change func(k int) Change, base uint64, render f
 	// so that the fold holds one batch plain, not the whole retention
 	// window, and seals an application's last chunk once, not once a
 	// batch.
-	slices.SortFunc(todo, func(a, b pending) int { return byAppInOrder(a.App, a.Version, b.App, b.Version) })
+	slices.SortFunc(todo, func(a, b int) int {
+		ca, cb := change(a), change(b)
+		return byAppInOrder(ca.App, ca.Version, cb.App, cb.Version)
+	})
 	encoded := 0
 	for from := 0; from < len(todo); from += deltacut.FoldBatch {
 		batch := todo[from:min(from+deltacut.FoldBatch, len(todo))]
@@ -136,11 +138,11 @@ func (d *Delta) Fold(count int, change func(k int) Change, base uint64, render f
 		for _, p := range pieces {
 			encoded += len(p)
 		}
-		d.put(batch, pieces)
+		d.put(batch, change, pieces)
 		// Sealed in the form the document is likely to be kept in: its
 		// last size and what the fold adds, at the rate so far.
 		compress := !keepPlain(d.size + encoded*len(todo)/(from+len(batch)))
-		d.seal(len(batch), func(k int) string { return batch[k].App }, compress)
+		d.seal(len(batch), func(k int) string { return change(batch[k]).App }, compress)
 	}
 }
 
@@ -201,11 +203,12 @@ func (d *Delta) seal(n int, app func(k int) string, compress bool) {
 	})
 }
 
-// encode renders the changes' pieces, on Workers goroutines when they are many
-// (the fold after a mass registration). The pieces are written one after
+// encode renders the pieces of the changes todo (their k), on Workers
+// goroutines when they are many (the fold after a mass registration).
+// The pieces are written one after
 // another into blocks of a megabyte, not allocated one by one; chunks
 // copy them out when they are sealed.
-func (d *Delta) encode(todo []pending, render func(k int) eureka.InstanceInfo) [][]byte {
+func (d *Delta) encode(todo []int, render func(k int) eureka.InstanceInfo) [][]byte {
 	pieces := make([][]byte, len(todo))
 	run := func(from, to int) {
 		var block []byte
@@ -214,7 +217,7 @@ func (d *Delta) encode(todo []pending, render func(k int) eureka.InstanceInfo) [
 			if cap(block)-len(block) < 16<<10 {
 				block = make([]byte, 0, 1<<20)
 			}
-			i = render(todo[k].k)
+			i = render(todo[k])
 			start := len(block)
 			block = eureka.AppendEntryInstance(block, d.f, &i)
 			pieces[k] = block[start:len(block):len(block)]
@@ -238,10 +241,12 @@ func (d *Delta) encode(todo []pending, render func(k int) eureka.InstanceInfo) [
 	return pieces
 }
 
-// put adds or replaces the instances of changes, with their pieces.
-func (d *Delta) put(changes []pending, pieces [][]byte) {
-	for k, c := range changes {
-		d.putOne(c.App, deltaInst{id: c.ID, version: c.Version}, pieces[k])
+// put adds or replaces the instances of the changes ks (of change), with
+// their pieces.
+func (d *Delta) put(ks []int, change func(k int) Change, pieces [][]byte) {
+	for n, k := range ks {
+		c := change(k)
+		d.putOne(c.App, deltaInst{id: c.ID, version: c.Version}, pieces[n])
 	}
 }
 
