@@ -23,9 +23,9 @@ func routesBecome(t *testing.T, d *deltaStream, want map[string]string) {
 	}
 }
 
-// gatewayRoutes reads the edge gateway's routes from a response: the
-// cluster each path prefix (or path) goes to, and its rewrite.
-func gatewayRoutes(t *testing.T, d *deltaStream) map[string]string {
+// gatewayConfig reads the edge gateway's route configuration from the
+// next response, which must carry it.
+func gatewayConfig(t *testing.T, d *deltaStream) *routev3.RouteConfiguration {
 	t.Helper()
 	r := d.recv()
 	if r.TypeUrl != resourcev3.RouteType || !slices.Equal(names(r), []string{xds.GatewayRoutes}) {
@@ -35,12 +35,27 @@ func gatewayRoutes(t *testing.T, d *deltaStream) map[string]string {
 	if err := r.Resources[0].Resource.UnmarshalTo(&rc); err != nil {
 		t.Fatal(err)
 	}
+	return &rc
+}
+
+// caseInsensitive fails the test unless m matches the path in any case,
+// as the gateways match app names.
+func caseInsensitive(t *testing.T, m *routev3.RouteMatch) {
+	t.Helper()
+	if m.GetCaseSensitive() == nil || m.GetCaseSensitive().GetValue() {
+		t.Errorf("%v is matched case-sensitively", m)
+	}
+}
+
+// gatewayRoutes reads the edge gateway's routes from a response: the
+// cluster each path prefix (or path) goes to, and its rewrite.
+func gatewayRoutes(t *testing.T, d *deltaStream) map[string]string {
+	t.Helper()
+	rc := gatewayConfig(t, d)
 	out := map[string]string{}
 	for _, rt := range rc.VirtualHosts[0].Routes {
 		m := rt.Match
-		if m.GetCaseSensitive().GetValue() || m.GetCaseSensitive() == nil {
-			t.Errorf("%v is matched case-sensitively", m)
-		}
+		caseInsensitive(t, m)
 		out[m.GetPrefix()+m.GetPath()] = rt.GetRoute().GetCluster() + " " + rt.GetRoute().GetPrefixRewrite()
 	}
 	return out
@@ -75,20 +90,11 @@ func TestGatewayRoutesFollowTheApps(t *testing.T) {
 // carries them, each as "path [headers] -> clusters rewrite".
 func edgeRoutes(t *testing.T, d *deltaStream) []string {
 	t.Helper()
-	r := d.recv()
-	if r.TypeUrl != resourcev3.RouteType || !slices.Equal(names(r), []string{xds.GatewayRoutes}) {
-		t.Fatalf("got %s %v, want the gateway's routes", r.TypeUrl, names(r))
-	}
-	var rc routev3.RouteConfiguration
-	if err := r.Resources[0].Resource.UnmarshalTo(&rc); err != nil {
-		t.Fatal(err)
-	}
+	rc := gatewayConfig(t, d)
 	var out []string
 	for _, rt := range rc.VirtualHosts[0].Routes {
 		m, a := rt.Match, rt.GetRoute()
-		if m.GetCaseSensitive() == nil || m.GetCaseSensitive().GetValue() {
-			t.Errorf("%v is matched case-sensitively", m)
-		}
+		caseInsensitive(t, m)
 		var hs []string
 		for _, h := range m.Headers {
 			v := h.GetStringMatch().GetExact() + h.GetStringMatch().GetSafeRegex().GetRegex()
