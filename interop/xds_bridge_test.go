@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/xdstest"
@@ -47,12 +49,14 @@ func grpcGoClient(t *testing.T, id, serviceURL string) *discovery.Client {
 	return c
 }
 
-// The bridge in front of Spring Cloud's Eureka server, as
+// The bridge in front of Spring Cloud's Eureka server, both ways
 // docs/grpc-and-envoy.md has users run it (xds.New over a discovery
-// client reading the server): grpc-go's xDS client calling xds:///orders
-// reaches the UP instances the Spring Boot client and ours registered
-// there, on their gRPC_port; OUT_OF_SERVICE set on the Java server and a
-// cancel stop its RPCs to that instance, a new registration gets some.
+// client reading the server, and Caddy's eureka app in remote mode with
+// its xds option): grpc-go's xDS client calling xds:///orders through
+// either reaches the UP instances the Spring Boot client and ours
+// registered there, on their gRPC_port; OUT_OF_SERVICE set on the Java
+// server and a cancel stop its RPCs to that instance, a new registration
+// gets some.
 func TestXDSBridgeInFrontOfJavaServer(t *testing.T) {
 	requireJava(t)
 	java := jsrvStartServer(t)
@@ -66,26 +70,38 @@ func TestXDSBridgeInFrontOfJavaServer(t *testing.T) {
 		t.Fatal("the bridge's client read no registry from the Java server within 30s")
 	}
 	bridge := xdstest.Serve(t, reader, xds.Config{})
-	conn := xdstest.Conn(t, xdstest.Bootstrap(bridge.Addr().String(), `{"type":"insecure"}`, t.Name()), "xds:///orders")
-	xdstest.EventuallyReaches(t, conn, "go-1", "spring-1")
+	caddyXDS := fmt.Sprintf("127.0.0.1:%d", freePort(t, "127.0.0.1"))
+	jsrvCaddy(t, java.base, map[string]any{"xds": map[string]any{"listen": caddyXDS}}, nil)
+	conns := map[string]*grpc.ClientConn{
+		"xds.New over a discovery client": xdstest.Conn(t, xdstest.Bootstrap(bridge.Addr().String(), `{"type":"insecure"}`, t.Name()), "xds:///orders"),
+		"Caddy's eureka app, remote mode": xdstest.Conn(t, xdstest.Bootstrap(caddyXDS, `{"type":"insecure"}`, t.Name()), "xds:///orders"),
+	}
+	reach := func(want ...string) {
+		t.Helper()
+		for name, conn := range conns {
+			t.Logf("through %s", name)
+			xdstest.EventuallyReaches(t, conn, want...)
+		}
+	}
+	reach("go-1", "spring-1")
 
 	// OUT_OF_SERVICE, set on the Java server (its status override).
 	if code, body := call(t, "PUT", java.base+"apps/ORDERS/spring-1/status?value=OUT_OF_SERVICE", nil); code != 200 {
 		t.Fatalf("OUT_OF_SERVICE on the Java server: %d %s", code, body)
 	}
-	xdstest.EventuallyReaches(t, conn, "go-1")
+	reach("go-1")
 
 	// A new registration gets RPCs; a cancel (our client stopping)
 	// stops them to the instance it cancelled.
 	grpcGoClient(t, "go-2", java.base)
-	xdstest.EventuallyReaches(t, conn, "go-1", "go-2")
+	reach("go-1", "go-2")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := goClient.Stop(ctx); err != nil {
 		t.Fatalf("cancel go-1: %v", err)
 	}
 	java.await(`Cancelled instance ORDERS/go-1`, 10*time.Second)
-	xdstest.EventuallyReaches(t, conn, "go-2")
+	reach("go-2")
 }
 
 // On our own server (cmd/eureka -xds), an instance the Spring Boot
