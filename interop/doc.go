@@ -4,7 +4,9 @@
 // small Maven project under java/, built by the tests and started as a
 // process on loopback next to our server, our gateways and our client;
 // and grpc-java's own xDS client (io.grpc:grpc-xds 1.85.1, java/grpcxds),
-// which calls xds:///orders through our xDS server.
+// which calls xds:///orders through our xDS server. grpc-go's xDS client
+// calls the gRPC ports Spring's client and ours register, through the
+// bridge in front of the Java server and through our own server's xDS.
 //
 // The tests need a JDK 17 and Maven (and Maven Central, or a warm
 // ~/.m2). Without them `go test ./interop/` skips, saying what is missing;

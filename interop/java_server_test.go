@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
@@ -825,22 +826,36 @@ func jsrvJSClient(t *testing.T, java *jsrvServer) {
 func jsrvCaddyGateway(t *testing.T, serviceURL string) string {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t, "127.0.0.1"))
+	jsrvCaddy(t, serviceURL, nil, map[string]any{"servers": map[string]any{"gateway": map[string]any{
+		"listen":          []string{addr},
+		"automatic_https": map[string]any{"disable": true},
+		"routes":          []any{map[string]any{"handle": []any{map[string]any{"handler": "eureka_gateway"}}}},
+	}}})
+	return "http://" + addr
+}
+
+// jsrvCaddy loads Caddy as jsrvCaddyGateway says, the eureka app in
+// remote mode against serviceURL with the options extra beside, and the
+// http app httpApp (nil: none), until the test ends.
+func jsrvCaddy(t *testing.T, serviceURL string, extra, httpApp map[string]any) {
+	t.Helper()
+	eurekaApp := map[string]any{"registry": "interop-java-server", "remote": []string{serviceURL}, "fetch_interval": "1s"}
+	maps.Copy(eurekaApp, extra)
+	apps := map[string]any{
+		"eureka": eurekaApp,
+		// No storage cleaning: it locks a file in the storage, and
+		// the goroutine that keeps the lock fresh outlives
+		// caddy.Stop by up to 5 s (goleak would report it).
+		"tls": map[string]any{"disable_storage_clean": true},
+	}
+	if httpApp != nil {
+		apps["http"] = httpApp
+	}
 	cfg := map[string]any{
 		"admin":   map[string]any{"disabled": true, "config": map[string]any{"persist": false}},
 		"storage": map[string]any{"module": "file_system", "root": t.TempDir()},
 		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "WARN"}}},
-		"apps": map[string]any{
-			"eureka": map[string]any{"registry": "interop-java-server", "remote": []string{serviceURL}, "fetch_interval": "1s"},
-			// No storage cleaning: it locks a file in the storage, and
-			// the goroutine that keeps the lock fresh outlives
-			// caddy.Stop by up to 5 s (goleak would report it).
-			"tls": map[string]any{"disable_storage_clean": true},
-			"http": map[string]any{"servers": map[string]any{"gateway": map[string]any{
-				"listen":          []string{addr},
-				"automatic_https": map[string]any{"disable": true},
-				"routes":          []any{map[string]any{"handle": []any{map[string]any{"handler": "eureka_gateway"}}}},
-			}}},
-		},
+		"apps":    apps,
 	}
 	js, err := json.Marshal(cfg)
 	if err != nil {
@@ -850,7 +865,6 @@ func jsrvCaddyGateway(t *testing.T, serviceURL string) string {
 		t.Fatalf("loading Caddy: %v\n%s", err, js)
 	}
 	t.Cleanup(func() { caddy.Stop() })
-	return "http://" + addr
 }
 
 // Both our gateways, reading the Java server, route /orders/hello to a

@@ -82,6 +82,7 @@ func (s *Server) SetRules(rules *routing.Rules) {
 	// client cannot find; the stale ones go once no route names them.
 	s.build(affected)
 	s.lds.remake(affected)
+	s.rulesToGateway()
 	s.prune(affected)
 }
 
