@@ -231,6 +231,7 @@ func (c *Client) Changed() <-chan struct{} { return *c.changed.Load() }
 // closed by the first fetch. s comes from a server's answer, so
 // publish also records a successful fetch, for LastFetch.
 func (c *Client) publish(s *snapshot, changed bool) {
+	// Stored before the channel closes: a consumer woken by it reads s.
 	c.snap.Store(s)
 	c.fetched(nil)
 	if changed {
