@@ -1,0 +1,26 @@
+package eureka
+
+import (
+	"errors"
+	"testing"
+)
+
+// DecodeApplicationsJSONMax reads a registry of max instances and stops
+// at the instance past it, across applications; 0 bounds nothing.
+func TestDecodeApplicationsJSONMax(t *testing.T) {
+	doc := []byte(`{"applications":{"application":[` +
+		`{"name":"A","instance":[{"instanceId":"a1","app":"A"},{"instanceId":"a2","app":"A"}]},` +
+		`{"name":"B","instance":{"instanceId":"b1","app":"B"}}]}}`)
+	for _, c := range []struct {
+		max  int
+		want error
+	}{{0, nil}, {3, nil}, {4, nil}, {2, ErrTooManyInstances}, {1, ErrTooManyInstances}} {
+		apps, err := DecodeApplicationsJSONMax(doc, c.max)
+		if !errors.Is(err, c.want) || (err == nil && len(apps.Applications) != 2) {
+			t.Errorf("max %d: %v, %v; want %v", c.max, apps, err, c.want)
+		}
+	}
+	if _, err := DecodeApplicationsJSONMax([]byte(`{"applications":{"application":[{"name":"A","instance":[{}`), 5); !errors.Is(err, ErrCannotParse) {
+		t.Errorf("a broken document: %v, want ErrCannotParse", err)
+	}
+}
