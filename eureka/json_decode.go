@@ -50,7 +50,7 @@ func DecodeApplicationsJSONMax(data []byte, max int) (*Applications, error) {
 	w, ok := wrapped(data, applicationsDoc, func(d *jsonDecoder, w *jsonApplications) bool {
 		d.maxInstances = max
 		ok := d.applications(w)
-		over = over || d.instances > max && max > 0
+		over = over || d.over
 		return ok
 	})
 	switch {
@@ -77,8 +77,9 @@ type jsonDecoder struct {
 	builder
 	tmp []byte // unquoted values
 	// instances counts the instances read; past maxInstances (when above
-	// 0) the read stops (DecodeApplicationsJSONMax).
+	// 0) the read stops, over set (DecodeApplicationsJSONMax).
 	instances, maxInstances int
+	over                    bool
 }
 
 func newJSONDecoder(data []byte) *jsonDecoder {
@@ -199,6 +200,7 @@ func (d *jsonDecoder) application(w *jsonApplication) bool {
 		var l jsonList
 		for ok = true; d.element(&l, ok); {
 			if d.instances++; d.maxInstances > 0 && d.instances > d.maxInstances {
+				d.over = true
 				return false
 			}
 			var i draft

@@ -20,7 +20,13 @@ func TestDecodeApplicationsJSONMax(t *testing.T) {
 			t.Errorf("max %d: %v, %v; want %v", c.max, apps, err, c.want)
 		}
 	}
-	if _, err := DecodeApplicationsJSONMax([]byte(`{"applications":{"application":[{"name":"A","instance":[{}`), 5); !errors.Is(err, ErrCannotParse) {
-		t.Errorf("a broken document: %v, want ErrCannotParse", err)
+	// The read stops at the instance past the bound: what follows it is
+	// never read (here, a broken one), nor is its memory spent.
+	broken := []byte(`{"applications":{"application":[{"name":"A","instance":[{"instanceId":"a1"},{"instanceId":`)
+	if _, err := DecodeApplicationsJSONMax(broken, 1); !errors.Is(err, ErrTooManyInstances) {
+		t.Errorf("a document broken past the bound: %v, want ErrTooManyInstances", err)
+	}
+	if _, err := DecodeApplicationsJSONMax(broken, 5); !errors.Is(err, ErrCannotParse) {
+		t.Errorf("a document broken within the bound: %v, want ErrCannotParse", err)
 	}
 }
