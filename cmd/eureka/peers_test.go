@@ -34,6 +34,8 @@ func TestPeerOptions(t *testing.T) {
 		{[]string{"-peers-dns", "http://eureka.test:8761/eureka/", "-peers-resolve-interval", "0s"}, "-peers-resolve-interval 0s: give a positive duration"},
 		{[]string{"-peers-file", filepath.Join(dir, "none")}, "-peers-file: open"},
 		{[]string{"-peers-file", bad}, "-peers-file: " + bad + ":3: peer URL"},
+		{[]string{"-peers-file-interval", "5s"}, "-peers-file-interval set without -peers-file"},
+		{[]string{"-peers-file", bad, "-peers-file-interval", "0s"}, "-peers-file-interval 0s: give a positive duration"},
 	} {
 		if _, err := parseOptions(tc.args, noEnv, new(strings.Builder)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error with %q", tc.args, err, tc.want)
