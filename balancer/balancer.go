@@ -80,9 +80,16 @@ type instanceKey struct {
 	app, region, id string
 }
 
-// keyOf returns inst's key in region.
-func keyOf(region string, inst *eureka.InstanceInfo) instanceKey {
-	return instanceKey{app: strings.ToUpper(inst.App), region: region, id: inst.ID()}
+// keyOf returns inst's key in region, inst an instance of app (upper
+// case). A pick's candidates take app from the pick, upper-cased once for
+// them all, not from each instance.
+func keyOf(app, region string, inst *eureka.InstanceInfo) instanceKey {
+	return instanceKey{app: app, region: region, id: inst.ID()}
+}
+
+// instKeyOf is keyOf for an instance reported on its own, out of a pick.
+func instKeyOf(region string, inst *eureka.InstanceInfo) instanceKey {
+	return keyOf(strings.ToUpper(inst.App), region, inst)
 }
 
 // instanceState is what the balancer knows of an instance. It is kept
@@ -171,7 +178,7 @@ func (b *Balancer) choose(app, region, key string, list []*eureka.InstanceInfo) 
 	if checker != nil && region == "" {
 		checker.watch(app)
 	}
-	c := Candidates{App: app, Key: key, n: len(list), instances: list, b: b, region: region}
+	c := Candidates{App: app, Key: key, n: len(list), instances: list, b: b, region: region, upper: strings.ToUpper(app)}
 	if b.failing.Load() > 0 || (checker != nil && checker.anyDown()) {
 		c.now = b.cfg.Now().UnixNano()
 		if i, ok := b.policy.Choose(c); ok {
@@ -201,20 +208,20 @@ func (b *Balancer) instancesIn(app, region string) []*eureka.InstanceInfo {
 	return nil
 }
 
-// ejected reports whether i, an instance of region, is ejected at now,
-// or failing its health check (which checks the local region's
-// instances only).
-func (b *Balancer) ejected(region string, i *eureka.InstanceInfo, now int64) bool {
+// ejected reports whether i, an instance of app (upper case) in region,
+// is ejected at now, or failing its health check (which checks the local
+// region's instances only).
+func (b *Balancer) ejected(app, region string, i *eureka.InstanceInfo, now int64) bool {
 	if region == "" && b.cfg.Checker != nil && b.cfg.Checker.isDown(i.App, i.ID()) {
 		return true
 	}
-	h, ok := b.states.Load(keyOf(region, i))
+	h, ok := b.states.Load(keyOf(app, region, i))
 	return ok && h.(*instanceState).ejectedUntil.Load() > now
 }
 
 // state returns the entry of inst in region, making it if needed.
 func (b *Balancer) state(region string, inst *eureka.InstanceInfo) *instanceState {
-	k := keyOf(region, inst)
+	k := instKeyOf(region, inst)
 	if v, ok := b.states.Load(k); ok {
 		return v.(*instanceState)
 	}
@@ -251,7 +258,7 @@ func (b *Balancer) lookupSeen(app, region string) *appSeen {
 // it is not (it was forgotten meanwhile), takes back the failures just
 // counted on it.
 func (b *Balancer) live(region string, inst *eureka.InstanceInfo, h *instanceState) bool {
-	if v, ok := b.states.Load(keyOf(region, inst)); ok && v == h {
+	if v, ok := b.states.Load(instKeyOf(region, inst)); ok && v == h {
 		return true
 	}
 	if h.fails.Swap(0) > 0 {
@@ -336,9 +343,10 @@ func (b *Balancer) begin(region string, inst *eureka.InstanceInfo) (end func()) 
 	}
 }
 
-// inFlight returns the number of calls to inst, of region, in progress.
-func (b *Balancer) inFlight(region string, inst *eureka.InstanceInfo) int {
-	if v, ok := b.states.Load(keyOf(region, inst)); ok {
+// inFlight returns the number of calls to inst, of app (upper case) in
+// region, in progress.
+func (b *Balancer) inFlight(app, region string, inst *eureka.InstanceInfo) int {
+	if v, ok := b.states.Load(keyOf(app, region, inst)); ok {
 		return int(v.(*instanceState).inFlight.Load())
 	}
 	return 0
@@ -384,7 +392,7 @@ func (b *Balancer) succeed(region string, inst *eureka.InstanceInfo) {
 	if b.failing.Load() == 0 {
 		return
 	}
-	if v, ok := b.states.Load(keyOf(region, inst)); ok {
+	if v, ok := b.states.Load(instKeyOf(region, inst)); ok {
 		h := v.(*instanceState)
 		if h.fails.Swap(0) > 0 {
 			b.failing.Add(-1)

@@ -81,7 +81,7 @@ func TestEjectionKeyedByRegion(t *testing.T) {
 	if got := ids(b, "ORDERS", 10); got["o20"] != 5 || got["o21"] != 5 {
 		t.Fatalf("local picks after the remote o20 failed: %v, want o20 and o21 in turn", got)
 	}
-	if n := b.inFlight("", local[0]); n != 0 {
+	if n := b.inFlight(local[0].App, "", local[0]); n != 0 {
 		t.Errorf("the remote o20's call counted on the local o20: %d", n)
 	}
 	end()

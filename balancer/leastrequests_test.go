@@ -58,7 +58,7 @@ func TestLeastRequests(t *testing.T) {
 	end2a()
 	end2b()
 	for _, inst := range list {
-		if n := b.inFlight("", inst); n != 0 {
+		if n := b.inFlight(inst.App, "", inst); n != 0 {
 			t.Fatalf("%s: %d in flight after every call ended", inst.ID(), n)
 		}
 	}
@@ -133,7 +133,7 @@ func TestHTTPClientCountsRequestsInFlight(t *testing.T) {
 	close(release)
 	wg.Wait()
 	for _, i := range list {
-		if n := b.inFlight("", i); n != 0 {
+		if n := b.inFlight(i.App, "", i); n != 0 {
 			t.Errorf("%s: %d in flight after every body was closed", i.ID(), n)
 		}
 	}

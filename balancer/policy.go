@@ -50,6 +50,7 @@ type Candidates struct {
 	b      *Balancer
 	now    int64
 	region string
+	upper  string // App upper-cased, as b keys its instances
 }
 
 // NewCandidates returns n candidates of app. instances[i], when given,
@@ -91,7 +92,7 @@ func (c Candidates) Usable(i int) bool {
 	if c.usable != nil && !c.usable(i) {
 		return false
 	}
-	return c.now == 0 || !c.b.ejected(c.region, c.instances[i], c.now)
+	return c.now == 0 || !c.b.ejected(c.upper, c.region, c.instances[i], c.now)
 }
 
 // InFlight returns the number of calls in progress to candidate i, as far
@@ -103,7 +104,7 @@ func (c Candidates) InFlight(i int) int {
 	case c.inFlight != nil:
 		return c.inFlight(i)
 	case c.b != nil:
-		return c.b.inFlight(c.region, c.instances[i])
+		return c.b.inFlight(c.upper, c.region, c.instances[i])
 	}
 	return 0
 }

@@ -8,16 +8,20 @@ import (
 )
 
 // ErrTooManyInstances is wrapped by the error of a fetch refused for
-// Config.MaxInstances.
-var ErrTooManyInstances = errors.New("too many instances")
+// Config.MaxInstances: the decoder's (eureka.DecodeApplicationsJSONMax),
+// which refuses a full registry as it reads it.
+var ErrTooManyInstances = eureka.ErrTooManyInstances
 
-// checkFull refuses a fetched registry of more than MaxInstances.
-func (c *Client) checkFull(doc *eureka.Applications) error {
-	n := 0
-	for _, a := range doc.Applications {
-		n += len(a.Instances)
+// decodeFull decodes a fetched registry, refusing one of more than
+// MaxInstances as the decoder yields the instance past it: a registry
+// over the bound costs the memory of MaxInstances instances at most, not
+// of all it holds.
+func (c *Client) decodeFull(body []byte) (*eureka.Applications, error) {
+	doc, err := eureka.DecodeApplicationsJSONMax(body, c.cfg.MaxInstances)
+	if errors.Is(err, eureka.ErrTooManyInstances) {
+		return nil, c.overBound(c.cfg.MaxInstances+1, "the registry holds at least")
 	}
-	return c.overBound(n, "the registry holds")
+	return doc, err
 }
 
 // checkDelta refuses a delta after which the local registry would hold

@@ -150,11 +150,8 @@ func (c *Client) fullFetch(version *int64) error {
 		return &statusError{"full fetch", resp.Status}
 	}
 	c.watch.noteAnswer(resp)
-	doc, err := eureka.DecodeApplicationsJSON(resp.Body)
+	doc, err := c.decodeFull(resp.Body)
 	if err != nil {
-		return err
-	}
-	if err := c.checkFull(doc); err != nil {
 		return err
 	}
 	if version != nil {

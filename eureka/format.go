@@ -9,6 +9,10 @@ import (
 // server answers it with 400 "cannot parse request body", as Eureka does.
 var ErrCannotParse = errors.New("cannot parse request body")
 
+// ErrTooManyInstances is the error of DecodeApplicationsJSONMax for a
+// document of more instances than its bound.
+var ErrTooManyInstances = errors.New("too many instances")
+
 // Format is a document encoding: the legacy JSON codec or the XStream XML
 // codec.
 type Format uint8

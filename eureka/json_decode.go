@@ -38,8 +38,25 @@ func DecodeInstanceJSON(data []byte) (*InstanceInfo, error) {
 // registry, a delta or a VIP result. "application" and "instance" may be
 // arrays or single objects; versions__delta may be a number or a string.
 func DecodeApplicationsJSON(data []byte) (*Applications, error) {
-	w, ok := wrapped(data, applicationsDoc, (*jsonDecoder).applications)
-	if !ok {
+	return DecodeApplicationsJSONMax(data, 0)
+}
+
+// DecodeApplicationsJSONMax is DecodeApplicationsJSON with a bound on the
+// instances (none when max is 0 or less): it stops at the instance past
+// max, with ErrTooManyInstances, so that a registry over the bound never
+// costs more than max instances' memory, however many it holds.
+func DecodeApplicationsJSONMax(data []byte, max int) (*Applications, error) {
+	over := false
+	w, ok := wrapped(data, applicationsDoc, func(d *jsonDecoder, w *jsonApplications) bool {
+		d.maxInstances = max
+		ok := d.applications(w)
+		over = over || d.over
+		return ok
+	})
+	switch {
+	case over:
+		return nil, ErrTooManyInstances
+	case !ok:
 		return nil, ErrCannotParse
 	}
 	apps, _ := newApplications(w.version, w.hashcode, w.apps)
@@ -59,6 +76,10 @@ type jsonDecoder struct {
 	jsonScanner
 	builder
 	tmp []byte // unquoted values
+	// instances counts the instances read; past maxInstances (when above
+	// 0) the read stops, over set (DecodeApplicationsJSONMax).
+	instances, maxInstances int
+	over                    bool
 }
 
 func newJSONDecoder(data []byte) *jsonDecoder {
@@ -178,6 +199,10 @@ func (d *jsonDecoder) application(w *jsonApplication) bool {
 		w.instances = nil // a repeated key replaces the list
 		var l jsonList
 		for ok = true; d.element(&l, ok); {
+			if d.instances++; d.maxInstances > 0 && d.instances > d.maxInstances {
+				d.over = true
+				return false
+			}
 			var i draft
 			ok = l.null || d.instance(&i)
 			inst, _ := d.build(&i)

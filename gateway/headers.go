@@ -62,22 +62,15 @@ type hopSet struct {
 	underscore bool // a field name has an underscore
 }
 
-// The headers the gateway sets, by bit in hopSet.has, then
-// routing.ClientClaims, which are removed from the requests of any client
-// but a trusted proxy.
-// Then balancer.RouteHeader, which the gateway sets when the request goes
-// to a subset and removes from every client's request otherwise, and
-// routing.RegionHeader, the same when it goes to another region. Last,
-// routing.RequestIDHeader, which the gateway keeps or replaces
-// (setRequestID).
-var ownHeaders = func() (own [8 + len(routing.ClientClaims)][]byte) {
-	copy(own[:], [][]byte{headerXForwardedFor, headerXForwardedProto, headerXForwardedHost, headerXForwardedPrefix, []byte("Date")})
-	for i, name := range routing.ClientClaims {
-		own[5+i] = []byte(name)
+// The headers the gateway sets or passes from trusted proxies only
+// (routing.GatewayHeaders, the list the traffic rules refuse to read), by
+// bit in hopSet.has, then Date, which the gateway adds to a response that
+// has none.
+var ownHeaders = func() (own [len(routing.GatewayHeaders) + 1][]byte) {
+	for i, name := range routing.GatewayHeaders {
+		own[i] = []byte(name)
 	}
-	own[len(own)-3] = headerRoute
-	own[len(own)-2] = headerRegion
-	own[len(own)-1] = headerRequestID
+	own[len(own)-1] = []byte("Date")
 	return own
 }()
 
@@ -91,7 +84,6 @@ const (
 	hasXForwardedProto
 	hasXForwardedHost
 	hasXForwardedPrefix
-	hasDate
 	hasForwarded
 	hasXRealIP
 	hasXForwardedPort
@@ -100,6 +92,7 @@ const (
 	hasRoute
 	hasRegion
 	hasRequestID
+	hasDate
 
 	// hasClientClaims are the headers only a trusted proxy's pass.
 	hasClientClaims = hasForwarded | hasXRealIP | hasXForwardedPort | hasXForwardedSsl | hasTrueClientIP

@@ -47,8 +47,13 @@ func (r *Router) failover(app string) (list []*eureka.InstanceInfo, secure bool,
 
 // regionList returns the routable instances of app in region at the
 // plain or secure port: the local region's for its own name (or when the
-// Router has no remote regions to read), a remote region's otherwise.
-func (r *Router) regionList(app, region string, secure bool) []*eureka.InstanceInfo {
+// Router has no remote regions to read), a remote region's otherwise;
+// and the region they are of as the balancer and the traffic counters
+// key them (Route.InstanceRegion): "" for the local one. It is the one
+// place a subset's region is told local or remote, so that the local
+// region named by its name shares the plain route's ejections, counters
+// and health checks.
+func (r *Router) regionList(app, region string, secure bool) (list []*eureka.InstanceInfo, keyed string) {
 	up := r.cfg.Instances.Instances(app)
 	slot, remote := r.cache.Get(app), false
 	if in, ok := r.cfg.Instances.(RegionInstancer); ok {
@@ -59,11 +64,14 @@ func (r *Router) regionList(app, region string, secure bool) []*eureka.InstanceI
 		remote = len(up) > 0 && (len(local) == 0 || &local[0] != &up[0])
 	}
 	if len(up) == 0 {
-		return nil
+		return nil, ""
 	}
 	list, s, healthy := r.routableIn(slot, app, up, remote)
 	if !healthy || s != secure {
-		return nil
+		return nil, ""
 	}
-	return list
+	if remote {
+		keyed = region
+	}
+	return list, keyed
 }

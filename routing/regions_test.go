@@ -14,9 +14,18 @@ import (
 // the gateways read it (registry/regions.InstancesOf).
 func regionStore(t *testing.T, local bool) *remote.Instances {
 	t.Helper()
+	if !local {
+		return regionStoreOf(t)
+	}
+	return regionStoreOf(t, localInst("us-1"))
+}
+
+// regionStoreOf is regionStore with locals registered locally.
+func regionStoreOf(t *testing.T, locals ...*eureka.InstanceInfo) *remote.Instances {
+	t.Helper()
 	s := registry.New(registry.Config{RemoteRegions: []registry.RemoteRegion{{Name: "eu-west"}}})
-	if local {
-		if err := s.Register(localInst("us-1"), false); err != nil {
+	for _, i := range locals {
+		if err := s.Register(i, false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -134,6 +134,9 @@ type Selection struct {
 	Answer Answer
 
 	state *subsetState
+	// region is the region of Instances as the balancer keys them
+	// (regionList): a subset's remote region, "" for the local one.
+	region string
 }
 
 // Select narrows instances, those of app (upper case) that may take a
@@ -178,11 +181,11 @@ func (r *Router) Select(app string, instances []*eureka.InstanceInfo, req *Reque
 // narrow narrows sel to sub's instances when sub has any: of
 // sel.Instances, or, for a subset of a region, of that region's.
 func (r *Router) narrow(sel *Selection, sub *Subset) bool {
-	base := sel.Instances
+	base, region := sel.Instances, ""
 	if sub.region != "" {
 		// The port side of the list the route chose: a secure list has
 		// no instance with its plain port enabled.
-		base = r.regionList(sub.app, sub.region, len(base) > 0 && !base[0].Port.Enabled)
+		base, region = r.regionList(sub.app, sub.region, len(base) > 0 && !base[0].Port.Enabled)
 		if len(base) == 0 {
 			return false
 		}
@@ -195,7 +198,7 @@ func (r *Router) narrow(sel *Selection, sub *Subset) bool {
 	if st == nil {
 		return false // rules replaced meanwhile
 	}
-	sel.Instances, sel.Subset, sel.state = list, sub, st
+	sel.Instances, sel.Subset, sel.state, sel.region = list, sub, st, region
 	return true
 }
 

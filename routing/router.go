@@ -89,6 +89,9 @@ type Route struct {
 	Region string
 
 	state *subsetState
+	// subsetRegion is the region of a region subset's instances as the
+	// balancer keys them (Selection.region): "" for the local one.
+	subsetRegion string
 }
 
 // Route decides where a request for target goes. target is the request's
@@ -144,7 +147,7 @@ func (r *Router) Route(dst, target []byte, req *Request) (rt Route, name, path [
 	default:
 		rt.Secure = secure
 		sel := r.Select(app, list, req, target, path, name)
-		rt.Instances, rt.Subset, rt.Answer, rt.state = sel.Instances, sel.Subset, sel.Answer, sel.state
+		rt.Instances, rt.Subset, rt.Answer, rt.state, rt.subsetRegion = sel.Instances, sel.Subset, sel.Answer, sel.state, sel.region
 	}
 	return rt, name, path
 }
@@ -168,13 +171,14 @@ func (r *Router) Retry(rt *Route, resendable bool) balancer.Retry {
 
 // InstanceRegion returns the region of the route's instances as the
 // balancer and the traffic counters key them: "" for the local region,
-// else the remote region the route fails over to (Region) or the region
-// its subset names. An instance's passive health, calls in flight and
-// counters are its app's, region's and id's, so that another region's
-// instance of the same id is never taken for it.
+// else the remote region the route fails over to (Region) or the remote
+// region its subset names (a subset naming the local region is keyed as
+// the local one: regionList decides). An instance's passive health,
+// calls in flight and counters are its app's, region's and id's, so that
+// another region's instance of the same id is never taken for it.
 func (rt *Route) InstanceRegion() string {
 	if rt.Subset != nil && rt.Subset.region != "" {
-		return rt.Subset.region
+		return rt.subsetRegion
 	}
 	return rt.Region
 }

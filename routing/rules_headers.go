@@ -3,8 +3,6 @@ package routing
 import (
 	"net/textproto"
 	"strings"
-
-	"github.com/eurekagate/eurekagate/balancer"
 )
 
 // ruleHeader returns the canonical name of a header a rule reads (a
@@ -26,15 +24,14 @@ func ruleHeader(name string) (string, string) {
 	return canon, ""
 }
 
-// gatewayOwned reports whether the gateways set the header (canonical)
-// for the instance in place of a client's, or pass it from trusted
-// proxies only: X-Forwarded-*, the ClientClaims, the route and region
-// headers.
+// gatewayOwned reports whether the header (canonical) is one of the
+// GatewayHeaders, or any other X-Forwarded-* (a proxy's claim the
+// instance may trust).
 func gatewayOwned(canon string) bool {
-	if strings.HasPrefix(canon, "X-Forwarded-") || canon == balancer.RouteHeader || canon == RegionHeader {
+	if strings.HasPrefix(canon, "X-Forwarded-") {
 		return true
 	}
-	for _, h := range ClientClaims {
+	for _, h := range GatewayHeaders {
 		if canon == h {
 			return true
 		}

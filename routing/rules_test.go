@@ -268,6 +268,13 @@ func TestRulesRefusedWithLineAndReason(t *testing.T) {
 			`bad.yaml:4: apps.ORDERS.rules[0].match.header.<img>: "<img>" is not a header name (an HTTP token: letters, digits and !#$%&'*+-.^_` + "`" + `|~)`},
 		{"apps:\n  ORDERS:\n    rules:\n      - to: [{select: {v: \"1\"}}, {select: {v: \"2\"}}]\n        sticky: {header: X-Real-IP}\n",
 			`bad.yaml:5: apps.ORDERS.rules[0].sticky.header: "X-Real-IP" is a header the gateway sets itself`},
+		// The gateways replace a client's request id unless a trusted
+		// proxy sent it: a rule would read the client's, not the one the
+		// instance gets.
+		{"apps:\n  ORDERS:\n    rules:\n      - match: {header: {x-request-id: abc}}\n        to: [{select: {v: \"1\"}}]\n",
+			`bad.yaml:4: apps.ORDERS.rules[0].match.header.x-request-id: "x-request-id" is a header the gateway sets itself, in place of a client's`},
+		{"apps:\n  ORDERS:\n    rules:\n      - to: [{select: {v: \"1\"}}, {select: {v: \"2\"}}]\n        sticky: {header: X-Request-Id}\n",
+			`bad.yaml:5: apps.ORDERS.rules[0].sticky.header: "X-Request-Id" is a header the gateway sets itself`},
 	} {
 		_, err := ParseRules("bad.yaml", []byte(c.doc))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

@@ -47,7 +47,7 @@ type subsetSide struct {
 func (s *subsetSide) Instances(app string) []*eureka.InstanceInfo {
 	var list []*eureka.InstanceInfo
 	if s.sub.region != "" {
-		list = s.side.r.regionList(app, s.sub.region, s.side.secure)
+		list, _ = s.side.r.regionList(app, s.sub.region, s.side.secure)
 	} else {
 		list = s.side.Instances(app)
 	}

@@ -20,14 +20,16 @@ import (
 // names whose records are peers, the DNS server asked, how often, and a
 // file of peer URLs re-read on SIGHUP and when it changes.
 type peerFlags struct {
-	dns, file string
+	dns, file    string
+	fileInterval time.Duration
 }
 
 func (pf *peerFlags) register(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&pf.dns, "peers-dns", "", "comma-separated DNS names whose records are the other registry nodes, looked up at start, every -peers-resolve-interval and when a connection to a peer fails: http://NAME:PORT/eureka/ makes each A and AAAA record of NAME (a Kubernetes headless Service) a peer at that port, scheme and path; srv://NAME/eureka/ (srv+https:// for https) each SRV record's target and port. This node, among the records, recognises itself and leaves itself out")
 	fs.StringVar(&o.registry.Peers.DNSResolver, "dns-resolver", "", "HOST:PORT of the DNS server -peers-dns are looked up at (default: the system's resolver)")
 	fs.DurationVar(&o.registry.Peers.ResolveInterval, "peers-resolve-interval", replication.DefaultResolveInterval, "how often -peers-dns are looked up again")
-	fs.StringVar(&pf.file, "peers-file", "", "a file of service URLs of the other registry nodes, one a line (# starts a comment), peers besides -peers: re-read on SIGHUP, applied at once, and checked every second, a change applied once the file has held still for a check; a file with a URL that does not parse is refused with its file:line and the peers in force stay")
+	fs.StringVar(&pf.file, "peers-file", "", "a file of service URLs of the other registry nodes, one a line (# starts a comment), peers besides -peers: re-read on SIGHUP, applied at once, and checked every -peers-file-interval, a change applied once the file has held still for a check; a file with a URL that does not parse is refused with its file:line and the peers in force stay")
+	fs.DurationVar(&pf.fileInterval, "peers-file-interval", time.Second, "how often -peers-file is checked for a change (SIGHUP applies one at once)")
 }
 
 // apply checks the flags and reads the peers file into o.
@@ -58,8 +60,17 @@ func (pf *peerFlags) apply(fs *flag.FlagSet, o *options) error {
 	if pc.ResolveInterval <= 0 {
 		return fmt.Errorf("-peers-resolve-interval %v: give a positive duration, such as 30s", pc.ResolveInterval)
 	}
+	if pf.fileInterval <= 0 {
+		return fmt.Errorf("-peers-file-interval %v: give a positive duration, such as 1s", pf.fileInterval)
+	}
 	if pf.file == "" {
-		return nil
+		var stray error
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "peers-file-interval" {
+				stray = fmt.Errorf("-peers-file-interval set without -peers-file: it applies to the peers file")
+			}
+		})
+		return stray
 	}
 	data, err := os.ReadFile(pf.file)
 	if err != nil {
@@ -69,7 +80,7 @@ func (pf *peerFlags) apply(fs *flag.FlagSet, o *options) error {
 	if err != nil {
 		return fmt.Errorf("-peers-file: %w", err)
 	}
-	o.peersFile = &peersFile{path: pf.file, fixed: pc.Peers, dns: pc.PeersDNS, applied: string(data)}
+	o.peersFile = &peersFile{path: pf.file, interval: pf.fileInterval, fixed: pc.Peers, dns: pc.PeersDNS, applied: string(data)}
 	pc.Peers = append(append([]string(nil), pc.Peers...), urls...)
 	o.registry.PeersAlways = true
 	return nil
@@ -92,13 +103,11 @@ func parsePeersFile(path string, data []byte) ([]string, error) {
 	return urls, nil
 }
 
-// peersFileInterval is how often the peers file is checked for a change.
-const peersFileInterval = time.Second
-
 // peersFile is -peers-file and what its peers join: -peers and
 // -peers-dns, which stay.
 type peersFile struct {
 	path       string
+	interval   time.Duration // -peers-file-interval
 	fixed, dns []string
 	applied    string // the content in force, or last refused
 }
@@ -141,7 +150,7 @@ func (r *peersReloader) close() {
 
 func (r *peersReloader) run() {
 	defer close(r.done)
-	t := time.NewTicker(peersFileInterval)
+	t := time.NewTicker(r.f.interval)
 	defer t.Stop()
 	for {
 		select {

@@ -34,6 +34,8 @@ func TestPeerOptions(t *testing.T) {
 		{[]string{"-peers-dns", "http://eureka.test:8761/eureka/", "-peers-resolve-interval", "0s"}, "-peers-resolve-interval 0s: give a positive duration"},
 		{[]string{"-peers-file", filepath.Join(dir, "none")}, "-peers-file: open"},
 		{[]string{"-peers-file", bad}, "-peers-file: " + bad + ":3: peer URL"},
+		{[]string{"-peers-file-interval", "5s"}, "-peers-file-interval set without -peers-file"},
+		{[]string{"-peers-file", bad, "-peers-file-interval", "0s"}, "-peers-file-interval 0s: give a positive duration"},
 	} {
 		if _, err := parseOptions(tc.args, noEnv, new(strings.Builder)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error with %q", tc.args, err, tc.want)
@@ -61,7 +63,10 @@ func TestPeerOptions(t *testing.T) {
 
 // A node's -peers-file is re-read on SIGHUP, and when it changes: a node
 // started with none replicates to the one the file names once it is
-// signalled, and stops once the file no longer names it.
+// signalled, and stops once the file no longer names it. The signalled
+// node checks its file every hour, so only the signal can apply the
+// first change within the test; a second node at the default interval
+// applies the file's change without one.
 func TestPeersFileReloaded(t *testing.T) {
 	bin := binary(t)
 	c := &regionCluster{client: &http.Client{Timeout: 10 * time.Second}}
@@ -70,7 +75,7 @@ func TestPeersFileReloaded(t *testing.T) {
 	if err := os.WriteFile(file, []byte("# no peer yet\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a := startProcess(t, bin, false, "-addr", "127.0.0.1:0", "-dashboard-path", "off", "-peers-file", file)
+	a := startProcess(t, bin, false, "-addr", "127.0.0.1:0", "-dashboard-path", "off", "-peers-file", file, "-peers-file-interval", "1h")
 	b := startProcess(t, bin, false, "-addr", "127.0.0.1:0", "-dashboard-path", "off")
 	c.waitReads(t, a, b)
 	c.replicasAre(t, a)
@@ -85,13 +90,17 @@ func TestPeersFileReloaded(t *testing.T) {
 	c.replicasAre(t, a, b.registry+"/eureka/")
 	c.register(t, a, "", "ORDERS", "o1", 1)
 	c.holdsOn(t, []*process{b}, "ORDERS", "o1")
+	a.stop(t)
 
 	// Changed with no signal: applied once it has held still.
+	d := startProcess(t, bin, false, "-addr", "127.0.0.1:0", "-dashboard-path", "off", "-peers-file", file)
+	c.waitReads(t, d)
+	c.replicasAre(t, d, b.registry+"/eureka/")
 	if err := os.WriteFile(file, []byte("# none again\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c.replicasAre(t, a)
-	a.stop(t)
+	c.replicasAre(t, d)
+	d.stop(t)
 }
 
 // The reloader applies a SIGHUP's read at once, and a change it finds by
