@@ -35,7 +35,7 @@ type actuatorOptions struct {
 }
 
 func (f *actuatorFlags) register(fs *flag.FlagSet, o *options) {
-	fs.StringVar(&f.exposure, "actuator", "health", "comma-separated Spring Boot actuator endpoints served under -actuator-path (management.endpoints.web.exposure.include): health (with its liveness and readiness groups; readiness answers 503 until the start-up sync is done), info, prometheus (the families of /metrics), or *; off for none")
+	fs.StringVar(&f.exposure, "actuator", "health", "comma-separated Spring Boot actuator endpoints served under -actuator-path (management.endpoints.web.exposure.include): health (with its liveness and readiness groups; readiness answers 503 until the start-up sync is done and during the graceful stop), info, prometheus (the families of /metrics), or *; off for none")
 	fs.StringVar(&f.path, "actuator-path", actuator.DefaultBasePath, "where the actuator endpoints are served (management.endpoints.web.base-path)")
 	fs.StringVar(&o.actuator.managementAddr, "management-addr", "", "serve the actuator endpoints on this address of their own (management.server.port) instead of the registry's")
 	fs.StringVar(&f.details, "actuator-health-details", "when-authorized", "who sees the components of /actuator/health (management.endpoint.health.show-details): always, never, or when-authorized (callers with credentials of -auth-users; everyone without -auth-users)")
@@ -80,9 +80,9 @@ func actuatorHandler(opts *options, p serverParams, metrics http.Handler) (*actu
 	if len(a.exposure) == 0 {
 		return nil, nil
 	}
-	cfg := actuator.Config{BasePath: a.path, Exposure: a.exposure, Store: p.Store, Prometheus: metrics}
+	cfg := actuator.Config{BasePath: a.path, Exposure: a.exposure, Store: p.Store, Prometheus: metrics, NotReady: p.API.NotReady}
 	if p.Peers != nil {
-		cfg.Peers, cfg.Ready = p.Peers, p.Peers.Synced()
+		cfg.Peers = p.Peers
 	}
 	switch a.details {
 	case "never":

@@ -37,10 +37,12 @@ type Config struct {
 	Store    *registry.Store
 	// Peers, if set, are health's peers component.
 	Peers *replication.Peers
-	// Ready, if set, is closed once the registry answers reads (the
-	// start-up sync is done, replication.Peers.Synced): until then
-	// readiness is OUT_OF_SERVICE, answered 503.
-	Ready <-chan struct{}
+	// NotReady, if set, tells why the registry does not answer reads,
+	// "" when it does: httpapi.API.NotReady, the decision the registry's
+	// own /health reads too. While it gives a reason readiness is
+	// OUT_OF_SERVICE, answered 503; the start-up sync is done unless the
+	// reason is httpapi.ReasonSyncing. Default: ready.
+	NotReady func() string
 	// Prometheus serves the prometheus endpoint: the handler of
 	// /metrics, the same families.
 	Prometheus http.Handler
