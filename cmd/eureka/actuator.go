@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -44,10 +43,11 @@ func (f *actuatorFlags) register(fs *flag.FlagSet, o *options) {
 // apply checks the settings into o.
 func (f *actuatorFlags) apply(o *options) error {
 	a := &o.actuator
-	a.path = "/" + strings.Trim(f.path, "/")
-	if a.path == "/" {
-		return errors.New("-actuator-path /: the endpoints would stand beside the registry's own /health; give a path such as /actuator")
+	path, err := actuator.BasePath(f.path)
+	if err != nil {
+		return fmt.Errorf("-actuator-path %s: %w", f.path, err)
 	}
+	a.path = path
 	switch f.details {
 	case "always", "never", "when-authorized":
 		a.details = f.details
@@ -64,8 +64,8 @@ func (f *actuatorFlags) apply(o *options) error {
 		return nil
 	}
 	for _, e := range splitList(f.exposure) {
-		if e != "*" && !slices.Contains(actuator.Endpoints, e) {
-			return fmt.Errorf("-actuator: %q is not served here (%s, or *)", e, strings.Join(actuator.Endpoints, ", "))
+		if _, err := actuator.Exposed(e); err != nil {
+			return fmt.Errorf("-actuator: %w", err)
 		}
 		a.exposure = append(a.exposure, e)
 	}

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/eurekagate/eurekagate/internal/version"
@@ -65,24 +64,22 @@ func New(cfg Config) (*Actuator, error) {
 	if cfg.BasePath == "" {
 		cfg.BasePath = DefaultBasePath
 	}
-	cfg.BasePath = "/" + strings.Trim(cfg.BasePath, "/")
-	if cfg.BasePath == "/" {
-		return nil, fmt.Errorf("actuator base path /: it would put the endpoints beside the registry's own /health; give a path such as %s", DefaultBasePath)
+	base, err := BasePath(cfg.BasePath)
+	if err != nil {
+		return nil, fmt.Errorf("actuator base path %s: %w", cfg.BasePath, err)
 	}
+	cfg.BasePath = base
 	if len(cfg.Exposure) == 0 {
 		cfg.Exposure = []string{"health"}
 	}
 	a := &Actuator{cfg: cfg, exposed: map[string]bool{}}
 	for _, e := range cfg.Exposure {
-		switch {
-		case e == "*":
-			for _, n := range Endpoints {
-				a.exposed[n] = true
-			}
-		case slices.Contains(Endpoints, e):
-			a.exposed[e] = true
-		default:
-			return nil, fmt.Errorf("actuator endpoint %q: not served here (%s, or *)", e, strings.Join(Endpoints, ", "))
+		names, err := Exposed(e)
+		if err != nil {
+			return nil, fmt.Errorf("actuator %w", err)
+		}
+		for _, n := range names {
+			a.exposed[n] = true
 		}
 	}
 	if a.exposed["prometheus"] && cfg.Prometheus == nil {
