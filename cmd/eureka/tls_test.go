@@ -141,3 +141,35 @@ func TestFargoOverHTTPS(t *testing.T) {
 		return "https://" + srv.Addr().String(), st
 	})
 }
+
+// -tls-ca takes a PKCS12 trust store with -tls-ca-password, as
+// -tls-client-ca does: two nodes replicate over HTTPS trusting it. The
+// password without -tls-ca, or a wrong one, stops the start.
+func TestPKCS12TrustStoreForThePeers(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	trust := ca.TrustStore(t, "trustit")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-tls-ca-password", "trustit"}, "-tls-ca-password is set without -tls-ca"},
+		{[]string{"-tls-ca", trust, "-tls-ca-password", "wrong"}, trust},
+	} {
+		if _, err := parseOptions(c.args, noEnv, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error mentioning %q", c.args, err, c.want)
+		}
+	}
+
+	addrs := []string{testkit.FreeAddr(t), testkit.FreeAddr(t)}
+	peers := "https://" + addrs[0] + "/eureka/,https://" + addrs[1] + "/eureka/"
+	var stores []*registry.Store
+	for n, name := range []string{"node-1", "node-2"} {
+		cert, key := ca.Issue(t, name)
+		_, st := startNode(t, "-addr", addrs[n], "-dashboard-path", "off",
+			"-tls-cert", cert, "-tls-key", key, "-tls-ca", trust, "-tls-ca-password", "trustit", "-peers", peers)
+		stores = append(stores, st)
+	}
+	testkit.MustRegister(t, stores[0], testkit.Inst("ORDERS", "o1"), false)
+	testkit.Eventually(t, 5*time.Second, "replication over HTTPS trusting the PKCS12 store", func() bool { _, ok := stores[1].Get("ORDERS", "o1"); return ok })
+}
