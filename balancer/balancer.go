@@ -200,9 +200,7 @@ func (b *Balancer) instancesIn(app, region string) []*eureka.InstanceInfo {
 	if region == "" {
 		return b.src.Instances(app)
 	}
-	if in, ok := b.src.(interface {
-		InstancesIn(app, region string) []*eureka.InstanceInfo
-	}); ok {
+	if in, ok := b.src.(RegionInstancer); ok {
 		return in.InstancesIn(app, region)
 	}
 	return nil

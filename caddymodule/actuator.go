@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/eurekagate/eurekagate/registry/actuator"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
 func init() {
@@ -39,6 +40,9 @@ type Actuator struct {
 
 	handler *actuator.Actuator
 	path    string
+	// api is the registry's API whose NotReady readiness reads, as the
+	// registry's own /health does; closed at Cleanup.
+	api *httpapi.API
 }
 
 // CaddyModule returns the Caddy module information.
@@ -56,10 +60,13 @@ func (a *Actuator) Provision(ctx caddy.Context) error {
 	if store == nil {
 		return fmt.Errorf("the eureka app is in remote mode: it hosts no registry whose health to tell")
 	}
-	cfg := actuator.Config{BasePath: a.Path, Exposure: a.Exposure, Store: store,
+	if a.api, err = app.API(""); err != nil {
+		return err
+	}
+	cfg := actuator.Config{BasePath: a.Path, Exposure: a.Exposure, Store: store, NotReady: a.api.NotReady,
 		Prometheus: promhttp.HandlerFor(ctx.GetMetricsRegistry(), promhttp.HandlerOpts{})}
 	if p := app.entry.peers; p != nil {
-		cfg.Peers, cfg.Ready = p, p.Synced()
+		cfg.Peers = p
 	}
 	switch a.ShowDetails {
 	case "", "always":
@@ -72,6 +79,15 @@ func (a *Actuator) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("eureka_actuator: %w", err)
 	}
 	a.path = strings.TrimSuffix(a.handler.Path(), "/")
+	return nil
+}
+
+// Cleanup closes the API readiness reads: from then on readiness is
+// OUT_OF_SERVICE, as the registry's /health says.
+func (a *Actuator) Cleanup() error {
+	if a.api != nil {
+		a.api.Close()
+	}
 	return nil
 }
 
@@ -120,6 +136,7 @@ func (a *Actuator) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 
 var (
 	_ caddy.Provisioner           = (*Actuator)(nil)
+	_ caddy.CleanerUpper          = (*Actuator)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Actuator)(nil)
 	_ caddyfile.Unmarshaler       = (*Actuator)(nil)
 )

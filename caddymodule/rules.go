@@ -64,15 +64,37 @@ func (t TrafficRules) load(module string) (*routing.Rules, error) {
 	return nil, nil
 }
 
+// limitOption is one rules_max_* option: its name, in JSON and in the
+// Caddyfile, and its field.
+type limitOption struct {
+	name string
+	v    *int
+}
+
+// limitOptions is the one table of the rules_max_* options, which the
+// Caddyfile's reader, the JSON check and rulesOption all read; each name
+// is its field's JSON tag (TestRulesLimitOptionsAreTheJSONNames).
+func (t *TrafficRules) limitOptions() []limitOption {
+	return []limitOption{{"rules_max_bytes", &t.RulesMaxBytes}, {"rules_max_rules", &t.RulesMaxRules},
+		{"rules_max_regex_size", &t.RulesMaxRegexSize}, {"rules_max_echo", &t.RulesMaxEcho}}
+}
+
+// limitOption returns the rules_max_* option named name, or nil.
+func (t *TrafficRules) limitOption(name string) *int {
+	for _, l := range t.limitOptions() {
+		if l.name == name {
+			return l.v
+		}
+	}
+	return nil
+}
+
 // limits returns the limits the options set (0: the default), refusing
 // a negative one.
 func (t TrafficRules) limits(module string) (routing.RulesLimits, error) {
-	for _, l := range []struct {
-		name string
-		v    int
-	}{{"rules_max_bytes", t.RulesMaxBytes}, {"rules_max_rules", t.RulesMaxRules}, {"rules_max_regex_size", t.RulesMaxRegexSize}, {"rules_max_echo", t.RulesMaxEcho}} {
-		if l.v < 0 {
-			return routing.RulesLimits{}, fmt.Errorf("%s: %s is %d: a limit is above 0 (leave it out for the default)", module, l.name, l.v)
+	for _, l := range t.limitOptions() {
+		if *l.v < 0 {
+			return routing.RulesLimits{}, fmt.Errorf("%s: %s is %d: a limit is above 0 (leave it out for the default)", module, l.name, *l.v)
 		}
 	}
 	return routing.RulesLimits{MaxBytes: t.RulesMaxBytes, MaxRules: t.RulesMaxRules, MaxRegexSize: t.RulesMaxRegexSize, MaxEcho: t.RulesMaxEcho}, nil
@@ -134,8 +156,7 @@ func setRegion(h http.Header, region string) {
 func (t *TrafficRules) unmarshalRules(d *caddyfile.Dispenser) error {
 	option := d.Val()
 	if option != "rules" {
-		dst := map[string]*int{"rules_max_bytes": &t.RulesMaxBytes, "rules_max_rules": &t.RulesMaxRules,
-			"rules_max_regex_size": &t.RulesMaxRegexSize, "rules_max_echo": &t.RulesMaxEcho}[option]
+		dst := t.limitOption(option)
 		if err := intArg(d, dst); err != nil {
 			return err
 		}
@@ -158,8 +179,7 @@ func (t *TrafficRules) unmarshalRules(d *caddyfile.Dispenser) error {
 
 // rulesOption returns option if unmarshalRules reads it, else "".
 func rulesOption(option string) string {
-	switch option {
-	case "rules", "rules_max_bytes", "rules_max_rules", "rules_max_regex_size", "rules_max_echo":
+	if option == "rules" || new(TrafficRules).limitOption(option) != nil {
 		return option
 	}
 	return ""

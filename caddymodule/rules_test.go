@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -386,5 +387,33 @@ func TestGatewayAccessLogFieldsAndTraffic(t *testing.T) {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("no %s in the metrics", want)
 		}
+	}
+}
+
+// The rules_max_* options are one table (limitOptions): each is its
+// field's JSON name, every int field of TrafficRules is in it, and the
+// Caddyfile's reader takes exactly them.
+func TestRulesLimitOptionsAreTheJSONNames(t *testing.T) {
+	var tr TrafficRules
+	byField := map[*int]string{}
+	for _, l := range tr.limitOptions() {
+		byField[l.v] = l.name
+		if rulesOption(l.name) != l.name {
+			t.Errorf("rulesOption(%q) does not take it", l.name)
+		}
+	}
+	v := reflect.ValueOf(&tr).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Type.Kind() != reflect.Int {
+			continue
+		}
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if got := byField[v.Field(i).Addr().Interface().(*int)]; got != tag {
+			t.Errorf("field %s: JSON name %q, table's %q", f.Name, tag, got)
+		}
+	}
+	if rulesOption("rules_max_other") != "" {
+		t.Error("rulesOption takes an option not in the table")
 	}
 }

@@ -109,7 +109,8 @@ type appResolver struct {
 	sc     *serviceconfig.ParseResult
 
 	mu   sync.Mutex // serializes updates
-	last []*eureka.InstanceInfo
+	sent bool       // a state was sent: last is the list it came from
+	last eureka.ListID
 	stop chan struct{}
 	once sync.Once
 	wg   sync.WaitGroup
@@ -121,10 +122,13 @@ func (r *appResolver) update() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	up := r.client.Instances(r.app)
-	if r.last != nil && sameList(up, r.last) {
+	// An app with no instance is sent its empty state once: every empty
+	// list has the same ListID.
+	id := eureka.ListIDOf(up)
+	if r.sent && id == r.last {
 		return
 	}
-	r.last = up
+	r.sent, r.last = true, id
 	state := resolver.State{ServiceConfig: r.sc, Endpoints: []resolver.Endpoint{}}
 	for _, i := range up {
 		if host, port, ok := i.GRPCAddress(r.key); ok {
@@ -135,11 +139,6 @@ func (r *appResolver) update() {
 	// An error here is the channel's to report (no address to use); the
 	// next change updates it again.
 	_ = r.cc.UpdateState(state)
-}
-
-// sameList reports whether a and b are the same shared list.
-func sameList(a, b []*eureka.InstanceInfo) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // ResolveNow reads the client's registry again.

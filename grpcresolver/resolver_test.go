@@ -2,12 +2,16 @@ package grpcresolver_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/serviceconfig"
 
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/grpcresolver"
@@ -80,4 +84,60 @@ func TestResolverRefusesUnknownPolicy(t *testing.T) {
 	if _, err := xdstest.Who(conn, 2*time.Second); err == nil || !strings.Contains(err.Error(), `Policy: "fastest"`) {
 		t.Fatalf("got %v, want the policy refused", err)
 	}
+}
+
+// countingConn is a resolver.ClientConn that counts the states it is
+// sent and keeps the last.
+type countingConn struct {
+	resolver.ClientConn
+	mu    sync.Mutex
+	n     int
+	state resolver.State
+}
+
+func (c *countingConn) UpdateState(s resolver.State) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	c.state = s
+	return nil
+}
+
+func (c *countingConn) ParseServiceConfig(string) *serviceconfig.ParseResult {
+	return &serviceconfig.ParseResult{}
+}
+
+func (c *countingConn) sent() (int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n, len(c.state.Endpoints)
+}
+
+// An app with no instance is sent its empty state once, not again at
+// each change of the registry or each ResolveNow; its first instance is
+// sent.
+func TestResolverSendsAnEmptyStateOnce(t *testing.T) {
+	api, client := eurekaClient(t)
+	cc := &countingConn{}
+	target := resolver.Target{URL: url.URL{Scheme: grpcresolver.Scheme, Path: "/orders"}}
+	r, err := (&grpcresolver.Builder{Client: client}).Build(target, cc, resolver.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if n, eps := cc.sent(); n != 1 || eps != 0 {
+		t.Fatalf("after Build: %d states, %d endpoints; want the empty state once", n, eps)
+	}
+	xdstest.Register(t, api, "OTHER", "x", xdstest.Backend(t, "x"), nil)
+	testkit.Eventually(t, 10*time.Second, "the client sees OTHER", func() bool { return len(client.Instances("OTHER")) == 1 })
+	r.ResolveNow(resolver.ResolveNowOptions{})
+	r.ResolveNow(resolver.ResolveNowOptions{})
+	if n, _ := cc.sent(); n != 1 {
+		t.Errorf("%d states sent while ORDERS has no instance, want 1", n)
+	}
+	xdstest.Register(t, api, "ORDERS", "a", xdstest.Backend(t, "a"), nil)
+	testkit.Eventually(t, 10*time.Second, "ORDERS' instance sent", func() bool {
+		n, eps := cc.sent()
+		return n >= 2 && eps == 1
+	})
 }

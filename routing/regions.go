@@ -1,16 +1,13 @@
 package routing
 
 import (
+	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
 )
 
 // RegionInstancer is what Config.Instances must also have for
-// FailoverRegions: the UP instances of app in a region, sorted by id. A
-// *registry.Store with remote regions and a *discovery.Client that
-// fetches them both have it.
-type RegionInstancer interface {
-	InstancesIn(app, region string) []*eureka.InstanceInfo
-}
+// FailoverRegions: balancer's, declared there, the low package.
+type RegionInstancer = balancer.RegionInstancer
 
 // RegionHeader tells an instance that its request came from another
 // region's gateway because the instance's own region had no instance

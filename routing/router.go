@@ -199,13 +199,9 @@ func (r *Router) healthy(app string, list []*eureka.InstanceInfo, remote bool) [
 	return r.cfg.Health.Filter(app, list)
 }
 
-// AllInstancer is what an Instancer may also have: every instance of app
-// whatever its status, which tells an application with no UP instance
-// from one not registered. A registry.Store and a discovery.Client have
-// it.
-type AllInstancer interface {
-	AllInstances(app string) []*eureka.InstanceInfo
-}
+// AllInstancer is what an Instancer may also have (balancer's, declared
+// there, the low package): every instance of app whatever its status.
+type AllInstancer = balancer.AllInstancer
 
 // side is the instances a route takes after a failure: those passing their
 // health check that enable the plain port, or the secure one.

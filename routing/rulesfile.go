@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/eurekagate/eurekagate/internal/filewatch"
 	"github.com/eurekagate/eurekagate/internal/tick"
 )
 
@@ -78,11 +79,11 @@ type RulesFile struct {
 
 	// Of the checks, which only the goroutine (or NewRulesFile, before
 	// it) makes:
-	last    os.FileInfo       // the file as last settled, nil when it must be read
-	racy    bool              // last is too recent to tell a later write: read again
-	sum     [sha256.Size]byte // the document last settled, applied or refused
-	pending *fileState        // a change seen at the last check, applied if it holds
-	lastErr string            // the last failure logged, not logged at every check
+	last    os.FileInfo                    // the file as last settled, nil when it must be read
+	racy    bool                           // last is too recent to tell a later write: read again
+	sum     [sha256.Size]byte              // the document last settled, applied or refused
+	hold    filewatch.HoldStill[fileState] // a change seen at the last check, applied if it holds
+	lastErr string                         // the last failure logged, not logged at every check
 
 	mu      sync.Mutex
 	started bool
@@ -103,6 +104,7 @@ func NewRulesFile(cfg RulesFileConfig) (*RulesFile, error) {
 		cfg.Interval = DefaultRulesInterval
 	}
 	f := &RulesFile{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), done: make(chan struct{})}
+	f.hold.Same = sameFileState
 	if f.log == nil {
 		f.log = zap.NewNop()
 	}
@@ -175,10 +177,10 @@ type fileState struct {
 	sum [sha256.Size]byte
 }
 
-// same reports whether the file is as it was at another check: the same
-// file, size, modification time and content.
-func (s fileState) same(o *fileState) bool {
-	return o != nil && os.SameFile(s.fi, o.fi) && s.fi.Size() == o.fi.Size() && s.fi.ModTime().Equal(o.fi.ModTime()) && s.sum == o.sum
+// sameFileState reports whether the file is as it was at another check:
+// the same file, size, modification time and content.
+func sameFileState(s, o fileState) bool {
+	return os.SameFile(s.fi, o.fi) && s.fi.Size() == o.fi.Size() && s.fi.ModTime().Equal(o.fi.ModTime()) && s.sum == o.sum
 }
 
 // check reads the file again if it changed since it was last settled,
@@ -188,36 +190,38 @@ func (f *RulesFile) check() {
 	now := time.Now()
 	fi, err := os.Stat(f.cfg.Path)
 	if err != nil {
-		f.last, f.pending = nil, nil // whatever comes back at the path is read
+		f.last = nil
+		f.hold.Reset() // whatever comes back at the path is read
 		f.failed("cannot read the traffic rules file; the rules in force stay, and it is tried again", err)
 		return
 	}
 	if !f.racy && f.last != nil && os.SameFile(fi, f.last) && fi.ModTime().Equal(f.last.ModTime()) && fi.Size() == f.last.Size() {
-		f.pending = nil
+		f.hold.Reset()
 		return
 	}
 	if fi.Size() == 0 {
 		// Most likely truncated by a writer that has yet to write: read
 		// once written.
-		f.last, f.pending = nil, nil
+		f.last = nil
+		f.hold.Reset()
 		f.failed("the traffic rules file is empty; the rules in force stay (a document without rules is \"apps: {}\")", nil)
 		return
 	}
 	data, err := f.cfg.Limits.read(f.cfg.Path)
 	if err != nil {
-		f.last, f.pending = nil, nil
+		f.last = nil
+		f.hold.Reset()
 		f.failed("cannot read the traffic rules file; the rules in force stay, and it is tried again", err)
 		return
 	}
 	f.lastErr = ""
 	seen := fileState{fi, sha256.Sum256(data)}
-	if seen.sum != f.sum && !seen.same(f.pending) {
+	if seen.sum != f.sum && !f.hold.Held(seen) {
 		// New, and maybe still being written: applied if the next check
 		// finds it the same.
-		f.pending = &seen
 		return
 	}
-	f.pending = nil
+	f.hold.Reset()
 	if !f.settle(seen, now) {
 		return // the document last settled, touched or read again
 	}

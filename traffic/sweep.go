@@ -112,9 +112,7 @@ func expired(gone *int64, live bool, now int64) bool {
 // allInstances returns app's instances in the local region, whatever
 // their status when src can tell.
 func allInstances(src balancer.Instancer, app string) []*eureka.InstanceInfo {
-	if all, ok := src.(interface {
-		AllInstances(app string) []*eureka.InstanceInfo
-	}); ok {
+	if all, ok := src.(balancer.AllInstancer); ok {
 		return all.AllInstances(app)
 	}
 	return src.Instances(app)
@@ -123,9 +121,7 @@ func allInstances(src balancer.Instancer, app string) []*eureka.InstanceInfo {
 // instancesIn returns app's instances in another region, when src reads
 // other regions.
 func instancesIn(src balancer.Instancer, app, region string) []*eureka.InstanceInfo {
-	if in, ok := src.(interface {
-		InstancesIn(app, region string) []*eureka.InstanceInfo
-	}); ok {
+	if in, ok := src.(balancer.RegionInstancer); ok {
 		return in.InstancesIn(app, region)
 	}
 	return nil

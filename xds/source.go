@@ -49,7 +49,7 @@ func (s *Server) follow() (stop func()) {
 		return unsubscribe
 	case notify.Notifier:
 		changed := src.Changed() // before diff reads
-		last := map[string]listID{}
+		last := map[string]eureka.ListID{}
 		s.diff(last)
 		s.wg.Add(1)
 		go func() {
@@ -69,26 +69,13 @@ func (s *Server) follow() (stop func()) {
 	return func() {}
 }
 
-// listID identifies an instance list without reading it.
-type listID struct {
-	first **eureka.InstanceInfo
-	n     int
-}
-
-func idOf(l []*eureka.InstanceInfo) listID {
-	if len(l) == 0 {
-		return listID{}
-	}
-	return listID{&l[0], len(l)}
-}
-
 // diff marks the apps whose instance lists differ from last, and records
 // them.
-func (s *Server) diff(last map[string]listID) {
+func (s *Server) diff(last map[string]eureka.ListID) {
 	seen := map[string]bool{}
 	for _, a := range s.src.Applications().Applications {
 		seen[a.Name] = true
-		if id := idOf(s.src.AllInstances(a.Name)); last[a.Name] != id {
+		if id := eureka.ListIDOf(s.src.AllInstances(a.Name)); last[a.Name] != id {
 			last[a.Name] = id
 			s.mark(a.Name)
 		}

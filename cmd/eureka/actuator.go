@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -35,7 +34,7 @@ type actuatorOptions struct {
 }
 
 func (f *actuatorFlags) register(fs *flag.FlagSet, o *options) {
-	fs.StringVar(&f.exposure, "actuator", "health", "comma-separated Spring Boot actuator endpoints served under -actuator-path (management.endpoints.web.exposure.include): health (with its liveness and readiness groups; readiness answers 503 until the start-up sync is done), info, prometheus (the families of /metrics), or *; off for none")
+	fs.StringVar(&f.exposure, "actuator", "health", "comma-separated Spring Boot actuator endpoints served under -actuator-path (management.endpoints.web.exposure.include): health (with its liveness and readiness groups; readiness answers 503 until the start-up sync is done and during the graceful stop), info, prometheus (the families of /metrics), or *; off for none")
 	fs.StringVar(&f.path, "actuator-path", actuator.DefaultBasePath, "where the actuator endpoints are served (management.endpoints.web.base-path)")
 	fs.StringVar(&o.actuator.managementAddr, "management-addr", "", "serve the actuator endpoints on this address of their own (management.server.port) instead of the registry's")
 	fs.StringVar(&f.details, "actuator-health-details", "when-authorized", "who sees the components of /actuator/health (management.endpoint.health.show-details): always, never, or when-authorized (callers with credentials of -auth-users; everyone without -auth-users)")
@@ -44,10 +43,11 @@ func (f *actuatorFlags) register(fs *flag.FlagSet, o *options) {
 // apply checks the settings into o.
 func (f *actuatorFlags) apply(o *options) error {
 	a := &o.actuator
-	a.path = "/" + strings.Trim(f.path, "/")
-	if a.path == "/" {
-		return errors.New("-actuator-path /: the endpoints would stand beside the registry's own /health; give a path such as /actuator")
+	path, err := actuator.BasePath(f.path)
+	if err != nil {
+		return fmt.Errorf("-actuator-path %s: %w", f.path, err)
 	}
+	a.path = path
 	switch f.details {
 	case "always", "never", "when-authorized":
 		a.details = f.details
@@ -64,8 +64,8 @@ func (f *actuatorFlags) apply(o *options) error {
 		return nil
 	}
 	for _, e := range splitList(f.exposure) {
-		if e != "*" && !slices.Contains(actuator.Endpoints, e) {
-			return fmt.Errorf("-actuator: %q is not served here (%s, or *)", e, strings.Join(actuator.Endpoints, ", "))
+		if _, err := actuator.Exposed(e); err != nil {
+			return fmt.Errorf("-actuator: %w", err)
 		}
 		a.exposure = append(a.exposure, e)
 	}
@@ -80,9 +80,9 @@ func actuatorHandler(opts *options, p serverParams, metrics http.Handler) (*actu
 	if len(a.exposure) == 0 {
 		return nil, nil
 	}
-	cfg := actuator.Config{BasePath: a.path, Exposure: a.exposure, Store: p.Store, Prometheus: metrics}
+	cfg := actuator.Config{BasePath: a.path, Exposure: a.exposure, Store: p.Store, Prometheus: metrics, NotReady: p.API.NotReady}
 	if p.Peers != nil {
-		cfg.Peers, cfg.Ready = p.Peers, p.Peers.Synced()
+		cfg.Peers = p.Peers
 	}
 	switch a.details {
 	case "never":

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -123,4 +124,24 @@ func TestActuatorOnManagementAddr(t *testing.T) {
 		t.Errorf("health on the registry's port: %d, want 404", code)
 	}
 	http.DefaultClient.CloseIdleConnections()
+}
+
+// The actuator's flags are checked as registry/actuator checks its
+// Config (actuator.BasePath, actuator.Exposed): the refusal names the
+// flag and the reason; an explicitly empty -actuator-path is refused as
+// "/" is, not taken for the default.
+func TestActuatorFlagsRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-actuator", "health,env"}, `-actuator: endpoint "env": not served here (health, info, prometheus, or *)`},
+		{[]string{"-actuator-path", "/"}, "-actuator-path /: the endpoints would stand beside the registry's own /health"},
+		{[]string{"-actuator-path", ""}, "-actuator-path : the endpoints would stand beside the registry's own /health"},
+	} {
+		_, err := parseOptions(c.args, func(string) string { return "" }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/eurekagate/eurekagate/internal/filewatch"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -118,11 +119,17 @@ type peersReloader struct {
 	f       *peersFile
 	peers   *replication.Peers
 	log     *zap.Logger
-	pending string // a change seen at the last check
+	hold    filewatch.HoldStill[string] // a change seen at the last check
 	lastErr string
 	hup     chan os.Signal
 	stop    chan struct{}
 	done    chan struct{}
+}
+
+// newPeersHold is the peers file's hold-still check: the contents
+// compared.
+func newPeersHold() filewatch.HoldStill[string] {
+	return filewatch.HoldStill[string]{Same: func(a, b string) bool { return a == b }}
 }
 
 // peersFileOption re-reads -peers-file while the application runs.
@@ -131,7 +138,7 @@ func peersFileOption(opts *options) fx.Option {
 		return fx.Options()
 	}
 	return fx.Invoke(func(lc fx.Lifecycle, peers *replication.Peers, log *zap.Logger) {
-		r := &peersReloader{f: opts.peersFile, peers: peers, log: log.Named("peers-file"),
+		r := &peersReloader{f: opts.peersFile, peers: peers, log: log.Named("peers-file"), hold: newPeersHold(),
 			hup: make(chan os.Signal, 1), stop: make(chan struct{}), done: make(chan struct{})}
 		lc.Append(fx.StartStopHook(r.start, r.close))
 	})
@@ -175,14 +182,14 @@ func (r *peersReloader) check(now bool) {
 	}
 	s := string(data)
 	if s == r.f.applied {
-		r.pending = ""
+		r.hold.Reset()
 		return
 	}
-	if !now && s != r.pending {
-		r.pending = s
+	if !now && !r.hold.Held(s) {
 		return
 	}
-	r.pending, r.f.applied = "", s
+	r.hold.Reset()
+	r.f.applied = s
 	urls, err := parsePeersFile(r.f.path, data)
 	if err == nil {
 		err = r.peers.SetPeers(append(append([]string(nil), r.f.fixed...), urls...), r.f.dns)

@@ -113,7 +113,7 @@ func TestPeersReloaderChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer peers.Stop()
-	r := &peersReloader{f: &peersFile{path: file, fixed: []string{"http://127.0.0.9:1/eureka/"}}, peers: peers, log: zap.NewNop()}
+	r := &peersReloader{f: &peersFile{path: file, fixed: []string{"http://127.0.0.9:1/eureka/"}}, peers: peers, log: zap.NewNop(), hold: newPeersHold()}
 	urls := func() []string {
 		var out []string
 		for _, s := range peers.Stats() {
@@ -140,5 +140,19 @@ func TestPeersReloaderChecks(t *testing.T) {
 	r.check(true)
 	if got := urls(); !slices.Equal(got, []string{fixed}) || !strings.Contains(r.lastErr, file+":1: peer URL") {
 		t.Errorf("a refused file: peers %v, error %q", got, r.lastErr)
+	}
+	// An emptied file (a writer truncated it) is held for a check like
+	// any change (filewatch.HoldStill): the reloader's own check took ""
+	// for "no change pending" and applied it at once.
+	os.WriteFile(file, []byte(two+"\n"), 0o600)
+	r.check(true)
+	os.WriteFile(file, nil, 0o600)
+	r.check(false)
+	if got := urls(); !slices.Equal(got, []string{fixed, two}) {
+		t.Errorf("an emptied file seen once was applied: %v", got)
+	}
+	r.check(false)
+	if got := urls(); !slices.Equal(got, []string{fixed}) {
+		t.Errorf("an emptied file seen twice: %v", got)
 	}
 }

@@ -82,6 +82,23 @@ func TestTLSFlagErrors(t *testing.T) {
 	}
 }
 
+// startHTTPSPair starts two nodes, node-1 and node-2, peering over
+// HTTPS on loopback, each serving a certificate of ca, with the flags
+// extra; it returns their addresses and Stores.
+func startHTTPSPair(t *testing.T, ca *testkit.CA, extra ...string) ([]string, []*registry.Store) {
+	t.Helper()
+	addrs := []string{testkit.FreeAddr(t), testkit.FreeAddr(t)}
+	peers := "https://" + addrs[0] + "/eureka/,https://" + addrs[1] + "/eureka/"
+	var stores []*registry.Store
+	for n, name := range []string{"node-1", "node-2"} {
+		cert, key := ca.Issue(t, name)
+		args := append([]string{"-addr", addrs[n], "-dashboard-path", "off", "-tls-cert", cert, "-tls-key", key, "-peers", peers}, extra...)
+		_, st := startNode(t, args...)
+		stores = append(stores, st)
+	}
+	return addrs, stores
+}
+
 // Two nodes replicate over mutual TLS, each authenticating the other by its
 // certificate; a client without a certificate of the client CA is refused.
 func TestMutualTLSCluster(t *testing.T) {
@@ -91,16 +108,8 @@ func TestMutualTLSCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addrs := []string{testkit.FreeAddr(t), testkit.FreeAddr(t)}
-	peers := "https://" + addrs[0] + "/eureka/,https://" + addrs[1] + "/eureka/"
-	var stores []*registry.Store
-	for n, name := range []string{"node-1", "node-2"} {
-		cert, key := ca.Issue(t, name)
-		_, st := startNode(t, "-addr", addrs[n], "-dashboard-path", "off",
-			"-tls-cert", cert, "-tls-key", key, "-tls-client-ca", ca.File, "-tls-ca", ca.File,
-			"-peer-cert-names", "node-1,node-2", "-auth-users", "ops:"+hash, "-peers", peers)
-		stores = append(stores, st)
-	}
+	addrs, stores := startHTTPSPair(t, ca, "-tls-client-ca", ca.File, "-tls-ca", ca.File,
+		"-peer-cert-names", "node-1,node-2", "-auth-users", "ops:"+hash)
 
 	app := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
 		RootCAs: ca.Pool, Certificates: []tls.Certificate{ca.Cert(t, "orders")}}}}
@@ -140,4 +149,28 @@ func TestFargoOverHTTPS(t *testing.T) {
 		t.Cleanup(tr.CloseIdleConnections)
 		return "https://" + srv.Addr().String(), st
 	})
+}
+
+// -tls-ca takes a PKCS12 trust store with -tls-ca-password, as
+// -tls-client-ca does: two nodes replicate over HTTPS trusting it. The
+// password without -tls-ca, or a wrong one, stops the start.
+func TestPKCS12TrustStoreForThePeers(t *testing.T) {
+	dir := t.TempDir()
+	ca := testkit.NewCA(t, dir, "ca")
+	trust := ca.TrustStore(t, "trustit")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-tls-ca-password", "trustit"}, "-tls-ca-password is set without -tls-ca"},
+		{[]string{"-tls-ca", trust, "-tls-ca-password", "wrong"}, trust},
+	} {
+		if _, err := parseOptions(c.args, noEnv, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error mentioning %q", c.args, err, c.want)
+		}
+	}
+
+	_, stores := startHTTPSPair(t, ca, "-tls-ca", trust, "-tls-ca-password", "trustit")
+	testkit.MustRegister(t, stores[0], testkit.Inst("ORDERS", "o1"), false)
+	testkit.Eventually(t, 5*time.Second, "replication over HTTPS trusting the PKCS12 store", func() bool { _, ok := stores[1].Get("ORDERS", "o1"); return ok })
 }

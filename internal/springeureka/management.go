@@ -29,12 +29,9 @@ func (s *Settings) management() error {
 		var served []string
 		var from []string
 		for _, e := range include {
-			switch {
-			case e == "*":
-				served = append(served, actuator.Endpoints...)
-			case slices.Contains(actuator.Endpoints, e):
-				served = append(served, e)
-			default:
+			if names, err := actuator.Exposed(e); err == nil {
+				served = append(served, names...)
+			} else {
 				s.Notes = append(s.Notes, fmt.Sprintf("%s: management.endpoints.web.exposure.include: %s: ignored (no effect here: this server has no %s endpoint; it serves %s)", src, e, e, strings.Join(actuator.Endpoints, ", ")))
 			}
 		}

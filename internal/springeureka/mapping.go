@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/eurekagate/eurekagate/internal/springconfig"
+	"github.com/eurekagate/eurekagate/registry/actuator"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
 
@@ -254,7 +255,7 @@ func (s *Settings) contextPath() error {
 	if err != nil {
 		return err
 	}
-	path := "/actuator"
+	path := actuator.DefaultBasePath
 	if hasBase {
 		path = "/" + strings.Trim(strings.TrimSpace(base.Value), "/")
 	}

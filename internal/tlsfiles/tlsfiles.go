@@ -56,7 +56,7 @@ type Files struct {
 // loads the files now and returns an error naming the file that does not
 // load.
 func Server(f Files) (*tls.Config, error) {
-	if f.Cert == "" || (f.Key == "" && !isStore(f.Cert, f.Password)) {
+	if f.Cert == "" || (f.Key == "" && !IsStore(f.Cert, f.Password)) {
 		return nil, errors.New("tlsfiles: a server needs both a certificate file and a key file, or a key store")
 	}
 	w := &watched{files: f, server: true}
@@ -76,7 +76,7 @@ func Server(f Files) (*tls.Config, error) {
 // certificate. It loads the files now and returns an error naming the file
 // that does not load.
 func Client(f Files) (*tls.Config, error) {
-	if (f.Cert == "") != (f.Key == "") && (f.Key != "" || !isStore(f.Cert, f.Password)) {
+	if (f.Cert == "") != (f.Key == "") && (f.Key != "" || !IsStore(f.Cert, f.Password)) {
 		return nil, errors.New("tlsfiles: a client certificate needs both a certificate file and a key file, or a key store")
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
@@ -241,9 +241,10 @@ func keyStore(path, password string) (tls.Certificate, error) {
 	return cert, nil
 }
 
-// isStore reports whether a file is a PKCS12 store: named .p12 or .pfx,
-// or given a password.
-func isStore(path, password string) bool {
+// IsStore reports whether a file is a PKCS12 store: named .p12 or .pfx,
+// or given a password. It is the one detection: the files here and the
+// flags of cmd/eureka that tell a key store from a PEM pair read it.
+func IsStore(path, password string) bool {
 	ext := strings.ToLower(filepath.Ext(path))
 	return ext == ".p12" || ext == ".pfx" || password != ""
 }
@@ -256,7 +257,7 @@ func loadPool(path, password string) (*x509.CertPool, error) {
 		return nil, err
 	}
 	pool := x509.NewCertPool()
-	if isStore(path, password) {
+	if IsStore(path, password) {
 		certs, err := pkcs12.DecodeTrustStore(data, password)
 		if err != nil {
 			return nil, fmt.Errorf("tlsfiles: trust store %s (PKCS12): %w", path, err)

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/eurekagate/eurekagate/internal/version"
@@ -37,10 +36,12 @@ type Config struct {
 	Store    *registry.Store
 	// Peers, if set, are health's peers component.
 	Peers *replication.Peers
-	// Ready, if set, is closed once the registry answers reads (the
-	// start-up sync is done, replication.Peers.Synced): until then
-	// readiness is OUT_OF_SERVICE, answered 503.
-	Ready <-chan struct{}
+	// NotReady, if set, tells why the registry does not answer reads,
+	// "" when it does: httpapi.API.NotReady, the decision the registry's
+	// own /health reads too. While it gives a reason readiness is
+	// OUT_OF_SERVICE, answered 503; the start-up sync is done unless the
+	// reason is httpapi.ReasonSyncing. Default: ready.
+	NotReady func() string
 	// Prometheus serves the prometheus endpoint: the handler of
 	// /metrics, the same families.
 	Prometheus http.Handler
@@ -63,24 +64,22 @@ func New(cfg Config) (*Actuator, error) {
 	if cfg.BasePath == "" {
 		cfg.BasePath = DefaultBasePath
 	}
-	cfg.BasePath = "/" + strings.Trim(cfg.BasePath, "/")
-	if cfg.BasePath == "/" {
-		return nil, fmt.Errorf("actuator base path /: it would put the endpoints beside the registry's own /health; give a path such as %s", DefaultBasePath)
+	base, err := BasePath(cfg.BasePath)
+	if err != nil {
+		return nil, fmt.Errorf("actuator base path %s: %w", cfg.BasePath, err)
 	}
+	cfg.BasePath = base
 	if len(cfg.Exposure) == 0 {
 		cfg.Exposure = []string{"health"}
 	}
 	a := &Actuator{cfg: cfg, exposed: map[string]bool{}}
 	for _, e := range cfg.Exposure {
-		switch {
-		case e == "*":
-			for _, n := range Endpoints {
-				a.exposed[n] = true
-			}
-		case slices.Contains(Endpoints, e):
-			a.exposed[e] = true
-		default:
-			return nil, fmt.Errorf("actuator endpoint %q: not served here (%s, or *)", e, strings.Join(Endpoints, ", "))
+		names, err := Exposed(e)
+		if err != nil {
+			return nil, fmt.Errorf("actuator %w", err)
+		}
+		for _, n := range names {
+			a.exposed[n] = true
 		}
 	}
 	if a.exposed["prometheus"] && cfg.Prometheus == nil {

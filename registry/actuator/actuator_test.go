@@ -14,6 +14,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 	registrymetrics "github.com/eurekagate/eurekagate/registry/metrics"
 )
 
@@ -53,7 +54,8 @@ func get(t *testing.T, url string) (int, map[string]any) {
 // the registry's components.
 func TestReadinessFollowsTheStartupSync(t *testing.T) {
 	ready := make(chan struct{})
-	base := serve(t, Config{Ready: ready})
+	api := httpapi.NewAPI(registry.New(registry.Config{}), httpapi.APIConfig{Ready: ready})
+	base := serve(t, Config{Store: api.Store(), NotReady: api.NotReady})
 	for path, want := range map[string]struct {
 		code   int
 		status string
@@ -78,6 +80,37 @@ func TestReadinessFollowsTheStartupSync(t *testing.T) {
 		if _, ok := comps[c]; !ok {
 			t.Errorf("health's components lack %s: %v", c, body)
 		}
+	}
+}
+
+// Once the registry shuts down (httpapi.API.Close, as its server's Stop
+// calls it) readiness and the registry's own /health both say not ready:
+// they read one decision, httpapi.API.NotReady. The start-up sync stays
+// done; liveness stays UP.
+func TestReadinessDuringShutdown(t *testing.T) {
+	ready := make(chan struct{})
+	close(ready)
+	api := httpapi.NewAPI(registry.New(registry.Config{}), httpapi.APIConfig{Ready: ready})
+	base := serve(t, Config{Store: api.Store(), NotReady: api.NotReady})
+	registryHealth := httptest.NewServer(httpapi.NewHTTPHandler(api))
+	t.Cleanup(registryHealth.Close)
+	if code, body := get(t, base+"/health/readiness"); code != 200 || body["status"] != "UP" {
+		t.Fatalf("readiness before the shutdown: %d %v", code, body)
+	}
+	api.Close()
+	if code, body := get(t, base+"/health/readiness"); code != 503 || body["status"] != "OUT_OF_SERVICE" {
+		t.Errorf("readiness during the shutdown: %d %v, want 503 OUT_OF_SERVICE", code, body)
+	}
+	if code, body := get(t, base+"/health/liveness"); code != 200 || body["status"] != "UP" {
+		t.Errorf("liveness during the shutdown: %d %v", code, body)
+	}
+	_, body := get(t, base+"/health")
+	comps, _ := body["components"].(map[string]any)
+	if sync, _ := comps["startupSync"].(map[string]any); sync["status"] != "UP" {
+		t.Errorf("startupSync during the shutdown: %v", comps["startupSync"])
+	}
+	if code, body := testkit.HTTPGet(t, registryHealth.URL+httpapi.HealthPath); code != 503 || body != `{"status":"DOWN","reason":"shutting down"}` {
+		t.Errorf("/health during the shutdown: %d %s", code, body)
 	}
 }
 

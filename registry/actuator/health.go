@@ -1,8 +1,10 @@
 package actuator
 
 import (
-	"github.com/eurekagate/eurekagate/registry/regions"
 	"net/http"
+
+	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/regions"
 )
 
 // The statuses of Spring Boot's health, in its order of severity: the
@@ -21,31 +23,30 @@ type component struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
-// ready reports whether the start-up sync is done.
-func (a *Actuator) ready() bool {
-	if a.cfg.Ready == nil {
-		return true
+// notReady is Config.NotReady's reason, "" when ready.
+func (a *Actuator) notReady() string {
+	if a.cfg.NotReady == nil {
+		return ""
 	}
-	select {
-	case <-a.cfg.Ready:
-		return true
-	default:
-		return false
-	}
+	return a.cfg.NotReady()
 }
 
 // components are the registry's: liveness and readiness as Spring's,
 // the start-up sync, the peers, the remote regions.
 func (a *Actuator) components() map[string]component {
-	readiness := StatusUp
-	if !a.ready() {
+	reason := a.notReady()
+	readiness, synced := StatusUp, StatusUp
+	if reason != "" {
 		readiness = StatusOutOfService
+	}
+	if reason == httpapi.ReasonSyncing {
+		synced = StatusOutOfService
 	}
 	c := map[string]component{
 		"ping":           {Status: StatusUp},
 		"livenessState":  {Status: StatusUp},
 		"readinessState": {Status: readiness},
-		"startupSync":    {Status: readiness, Details: map[string]any{"done": readiness == StatusUp}},
+		"startupSync":    {Status: synced, Details: map[string]any{"done": synced == StatusUp}},
 	}
 	if a.cfg.Peers != nil {
 		peers := map[string]any{}
@@ -86,10 +87,11 @@ func (a *Actuator) health(w http.ResponseWriter, r *http.Request) {
 }
 
 // probe answers a group: liveness is UP while the process serves;
-// readiness is OUT_OF_SERVICE until the start-up sync is done.
+// readiness is OUT_OF_SERVICE until the start-up sync is done and once
+// the registry shuts down.
 func (a *Actuator) probe(w http.ResponseWriter, group string) {
 	status := StatusUp
-	if group == "readiness" && !a.ready() {
+	if group == "readiness" && a.notReady() != "" {
 		status = StatusOutOfService
 	}
 	writeJSON(w, code(status), map[string]string{"status": status})

@@ -15,7 +15,9 @@ func (f *Feeds) explain(err error) error {
 	case errors.Is(err, discovery.ErrTooManyInstances):
 		return fmt.Errorf("%w; the region's registry is refused over MaxRegionInstances (%d): raise it if the region is that large", err, f.maxInstances)
 	case errors.Is(err, eurekahttp.ErrBodyTooLarge):
-		return fmt.Errorf("%w; the region's answer is refused over MaxRegionBytes (%d bytes): raise it if the region is that large", err, f.maxBytes)
+		// err names the bound and its size already: the client was given
+		// MaxRegionBytes as its setting's name.
+		return fmt.Errorf("%w; the region's answer is refused, its last registry kept", err)
 	}
 	return err
 }

@@ -81,8 +81,11 @@ func TestRegionOverMaxBytesIsRefused(t *testing.T) {
 	big := testkit.Inst("ORDERS", "o2")
 	big.Metadata = map[string]string{"filler": strings.Repeat("x", 32<<10)}
 	testkit.MustRegister(t, rs, big, false)
-	waitRefused(t, local, "refused over MaxRegionBytes (16384 bytes)")
+	waitRefused(t, local, "over the limit of 16384 bytes (raise MaxRegionBytes to read it); the region's answer is refused")
 	t.Logf("the region's state: %s", state(local).LastError)
+	if n := strings.Count(state(local).LastError, "MaxRegionBytes"); n != 1 {
+		t.Errorf("the region's state names MaxRegionBytes %d times, want once", n)
+	}
 	if got := ids(regions.MirrorOf(local).InstancesIn("ORDERS", region)); got != "o1" {
 		t.Errorf("instances %q, want the last registry's o1", got)
 	}
