@@ -252,22 +252,31 @@ func rulesWeightedSplit(t *testing.T, start Starter) {
 	hits := versioned(t, store, "rules-split", "2.0", "2.1")
 	c := keepAlive(t)
 	const n = 10_000
-	var wrongRoute atomic.Int64
+	var wrongRoute, answeredCanary atomic.Int64
 	began := time.Now()
 	parallel(t, n, 8, func(int) error {
 		a, err := askVersion(c, base+"/rules-split/x")
 		if err == nil && a.route != "version="+a.version {
 			wrongRoute.Add(1)
 		}
+		if err == nil && a.version == "2.1" {
+			answeredCanary.Add(1)
+		}
 		return err
 	})
-	canary, stable := hits["2.1"].Load(), hits["2.0"].Load()
-	t.Logf("%d requests in %v: %d at 2.1, %d at 2.0", n, time.Since(began).Round(time.Millisecond), canary, stable)
-	if canary+stable != n {
-		t.Errorf("the instances got %d requests, want %d", canary+stable, n)
+	canary := answeredCanary.Load()
+	received := hits["2.1"].Load() + hits["2.0"].Load()
+	t.Logf("%d requests in %v: %d answered by 2.1; the instances received %d", n, time.Since(began).Round(time.Millisecond), canary, received)
+	// The split is the answers'. An instance may receive a GET twice: the
+	// gateway sends an idempotent request again when its attempt timed
+	// out or its kept-alive connection broke before the answer, which a
+	// loaded machine makes happen a few times in ten thousand; more than
+	// that, or fewer requests than sent, is a fault.
+	if received < n || received > n+n/1000 {
+		t.Errorf("the instances received %d requests for %d sent, want %d..%d", received, n, n, n+n/1000)
 	}
 	if canary < n/10-n/100 || canary > n/10+n/100 {
-		t.Errorf("%d of %d requests went to 2.1, want %d..%d", canary, n, n/10-n/100, n/10+n/100)
+		t.Errorf("%d of %d requests were answered by 2.1, want %d..%d", canary, n, n/10-n/100, n/10+n/100)
 	}
 	expect(t, "answers whose route was not their instance's subset", wrongRoute.Load(), 0)
 }
