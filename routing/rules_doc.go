@@ -89,6 +89,11 @@ const (
 // that can take it: default (the default subset, or any instance when
 // there is none; the default), any, or none (503, naming the subset).
 //
+// Rate limits go beside the rules: defaults: {limits: [...]} for every
+// app without a limits key of its own, and an app's limits (see
+// Router.Limit; docs/gateway.md, "Protecting services", for the keys,
+// rates, bursts and the 429's headers).
+//
 // The document is read within the default RulesLimits (RulesLimits.Parse
 // takes others): at most 256 KiB, 1000 rules and regular expressions of
 // 10,000 instructions in all; a refusal quotes at most 80 bytes of any
