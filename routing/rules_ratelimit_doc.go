@@ -43,11 +43,9 @@ func (p *parser) defaults(n *yaml.Node, at string, rules *Rules) error {
 			return err
 		},
 		"scg_headers": func(n *yaml.Node, at string) error {
-			if err := n.Decode(&p.noSCG); err != nil || n.Kind != yaml.ScalarNode {
-				return p.fail(n, at, "is not true or false")
-			}
-			p.noSCG = !p.noSCG
-			return nil
+			on, err := p.boolean(n, at)
+			p.noSCG = !on
+			return err
 		},
 	})
 }
@@ -131,31 +129,20 @@ func (p *parser) limit(n *yaml.Node, at string, perApp bool) (*limit, error) {
 			count = c
 			return nil
 		},
-		"burst": func(n *yaml.Node, at string) error {
-			b, err := strconv.Atoi(n.Value)
-			if n.Kind != yaml.ScalarNode || err != nil || b < 1 || b > maxLimitCount {
-				return p.fail(n, at, fmt.Sprintf("%q is not a whole number from 1 to %d", p.lim.echo(n.Value), maxLimitCount))
-			}
-			burst = b
-			return nil
+		"burst": func(n *yaml.Node, at string) (err error) {
+			burst, err = p.whole(n, at, maxLimitCount)
+			return err
 		},
-		"max_keys": func(n *yaml.Node, at string) error {
-			k, err := strconv.Atoi(n.Value)
-			if n.Kind != yaml.ScalarNode || err != nil || k < 1 || k > maxLimitKeys {
-				return p.fail(n, at, fmt.Sprintf("%q is not a whole number from 1 to %d", p.lim.echo(n.Value), maxLimitKeys))
-			}
-			maxKeys = k
-			return nil
+		"max_keys": func(n *yaml.Node, at string) (err error) {
+			maxKeys, err = p.whole(n, at, maxLimitKeys)
+			return err
 		},
 		"shared": func(n *yaml.Node, at string) error {
-			var b bool
-			if err := n.Decode(&b); err != nil || n.Kind != yaml.ScalarNode {
-				return p.fail(n, at, "is not true or false")
-			}
-			if b {
+			b, err := p.boolean(n, at)
+			if err == nil && b {
 				return p.fail(n, at, "shared limits (across gateway nodes, through Redis) are not supported yet: this gateway's limits are its own")
 			}
-			return nil
+			return err
 		},
 	})
 	if err != nil {
@@ -192,4 +179,22 @@ func (p *parser) setSCG(rules *Rules) {
 	for _, a := range rules.apps {
 		each(a.limits)
 	}
+}
+
+// whole reads a whole number from 1 to most.
+func (p *parser) whole(n *yaml.Node, at string, most int) (int, error) {
+	v, err := strconv.Atoi(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil || v < 1 || v > most {
+		return 0, p.fail(n, at, fmt.Sprintf("%q is not a whole number from 1 to %d", p.lim.echo(n.Value), most))
+	}
+	return v, nil
+}
+
+// boolean reads true or false.
+func (p *parser) boolean(n *yaml.Node, at string) (bool, error) {
+	var b bool
+	if err := n.Decode(&b); err != nil || n.Kind != yaml.ScalarNode {
+		return false, p.fail(n, at, "is not true or false")
+	}
+	return b, nil
 }
