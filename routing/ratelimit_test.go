@@ -185,3 +185,35 @@ func BenchmarkRateLimit(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRouteLimit is Route alone (route-only) and with the
+// transports' Limit call after it, with rules that have no limit (none)
+// and with a per-client limit that never triggers (client): the cost
+// Limit adds to a gateway's decision.
+func BenchmarkRouteLimit(b *testing.B) {
+	for _, c := range []struct {
+		name, doc string
+		limit     bool
+	}{
+		{"route-only", "apps:\n  orders:\n    fallback: any\n", false},
+		{"none", "apps:\n  orders:\n    fallback: any\n", true},
+		{"client", "apps:\n  orders:\n    limits: [{key: client, rate: 1000000000/s}]\n", true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			rules, err := ParseRules("rules.yaml", []byte(c.doc))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := newRouter(b, Config{Rules: rules})
+			target := []byte("/orders/items/7?x=1")
+			req := client("10.0.0.1")
+			b.ReportAllocs()
+			for b.Loop() {
+				rt, _, _ := r.Route(nil, target, req)
+				if c.limit {
+					r.Limit(&rt, req)
+				}
+			}
+		})
+	}
+}
