@@ -1,11 +1,15 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
@@ -33,5 +37,23 @@ func TestGatewayAccessLogLimited(t *testing.T) {
 	_, metrics := do(t, "GET", adminURL+"/metrics", nil)
 	if want := `caddy_eureka_gateway_requests_limited_total{app="ORDERS"} 1`; !strings.Contains(metrics, want) {
 		t.Errorf("no %s in the metrics", want)
+	}
+}
+
+// The eureka upstream source refuses rules with rate limits, which only
+// eureka_gateway decides, rather than ignore them.
+func TestUpstreamSourceRefusesLimits(t *testing.T) {
+	cfg := "{\n\tadmin off\n}\nhttp://:1 {\n\treverse_proxy {\n\t\tdynamic eureka orders {\n\t\t\trules <<YAML\n\t\t\tapps:\n\t\t\t  ORDERS:\n\t\t\t    limits: [{key: client, rate: 1/s}]\n\t\t\tYAML\n\t\t}\n\t}\n}\n"
+	adapted, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c caddy.Config
+	if err := json.Unmarshal(adapted, &c); err != nil {
+		t.Fatal(err)
+	}
+	err = caddy.Validate(&c)
+	if err == nil || !strings.Contains(err.Error(), "rate limits (limits) are decided by eureka_gateway, not by the eureka upstream source") {
+		t.Fatalf("limits in the upstream source's rules: %v", err)
 	}
 }

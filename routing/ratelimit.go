@@ -163,3 +163,8 @@ func (r *Router) Limit(rt *Route, req *Request) bool {
 	}
 	return true
 }
+
+// Limited reports whether the rules have rate limits, for a host that
+// routes without Router.Limit and must refuse them rather than ignore
+// them (Caddy's eureka upstream source).
+func (r *Rules) Limited() bool { return r != nil && r.limited }
