@@ -157,7 +157,11 @@ func (r *Router) Limit(rt *Route, req *Request) bool {
 	if rules == nil || !rules.limited || rt.Answer.Status != 0 || rt.Other {
 		return true
 	}
-	if rt.Answer, rt.Limit = allow(rules.limitsOf(rt.App), rt.App, req, rt.Subset); rt.Answer.Status != 0 {
+	limits := rules.limitsOf(rt.App)
+	if len(limits) == 0 {
+		return true // the app has none: no clock read
+	}
+	if rt.Answer, rt.Limit = allow(limits, rt.App, req, rt.Subset); rt.Answer.Status != 0 {
 		rt.Instances = nil
 		return false
 	}
