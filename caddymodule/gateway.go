@@ -308,6 +308,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if rt.Other {
 		return next.ServeHTTP(w, r)
 	}
+	g.router.Limit(&rt, &rr)
 	o := g.observe(&rt, r)
 	sw := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
 	err := g.proxy(sw, r, next, &rt, appName, appPath, o)
@@ -318,6 +319,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // proxy sends a routed request to the route's instances (or answers it).
 func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler, rt *routing.Route, appName, appPath []byte, o *observed) error {
 	if rt.Answer.Status != 0 {
+		if rt.Limit.Over() {
+			rt.Limit.Headers(w.Header().Set)
+		}
 		return plainAnswer(w, rt.Answer)
 	}
 	rest := string(appPath)

@@ -32,6 +32,9 @@ func (g *Gateway) observe(rt *routing.Route, r *http.Request) *observed {
 		if rt.Region != "" {
 			o.extra.Set(zap.String("region", rt.Region))
 		}
+		if o.Limited != "" {
+			o.extra.Set(zap.String("limited", o.Limited))
+		}
 	}
 	return o
 }

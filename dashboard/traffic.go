@@ -84,6 +84,7 @@ type appTraffic struct {
 	requests, errors uint64
 	latency          [numBuckets]uint64
 	inFlight         int64
+	limited          uint64      // requests answered 429 by a rate limit, cumulative
 	seconds          *ring[slot] // nil when it holds nothing recent
 	tens             *ring[slot]
 	instances        map[traffic.InstanceKey]*instanceTraffic
@@ -176,6 +177,7 @@ func (a *appTraffic) add(s *traffic.Snapshot, base bool, prevSec, nowSec int64) 
 		d.latency[b] = delta32(s.Latency[b], a.latency[b])
 	}
 	a.requests, a.errors, a.latency, a.inFlight = req, errs, s.Latency, s.InFlight
+	a.limited = s.Limited
 	if !base && d.requests > 0 {
 		if a.seconds == nil {
 			a.seconds, a.tens = newRing[slot](minuteSlots, nowSec), newRing[slot](tenSlots, nowSec/10)
@@ -329,6 +331,9 @@ type AppTraffic struct {
 	App string `json:"app"`
 	// InFlight is the requests being served at the last sample.
 	InFlight int64 `json:"in_flight"`
+	// Limited is the requests a rate limit of the traffic rules answered
+	// 429 since the gateway started, at the last sample.
+	Limited uint64 `json:"limited"`
 	// LastMinute and Last15Minutes are the two windows' figures.
 	LastMinute    TrafficWindow `json:"last_minute"`
 	Last15Minutes TrafficWindow `json:"last_15_minutes"`
@@ -423,7 +428,7 @@ func (t *trafficRecorder) view(top int, out map[healthKey]OutOfRotation) Traffic
 		if a.tens == nil && a.inFlight <= 0 {
 			continue
 		}
-		at := AppTraffic{App: name, InFlight: a.inFlight, Instances: []InstanceTraffic{}}
+		at := AppTraffic{App: name, InFlight: a.inFlight, Limited: a.limited, Instances: []InstanceTraffic{}}
 		var m, q slot64
 		at.PerSecond = TrafficSeries{Start: (lastSec - minuteSlots + 1) * 1000, StepSeconds: 1}
 		for k := lastSec - minuteSlots + 1; k <= lastSec; k++ {

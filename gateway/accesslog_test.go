@@ -48,6 +48,7 @@ type accessLine struct {
 	Subset    *string `json:"subset"`
 	Instance  string  `json:"instance"`
 	Retries   int     `json:"retries"`
+	Limited   string  `json:"limited"`
 	Status    int     `json:"status"`
 	Size      int64   `json:"size"`
 	Duration  float64 `json:"duration"`

@@ -154,9 +154,11 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		g.other(ctx)
 		return
 	}
+	g.router.Limit(&rt, &rr)
 	g.observe(&o, &rt)
 	if rt.Answer.Status != 0 {
 		answer(ctx, rt.Answer)
+		limitHeaders(&ctx.Response.Header, &rt.Limit)
 		return
 	}
 	// name and path point into the request URI (or buf): copy them

@@ -88,6 +88,9 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		// fasthttp answers Expect: 100-continue, and tunnels upgrades.
 		return false
 	}
+	if !g.router.Limit(&rt, &rr) {
+		return false // fasthttp answers the 429, deciding it anew
+	}
 	// Observed from here, as the client sent it: the loop serves it.
 	g.begin(&ex.obs, h, cc.remote, &ex.line)
 	g.observe(&ex.obs, &rt)

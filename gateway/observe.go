@@ -114,6 +114,9 @@ func (o *observed) endLine(h *fasthttp.RequestHeader, status int) *logLine {
 		id = nil // no instance got it: the client's, as it came
 	}
 	l.response(o.App, o.Subset, o.FailoverRegion, inst, o.Retries, id, status)
+	if o.Limited != "" {
+		l.limited(o.Limited)
+	}
 	return l
 }
 

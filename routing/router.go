@@ -87,6 +87,9 @@ type Route struct {
 	// whose instances take the request, because the local region has
 	// none that can: the transport tells the instance in RegionHeader.
 	Region string
+	// Limit, when Router.Limit made the Answer a rate limit's 429, is
+	// that limit: the transport sets its Headers on the answer.
+	Limit Limited
 
 	state *subsetState
 	// subsetRegion is the region of a region subset's instances as the

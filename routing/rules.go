@@ -18,6 +18,18 @@ import (
 type Rules struct {
 	source string               // where the document came from, for errors and the dashboard
 	apps   map[string]*appRules // by app, upper case
+	// defaults are the rate limits of every app without limits of its
+	// own; limited says some app has limits.
+	defaults []*limit
+	limited  bool
+}
+
+// limitsOf returns the rate limits of app's requests.
+func (r *Rules) limitsOf(app string) []*limit {
+	if a := r.apps[app]; a != nil && a.ownLimits {
+		return a.limits
+	}
+	return r.defaults
 }
 
 // Fallback says where a request goes when the subset its rule chose has
@@ -48,6 +60,10 @@ type appRules struct {
 	fallback Fallback
 	subsets  []*Subset // every subset named, the default first
 	doc      AppDoc
+	// limits are the app's rate limits; ownLimits says it has a limits
+	// key (limits: [] is none), which the defaults' then do not apply to.
+	limits    []*limit
+	ownLimits bool
 }
 
 // A rule sends the requests that meet all its conditions to one of its

@@ -89,6 +89,11 @@ const (
 // that can take it: default (the default subset, or any instance when
 // there is none; the default), any, or none (503, naming the subset).
 //
+// Rate limits go beside the rules: defaults: {limits: [...]} for every
+// app without a limits key of its own, and an app's limits (see
+// Router.Limit; docs/gateway.md, "Protecting services", for the keys,
+// rates, bursts and the 429's headers).
+//
 // The document is read within the default RulesLimits (RulesLimits.Parse
 // takes others): at most 256 KiB, 1000 rules and regular expressions of
 // 10,000 instructions in all; a refusal quotes at most 80 bytes of any
@@ -139,10 +144,12 @@ func (l RulesLimits) Parse(source string, data []byte) (*Rules, error) {
 				return nil
 			})
 		},
+		"defaults": func(n *yaml.Node, at string) error { return p.defaults(n, at, rules) },
 	})
 	if err != nil {
 		return nil, err
 	}
+	p.setSCG(rules)
 	return rules, nil
 }
 
@@ -151,6 +158,10 @@ type parser struct {
 	lim    RulesLimits
 	rules  int   // the rules read so far
 	regex  int64 // the size of the regular expressions compiled so far
+	// limitKeys are the keys the rate limits read so far may hold, and
+	// noSCG is defaults' scg_headers: false.
+	limitKeys int
+	noSCG     bool
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
@@ -212,6 +223,9 @@ func (p *parser) noAliases(n *yaml.Node, at string) error {
 func (p *parser) mapping(n *yaml.Node, at string, fields map[string]func(*yaml.Node, string) error) error {
 	return p.each(n, at, func(k, v *yaml.Node, at string) error {
 		f, ok := fields[k.Value]
+		if reason, later := notYet[k.Value]; !ok && later && fields["limits"] != nil {
+			return p.fail(k, at, reason) // where the policies go: refused, not unknown
+		}
 		if !ok {
 			names := make([]string, 0, len(fields))
 			for name := range fields {
@@ -300,6 +314,12 @@ func (p *parser) app(n *yaml.Node, at, app, name string) (*appRules, error) {
 		return s, nil
 	}
 	err := p.mapping(n, at, map[string]func(*yaml.Node, string) error{
+		"limits": func(n *yaml.Node, at string) error {
+			var err error
+			a.limits, err = p.limits(n, at, false)
+			a.ownLimits = true
+			return err
+		},
 		"default": func(n *yaml.Node, at string) error {
 			s, err := subset(n, at)
 			a.def = s

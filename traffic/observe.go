@@ -28,6 +28,10 @@ type Observed struct {
 	// FailoverRegion is the remote region the request fails over to, ""
 	// for the local one (routing.Route.Region).
 	FailoverRegion string
+	// Limited names the rate limit's key ("client", "header:X-Api-Key")
+	// when the request was answered 429 over it (routing.Route.Limit),
+	// for the access logs; "" otherwise.
+	Limited string
 	// instRegion is the region of the route's instances, as the counters
 	// key them (routing.Route.InstanceRegion).
 	instRegion string
@@ -50,6 +54,11 @@ func (o *Observed) Route(r *Recorder, rt *routing.Route) {
 	r.Begin(&o.Request, o.App, o.Subset)
 	o.FailoverRegion, o.instRegion = rt.Region, rt.InstanceRegion()
 	o.Region(rt.Region)
+	o.Limited = ""
+	if rt.Limit.Over() {
+		o.Limited = rt.Limit.Label()
+		o.Request.limited()
+	}
 }
 
 // AttemptAt records that an attempt goes to inst.

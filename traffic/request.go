@@ -33,6 +33,13 @@ func (r *Recorder) Begin(q *Request, app, subset string) {
 	}
 }
 
+// limited counts the request as answered 429 by a rate limit.
+func (q *Request) limited() {
+	if q.app != nil {
+		q.app.Limited()
+	}
+}
+
 // Region records that the request goes to another region's instances
 // (routing.Route.Region), counted by region when it is Done.
 func (q *Request) Region(region string) { q.region = region }

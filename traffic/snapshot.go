@@ -20,6 +20,8 @@ type Snapshot struct {
 	Failures [numFailures]uint64
 	// Retries are the attempts sent again to another instance.
 	Retries uint64
+	// Limited are the requests answered 429 by a rate limit.
+	Limited uint64
 	// Instances are the counters of each instance that took requests, by
 	// region ("" for the local one) and id.
 	Instances map[InstanceKey]InstanceSnapshot
@@ -45,7 +47,7 @@ type InstanceSnapshot struct {
 // Snapshot returns the app's counters.
 func (a *App) Snapshot() Snapshot {
 	s := Snapshot{InFlight: a.inFlight.Load(), Requests: map[string][len(Methods)][len(Classes)]uint64{},
-		Sum: time.Duration(a.sumNanos.Load()), Retries: a.retries.Load(), Instances: map[InstanceKey]InstanceSnapshot{}}
+		Sum: time.Duration(a.sumNanos.Load()), Retries: a.retries.Load(), Limited: a.limited.Load(), Instances: map[InstanceKey]InstanceSnapshot{}}
 	for label, c := range a.subsets.Snapshot() {
 		var n [len(Methods)][len(Classes)]uint64
 		for m := range n {

@@ -92,6 +92,7 @@ type App struct {
 	sumNanos  atomic.Int64
 	failures  [numFailures]atomic.Uint64
 	retries   atomic.Uint64
+	limited   atomic.Uint64                    // requests answered 429 by a rate limit
 	instances perapp.Map[Instance]             // the local region's, by instance id
 	remote    perapp.Map[perapp.Map[Instance]] // other regions', by region, then id
 	regions   perapp.Map[atomic.Uint64]        // requests sent to another region, by region
@@ -124,6 +125,10 @@ func (a *App) Failed(kind int) {
 
 // Retried counts an attempt sent again to another instance.
 func (a *App) Retried() { a.retries.Add(1) }
+
+// Limited counts a request answered 429 by a rate limit of the traffic
+// rules (routing.Router.Limit).
+func (a *App) Limited() { a.limited.Add(1) }
 
 // Instance returns the counters of the app's instance id in the local
 // region (registered: the router picked it).

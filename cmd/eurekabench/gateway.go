@@ -34,7 +34,9 @@ import (
 // the gateway without its loops; and the gateway again with 20 traffic
 // rules on the app, the one that matches last (a weighted split with a
 // sticky key), and the gateway with its traffic counters and request ids
-// turned off, and with its access log written to a file; the gateways
+// turned off, with its access log written to a file, and with a
+// per-client rate limit that never triggers (what deciding one costs,
+// target ≥ 0.95 of the gateway without); the gateways
 // all sent the same headers. Every server runs in a process of its
 // own (this binary again, as "eurekabench gateway -serve <role>"), as it
 // would in production; the load comes from wrk when it is installed (as
@@ -125,7 +127,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 			stops[i]()
 		}
 	}()
-	ports, err := freePorts(10)
+	ports, err := freePorts(11)
 	if err != nil {
 		return err
 	}
@@ -135,7 +137,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	for _, role := range []struct{ name, listen string }{
 		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)}, {"fasthttp-only", addr(5)},
 		{"caddy-static", addr(6)}, {"fasthttp-rules", addr(7)}, {"fasthttp-quiet", addr(8)},
-		{"fasthttp-log", addr(9)},
+		{"fasthttp-log", addr(9)}, {"fasthttp-limit", addr(10)},
 	} {
 		stop, pid, err := c.startServer(role.name, role.listen, backendAddr)
 		if err != nil {
@@ -159,11 +161,12 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	ruled := &target{name: "gateway, 20 traffic rules", addr: addr(7), path: "/svc/x", pids: one(pids["fasthttp-rules"]), headers: ruleHeaders}
 	quiet := &target{name: "gateway, no metrics, no ids", addr: addr(8), path: "/svc/x", pids: one(pids["fasthttp-quiet"]), headers: ruleHeaders}
 	logged := &target{name: "gateway, access log to a file", addr: addr(9), path: "/svc/x", pids: one(pids["fasthttp-log"]), headers: ruleHeaders}
+	limited := &target{name: "gateway, a per-client limit", addr: addr(10), path: "/svc/x", pids: one(pids["fasthttp-limit"]), headers: ruleHeaders}
 	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
 	caddyStatic := &target{name: "Caddy reverse_proxy, static", addr: addr(6), path: "/svc/x", pids: one(pids["caddy-static"])}
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
 	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
-	targets = append(targets, fast, ruled, quiet, logged, caddyGW, caddyStatic, bare, only)
+	targets = append(targets, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -225,6 +228,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		fmt.Fprintf(out, "  gateway, 20 rules / no rules    %9.2f   (target >= 0.90)\n", last(ruled)/last(fast))
 		fmt.Fprintf(out, "  gateway / no metrics, no ids    %9.2f   (target >= 0.95)\n", last(fast)/last(quiet))
 		fmt.Fprintf(out, "  gateway, access log / without   %9.2f   (target >= 0.85)\n", last(logged)/last(fast))
+		fmt.Fprintf(out, "  gateway, a limit / without      %9.2f   (target >= 0.95)\n", last(limited)/last(fast))
 	}
 
 	fmt.Fprintf(out, "\nranges over %d rounds\n", c.rounds)
@@ -261,6 +265,8 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	fmt.Fprintf(out, "  gateway / no metrics, no ids    %.2f - %.2f (same round)\n", lo, hi)
 	lo, hi = ratios(logged, fast)
 	fmt.Fprintf(out, "  gateway, access log / without   %.2f - %.2f (same round)\n", lo, hi)
+	lo, hi = ratios(limited, fast)
+	fmt.Fprintf(out, "  gateway, a limit / without      %.2f - %.2f (same round)\n", lo, hi)
 	return nil
 }
 
@@ -342,7 +348,7 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		<-ctx.Done()
 		srv.Shutdown()
 		return <-done
-	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet", "fasthttp-log":
+	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet", "fasthttp-log", "fasthttp-limit":
 		store := registry.New(registry.Config{})
 		cfg := routing.Config{Instances: store}
 		if role == "fasthttp-rules" {
@@ -356,6 +362,14 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 			cfg.Rules = rules
 		} else if err := store.Register(benchInstance(backend), false); err != nil {
 			return err
+		}
+		if role == "fasthttp-limit" {
+			// A per-client limit no load reaches: what deciding it costs.
+			rules, err := routing.ParseRules("bench limit", []byte("apps:\n  SVC:\n    limits: [{key: client, rate: 1000000000/s}]\n"))
+			if err != nil {
+				return err
+			}
+			cfg.Rules = rules
 		}
 		gcfg := gateway.Config{Routing: cfg}
 		switch role {

@@ -32,7 +32,8 @@ func TestGatewayStudySmall(t *testing.T) {
 		t.Errorf("phases %+v", rec.Phases)
 	}
 	for _, want := range []string{"gateway, by name", "Caddy eureka_gateway, by name", "Caddy reverse_proxy, static",
-		"gateway / Caddy", "Caddy eureka_gateway / static", "gateway without loops", "gateway, 20 traffic rules", "gateway, 20 rules / no rules", "gateway, no metrics, no ids", "gateway / no metrics, no ids", "gateway, access log to a file", "gateway, access log / without"} {
+		"gateway / Caddy", "Caddy eureka_gateway / static", "gateway without loops", "gateway, 20 traffic rules", "gateway, 20 rules / no rules", "gateway, no metrics, no ids", "gateway / no metrics, no ids", "gateway, access log to a file", "gateway, access log / without",
+		"gateway, a per-client limit", "gateway, a limit / without"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in the output", want)
 		}

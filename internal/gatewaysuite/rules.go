@@ -88,7 +88,10 @@ const Rules = `{
       "rules": [
         {"match": {"header": {"X-Canary": "1"}}, "to": [{"select": {"version": "2.1"}}]}
       ]
-    }
+    },
+    "LIMIT-FLOOD": {"limits": [{"key": "app", "rate": "10/s", "burst": 5}]},
+    "LIMIT-CLIENT": {"limits": [{"key": "client", "rate": "1/h", "burst": 3}]},
+    "LIMIT-HEADER": {"limits": [{"key": "header:X-Api-Key", "rate": "1/h", "burst": 2}]}
   }
 }
 `

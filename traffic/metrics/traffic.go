@@ -25,6 +25,8 @@ import (
 //   - upstream_failures_total{app, kind}: attempts that failed at an
 //     instance, kind refused, reset or timeout;
 //   - retries_total{app}: attempts sent again to another instance;
+//   - requests_limited_total{app}: requests answered 429 by a rate limit
+//     of the traffic rules (routing.Router.Limit);
 //   - region_requests_total{app, region}: requests served by another
 //     region's instances (routing.Config.FailoverRegions) because the
 //     local region had none that could take them;
@@ -52,9 +54,9 @@ type Traffic struct {
 	rec    *traffic.Recorder
 	health Health
 
-	requests, duration, failures, retries, ejections, healthFailures *prometheus.Desc
-	regionRequests                                                   *prometheus.Desc
-	inFlight, instanceInFlight, connections, accessLogDropped        *prometheus.Desc
+	requests, duration, failures, retries, limited, ejections, healthFailures *prometheus.Desc
+	regionRequests                                                            *prometheus.Desc
+	inFlight, instanceInFlight, connections, accessLogDropped                 *prometheus.Desc
 }
 
 // Health reports, per app, the ejections of its instances (passive
@@ -85,6 +87,7 @@ func NewTraffic(rec *traffic.Recorder, health Health, namespace string) *Traffic
 		duration:         d("request_duration_seconds", "How long the gateway's requests took, by application.", "app"),
 		failures:         d("upstream_failures_total", "Attempts that failed at an instance, by application and kind (refused, reset, timeout).", "app", "kind"),
 		retries:          d("retries_total", "Attempts sent again to another instance, by application.", "app"),
+		limited:          d("requests_limited_total", "Requests answered 429 by a rate limit of the traffic rules, by application.", "app"),
 		regionRequests:   d("region_requests_total", "Requests served by another region's instances because the local region had none that could take them, by application and region.", "app", "region"),
 		ejections:        d("ejections_total", "Instances taken out of rotation after failures (passive health), by application.", "app"),
 		healthFailures:   d("health_check_failures_total", "Failed active health checks, by application.", "app"),
@@ -97,7 +100,7 @@ func NewTraffic(rec *traffic.Recorder, health Health, namespace string) *Traffic
 
 // Describe sends the metrics' descriptions.
 func (m *Traffic) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.requests, m.duration, m.failures, m.retries, m.regionRequests, m.ejections, m.healthFailures,
+	for _, d := range []*prometheus.Desc{m.requests, m.duration, m.failures, m.retries, m.limited, m.regionRequests, m.ejections, m.healthFailures,
 		m.inFlight, m.instanceInFlight, m.connections, m.accessLogDropped} {
 		ch <- d
 	}
@@ -128,6 +131,7 @@ func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
 			counter(m.failures, v, app, traffic.Failures[k])
 		}
 		counter(m.retries, s.Retries, app)
+		counter(m.limited, s.Limited, app)
 		for region, v := range s.Regions {
 			counter(m.regionRequests, v, app, region)
 		}

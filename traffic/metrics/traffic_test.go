@@ -37,6 +37,8 @@ func trafficRecorder() *traffic.Recorder {
 	orders.Failed(traffic.Refused)
 	orders.Failed(traffic.Timeout)
 	orders.Retried()
+	orders.Limited()
+	orders.Limited()
 	orders.Done("version=2.1", []byte("POST"), 503, 20*time.Second, nil)
 	orders.Start() // in flight
 	i1.Begin()
@@ -102,6 +104,10 @@ eureka_gateway_upstream_failures_total{app="unknown",kind="timeout"} 0
 # TYPE eureka_gateway_retries_total counter
 eureka_gateway_retries_total{app="ORDERS"} 1
 eureka_gateway_retries_total{app="unknown"} 0
+# HELP eureka_gateway_requests_limited_total Requests answered 429 by a rate limit of the traffic rules, by application.
+# TYPE eureka_gateway_requests_limited_total counter
+eureka_gateway_requests_limited_total{app="ORDERS"} 2
+eureka_gateway_requests_limited_total{app="unknown"} 0
 # HELP eureka_gateway_ejections_total Instances taken out of rotation after failures (passive health), by application.
 # TYPE eureka_gateway_ejections_total counter
 eureka_gateway_ejections_total{app="ORDERS"} 2

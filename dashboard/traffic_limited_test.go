@@ -1,0 +1,24 @@
+package dashboard
+
+import (
+	"testing"
+	"time"
+
+	"github.com/eurekagate/eurekagate/traffic"
+)
+
+// api/traffic shows each app's requests a rate limit answered 429, as the
+// counters have them at the last sample.
+func TestTrafficLimited(t *testing.T) {
+	rec := traffic.New()
+	h, _, clock := newDashboard(t, Config{Traffic: rec})
+	readTraffic(t, h)
+	serve(rec, "ORDERS", "i-1", 3, 200, time.Millisecond)
+	serve(rec, "ORDERS", "", 2, 429, time.Millisecond)
+	rec.App("ORDERS").Limited()
+	rec.App("ORDERS").Limited()
+	clock.Advance(time.Second)
+	if got := trafficOf(t, readTraffic(t, h), "ORDERS").Limited; got != 2 {
+		t.Errorf("ORDERS' limited: %d, want 2", got)
+	}
+}
