@@ -99,8 +99,9 @@ type Feeds struct {
 	now    func() time.Time // the Store's clock, for the times it is given
 	log    *zap.Logger
 	feeds  []*feed
-	// The bounds, for the errors that pass them (explain).
-	maxBytes, maxInstances int
+	// The instance bound, for the errors that pass it (explain); the
+	// byte bound's error names itself.
+	maxInstances int
 
 	mu      sync.Mutex
 	started bool
@@ -142,7 +143,7 @@ func New(store *registry.Store, cfg Config) (*Feeds, error) {
 		configured[r] = true
 	}
 	f := &Feeds{mirror: mirror, now: store.Config().Clock.Now, log: log, stop: make(chan struct{}),
-		maxBytes: cfg.MaxRegionBytes, maxInstances: cfg.MaxRegionInstances}
+		maxInstances: cfg.MaxRegionInstances}
 	seen := map[string]bool{}
 	for _, r := range cfg.Remotes {
 		name := strings.ToLower(strings.TrimSpace(r.Name))
