@@ -148,7 +148,10 @@ func (st *stats) callbacks() xdsserver.Callbacks {
 		StreamRequestFunc: func(id int64, r *discoverygrpc.DiscoveryRequest) error {
 			k := streamKey{id, false}
 			st.asked(k, r.GetNode(), r.GetTypeUrl())
-			st.request(k, r.GetTypeUrl(), r.GetResponseNonce() == "" || st.namesChanged(k, r))
+			// namesChanged runs on every request, the first too, so that
+			// the first request's ACK is not taken for a new ask.
+			changed := st.namesChanged(k, r)
+			st.request(k, r.GetTypeUrl(), r.GetResponseNonce() == "" || changed)
 			return nil
 		},
 		StreamDeltaRequestFunc: func(id int64, r *discoverygrpc.DeltaDiscoveryRequest) error {

@@ -41,3 +41,35 @@ func TestStatsKeepStreamsOfBothVariantsApart(t *testing.T) {
 		t.Errorf("%d clients, want the incremental stream", n)
 	}
 }
+
+// A state-of-the-world client's ACK of its first answer may reach the
+// server after the next change (it did on a loaded CI machine): the ACK
+// repeats the first request's names, asks for nothing new, and the push
+// of that change counts.
+func TestStatsLateACKOfTheFirstAnswer(t *testing.T) {
+	st := newStats()
+	cb := st.callbacks()
+	if err := cb.OnStreamOpen(context.Background(), 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	first := &discoverygrpc.DiscoveryRequest{TypeUrl: endpointType, ResourceNames: []string{"orders"}}
+	if err := cb.OnStreamRequest(1, first); err != nil {
+		t.Fatal(err)
+	}
+	answer := &discoverygrpc.DiscoveryResponse{TypeUrl: endpointType}
+	cb.OnStreamResponse(context.Background(), 1, first, answer)
+	st.requested[streamKey{1, false}] = time.Now().Add(-time.Second) // the first request, a while ago
+	st.changed("orders", time.Now().Add(-time.Millisecond))
+	ack := &discoverygrpc.DiscoveryRequest{TypeUrl: endpointType, ResourceNames: []string{"orders"}, ResponseNonce: "1", VersionInfo: "1"}
+	if err := cb.OnStreamRequest(1, ack); err != nil {
+		t.Fatal(err)
+	}
+	st.response(streamKey{1, false}, endpointType, []string{"orders"})
+	var pushes uint64
+	for _, n := range st.latency {
+		pushes += n
+	}
+	if pushes != 1 {
+		t.Errorf("the push after a late ACK counted %d times, want 1", pushes)
+	}
+}
