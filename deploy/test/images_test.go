@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
@@ -52,6 +53,17 @@ func (p podman) run(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// imageTag is version as an image tag: a tag holds letters, digits, "_",
+// "." and "-", so a dirty tree's "+dirty" is tagged "-dirty".
+func imageTag(version string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '.' || r == '-' || r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '-'
+	}, version)
+}
+
 // The images deploy/images/build makes: each one's configuration is the
 // one docs/kubernetes.md states, with the binary's own version in its
 // labels, and its entrypoint, run from the image's unpacked file system
@@ -74,8 +86,9 @@ func TestImages(t *testing.T) {
 	}
 	t.Logf("deploy/images/build: %v", time.Since(start).Round(time.Second))
 	version := strings.Fields(run(t, filepath.Join(ctx, "eureka"), "-version"))[1]
-	if tags := strings.Fields(string(out)); strings.Join(tags, " ") != "eurekagate/eureka:"+version+" eurekagate/caddy:"+version {
-		t.Fatalf("deploy/images/build printed %q, want the two images tagged %s", out, version)
+	tag := imageTag(version)
+	if tags := strings.Fields(string(out)); strings.Join(tags, " ") != "eurekagate/eureka:"+tag+" eurekagate/caddy:"+tag {
+		t.Fatalf("deploy/images/build printed %q, want the two images tagged %s", out, tag)
 	}
 	// Each image's environment to run it on loopback at free ports.
 	for _, img := range []struct {
@@ -91,7 +104,7 @@ func TestImages(t *testing.T) {
 		}},
 	} {
 		t.Run(img.name, func(t *testing.T) {
-			ref := "eurekagate/" + img.name + ":" + version
+			ref := "eurekagate/" + img.name + ":" + tag
 			var cfgs []imageConfig
 			if err := json.Unmarshal([]byte(p.run(t, "image", "inspect", "--format", "[{{json .Config}}]", ref)), &cfgs); err != nil || len(cfgs) != 1 {
 				t.Fatalf("podman image inspect %s: %v", ref, err)
