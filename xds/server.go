@@ -58,10 +58,11 @@ type Server struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 
-	// dirty holds the apps changed since the loop last built them; wake
-	// tells the loop there are some.
+	// dirty holds the apps changed since the loop last built them, each
+	// with its last change's time (for the push latency); wake tells the
+	// loop there are some.
 	mu    sync.Mutex
-	dirty map[string]struct{}
+	dirty map[string]time.Time
 	wake  chan struct{}
 
 	// rules are the apps' traffic rules translated (SetRules); refused,
@@ -101,7 +102,7 @@ func New(src Source, cfg Config) (*Server, error) {
 		mixed:    map[string]bool{},
 		log:      cfg.Logger,
 		stats:    newStats(),
-		dirty:    map[string]struct{}{},
+		dirty:    map[string]time.Time{},
 		wake:     make(chan struct{}, 1),
 	}
 	s.lds = newListeners(cfg.MaxListenerNames, s.buildNow, s.routesOf)
@@ -165,11 +166,12 @@ func (s *Server) Stop() {
 	s.wg.Wait()
 }
 
-// mark runs on the Store's writer's goroutine: it only records the app.
+// mark runs on the Store's writer's goroutine: it only records the app
+// and the time, under one lock; the loop hands the times to the stats.
 func (s *Server) mark(app string) {
-	s.stats.changed(app, time.Now())
+	now := time.Now()
 	s.mu.Lock()
-	s.dirty[app] = struct{}{}
+	s.dirty[app] = now
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -190,12 +192,18 @@ func (s *Server) loop() {
 	}
 }
 
-// takeDirty returns the apps changed since it was last called.
+// takeDirty returns the apps changed since it was last called, their
+// change times recorded in the stats before they are built and pushed.
 func (s *Server) takeDirty() map[string]struct{} {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	apps := s.dirty
-	s.dirty = map[string]struct{}{}
+	changed := s.dirty
+	s.dirty = make(map[string]time.Time, len(changed))
+	s.mu.Unlock()
+	s.stats.changed(changed)
+	apps := make(map[string]struct{}, len(changed))
+	for app := range changed {
+		apps[app] = struct{}{}
+	}
 	return apps
 }
 

@@ -63,9 +63,12 @@ func newStats() *stats {
 	return st
 }
 
-func (st *stats) changed(app string, at time.Time) {
+// changed records the apps' last change times.
+func (st *stats) changed(apps map[string]time.Time) {
 	st.mu.Lock()
-	st.changedAt[app] = at
+	for app, at := range apps {
+		st.changedAt[app] = at
+	}
 	st.mu.Unlock()
 }
 

@@ -19,7 +19,7 @@ func TestStatsKeepStreamsOfBothVariantsApart(t *testing.T) {
 	if err := cb.OnDeltaStreamOpen(ctx, 1, endpointType); err != nil {
 		t.Fatal(err)
 	}
-	st.changed("ORDERS", time.Now().Add(-time.Second))
+	st.changed(map[string]time.Time{"ORDERS": time.Now().Add(-time.Second)})
 	req := &discoverygrpc.DeltaDiscoveryRequest{TypeUrl: endpointType, ResourceNamesSubscribe: []string{"ORDERS"}}
 	if err := cb.OnStreamDeltaRequest(1, req); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestStatsLateACKOfTheFirstAnswer(t *testing.T) {
 	answer := &discoverygrpc.DiscoveryResponse{TypeUrl: endpointType}
 	cb.OnStreamResponse(context.Background(), 1, first, answer)
 	st.requested[streamKey{1, false}] = time.Now().Add(-time.Second) // the first request, a while ago
-	st.changed("orders", time.Now().Add(-time.Millisecond))
+	st.changed(map[string]time.Time{"orders": time.Now().Add(-time.Millisecond)})
 	ack := &discoverygrpc.DiscoveryRequest{TypeUrl: endpointType, ResourceNames: []string{"orders"}, ResponseNonce: "1", VersionInfo: "1"}
 	if err := cb.OnStreamRequest(1, ack); err != nil {
 		t.Fatal(err)
