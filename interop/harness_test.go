@@ -201,6 +201,30 @@ func startJava(t *testing.T, name, project string, args ...string) *proc {
 	return p
 }
 
+// startJavaOnFreePort runs a Java peer listening on a free port of ip,
+// args(port) its arguments, and waits until Spring says it has started.
+// A JVM takes seconds from the port's pick to its bind, long enough for
+// another test's process to take the port (seen on a loaded machine:
+// "Port 35917 was already in use"): a start that fails so is tried again
+// on another port, three times in all.
+func startJavaOnFreePort(t *testing.T, name, project, ip string, args func(port int) []string) (*proc, int) {
+	t.Helper()
+	all := append(append(append([]string(nil), javaArgs...), "-jar", jar(t, project)), quiet...)
+	started := regexp.MustCompile(`Started \w+ in [0-9.]+ seconds`)
+	for try := 1; ; try++ {
+		port := freePort(t, ip)
+		p := start(t, name, "java", append(all, args(port)...)...)
+		_, err := p.Await(started, 90*time.Second)
+		if err == nil {
+			return p, port
+		}
+		if try == 3 || !p.Exited() || !strings.Contains(p.Tail(4000), "was already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("%s: port %d was taken before it bound; again on another port", name, port)
+	}
+}
+
 // springClient is a Spring Boot service with the Eureka client.
 type springClient struct {
 	*proc
@@ -230,9 +254,7 @@ var springLines = []struct{ name, project string }{{"boot3", "client"}, {"boot4"
 // of springLines.
 func startSpringClientOf(t *testing.T, project, app, id, serviceURL string, extra ...string) *springClient {
 	t.Helper()
-	port := freePort(t, "127.0.0.1")
 	args := []string{
-		fmt.Sprintf("--server.port=%d", port),
 		"--server.address=127.0.0.1",
 		"--spring.application.name=" + app,
 		"--eureka.instance.instance-id=" + id,
@@ -250,7 +272,9 @@ func startSpringClientOf(t *testing.T, project, app, id, serviceURL string, extr
 		// are logged at DEBUG only.
 		"--logging.level.com.netflix.discovery.DiscoveryClient=DEBUG",
 	}
-	p := startJava(t, "spring client "+id, project, append(args, extra...)...)
+	p, port := startJavaOnFreePort(t, "spring client "+id, project, "127.0.0.1", func(port int) []string {
+		return append(append([]string{fmt.Sprintf("--server.port=%d", port)}, args...), extra...)
+	})
 	p.await(`registration status: 204`, 30*time.Second)
 	return &springClient{proc: p, app: app, id: id, port: port}
 }

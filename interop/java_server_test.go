@@ -76,21 +76,22 @@ type jsrvServer struct {
 //     Server"), the lines the tests read or show on failure.
 func jsrvStartServer(t *testing.T) *jsrvServer {
 	t.Helper()
-	port := freePort(t, "127.0.0.2")
+	p, port := startJavaOnFreePort(t, "java eureka server", "server", "127.0.0.2", func(port int) []string {
+		return []string{
+			fmt.Sprintf("--server.port=%d", port),
+			"--server.address=127.0.0.2",
+			"--eureka.instance.hostname=127.0.0.2",
+			fmt.Sprintf("--eureka.client.service-url.defaultZone=http://127.0.0.2:%d/eureka/", port),
+			"--eureka.client.register-with-eureka=false",
+			"--eureka.client.fetch-registry=false",
+			"--eureka.server.use-read-only-response-cache=false",
+			"--eureka.server.enable-self-preservation=false",
+			"--eureka.server.eviction-interval-timer-in-ms=1000",
+			"--logging.level.com.netflix.eureka.registry.AbstractInstanceRegistry=INFO",
+			"--logging.level.org.springframework.cloud.netflix.eureka.server.EurekaServerInitializerConfiguration=INFO",
+		}
+	})
 	base := fmt.Sprintf("http://127.0.0.2:%d/eureka/", port)
-	p := startJava(t, "java eureka server", "server",
-		fmt.Sprintf("--server.port=%d", port),
-		"--server.address=127.0.0.2",
-		"--eureka.instance.hostname=127.0.0.2",
-		"--eureka.client.service-url.defaultZone="+base,
-		"--eureka.client.register-with-eureka=false",
-		"--eureka.client.fetch-registry=false",
-		"--eureka.server.use-read-only-response-cache=false",
-		"--eureka.server.enable-self-preservation=false",
-		"--eureka.server.eviction-interval-timer-in-ms=1000",
-		"--logging.level.com.netflix.eureka.registry.AbstractInstanceRegistry=INFO",
-		"--logging.level.org.springframework.cloud.netflix.eureka.server.EurekaServerInitializerConfiguration=INFO",
-	)
 	p.await(`Started Eureka Server`, 30*time.Second)
 	return &jsrvServer{proc: p, base: base}
 }
