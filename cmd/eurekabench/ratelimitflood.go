@@ -26,6 +26,7 @@ type limitSide struct {
 // and 99th percentile, and the CPU the gateway and Redis spent meanwhile.
 type limitTurn struct {
 	answered, accepted, limited int // all, 200, 429
+	socketErrors                int // wrk's: connections it lost, answers it waited for in vain (2 s)
 	seconds                     float64
 	p99                         time.Duration
 	cpu, redisCPU               float64 // seconds
@@ -69,7 +70,9 @@ func parseStatuses(outp []byte) (ok, limited, other int, err error) {
 }
 
 // flood runs wrk with statusScript (at script) against url for d, and
-// refuses a turn with an answer other than 200 or 429, or a socket error.
+// refuses a turn with an answer other than 200 or 429. Socket errors are
+// counted, not refused: a loaded machine makes a cold JVM miss wrk's
+// timeout.
 func flood(ctx context.Context, c rateLimitConfig, script, url string, d time.Duration, args ...string) (limitTurn, error) {
 	w, outp, err := runWrkOutput(ctx, c.wrk, c.conns, d, url, append([]string{"-s", script}, args...)...)
 	if err != nil {
@@ -79,10 +82,10 @@ func flood(ctx context.Context, c rateLimitConfig, script, url string, d time.Du
 	switch {
 	case err != nil:
 		return limitTurn{}, err
-	case other > 0 || w.socketErrors() > 0:
-		return limitTurn{}, fmt.Errorf("%s: %d answers neither 200 nor 429, %d socket errors", url, other, w.socketErrors())
+	case other > 0:
+		return limitTurn{}, fmt.Errorf("%s: %d answers neither 200 nor 429", url, other)
 	}
-	return limitTurn{answered: w.requests, accepted: ok, limited: limited, seconds: w.seconds, p99: w.p99}, nil
+	return limitTurn{answered: w.requests, accepted: ok, limited: limited, socketErrors: w.socketErrors(), seconds: w.seconds, p99: w.p99}, nil
 }
 
 // measureLimits warms each side up under the flood (the JVM until its
@@ -138,6 +141,15 @@ func measureLimits(ctx context.Context, c rateLimitConfig, dir string, sides []*
 	return nil
 }
 
+// socketErrors are wrk's socket errors over the side's turns.
+func (s *limitSide) socketErrors() int {
+	n := 0
+	for _, t := range s.turns {
+		n += t.socketErrors
+	}
+	return n
+}
+
 // sideMedians are a side's medians over its turns.
 type sideMedians struct {
 	answered, accepted, err float64 // a second; err a fraction of the rate
@@ -176,7 +188,7 @@ func errorLine(name string, ours, java, resolution float64) string {
 // records the medians.
 func printLimits(c rateLimitConfig, sides []*limitSide, out io.Writer, rec *record) {
 	if w := sides[1].warmed; len(w) > 1 {
-		fmt.Fprintf(out, "  %-52s %s answers/s\n", fmt.Sprintf("%s's warm-up, %v a turn", sides[1].name, c.warmTurn), rateList(w))
+		fmt.Fprintf(out, "  %-52s %s answers/s\n", fmt.Sprintf("Spring Cloud Gateway's warm-up, %.0f s a turn", c.warmTurn.Seconds()), rateList(w))
 	}
 	fmt.Fprintf(out, "  %-52s %10s %10s %7s %9s %14s %12s\n", "", "answered/s", "accepted/s", "error", "p99", "gateway CPU", "Redis CPU")
 	m := make([]sideMedians, len(sides))
@@ -189,6 +201,9 @@ func printLimits(c rateLimitConfig, sides []*limitSide, out io.Writer, rec *reco
 			accepted = append(accepted, t.acceptedRate(c.burst))
 		}
 		fmt.Fprintf(out, "  %-52s %s accepted/s beyond the burst, by round\n", "", ratesWith(accepted, 1))
+		if lost := s.socketErrors(); lost > 0 {
+			fmt.Fprintf(out, "  %-52s %d socket errors in the rounds (requests wrk did not count)\n", "", lost)
+		}
 		for _, f := range []struct {
 			what  string
 			value float64
