@@ -22,6 +22,12 @@
 // Eureka client talks through RestClient instead of RestTemplate, and the
 // tests of the Spring client against our server run on both.
 //
+// The gateway project has a Spring profile, ratelimit, that no test here
+// uses and cmd/eurekabench ratelimit does: RequestRateLimiter on Redis on
+// every route, the discovery locator's among them
+// (java/gateway/src/main/resources/application-ratelimit.yml). Without it
+// the gateway touches no Redis, so these tests need none.
+//
 // Every interval that would make a test take minutes is shortened through
 // the properties Spring documents (see the start functions in the tests):
 // heartbeats and fetches every second, the LoadBalancer's cache to one

@@ -165,15 +165,11 @@ func (r *javaRun) compare(name string, ours, java float64, unit string, lessIsBe
 
 func runJava(ctx context.Context, c javaConfig, out io.Writer) error {
 	began := time.Now()
-	dir, err := os.MkdirTemp("", "eurekabench-java-")
+	dir, done, err := workDir("java", c.keep, out)
 	if err != nil {
 		return err
 	}
-	if c.keep {
-		fmt.Fprintf(out, "eurekabench java: logs and builds in %s\n", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
+	defer done()
 	r := &javaRun{ctx: ctx, c: c, out: out, dir: dir}
 	fmt.Fprintf(out, "eurekabench java: %d CPUs, the JVM %s, %d instances over %d apps and %d, %d slices of 1 s a server per measurement after %v of warm-up\n",
 		runtime.NumCPU(), javaVersion(), c.small, c.apps, c.large, c.slices, c.warmup)

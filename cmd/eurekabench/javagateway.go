@@ -23,13 +23,17 @@ type gatewayRow struct {
 }
 
 // rateList is rates, rounded, separated by commas.
-func rateList(rates []float64) string {
+func rateList(rates []float64) string { return ratesWith(rates, 0) }
+
+// ratesWith is rates with decimals digits after the point, separated by
+// commas.
+func ratesWith(rates []float64, decimals int) string {
 	var b strings.Builder
 	for k, r := range rates {
 		if k > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%.0f", r)
+		fmt.Fprintf(&b, "%.*f", decimals, r)
 	}
 	return b.String()
 }

@@ -21,34 +21,37 @@ type javaJars struct{ server, client, gateway string }
 // buildJars copies the interop projects into dir and builds them there
 // with Maven, so that the run leaves nothing in the repository.
 func buildJars(ctx context.Context, dir string) (javaJars, error) {
-	outp, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}").Output()
-	if err != nil {
-		return javaJars{}, fmt.Errorf("go list -m: %v", err)
-	}
-	src := filepath.Join(strings.TrimSpace(string(outp)), "interop", "java")
-	jar := func(project string) (string, error) {
-		to := filepath.Join(dir, project)
-		if outp, err := exec.CommandContext(ctx, "cp", "-r", filepath.Join(src, project), to).CombinedOutput(); err != nil {
-			return "", fmt.Errorf("copying %s: %v\n%s", project, err, outp)
-		}
-		os.RemoveAll(filepath.Join(to, "target"))
-		mvn := exec.CommandContext(ctx, "mvn", "-B", "-ntp", "-q", "-f", "pom.xml", "package", "-DskipTests")
-		mvn.Dir = to
-		if outp, err := mvn.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("mvn package in interop/java/%s: %v\n%s", project, err, outp)
-		}
-		return filepath.Join(to, "target", "interop-"+project+".jar"), nil
-	}
 	var j javaJars
+	var err error
 	for _, p := range []struct {
 		name string
 		jar  *string
 	}{{"server", &j.server}, {"client", &j.client}, {"gateway", &j.gateway}} {
-		if *p.jar, err = jar(p.name); err != nil {
+		if *p.jar, err = buildJar(ctx, dir, p.name); err != nil {
 			return j, err
 		}
 	}
 	return j, nil
+}
+
+// buildJar copies the interop project interop/java/<project> into dir and
+// builds it there with Maven, and returns its executable jar.
+func buildJar(ctx context.Context, dir, project string) (string, error) {
+	outp, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m: %v", err)
+	}
+	to := filepath.Join(dir, project)
+	if outp, err := exec.CommandContext(ctx, "cp", "-r", filepath.Join(strings.TrimSpace(string(outp)), "interop", "java", project), to).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("copying %s: %v\n%s", project, err, outp)
+	}
+	os.RemoveAll(filepath.Join(to, "target"))
+	mvn := exec.CommandContext(ctx, "mvn", "-B", "-ntp", "-q", "-f", "pom.xml", "package", "-DskipTests")
+	mvn.Dir = to
+	if outp, err := mvn.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("mvn package in interop/java/%s: %v\n%s", project, err, outp)
+	}
+	return filepath.Join(to, "target", "interop-"+project+".jar"), nil
 }
 
 // jvmFlags are the JVM settings of every Java process of the study, the

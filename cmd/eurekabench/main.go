@@ -32,13 +32,15 @@
 //	go run ./cmd/eurekabench cluster   # three nodes: a mass registration on one until all hold it, heartbeats, a node killed and restarted
 //	go run ./cmd/eurekabench xds       # grpc-go's xDS client following registrations and cancels; one change's cost at 100,000 instances
 //	go run ./cmd/eurekabench java      # beside the Java Eureka Server and Spring Cloud Gateway, in one run
+//	go run ./cmd/eurekabench ratelimit # a flood over a rate limit: ours beside Spring Cloud Gateway's RequestRateLimiter on Redis
 //	go run ./cmd/eurekabench report    # a table of docs/performance.md from the records of runs (-json)
 //
 // Each command's flags follow its name (go run ./cmd/eurekabench gateway -h).
 //
 // The files: main.go runs the commands; summary.go is the run without a
 // command; gateway.go, push.go, scale.go, fetch.go, authflood.go,
-// million*.go, cluster*.go, regions.go and java*.go are the studies;
+// million*.go, cluster*.go, regions.go, java*.go and ratelimit*.go are the
+// studies;
 // record.go is the record every command writes with -json, phase.go the
 // one meter of a phase (wall time, CPU, the servers' memory), report.go
 // and milliontable.go the tables eurekabench report renders from
@@ -88,6 +90,7 @@ var commands = []command{
 	{"million", "a million instances on one node: 20 first full fetches, deltas under changes, heartbeats throughout, memory", millionCommand},
 	{"cluster", "three nodes in processes of their own: a mass registration on one, until every node holds it and answers it whole, heartbeats over the three, one node killed and restarted, memory", clusterCommand},
 	{"java", "beside the Java Eureka Server and Spring Cloud Gateway: heartbeats, registrations, fetches, memory, propagation, clusters, gateways", javaCommand},
+	{"ratelimit", "a flood over a rate limit: our gateway beside Spring Cloud Gateway's RequestRateLimiter on Redis, the same limit, backend and load: accepted rate's error, answers/s, p99, CPU", rateLimitCommand},
 	{"xds", "through grpc-go's xDS client: registration to first RPC and cancel to last RPC; one change's bytes and CPU at 10,000 and 100,000 instances", xdsCommand},
 	{"report", "a table of docs/performance.md rendered from the records of runs (-json)", reportCommand},
 	{"push-server", "internal: the push study's registry, in a process of its own", pushServerCommand},

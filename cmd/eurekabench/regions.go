@@ -672,19 +672,25 @@ func (w wrkResult) rate() float64 { return float64(w.requests) / w.seconds }
 // gateway study's wrk (gatewayBenchConfig.measure), but counts the
 // non-2xx answers and socket errors instead of failing on them.
 func runWrk(ctx context.Context, wrk string, conns int, d time.Duration, url string, args ...string) (wrkResult, error) {
+	w, _, err := runWrkOutput(ctx, wrk, conns, d, url, args...)
+	return w, err
+}
+
+// runWrkOutput is runWrk, and all wrk printed (a script's lines among it).
+func runWrkOutput(ctx context.Context, wrk string, conns int, d time.Duration, url string, args ...string) (wrkResult, []byte, error) {
 	secs := max(1, int(d.Round(time.Second)/time.Second))
 	all := append([]string{"-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(secs) + "s"}, args...)
 	cmd := exec.CommandContext(ctx, wrk, append(all, url)...)
 	outp, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
-			return wrkResult{}, ctx.Err()
+			return wrkResult{}, outp, ctx.Err()
 		}
-		return wrkResult{}, fmt.Errorf("wrk: %v\n%s", err, outp)
+		return wrkResult{}, outp, fmt.Errorf("wrk: %v\n%s", err, outp)
 	}
 	w, err := parseWrk(outp)
 	w.cpu = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
-	return w, err
+	return w, outp, err
 }
 
 // runWrkClean is runWrk for a load that every answer must pass: an
