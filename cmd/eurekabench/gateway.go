@@ -66,6 +66,7 @@ type gatewayBenchConfig struct {
 	servers   rerun  // runs each server's process
 	profile   string // the gateway's CPU profile, "" for none
 	profiled  string // the role profiled: fasthttp (bare) or fasthttp-all
+	anchors   bool   // only the anchors and the two gateways they compare with
 }
 
 // gatewayCommand is "eurekabench gateway", and with -serve the process of
@@ -82,6 +83,7 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	backend := fs.String("backend", "", "internal: the backend's address")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the gateway's process to this file")
 	profiled := fs.String("cpuprofile-target", "bare", "the gateway -cpuprofile profiles: bare or every-feature")
+	anchors := fs.Bool("anchors", false, "measure only the backend, nginx, HAProxy and the gateway bare and with every feature on")
 	return func(out io.Writer, rec *record) error {
 		if *serve != "" {
 			return serveRole(*serve, *listen, *backend, *profile, out)
@@ -90,7 +92,7 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 		if err != nil {
 			return err
 		}
-		c := gatewayBenchConfig{d: *d, warmup: min(*d/4, time.Second), conns: *conns, rounds: *rounds, servers: servers}
+		c := gatewayBenchConfig{d: *d, warmup: min(*d/4, time.Second), conns: *conns, rounds: *rounds, servers: servers, anchors: *anchors}
 		switch *profiled {
 		case "bare":
 			c.profiled = "fasthttp"
@@ -161,6 +163,9 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		{"caddy-static", addr(6)}, {"fasthttp-rules", addr(7)}, {"fasthttp-quiet", addr(8)},
 		{"fasthttp-log", addr(9)}, {"fasthttp-limit", addr(10)}, {"fasthttp-all", addr(11)},
 	} {
+		if c.anchors && role.name != "backend" && role.name != "fasthttp" && role.name != "fasthttp-all" {
+			continue
+		}
 		stop, pid, err := c.startServer(role.name, role.listen, backendAddr)
 		if err != nil {
 			return fmt.Errorf("starting the %s: %v", role.name, err)
@@ -207,7 +212,11 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	caddyStatic := &target{name: "Caddy reverse_proxy, static", addr: addr(6), path: "/svc/x", pids: one(pids["caddy-static"])}
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
 	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
-	targets = append(targets, fast, every, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only)
+	if c.anchors {
+		targets = append(targets, fast, every)
+	} else {
+		targets = append(targets, fast, every, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only)
+	}
 	comparisons := gatewayComparisons(every, fast, nginx, nginxLog, haproxy)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
@@ -263,18 +272,9 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		}
 		end()
 		last := func(t *target) float64 { return t.rates[len(t.rates)-1] }
-		if nginx != nil {
-			fmt.Fprintf(out, "  gateway / nginx                 %9.2f   (target >= 0.90)\n", last(fast)/last(nginx))
-			fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %9.2f\n", last(bare)/last(nginx))
-			fmt.Fprintf(out, "  gateway without loops / nginx   %9.2f\n", last(only)/last(nginx))
+		if !c.anchors {
+			printStudyRound(out, last, studyTargets{targets[0], nginx, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only})
 		}
-		fmt.Fprintf(out, "  gateway / Caddy                 %9.2f   (target >= 4)\n", last(fast)/last(caddyGW))
-		fmt.Fprintf(out, "  Caddy eureka_gateway / static   %9.2f   (target >= 0.90)\n", last(caddyGW)/last(caddyStatic))
-		fmt.Fprintf(out, "  gateway / direct                %9.2f\n", last(fast)/last(targets[0]))
-		fmt.Fprintf(out, "  gateway, 20 rules / no rules    %9.2f   (target >= 0.90)\n", last(ruled)/last(fast))
-		fmt.Fprintf(out, "  gateway / no metrics, no ids    %9.2f   (target >= 0.95)\n", last(fast)/last(quiet))
-		fmt.Fprintf(out, "  gateway, access log / without   %9.2f   (target >= 0.85)\n", last(logged)/last(fast))
-		fmt.Fprintf(out, "  gateway, a limit / without      %9.2f   (target >= 0.95)\n", last(limited)/last(fast))
 		for _, cmp := range comparisons {
 			printComparison(out, cmp, r)
 		}
@@ -296,26 +296,9 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		}
 		return lo, hi
 	}
-	if nginx != nil {
-		lo, hi := ratios(fast, nginx)
-		fmt.Fprintf(out, "  gateway / nginx                 %.2f - %.2f (same round)\n", lo, hi)
-		lo, hi = ratios(bare, nginx)
-		fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %.2f - %.2f (same round)\n", lo, hi)
-		lo, hi = ratios(only, nginx)
-		fmt.Fprintf(out, "  gateway without loops / nginx   %.2f - %.2f (same round)\n", lo, hi)
+	if !c.anchors {
+		printStudyRanges(out, ratios, studyTargets{targets[0], nginx, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only})
 	}
-	lo, hi := ratios(fast, caddyGW)
-	fmt.Fprintf(out, "  gateway / Caddy                 %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(caddyGW, caddyStatic)
-	fmt.Fprintf(out, "  Caddy eureka_gateway / static   %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(ruled, fast)
-	fmt.Fprintf(out, "  gateway, 20 rules / no rules    %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(fast, quiet)
-	fmt.Fprintf(out, "  gateway / no metrics, no ids    %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(logged, fast)
-	fmt.Fprintf(out, "  gateway, access log / without   %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(limited, fast)
-	fmt.Fprintf(out, "  gateway, a limit / without      %.2f - %.2f (same round)\n", lo, hi)
 	if len(comparisons) > 0 {
 		fmt.Fprintf(out, "\nours against the anchors over %d rounds (requests/s summed, CPU µs/request and p99 ms their medians)\n", c.rounds)
 		for _, cmp := range comparisons {

@@ -71,3 +71,26 @@ func TestPrintComparison(t *testing.T) {
 		t.Errorf("all rounds:\n%s\nwant\n%s", all.String(), want)
 	}
 }
+
+// -anchors measures the anchors and the two gateways they compare with,
+// and nothing of the rest of the study.
+func TestGatewayStudyAnchorsOnly(t *testing.T) {
+	c := gatewayBenchConfig{d: 300 * time.Millisecond, warmup: 50 * time.Millisecond, conns: 4, rounds: 1, servers: testServers(t), anchors: true}
+	c.nginx, _ = exec.LookPath("nginx")
+	c.haproxy, _ = exec.LookPath("haproxy")
+	var out strings.Builder
+	if err := runGatewayBench(c, &out, newRecord("gateway", nil)); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	t.Log(out.String())
+	for _, want := range []string{"gateway, by name", "gateway, every feature on", "every-feature/bare: ours="} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in the output", want)
+		}
+	}
+	for _, unwanted := range []string{"Caddy", "20 traffic rules", "gateway / nginx", "reference"} {
+		if strings.Contains(out.String(), unwanted) {
+			t.Errorf("%q in the output", unwanted)
+		}
+	}
+}
