@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/gateway"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/routing"
@@ -202,12 +203,12 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		haproxy = &target{name: "HAProxy, static upstream", addr: addr(13), path: "/x", pids: one(pid)}
 		targets = append(targets, haproxy)
 	}
-	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"]), headers: ruleHeaders}
-	ruled := &target{name: "gateway, 20 traffic rules", addr: addr(7), path: "/svc/x", pids: one(pids["fasthttp-rules"]), headers: ruleHeaders}
-	quiet := &target{name: "gateway, no metrics, no ids", addr: addr(8), path: "/svc/x", pids: one(pids["fasthttp-quiet"]), headers: ruleHeaders}
-	logged := &target{name: "gateway, access log to a file", addr: addr(9), path: "/svc/x", pids: one(pids["fasthttp-log"]), headers: ruleHeaders}
-	limited := &target{name: "gateway, a per-client limit", addr: addr(10), path: "/svc/x", pids: one(pids["fasthttp-limit"]), headers: ruleHeaders}
-	every := &target{name: "gateway, every feature on", addr: addr(11), path: "/svc/x", pids: one(pids["fasthttp-all"]), headers: ruleHeaders}
+	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"]), headers: fixture.RuleHeaders}
+	ruled := &target{name: "gateway, 20 traffic rules", addr: addr(7), path: "/svc/x", pids: one(pids["fasthttp-rules"]), headers: fixture.RuleHeaders}
+	quiet := &target{name: "gateway, no metrics, no ids", addr: addr(8), path: "/svc/x", pids: one(pids["fasthttp-quiet"]), headers: fixture.RuleHeaders}
+	logged := &target{name: "gateway, access log to a file", addr: addr(9), path: "/svc/x", pids: one(pids["fasthttp-log"]), headers: fixture.RuleHeaders}
+	limited := &target{name: "gateway, a per-client limit", addr: addr(10), path: "/svc/x", pids: one(pids["fasthttp-limit"]), headers: fixture.RuleHeaders}
+	every := &target{name: "gateway, every feature on", addr: addr(11), path: "/svc/x", pids: one(pids["fasthttp-all"]), headers: fixture.RuleHeaders}
 	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
 	caddyStatic := &target{name: "Caddy reverse_proxy, static", addr: addr(6), path: "/svc/x", pids: one(pids["caddy-static"])}
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
@@ -387,7 +388,7 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 			if err := registerVersions(store, backend); err != nil {
 				return err
 			}
-			rules, err := routing.ParseRules("bench rules", []byte(benchRules()))
+			rules, err := routing.ParseRules("bench rules", []byte(fixture.TwentyRules()))
 			if err != nil {
 				return err
 			}
