@@ -19,7 +19,6 @@ import (
 
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/internal/fixture"
-	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/routing"
 )
@@ -542,26 +541,9 @@ http {
 }
 `, dir, backend, listen, logLine)
 	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		os.RemoveAll(dir)
-		return nil, 0, err
-	}
-	p, err := proc.Start(context.Background(), "nginx", proc.Config{Stdout: os.Stderr, Stderr: os.Stderr},
-		path, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, 0, err
-	}
-	stop = func() {
-		p.Stop(syscall.SIGQUIT, 10*time.Second) // nginx's graceful stop
-		os.RemoveAll(dir)
-	}
-	if err := awaitAnswer(listen, 10*time.Second); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-		stop()
-		return nil, 0, fmt.Errorf("%v: %s", err, log)
-	}
-	return stop, p.Pid(), nil
+	errorLog := filepath.Join(dir, "error.log")
+	// SIGQUIT: nginx's graceful stop.
+	return startAnchor(dir, confPath, conf, listen, syscall.SIGQUIT, errorLog, path, "-p", dir, "-c", confPath, "-e", errorLog)
 }
 
 // awaitAnswer polls GET /x on addr until it answers 200, for at most

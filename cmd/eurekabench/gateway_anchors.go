@@ -119,23 +119,36 @@ backend backend
 	server b1 %s
 `, listen, backend)
 	confPath := filepath.Join(dir, "haproxy.cfg")
+	// SIGUSR1: HAProxy's soft stop.
+	return startAnchor(dir, confPath, conf, listen, syscall.SIGUSR1, "", path, "-db", "-f", confPath)
+}
+
+// startAnchor writes an anchor's configuration conf to confPath in dir,
+// runs cmd, and returns when it answers on listen; stop sends it sig (its
+// graceful stop), waits for it and removes dir. errorLog, when set, is
+// the file whose text an anchor that does not answer is reported with.
+func startAnchor(dir, confPath, conf, listen string, sig syscall.Signal, errorLog string, cmd ...string) (stop func(), pid int, err error) {
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		os.RemoveAll(dir)
 		return nil, 0, err
 	}
-	p, err := proc.Start(context.Background(), "haproxy", proc.Config{Stdout: os.Stderr, Stderr: os.Stderr},
-		path, "-db", "-f", confPath)
+	p, err := proc.Start(context.Background(), filepath.Base(cmd[0]), proc.Config{Stdout: os.Stderr, Stderr: os.Stderr},
+		cmd[0], cmd[1:]...)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, 0, err
 	}
 	stop = func() {
-		p.Stop(syscall.SIGUSR1, 10*time.Second) // HAProxy's soft stop
+		p.Stop(sig, 10*time.Second)
 		os.RemoveAll(dir)
 	}
 	if err := awaitAnswer(listen, 10*time.Second); err != nil {
+		var log []byte
+		if errorLog != "" {
+			log, _ = os.ReadFile(errorLog)
+		}
 		stop()
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("%v: %s", err, log)
 	}
 	return stop, p.Pid(), nil
 }

@@ -11,44 +11,54 @@ type studyTargets struct {
 	direct, nginx, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only *target
 }
 
-// printStudyRound prints the study's ratios of a round, last giving a
-// target's rate in it; the nginx lines only when nginx runs.
-func printStudyRound(out io.Writer, last func(*target) float64, t studyTargets) {
+// studyRatio is one of the study's ratio lines: a's rate over b's, with
+// the study's target for it ("" for none), and whether the ranges over
+// the rounds show it.
+type studyRatio struct {
+	label  string
+	a, b   *target
+	target string
+	ranged bool
+}
+
+// ratios are the study's ratio lines, the nginx ones only when nginx runs.
+func (t studyTargets) ratios() []studyRatio {
+	var rs []studyRatio
 	if t.nginx != nil {
-		fmt.Fprintf(out, "  gateway / nginx                 %9.2f   (target >= 0.90)\n", last(t.fast)/last(t.nginx))
-		fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %9.2f\n", last(t.bare)/last(t.nginx))
-		fmt.Fprintf(out, "  gateway without loops / nginx   %9.2f\n", last(t.only)/last(t.nginx))
+		rs = append(rs,
+			studyRatio{"gateway / nginx", t.fast, t.nginx, "0.90", true},
+			studyRatio{"bare fasthttp proxy / nginx", t.bare, t.nginx, "", true},
+			studyRatio{"gateway without loops / nginx", t.only, t.nginx, "", true})
 	}
-	fmt.Fprintf(out, "  gateway / Caddy                 %9.2f   (target >= 4)\n", last(t.fast)/last(t.caddyGW))
-	fmt.Fprintf(out, "  Caddy eureka_gateway / static   %9.2f   (target >= 0.90)\n", last(t.caddyGW)/last(t.caddyStatic))
-	fmt.Fprintf(out, "  gateway / direct                %9.2f\n", last(t.fast)/last(t.direct))
-	fmt.Fprintf(out, "  gateway, 20 rules / no rules    %9.2f   (target >= 0.90)\n", last(t.ruled)/last(t.fast))
-	fmt.Fprintf(out, "  gateway / no metrics, no ids    %9.2f   (target >= 0.95)\n", last(t.fast)/last(t.quiet))
-	fmt.Fprintf(out, "  gateway, access log / without   %9.2f   (target >= 0.85)\n", last(t.logged)/last(t.fast))
-	fmt.Fprintf(out, "  gateway, a limit / without      %9.2f   (target >= 0.95)\n", last(t.limited)/last(t.fast))
+	return append(rs,
+		studyRatio{"gateway / Caddy", t.fast, t.caddyGW, "4", true},
+		studyRatio{"Caddy eureka_gateway / static", t.caddyGW, t.caddyStatic, "0.90", true},
+		studyRatio{"gateway / direct", t.fast, t.direct, "", false},
+		studyRatio{"gateway, 20 rules / no rules", t.ruled, t.fast, "0.90", true},
+		studyRatio{"gateway / no metrics, no ids", t.fast, t.quiet, "0.95", true},
+		studyRatio{"gateway, access log / without", t.logged, t.fast, "0.85", true},
+		studyRatio{"gateway, a limit / without", t.limited, t.fast, "0.95", true})
+}
+
+// printStudyRound prints the study's ratios of a round, last giving a
+// target's rate in it.
+func printStudyRound(out io.Writer, last func(*target) float64, t studyTargets) {
+	for _, r := range t.ratios() {
+		if r.target == "" {
+			fmt.Fprintf(out, "  %-32s%9.2f\n", r.label, last(r.a)/last(r.b))
+		} else {
+			fmt.Fprintf(out, "  %-32s%9.2f   (target >= %s)\n", r.label, last(r.a)/last(r.b), r.target)
+		}
+	}
 }
 
 // printStudyRanges prints the study's ratios' ranges over the rounds,
 // ratios giving the lowest and highest of a's rate over b's in a round.
 func printStudyRanges(out io.Writer, ratios func(a, b *target) (lo, hi float64), t studyTargets) {
-	if t.nginx != nil {
-		lo, hi := ratios(t.fast, t.nginx)
-		fmt.Fprintf(out, "  gateway / nginx                 %.2f - %.2f (same round)\n", lo, hi)
-		lo, hi = ratios(t.bare, t.nginx)
-		fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %.2f - %.2f (same round)\n", lo, hi)
-		lo, hi = ratios(t.only, t.nginx)
-		fmt.Fprintf(out, "  gateway without loops / nginx   %.2f - %.2f (same round)\n", lo, hi)
+	for _, r := range t.ratios() {
+		if r.ranged {
+			lo, hi := ratios(r.a, r.b)
+			fmt.Fprintf(out, "  %-32s%.2f - %.2f (same round)\n", r.label, lo, hi)
+		}
 	}
-	lo, hi := ratios(t.fast, t.caddyGW)
-	fmt.Fprintf(out, "  gateway / Caddy                 %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(t.caddyGW, t.caddyStatic)
-	fmt.Fprintf(out, "  Caddy eureka_gateway / static   %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(t.ruled, t.fast)
-	fmt.Fprintf(out, "  gateway, 20 rules / no rules    %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(t.fast, t.quiet)
-	fmt.Fprintf(out, "  gateway / no metrics, no ids    %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(t.logged, t.fast)
-	fmt.Fprintf(out, "  gateway, access log / without   %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(t.limited, t.fast)
-	fmt.Fprintf(out, "  gateway, a limit / without      %.2f - %.2f (same round)\n", lo, hi)
 }
