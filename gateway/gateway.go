@@ -169,7 +169,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	path = append(pathBuf[:0], path...)
 
 	// The header's edits may rebuild it: the target goes in last.
-	req := stripRequest(&ctx.Request.Header)
+	req := stripRequest(&ctx.Request.Header, new(hopSet))
 	g.setForwarded(&ctx.Request.Header, ctx.RemoteAddr(), ctx.IsTLS(), name, req, routeLabel(&rt), rt.Region)
 	g.setRequestID(&ctx.Request.Header, req, ctx.RemoteAddr())
 	ctx.Request.SetRequestURIBytes(path)
@@ -330,7 +330,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 		}
 		if err == nil {
 			try.Succeeded()
-			stripResponse(&ctx.Response.Header, false)
+			stripResponse(&ctx.Response.Header, false, new(hopSet))
 			return
 		}
 		resetResponse(&ctx.Response)

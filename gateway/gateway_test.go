@@ -38,7 +38,7 @@ var modes = []struct {
 }{{"loops", 0}, {"fasthttp", -1}}
 
 // startServer is start with scfg (its Addr is a free loopback port).
-func startServer(t *testing.T, cfg Config, scfg ServerConfig, store *registry.Store) (string, *Gateway, *Server) {
+func startServer(t testing.TB, cfg Config, scfg ServerConfig, store *registry.Store) (string, *Gateway, *Server) {
 	t.Helper()
 	if cfg.Routing.Instances == nil {
 		cfg.Routing.Instances = regions.InstancesOf(store)

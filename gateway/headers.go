@@ -98,6 +98,10 @@ const (
 	hasClientClaims = hasForwarded | hasXRealIP | hasXForwardedPort | hasXForwardedSsl | hasTrueClientIP
 )
 
+// reset makes s ready for the next message, keeping the room of its
+// named copies.
+func (s *hopSet) reset() { *s = hopSet{named: s.named} }
+
 // scan looks at one header.
 func (s *hopSet) scan(k, v []byte) {
 	if len(k) < 2 {
@@ -176,9 +180,12 @@ type request struct {
 // whose names have an underscore, and the Trailer announcement, keeping
 // the order of the others. It reports whether the request asks for an
 // upgrade, and if so keeps its Upgrade header (the tunnel sends it on
-// with Connection: Upgrade); and which of ownHeaders it has.
-func stripRequest(h *fasthttp.RequestHeader) request {
-	var s hopSet
+// with Connection: Upgrade); and which of ownHeaders it has. s is the
+// scan's state, the caller's to keep: the scan runs in a closure of the
+// header's iterator, so a hopSet of stripRequest's own would be allocated
+// for every request, where a loop keeps one for all of its.
+func stripRequest(h *fasthttp.RequestHeader, s *hopSet) request {
+	s.reset()
 	for k, v := range h.All() {
 		s.scan(k, v)
 	}
@@ -254,9 +261,10 @@ var headerTrailer = []byte("Trailer")
 
 // stripResponse removes the hop-by-hop headers of an instance's response,
 // and gives it a Date if it has none (RFC 9110 section 6.6.1). keepUpgrade
-// keeps Upgrade, for a 101 answer.
-func stripResponse(h *fasthttp.ResponseHeader, keepUpgrade bool) {
-	var s hopSet
+// keeps Upgrade, for a 101 answer. s is the scan's state, as for
+// stripRequest.
+func stripResponse(h *fasthttp.ResponseHeader, keepUpgrade bool, s *hopSet) {
+	s.reset()
 	for k, v := range h.All() {
 		s.scan(k, v)
 	}

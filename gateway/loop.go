@@ -96,6 +96,7 @@ type loopState struct {
 	rd       bytes.Reader
 	br       *bufio.Reader
 	out      []byte
+	hops     hopSet // stripRequest's and stripResponse's, one message at a time
 }
 
 // clientConn is a client connection served on a loop.

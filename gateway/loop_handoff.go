@@ -179,7 +179,7 @@ func (l *loops) streamResponse(upstream, client net.Conn, closing bool, release 
 	if n == -1 {
 		body.chunked = httputil.NewChunkedReader(br)
 	}
-	stripResponse(&h, false)
+	stripResponse(&h, false, new(hopSet))
 	if n < 0 {
 		h.SetContentLength(-1)
 	}

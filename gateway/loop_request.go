@@ -83,7 +83,7 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		return false
 	}
 	closing := h.ConnectionClose() // stripRequest forgets it
-	req := stripRequest(h)
+	req := stripRequest(h, &lp.hops)
 	if req.upgrade || req.expect {
 		// fasthttp answers Expect: 100-continue, and tunnels upgrades.
 		return false

@@ -77,7 +77,7 @@ func (lp *loopState) answer(up *upConn) gnet.Action {
 // connection back to the pool (or closes it when the instance said so).
 func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeader, body []byte, size int) gnet.Action {
 	upClose := h.ConnectionClose()
-	stripResponse(h, false) // adds a Date when the instance sent none
+	stripResponse(h, false, &lp.hops) // adds a Date when the instance sent none
 	cc := ex.cc
 	if cc.closing || lp.l.stopping.Load() {
 		cc.closing = true

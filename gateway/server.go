@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"runtime"
 	"time"
 
 	"github.com/eurekagate/eurekagate/internal/fastserve"
@@ -51,9 +50,14 @@ type ServerConfig struct {
 	// goroutine per connection, which is what brings the gateway to
 	// nginx's throughput. A connection that sends any other request goes
 	// on in fasthttp from then on; a longer or chunked response streams
-	// from a goroutine. Default GOMAXPROCS; negative for none, so that
-	// fasthttp serves every connection (always so on Windows, where a
-	// connection cannot pass from a loop to fasthttp).
+	// from a goroutine. Default GOMAXPROCS (as it was before a Server
+	// raised it); negative for none, so that fasthttp serves every
+	// connection (always so on Windows, where a connection cannot pass
+	// from a loop to fasthttp). Start raises GOMAXPROCS to Loops+1 when
+	// it is lower, and leaves it so, which keeps one of the runtime's
+	// processors free for the rest of the process while the loops wait
+	// for events (loop_procs.go says why; once GOMAXPROCS is set, the
+	// runtime no longer follows the container's CPU limit).
 	//
 	// Where the loops differ: a client that half-closes its connection
 	// after a request gets no answer (the loop closes on end of input); a
@@ -88,7 +92,7 @@ func NewServer(g *Gateway, cfg ServerConfig) *Server {
 		cfg.Logger = discardLogger{}
 	}
 	if cfg.Loops == 0 {
-		cfg.Loops = runtime.GOMAXPROCS(0)
+		cfg.Loops = defaultLoops()
 	}
 	if !loopsSupported {
 		cfg.Loops = -1
@@ -140,6 +144,7 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
+	roomForLoops(s.cfg.Loops)
 	h := newHandoffListener()
 	l := newLoops(s.g, s.cfg, h, s.cfg.Loops)
 	if err := l.start(ln); err != nil {

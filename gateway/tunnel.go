@@ -66,10 +66,10 @@ func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byt
 	if resp.StatusCode() != fasthttp.StatusSwitchingProtocols {
 		conn.Close()
 		resp.CopyTo(&ctx.Response)
-		stripResponse(&ctx.Response.Header, false)
+		stripResponse(&ctx.Response.Header, false, new(hopSet))
 		return
 	}
-	stripResponse(&resp.Header, true)
+	stripResponse(&resp.Header, true, new(hopSet))
 	resp.Header.Set(fasthttp.HeaderConnection, "Upgrade")
 	head := append([]byte(nil), resp.Header.Header()...)
 	// The instance's answer goes out as it came, before the tunnel.

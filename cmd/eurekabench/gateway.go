@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,7 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/gateway"
-	"github.com/eurekagate/eurekagate/internal/proc"
+	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/routing"
 )
@@ -36,7 +35,13 @@ import (
 // sticky key), and the gateway with its traffic counters and request ids
 // turned off, with its access log written to a file, and with a
 // per-client rate limit that never triggers (what deciding one costs,
-// target ≥ 0.95 of the gateway without); the gateways
+// target ≥ 0.95 of the gateway without); and the configuration users
+// run, the gateway with every feature on (the 20 rules, the access log to
+// a file, its metrics registered, traffic counters and request ids), beside
+// the anchors: nginx with its access log buffered to a file and HAProxy
+// (gateway_anchors.go), each comparison printed as
+// "NAME: ours=X anchor=Y ratio=Z" with the CPU per request and the p99
+// (wrk --latency; the median of a round's slices). The gateways
 // all sent the same headers. Every server runs in a process of its
 // own (this binary again, as "eurekabench gateway -serve <role>"), as it
 // would in production; the load comes from wrk when it is installed (as
@@ -57,8 +62,11 @@ type gatewayBenchConfig struct {
 	rounds    int
 	wrk       string // path of wrk, "" for the in-process load
 	nginx     string // path of nginx, "" to leave it out
+	haproxy   string // path of haproxy, "" to leave it out
 	servers   rerun  // runs each server's process
 	profile   string // the gateway's CPU profile, "" for none
+	profiled  string // the role profiled: fasthttp (bare) or fasthttp-all
+	anchors   bool   // only the anchors and the two gateways they compare with
 }
 
 // gatewayCommand is "eurekabench gateway", and with -serve the process of
@@ -69,10 +77,13 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	rounds := fs.Int("rounds", 3, "how many times each target is measured, in turn")
 	useWrk := fs.Bool("wrk", true, "load with wrk -t1 when it is installed (else in-process)")
 	useNginx := fs.Bool("nginx", true, "include nginx when it is installed")
+	useHAProxy := fs.Bool("haproxy", true, "include HAProxy when it is installed")
 	serve := fs.String("serve", "", "internal: serve one role (backend, fasthttp, caddy) until interrupted")
 	listen := fs.String("listen", "", "internal: the role's listen address")
 	backend := fs.String("backend", "", "internal: the backend's address")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the gateway's process to this file")
+	profiled := fs.String("cpuprofile-target", "bare", "the gateway -cpuprofile profiles: bare or every-feature")
+	anchors := fs.Bool("anchors", false, "measure only the backend, nginx, HAProxy and the gateway bare and with every feature on")
 	return func(out io.Writer, rec *record) error {
 		if *serve != "" {
 			return serveRole(*serve, *listen, *backend, *profile, out)
@@ -81,7 +92,15 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 		if err != nil {
 			return err
 		}
-		c := gatewayBenchConfig{d: *d, warmup: min(*d/4, time.Second), conns: *conns, rounds: *rounds, servers: servers}
+		c := gatewayBenchConfig{d: *d, warmup: min(*d/4, time.Second), conns: *conns, rounds: *rounds, servers: servers, anchors: *anchors}
+		switch *profiled {
+		case "bare":
+			c.profiled = "fasthttp"
+		case "every-feature":
+			c.profiled = "fasthttp-all"
+		default:
+			return fmt.Errorf("-cpuprofile-target: %q is neither bare nor every-feature", *profiled)
+		}
 		if *profile != "" {
 			if c.profile, err = filepath.Abs(*profile); err != nil {
 				return err
@@ -92,6 +111,9 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 		}
 		if *useNginx {
 			c.nginx, _ = exec.LookPath("nginx")
+		}
+		if *useHAProxy {
+			c.haproxy, _ = exec.LookPath("haproxy")
 		}
 		return runGatewayBench(c, out, rec)
 	}
@@ -104,9 +126,11 @@ type target struct {
 	pids             func() []int // the proxy's processes, nil for none
 	rates            []float64    // per round
 	cpu              []float64    // the proxy's CPU seconds per request, per round
+	p99              []float64    // the median of the round's slices' p99 latencies, seconds
 
-	// the current round's sums
+	// the current round's sums, and its slices' p99s
 	requests, seconds, cpuSeconds float64
+	sliceP99                      []float64
 }
 
 // runGatewayBench measures the targets in rounds, printing each round and
@@ -127,7 +151,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 			stops[i]()
 		}
 	}()
-	ports, err := freePorts(11)
+	ports, err := freePorts(14)
 	if err != nil {
 		return err
 	}
@@ -137,8 +161,11 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	for _, role := range []struct{ name, listen string }{
 		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)}, {"fasthttp-only", addr(5)},
 		{"caddy-static", addr(6)}, {"fasthttp-rules", addr(7)}, {"fasthttp-quiet", addr(8)},
-		{"fasthttp-log", addr(9)}, {"fasthttp-limit", addr(10)},
+		{"fasthttp-log", addr(9)}, {"fasthttp-limit", addr(10)}, {"fasthttp-all", addr(11)},
 	} {
+		if c.anchors && role.name != "backend" && role.name != "fasthttp" && role.name != "fasthttp-all" {
+			continue
+		}
 		stop, pid, err := c.startServer(role.name, role.listen, backendAddr)
 		if err != nil {
 			return fmt.Errorf("starting the %s: %v", role.name, err)
@@ -148,25 +175,49 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	}
 	one := func(pid int) func() []int { return func() []int { return []int{pid} } }
 	targets := []*target{{name: "direct to the backend", addr: backendAddr, path: "/x"}}
+	var nginx, nginxLog, haproxy *target
 	if c.nginx != "" {
-		stop, master, err := startNginx(c.nginx, addr(3), backendAddr)
+		for _, n := range []struct {
+			t   **target
+			log bool
+			at  string
+			as  string
+		}{{&nginx, false, addr(3), "nginx, static upstream"}, {&nginxLog, true, addr(12), "nginx, access log to a file"}} {
+			stop, master, err := startNginx(c.nginx, n.at, backendAddr, n.log)
+			if err != nil {
+				return fmt.Errorf("starting %s: %v", n.as, err)
+			}
+			stops = append(stops, stop)
+			*n.t = &target{name: n.as, addr: n.at, path: "/x",
+				pids: func() []int { return append(childrenOf(master), master) }}
+			targets = append(targets, *n.t)
+		}
+	}
+	if c.haproxy != "" {
+		stop, pid, err := startHAProxy(c.haproxy, addr(13), backendAddr)
 		if err != nil {
-			return fmt.Errorf("starting nginx: %v", err)
+			return fmt.Errorf("starting HAProxy: %v", err)
 		}
 		stops = append(stops, stop)
-		targets = append(targets, &target{name: "nginx, static upstream", addr: addr(3), path: "/x",
-			pids: func() []int { return append(childrenOf(master), master) }})
+		haproxy = &target{name: "HAProxy, static upstream", addr: addr(13), path: "/x", pids: one(pid)}
+		targets = append(targets, haproxy)
 	}
-	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"]), headers: ruleHeaders}
-	ruled := &target{name: "gateway, 20 traffic rules", addr: addr(7), path: "/svc/x", pids: one(pids["fasthttp-rules"]), headers: ruleHeaders}
-	quiet := &target{name: "gateway, no metrics, no ids", addr: addr(8), path: "/svc/x", pids: one(pids["fasthttp-quiet"]), headers: ruleHeaders}
-	logged := &target{name: "gateway, access log to a file", addr: addr(9), path: "/svc/x", pids: one(pids["fasthttp-log"]), headers: ruleHeaders}
-	limited := &target{name: "gateway, a per-client limit", addr: addr(10), path: "/svc/x", pids: one(pids["fasthttp-limit"]), headers: ruleHeaders}
+	fast := &target{name: "gateway, by name", addr: addr(1), path: "/svc/x", pids: one(pids["fasthttp"]), headers: fixture.RuleHeaders}
+	ruled := &target{name: "gateway, 20 traffic rules", addr: addr(7), path: "/svc/x", pids: one(pids["fasthttp-rules"]), headers: fixture.RuleHeaders}
+	quiet := &target{name: "gateway, no metrics, no ids", addr: addr(8), path: "/svc/x", pids: one(pids["fasthttp-quiet"]), headers: fixture.RuleHeaders}
+	logged := &target{name: "gateway, access log to a file", addr: addr(9), path: "/svc/x", pids: one(pids["fasthttp-log"]), headers: fixture.RuleHeaders}
+	limited := &target{name: "gateway, a per-client limit", addr: addr(10), path: "/svc/x", pids: one(pids["fasthttp-limit"]), headers: fixture.RuleHeaders}
+	every := &target{name: "gateway, every feature on", addr: addr(11), path: "/svc/x", pids: one(pids["fasthttp-all"]), headers: fixture.RuleHeaders}
 	caddyGW := &target{name: "Caddy eureka_gateway, by name", addr: addr(2), path: "/svc/x", pids: one(pids["caddy"])}
 	caddyStatic := &target{name: "Caddy reverse_proxy, static", addr: addr(6), path: "/svc/x", pids: one(pids["caddy-static"])}
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
 	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
-	targets = append(targets, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only)
+	if c.anchors {
+		targets = append(targets, fast, every)
+	} else {
+		targets = append(targets, fast, every, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only)
+	}
+	comparisons := gatewayComparisons(every, fast, nginx, nginxLog, haproxy)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -179,7 +230,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		slice, nSlices = c.d, 1
 	}
 	for _, t := range targets { // warm up
-		if _, _, err := c.measure(t, min(slice, c.warmup)); err != nil {
+		if _, _, _, err := c.measure(t, min(slice, c.warmup)); err != nil {
 			return err
 		}
 	}
@@ -187,17 +238,18 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		end := meter{rec: rec}.phase(fmt.Sprintf("round %d", r))
 		fmt.Fprintf(out, "\nround %d (%d slices of %s each)\n", r, nSlices, slice)
 		for _, t := range targets {
-			t.requests, t.seconds, t.cpuSeconds = 0, 0, 0
+			t.requests, t.seconds, t.cpuSeconds, t.sliceP99 = 0, 0, 0, t.sliceP99[:0]
 		}
 		for range nSlices {
 			for _, t := range targets {
 				before := cpuSeconds(t.pids)
-				n, secs, err := c.measure(t, slice)
+				n, secs, p99, err := c.measure(t, slice)
 				if err != nil {
 					return err
 				}
 				t.requests += n
 				t.seconds += secs
+				t.sliceP99 = append(t.sliceP99, p99)
 				t.cpuSeconds += cpuSeconds(t.pids) - before
 			}
 		}
@@ -209,26 +261,23 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 				t.cpu = append(t.cpu, t.cpuSeconds/t.requests)
 				cpu = fmt.Sprintf("   proxy CPU %5.1f µs/request", 1e6*t.cpuSeconds/t.requests)
 			}
-			fmt.Fprintf(out, "  %-32s %9.0f req/s%s\n", t.name, rate, cpu)
+			p99 := median(t.sliceP99)
+			t.p99 = append(t.p99, p99)
+			fmt.Fprintf(out, "  %-32s %9.0f req/s%s   p99 %.2f ms\n", t.name, rate, cpu, 1e3*p99)
 			rec.add(fmt.Sprintf("%s.rate.%d", t.name, r), rate, "/s")
+			rec.add(fmt.Sprintf("%s.p99.%d", t.name, r), 1e3*p99, "ms")
 			if cpu != "" {
 				rec.add(fmt.Sprintf("%s.cpu.%d", t.name, r), 1e6*t.cpuSeconds/t.requests, "µs")
 			}
 		}
 		end()
 		last := func(t *target) float64 { return t.rates[len(t.rates)-1] }
-		if c.nginx != "" {
-			fmt.Fprintf(out, "  gateway / nginx                 %9.2f   (target >= 0.90)\n", last(fast)/last(targets[1]))
-			fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %9.2f\n", last(bare)/last(targets[1]))
-			fmt.Fprintf(out, "  gateway without loops / nginx   %9.2f\n", last(only)/last(targets[1]))
+		if !c.anchors {
+			printStudyRound(out, last, studyTargets{targets[0], nginx, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only})
 		}
-		fmt.Fprintf(out, "  gateway / Caddy                 %9.2f   (target >= 4)\n", last(fast)/last(caddyGW))
-		fmt.Fprintf(out, "  Caddy eureka_gateway / static   %9.2f   (target >= 0.90)\n", last(caddyGW)/last(caddyStatic))
-		fmt.Fprintf(out, "  gateway / direct                %9.2f\n", last(fast)/last(targets[0]))
-		fmt.Fprintf(out, "  gateway, 20 rules / no rules    %9.2f   (target >= 0.90)\n", last(ruled)/last(fast))
-		fmt.Fprintf(out, "  gateway / no metrics, no ids    %9.2f   (target >= 0.95)\n", last(fast)/last(quiet))
-		fmt.Fprintf(out, "  gateway, access log / without   %9.2f   (target >= 0.85)\n", last(logged)/last(fast))
-		fmt.Fprintf(out, "  gateway, a limit / without      %9.2f   (target >= 0.95)\n", last(limited)/last(fast))
+		for _, cmp := range comparisons {
+			printComparison(out, cmp, r)
+		}
 	}
 
 	fmt.Fprintf(out, "\nranges over %d rounds\n", c.rounds)
@@ -247,76 +296,59 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		}
 		return lo, hi
 	}
-	if c.nginx != "" {
-		lo, hi := ratios(fast, targets[1])
-		fmt.Fprintf(out, "  gateway / nginx                 %.2f - %.2f (same round)\n", lo, hi)
-		lo, hi = ratios(bare, targets[1])
-		fmt.Fprintf(out, "  bare fasthttp proxy / nginx     %.2f - %.2f (same round)\n", lo, hi)
-		lo, hi = ratios(only, targets[1])
-		fmt.Fprintf(out, "  gateway without loops / nginx   %.2f - %.2f (same round)\n", lo, hi)
+	if !c.anchors {
+		printStudyRanges(out, ratios, studyTargets{targets[0], nginx, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only})
 	}
-	lo, hi := ratios(fast, caddyGW)
-	fmt.Fprintf(out, "  gateway / Caddy                 %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(caddyGW, caddyStatic)
-	fmt.Fprintf(out, "  Caddy eureka_gateway / static   %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(ruled, fast)
-	fmt.Fprintf(out, "  gateway, 20 rules / no rules    %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(fast, quiet)
-	fmt.Fprintf(out, "  gateway / no metrics, no ids    %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(logged, fast)
-	fmt.Fprintf(out, "  gateway, access log / without   %.2f - %.2f (same round)\n", lo, hi)
-	lo, hi = ratios(limited, fast)
-	fmt.Fprintf(out, "  gateway, a limit / without      %.2f - %.2f (same round)\n", lo, hi)
+	if len(comparisons) > 0 {
+		fmt.Fprintf(out, "\nours against the anchors over %d rounds (requests/s summed, CPU µs/request and p99 ms their medians)\n", c.rounds)
+		for _, cmp := range comparisons {
+			printComparison(out, cmp, 0)
+		}
+	}
 	return nil
 }
 
 // measure loads t for about d and returns how many requests were answered
-// 200, and in how long.
-func (c gatewayBenchConfig) measure(t *target, d time.Duration) (requests, seconds float64, err error) {
+// 200, in how long, and their p99 latency in seconds.
+func (c gatewayBenchConfig) measure(t *target, d time.Duration) (requests, seconds, p99 float64, err error) {
 	if c.wrk == "" {
-		r, err := load(loadSpec{addr: t.addr, conc: c.conns, d: d, build: func(_ int, req *fasthttp.Request) {
+		r, err := load(loadSpec{addr: t.addr, conc: c.conns, d: d, latencies: true, build: func(_ int, req *fasthttp.Request) {
 			req.SetRequestURI(t.path)
 			for _, h := range t.headers {
 				req.Header.Set(h[0], h[1])
 			}
 		}})
 		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %v", t.name, err)
+			return 0, 0, 0, fmt.Errorf("%s: %v", t.name, err)
 		}
-		return float64(r.n), r.elapsed.Seconds(), nil
+		return float64(r.n), r.elapsed.Seconds(), r.p99().Seconds(), nil
 	}
 	secs := max(1, int(d.Round(time.Second)/time.Second))
-	args := []string{"-t1", "-c" + strconv.Itoa(c.conns), "-d" + strconv.Itoa(secs) + "s"}
+	args := []string{"-t1", "-c" + strconv.Itoa(c.conns), "-d" + strconv.Itoa(secs) + "s", "--latency"}
 	for _, h := range t.headers {
 		args = append(args, "-H", h[0]+": "+h[1])
 	}
 	outp, err := exec.Command(c.wrk, append(args, "http://"+t.addr+t.path)...).CombinedOutput()
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: wrk: %v\n%s", t.name, err, outp)
+		return 0, 0, 0, fmt.Errorf("%s: wrk: %v\n%s", t.name, err, outp)
 	}
-	if m := regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`).FindSubmatch(outp); m != nil {
-		return 0, 0, fmt.Errorf("%s: %s answers were not 200\n%s", t.name, m[1], outp)
+	w, err := parseWrk(outp)
+	switch {
+	case err != nil:
+		return 0, 0, 0, fmt.Errorf("%s: %v", t.name, err)
+	case w.non2xx > 0:
+		return 0, 0, 0, fmt.Errorf("%s: %d answers were not 200\n%s", t.name, w.non2xx, outp)
+	case w.p99 <= 0:
+		return 0, 0, 0, fmt.Errorf("%s: no p99 in wrk's output\n%s", t.name, outp)
 	}
-	m := regexp.MustCompile(`(\d+) requests in ([0-9.]+)(m?s)`).FindSubmatch(outp)
-	if m == nil {
-		return 0, 0, fmt.Errorf("%s: no count in wrk's output:\n%s", t.name, outp)
-	}
-	requests, _ = strconv.ParseFloat(string(m[1]), 64)
-	seconds, _ = strconv.ParseFloat(string(m[2]), 64)
-	if string(m[3]) == "ms" {
-		seconds /= 1000
-	}
-	if seconds <= 0 {
-		return 0, 0, fmt.Errorf("%s: wrk ran for %s", t.name, m[0])
-	}
-	return requests, seconds, nil
+	return float64(w.requests), w.seconds, w.p99.Seconds(), nil
 }
 
 // startServer runs this binary serving role on listen, and returns when it
 // answers there; stop interrupts it and waits for it.
 func (c gatewayBenchConfig) startServer(role, listen, backend string) (stop func(), pid int, err error) {
 	args := []string{"gateway", "-serve", role, "-listen", listen, "-backend", backend}
-	if role == "fasthttp" && c.profile != "" {
+	if role == c.profiled && c.profile != "" {
 		args = append(args, "-cpuprofile", c.profile)
 	}
 	server, err := c.servers.start(args...)
@@ -348,14 +380,14 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		<-ctx.Done()
 		srv.Shutdown()
 		return <-done
-	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet", "fasthttp-log", "fasthttp-limit":
+	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet", "fasthttp-log", "fasthttp-limit", "fasthttp-all":
 		store := registry.New(registry.Config{})
 		cfg := routing.Config{Instances: store}
-		if role == "fasthttp-rules" {
+		if role == "fasthttp-rules" || role == "fasthttp-all" {
 			if err := registerVersions(store, backend); err != nil {
 				return err
 			}
-			rules, err := routing.ParseRules("bench rules", []byte(benchRules()))
+			rules, err := routing.ParseRules("bench rules", []byte(fixture.TwentyRules()))
 			if err != nil {
 				return err
 			}
@@ -375,7 +407,7 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		switch role {
 		case "fasthttp-quiet":
 			gcfg.DisableTraffic, gcfg.DisableRequestID = true, true
-		case "fasthttp-log":
+		case "fasthttp-log", "fasthttp-all":
 			f, err := os.CreateTemp("", "eurekabench-access-*.log")
 			if err != nil {
 				return err
@@ -389,6 +421,13 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 			return err
 		}
 		defer g.Close()
+		if role == "fasthttp-all" {
+			// The metrics as cmd/eureka serves them, scraped once: read at
+			// scrape time, they cost a request nothing else.
+			if err := scrapeGatewayMetrics(g); err != nil {
+				return err
+			}
+		}
 		scfg := gateway.ServerConfig{Addr: listen}
 		if role == "fasthttp-only" {
 			scfg.Loops = -1
@@ -462,12 +501,18 @@ func serveCaddy(ctx context.Context, listen, backend, handlers string, out io.Wr
 
 // startNginx runs nginx in the foreground with a generated configuration
 // and a prefix directory of its own under the temporary directory:
-// worker_processes auto, a keep-alive pool to the backend, no access log.
-// It is never a system service.
-func startNginx(path, listen, backend string) (stop func(), master int, err error) {
+// worker_processes auto, a keep-alive pool to the backend, and no access
+// log, or with accessLog the combined format buffered to a file in that
+// directory (access_log FILE combined buffer=64k), as a site that keeps
+// one runs it. It is never a system service.
+func startNginx(path, listen, backend string, accessLog bool) (stop func(), master int, err error) {
 	dir, err := os.MkdirTemp("", "eurekabench-nginx-")
 	if err != nil {
 		return nil, 0, err
+	}
+	logLine := "access_log off;"
+	if accessLog {
+		logLine = fmt.Sprintf("access_log %s/access.log combined buffer=64k;", dir)
 	}
 	conf := fmt.Sprintf(`worker_processes auto;
 daemon off;
@@ -475,7 +520,7 @@ pid %[1]s/nginx.pid;
 error_log %[1]s/error.log warn;
 events { worker_connections 4096; }
 http {
-	access_log off;
+	%[4]s
 	client_body_temp_path %[1]s/client_body;
 	proxy_temp_path %[1]s/proxy;
 	fastcgi_temp_path %[1]s/fastcgi;
@@ -494,31 +539,23 @@ http {
 		}
 	}
 }
-`, dir, backend, listen)
+`, dir, backend, listen, logLine)
 	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		os.RemoveAll(dir)
-		return nil, 0, err
-	}
-	p, err := proc.Start(context.Background(), "nginx", proc.Config{Stdout: os.Stderr, Stderr: os.Stderr},
-		path, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, 0, err
-	}
-	stop = func() {
-		p.Stop(syscall.SIGQUIT, 10*time.Second) // nginx's graceful stop
-		os.RemoveAll(dir)
-	}
-	deadline := time.Now().Add(10 * time.Second)
+	errorLog := filepath.Join(dir, "error.log")
+	// SIGQUIT: nginx's graceful stop.
+	return startAnchor(dir, confPath, conf, listen, syscall.SIGQUIT, errorLog, path, "-p", dir, "-c", confPath, "-e", errorLog)
+}
+
+// awaitAnswer polls GET /x on addr until it answers 200, for at most
+// within: an anchor's process says nothing when it is ready.
+func awaitAnswer(addr string, within time.Duration) error {
+	deadline := time.Now().Add(within)
 	for {
-		if status, err := request(listen, "GET", "/x", nil); err == nil && status == 200 {
-			return stop, p.Pid(), nil
+		if status, err := request(addr, "GET", "/x", nil); err == nil && status == 200 {
+			return nil
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			stop()
-			return nil, 0, fmt.Errorf("not answering in 10 s: %s", log)
+			return fmt.Errorf("not answering in %s", within)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

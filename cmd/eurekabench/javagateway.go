@@ -158,7 +158,7 @@ func (r *javaRun) gateways() error {
 	one := func(pid int) func() []int { return func() []int { return []int{pid} } }
 	rows := []*gatewayRow{{name: "direct to the backend", url: "http://" + backend + "/x"}}
 	if c.nginx != "" {
-		stop, master, err := startNginx(c.nginx, addr(5), backend)
+		stop, master, err := startNginx(c.nginx, addr(5), backend, false)
 		if err != nil {
 			return fmt.Errorf("starting nginx: %v", err)
 		}
