@@ -53,17 +53,21 @@ type ServerConfig struct {
 	// from a goroutine. Default GOMAXPROCS (as it was before a Server
 	// raised it); negative for none, so that fasthttp serves every
 	// connection (always so on Windows, where a connection cannot pass
-	// from a loop to fasthttp). Start raises GOMAXPROCS to Loops+1 when
-	// it is lower, and leaves it so, which keeps one of the runtime's
-	// processors free for the rest of the process while the loops wait
-	// for events (loop_procs.go says why; once GOMAXPROCS is set, the
-	// runtime no longer follows the container's CPU limit).
+	// from a loop to fasthttp).
 	//
 	// Where the loops differ: a client that half-closes its connection
 	// after a request gets no answer (the loop closes on end of input); a
 	// client that sends more than 1 MiB ahead of its answers is cut off;
 	// Config.MaxConnsPerInstance is shared out among the loops.
 	Loops int
+	// SpareProcessor makes Start raise GOMAXPROCS to Loops+1 when it is
+	// lower, and leave it so: one of the runtime's processors stays free
+	// for the rest of the process while the loops wait for events
+	// (loop_procs.go says why). GOMAXPROCS is the process's, and once set
+	// the runtime no longer follows the container's CPU limit, so a
+	// process that owns it decides: cmd/eureka turns this on, and an
+	// application embedding the gateway chooses for itself. Default off.
+	SpareProcessor bool
 }
 
 type discardLogger struct{}
@@ -144,7 +148,9 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
-	roomForLoops(s.cfg.Loops)
+	if s.cfg.SpareProcessor && s.cfg.Loops > 0 {
+		roomForLoops(s.cfg.Loops)
+	}
 	h := newHandoffListener()
 	l := newLoops(s.g, s.cfg, h, s.cfg.Loops)
 	if err := l.start(ln); err != nil {

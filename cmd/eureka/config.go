@@ -145,6 +145,9 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	fs.DurationVar(&o.gatewayServer.HeaderTimeout, "gateway-header-timeout", gateway.DefaultHeaderTimeout, "limit on a client's request header as a whole, from its first byte (as nginx's client_header_timeout)")
 	fs.StringVar(&o.gatewayAccessLog, "gateway-access-log", "", "write the gateway's access log, a JSON line per request with the fields of Caddy's (see docs/gateway.md), to this file (appended to) or to stdout; lines are written within a second, and dropped when the writer falls behind")
 	failover := fs.String("gateway-failover-regions", "", "comma-separated remote regions (of -remote-regions), in order, whose instances take an app's requests when the local region has none that can take them; the local region takes them back as soon as it has one (default: none, the local region only)")
+	// The standalone server owns its process: its gateway keeps a
+	// processor free for the rest of it (gateway.ServerConfig.SpareProcessor).
+	o.gatewayServer.SpareProcessor = true
 	fs.IntVar(&o.gatewayServer.Loops, "gateway-loops", 0, "event loops serving simple requests (no body, no Upgrade, a response of known length up to 64 KiB) without a goroutine per connection; 0 for GOMAXPROCS, negative for none (fasthttp serves every connection)")
 
 	ourArgs, springArgs := splitSpringArgs(args)

@@ -428,7 +428,8 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 				return err
 			}
 		}
-		scfg := gateway.ServerConfig{Addr: listen}
+		// As cmd/eureka serves it: a processor spare beside the loops.
+		scfg := gateway.ServerConfig{Addr: listen, SpareProcessor: true}
 		if role == "fasthttp-only" {
 			scfg.Loops = -1
 		}
