@@ -150,6 +150,7 @@ func (l RulesLimits) Parse(source string, data []byte) (*Rules, error) {
 		return nil, err
 	}
 	p.setSCG(rules)
+	markGuarded(rules)
 	return rules, nil
 }
 
@@ -223,9 +224,6 @@ func (p *parser) noAliases(n *yaml.Node, at string) error {
 func (p *parser) mapping(n *yaml.Node, at string, fields map[string]func(*yaml.Node, string) error) error {
 	return p.each(n, at, func(k, v *yaml.Node, at string) error {
 		f, ok := fields[k.Value]
-		if reason, later := notYet[k.Value]; !ok && later && fields["limits"] != nil {
-			return p.fail(k, at, reason) // where the policies go: refused, not unknown
-		}
 		if !ok {
 			names := make([]string, 0, len(fields))
 			for name := range fields {
@@ -313,7 +311,7 @@ func (p *parser) app(n *yaml.Node, at, app, name string) (*appRules, error) {
 		a.subsets = append(a.subsets, s)
 		return s, nil
 	}
-	err := p.mapping(n, at, map[string]func(*yaml.Node, string) error{
+	err := p.mapping(n, at, p.policyFields(&a.policies, map[string]func(*yaml.Node, string) error{
 		"limits": func(n *yaml.Node, at string) error {
 			var err error
 			a.limits, err = p.limits(n, at, false)
@@ -350,7 +348,7 @@ func (p *parser) app(n *yaml.Node, at, app, name string) (*appRules, error) {
 				return err
 			})
 		},
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
