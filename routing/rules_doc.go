@@ -93,6 +93,9 @@ const (
 // app without a limits key of its own, and an app's limits (see
 // Router.Limit; docs/gateway.md, "Protecting services", for the keys,
 // rates, bursts and the 429's headers).
+// Circuit breakers and retry budgets go there too: an app's breaker and
+// retry_budget, or every app's in defaults (rules_breaker_doc.go;
+// docs/gateway.md, "Circuit breakers" and "Retry budgets").
 //
 // The document is read within the default RulesLimits (RulesLimits.Parse
 // takes others): at most 256 KiB, 1000 rules and regular expressions of
