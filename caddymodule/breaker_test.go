@@ -1,0 +1,73 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
+
+// A breaker in eureka_gateway's rules opens on its app's failure (an
+// instance that refuses connections: 502) and answers 503 with its
+// reason; Caddy's access log entry says "breaker":"open", and the
+// metrics have the state and the refusal.
+func TestGatewayBreakerOpen(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "access.log")
+	name := newRegistry("breaker-open")
+	rules := rulesHeredoc("apps:\n  ORDERS:\n    breaker: {consecutive_failures: 1, open: 1h}")
+	cfg := testConfig("metrics", "registry "+name, site(registryPort, "\teureka_server"),
+		site(gatewayPort, "\tlog {\n\t\toutput file "+logFile+"\n\t\tformat json\n\t}\n\teureka_gateway {\n\t\t"+rules+"\n\t}"))
+	loadConfig(t, cfg)
+	inst := versionBackend(t, "orders", "2.0")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst.Port.Number = l.Addr().(*net.TCPAddr).Port
+	l.Close() // nothing listens there: the instance refuses every connection
+	registerVia(t, registryURL, inst)
+	for i, want := range []int{502, 503} {
+		if status, body := get(t, gatewayURL+"/orders/x"); status != want {
+			t.Fatalf("request %d: %d %q, want %d", i, status, body, want)
+		}
+	}
+	testkit.Eventually(t, 5*time.Second, "the 503's access log entry", func() bool {
+		data, _ := os.ReadFile(logFile)
+		return strings.Contains(string(data), `"breaker":"open"`) && strings.Contains(string(data), `"status":503`)
+	})
+	_, metrics := do(t, "GET", adminURL+"/metrics", nil)
+	for _, want := range []string{`caddy_eureka_gateway_breaker_state{app="ORDERS"} 1`, `caddy_eureka_gateway_breaker_rejected_total{app="ORDERS"} 1`,
+		`caddy_eureka_gateway_breaker_transitions_total{app="ORDERS",to="open"} 1`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("no %s in the metrics", want)
+		}
+	}
+}
+
+// The eureka upstream source refuses rules with breakers or retry
+// budgets, which only eureka_gateway decides, rather than ignore them.
+func TestUpstreamSourceRefusesBreakers(t *testing.T) {
+	for _, policy := range []string{"breaker: {}", "retry_budget: {}"} {
+		cfg := "{\n\tadmin off\n}\nhttp://:1 {\n\treverse_proxy {\n\t\tdynamic eureka orders {\n\t\t\trules <<YAML\n\t\t\tapps:\n\t\t\t  ORDERS:\n\t\t\t    " + policy + "\n\t\t\tYAML\n\t\t}\n\t}\n}\n"
+		adapted, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cfg), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c caddy.Config
+		if err := json.Unmarshal(adapted, &c); err != nil {
+			t.Fatal(err)
+		}
+		err = caddy.Validate(&c)
+		if err == nil || !strings.Contains(err.Error(), "circuit breakers and retry budgets (breaker, retry_budget) are decided by eureka_gateway") {
+			t.Errorf("%s in the upstream source's rules: %v", policy, err)
+		}
+	}
+}
