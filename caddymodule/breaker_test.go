@@ -1,16 +1,11 @@
 package caddymodule
 
 import (
-	"encoding/json"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
@@ -20,12 +15,7 @@ import (
 // reason; Caddy's access log entry says "breaker":"open", and the
 // metrics have the state and the refusal.
 func TestGatewayBreakerOpen(t *testing.T) {
-	logFile := filepath.Join(t.TempDir(), "access.log")
-	name := newRegistry("breaker-open")
-	rules := rulesHeredoc("apps:\n  ORDERS:\n    breaker: {consecutive_failures: 1, open: 1h}")
-	cfg := testConfig("metrics", "registry "+name, site(registryPort, "\teureka_server"),
-		site(gatewayPort, "\tlog {\n\t\toutput file "+logFile+"\n\t\tformat json\n\t}\n\teureka_gateway {\n\t\t"+rules+"\n\t}"))
-	loadConfig(t, cfg)
+	logFile := loggedGateway(t, "breaker-open", "apps:\n  ORDERS:\n    breaker: {consecutive_failures: 1, open: 1h}")
 	inst := versionBackend(t, "orders", "2.0")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -56,16 +46,7 @@ func TestGatewayBreakerOpen(t *testing.T) {
 // budgets, which only eureka_gateway decides, rather than ignore them.
 func TestUpstreamSourceRefusesBreakers(t *testing.T) {
 	for _, policy := range []string{"breaker: {}", "retry_budget: {}"} {
-		cfg := "{\n\tadmin off\n}\nhttp://:1 {\n\treverse_proxy {\n\t\tdynamic eureka orders {\n\t\t\trules <<YAML\n\t\t\tapps:\n\t\t\t  ORDERS:\n\t\t\t    " + policy + "\n\t\t\tYAML\n\t\t}\n\t}\n}\n"
-		adapted, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cfg), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c caddy.Config
-		if err := json.Unmarshal(adapted, &c); err != nil {
-			t.Fatal(err)
-		}
-		err = caddy.Validate(&c)
+		err := upstreamSourceRules(t, policy)
 		if err == nil || !strings.Contains(err.Error(), "circuit breakers and retry budgets (breaker, retry_budget) are decided by eureka_gateway") {
 			t.Errorf("%s in the upstream source's rules: %v", policy, err)
 		}
