@@ -324,3 +324,41 @@ func TestBreakerDocumentRefused(t *testing.T) {
 		}
 	}
 }
+
+// Requests from many goroutines through a breaker that opens, probes and
+// closes keep its counts whole: every pass ends, and once the app
+// answers well the breaker closes and lets everything through (run with
+// -race for the state's reads without a lock).
+func TestBreakerConcurrent(t *testing.T) {
+	b := newBreakerRouter(t, "apps:\n  orders:\n    breaker: {min_requests: 10, open: 1s, half_open_requests: 4}\n    retry_budget: {}\n")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				rt, s := b.ask("orders")
+				if s != 0 {
+					continue
+				}
+				status := 500
+				if (g+i)%3 == 0 {
+					status = 200
+				}
+				rt.Guard.Done(status, 0, false)
+			}
+		}()
+	}
+	wg.Wait()
+	b.clock.Advance(time.Second)
+	if got := b.answer("orders", 4, 200, 0); got != nil {
+		t.Fatalf("the probes: %v", got)
+	}
+	if got := b.answer("orders", 20, 200, 0); got != nil {
+		t.Errorf("closed again, refused: %v", got)
+	}
+	g := b.guards.Lookup("ORDERS").cur.Load()
+	if n := g.budget.active.Load(); n != 0 {
+		t.Errorf("%d requests left in flight", n)
+	}
+}
