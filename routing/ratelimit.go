@@ -157,6 +157,13 @@ func (l *Limited) Headers(set func(name, value string)) {
 // another (the loops to fasthttp) is decided by the path that serves it,
 // so that it counts once. It allocates nothing, and takes no lock but
 // the key's shard's.
+//
+// Past the limits, it decides the request against its app's circuit
+// breaker (breaker_guard.go): while open, rt's Answer is the breaker's
+// 503 (rt.Limit.Open, its headers in rt.Limit.Headers) and it returns
+// false; let through, rt.Guard is the request's pass, which the
+// transport ends once (traffic.Observed does). A breaker that is not
+// closed takes its app's own lock.
 func (r *Router) Limit(rt *Route, req *Request) bool {
 	rules := r.rules.Load()
 	if rules == nil || !rules.limited && !rules.guarded || rt.Answer.Status != 0 || rt.Other {
