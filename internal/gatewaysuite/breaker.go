@@ -83,6 +83,8 @@ func breakerOpensAndCloses(t *testing.T, start Starter) {
 	// request is sent at a time until two are held, each refused one
 	// having reached nothing.
 	hold := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release) // before the instance's server closes, should the test stop early
 	inst.holding(hold)
 	for len(inst.arrivals) > 0 {
 		<-inst.arrivals // the five before
@@ -119,7 +121,7 @@ func breakerOpensAndCloses(t *testing.T, start Starter) {
 	if got := inst.got.Load(); got != 7 {
 		t.Fatalf("the instance got %d requests, want 5 and 2 probes", got)
 	}
-	close(hold)
+	release()
 	expectStatuses(t, "the probes", []int{<-probes, <-probes}, 200, 200)
 	testkit.Eventually(t, 5*time.Second, "the breaker closed", func() bool {
 		return m.read(t).sum("breaker_state", "app", "BREAKER-5XX") == 0
@@ -168,9 +170,8 @@ func retryBudget(t *testing.T, start Starter) {
 	base, store, m := start(t)
 	const n = 10
 	var got atomic.Int64
-	first := make(chan struct{})
-	later := make(chan struct{})
-	t.Cleanup(func() { close(later) })
+	first, later := make(chan struct{}), make(chan struct{})
+	releaseFirst := sync.OnceFunc(func() { close(first) })
 	broken := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		wait := first
 		if got.Add(1) > n {
@@ -190,6 +191,7 @@ func retryBudget(t *testing.T, start Starter) {
 	for _, id := range []string{"a", "b"} {
 		register(t, store, instance("budget", id, newBackend(t, id, broken).port))
 	}
+	t.Cleanup(func() { releaseFirst(); close(later) }) // the held handlers end, however the test does
 	var wg sync.WaitGroup
 	answers := make(chan reply, n)
 	for range n {
@@ -204,7 +206,7 @@ func retryBudget(t *testing.T, start Starter) {
 		}()
 	}
 	testkit.Eventually(t, 10*time.Second, "the first attempts at the instances", func() bool { return got.Load() >= n })
-	close(first)
+	releaseFirst()
 	wg.Wait()
 	close(answers)
 	for r := range answers {
