@@ -15,7 +15,9 @@ import (
 // reason; Caddy's access log entry says "breaker":"open", and the
 // metrics have the state and the refusal.
 func TestGatewayBreakerOpen(t *testing.T) {
-	logFile := loggedGateway(t, "breaker-open", "apps:\n  ORDERS:\n    breaker: {consecutive_failures: 1, open: 1h}")
+	doc := "apps:\n  ORDERS:\n    breaker: {consecutive_failures: 1, open: 1h}"
+	name := newRegistry("breaker-open")
+	logFile := loggedGatewayOf(t, name, doc)
 	inst := versionBackend(t, "orders", "2.0")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,6 +41,17 @@ func TestGatewayBreakerOpen(t *testing.T) {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("no %s in the metrics", want)
 		}
+	}
+
+	// A reload starts the breaker closed, and the metrics say so (their
+	// counts kept); the request that follows reaches the instance.
+	loggedGatewayOf(t, name, doc) // another log file: another config
+	_, metrics = do(t, "GET", adminURL+"/metrics", nil)
+	if want := `caddy_eureka_gateway_breaker_state{app="ORDERS"} 0`; !strings.Contains(metrics, want) {
+		t.Errorf("after a reload, no %s in the metrics", want)
+	}
+	if status, body := get(t, gatewayURL+"/orders/x"); status != 502 {
+		t.Errorf("after a reload: %d %q, want the instance's 502", status, body)
 	}
 }
 

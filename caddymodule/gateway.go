@@ -151,7 +151,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.traffic = app.entry.traffic
 	g.noRequestID = g.RequestID != nil && !*g.RequestID
 	cfg.Balancer = app.entry.gatewayBalancer(cfg.MaxFails, cfg.FailDuration)
-	cfg = (&gateway.BreakerEvents{Log: g.log, Traffic: g.traffic}).Hook(cfg) // breakers' moves logged and counted
+	// The breakers' moves logged and counted; the counters outlive a
+	// reload, and the new router's breakers start closed.
+	cfg = (&gateway.BreakerEvents{Log: g.log, Traffic: g.traffic}).Hook(cfg)
+	g.traffic.BreakersClosed()
 	if g.router, err = routing.New(cfg); err != nil {
 		return err
 	}

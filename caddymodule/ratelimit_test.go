@@ -39,8 +39,15 @@ func TestGatewayAccessLogLimited(t *testing.T) {
 // gateway with the rules doc, its access log in JSON, and returns the
 // log's file.
 func loggedGateway(t *testing.T, base, doc string) string {
+	return loggedGatewayOf(t, newRegistry(base), doc)
+}
+
+// loggedGatewayOf is loggedGateway over the registry named name: a config
+// loaded again with the same name reloads the gateway over the registry
+// the app keeps.
+func loggedGatewayOf(t *testing.T, name, doc string) string {
 	logFile := filepath.Join(t.TempDir(), "access.log")
-	cfg := testConfig("metrics", "registry "+newRegistry(base), site(registryPort, "\teureka_server"),
+	cfg := testConfig("metrics", "registry "+name, site(registryPort, "\teureka_server"),
 		site(gatewayPort, "\tlog {\n\t\toutput file "+logFile+"\n\t\tformat json\n\t}\n\teureka_gateway {\n\t\t"+rulesHeredoc(doc)+"\n\t}"))
 	loadConfig(t, cfg)
 	return logFile

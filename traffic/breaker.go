@@ -47,6 +47,17 @@ func (r *Recorder) RetryDenied(app string) {
 	}
 }
 
+// BreakersClosed sets every app's breaker state to closed, the state a
+// router's breakers start in: a host whose Recorder outlives its routers
+// (Caddy's, kept across config reloads) calls it with its new routers,
+// so that an old router's open breaker is not shown for the new one's.
+func (r *Recorder) BreakersClosed() {
+	if r == nil {
+		return
+	}
+	r.Each(func(_ string, a *App) { a.breaker.state.Store(int32(routing.BreakerClosed)) })
+}
+
 func (a *App) breakerSnapshot() BreakerSnapshot {
 	s := BreakerSnapshot{State: routing.BreakerState(a.breaker.state.Load()),
 		Refused: a.breaker.refused.Load(), RetriesDenied: a.breaker.denied.Load()}
