@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
@@ -43,13 +42,7 @@ func TestDashboardTrafficBreaker(t *testing.T) {
 	p.do(chromedp.Navigate("http://"+addr+"/"), visible("#traffic-section"))
 	p.waitFor("ORDERS marked circuit open", `[...document.querySelectorAll('#traffic .t-app[data-app="ORDERS"] h3 .badge-error')].some((b) => b.textContent === "circuit open")`, 20*time.Second)
 
-	resp, err := http.Get("http://" + addr + "/api/traffic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v TrafficView
-	err = json.NewDecoder(resp.Body).Decode(&v)
-	resp.Body.Close()
+	v, err := getTraffic(t, addr)
 	if err != nil || len(v.Apps) != 1 || v.Apps[0].Breaker != "open" || v.Apps[0].BreakerRejected != 2 {
 		t.Errorf("api/traffic: %v %+v", err, v)
 	}
