@@ -67,13 +67,18 @@ type Retry struct {
 	// failures, ejections and calls in flight are kept apart from those
 	// of the local instances of the same ids. Default: the local region.
 	Region string
+	// Budget, when set, is asked before each retry (the app's retry
+	// budget): a retry it refuses is not made. Default: none.
+	Budget RetryBudget
 
 	b       *Balancer
 	app     string
 	list    []*eureka.InstanceInfo
 	inst    *eureka.InstanceInfo
 	attempt int // attempts made so far
-	tried   [8]*eureka.InstanceInfo
+	// budgeted says Budget let the call go to another instance before.
+	budgeted bool
+	tried    [8]*eureka.InstanceInfo
 }
 
 // Retry returns the attempts of a call to app, whose instances are list
@@ -131,8 +136,20 @@ func (r *Retry) Failed(f Failure) bool {
 	if len(list) == 0 {
 		return false
 	}
+	if r.Budget != nil && !r.Budget.AllowRetry(!r.budgeted) {
+		return false
+	}
+	r.budgeted = true
 	r.list = list
 	return true
+}
+
+// A RetryBudget bounds the retries of an app's calls (the traffic rules'
+// retry_budget).
+type RetryBudget interface {
+	// AllowRetry reports whether the call may go to another instance;
+	// first says it has not before.
+	AllowRetry(first bool) bool
 }
 
 func (r *Retry) wasTried(inst *eureka.InstanceInfo) bool {

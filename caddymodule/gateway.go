@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/regions"
 	"github.com/eurekagate/eurekagate/routing"
@@ -150,6 +151,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.traffic = app.entry.traffic
 	g.noRequestID = g.RequestID != nil && !*g.RequestID
 	cfg.Balancer = app.entry.gatewayBalancer(cfg.MaxFails, cfg.FailDuration)
+	// The breakers' moves logged and counted; the counters outlive a
+	// reload, and the new router's breakers start closed.
+	cfg = (&gateway.BreakerEvents{Log: g.log, Traffic: g.traffic}).Hook(cfg)
+	g.traffic.BreakersClosed()
 	if g.router, err = routing.New(cfg); err != nil {
 		return err
 	}
@@ -319,7 +324,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // proxy sends a routed request to the route's instances (or answers it).
 func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler, rt *routing.Route, appName, appPath []byte, o *observed) error {
 	if rt.Answer.Status != 0 {
-		if rt.Limit.Over() {
+		if rt.Limit.Over() || rt.Limit.Open() {
 			rt.Limit.Headers(w.Header().Set)
 		}
 		return plainAnswer(w, rt.Answer)

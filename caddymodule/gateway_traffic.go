@@ -35,6 +35,9 @@ func (g *Gateway) observe(rt *routing.Route, r *http.Request) *observed {
 		if o.Limited != "" {
 			o.extra.Set(zap.String("limited", o.Limited))
 		}
+		if o.Breaker != "" {
+			o.extra.Set(zap.String("breaker", o.Breaker))
+		}
 	}
 	return o
 }

@@ -90,6 +90,9 @@ func (u *Upstreams) Provision(ctx caddy.Context) error {
 		// reverse_proxy takes the request before the router could refuse it.
 		return fmt.Errorf("eureka upstreams: %s: rate limits (limits) are decided by eureka_gateway, not by the eureka upstream source: route through eureka_gateway or remove them", rules.Source())
 	}
+	if rules.Guarded() {
+		return fmt.Errorf("eureka upstreams: %s: circuit breakers and retry budgets (breaker, retry_budget) are decided by eureka_gateway, not by the eureka upstream source: route through eureka_gateway or remove them", rules.Source())
+	}
 	// The router only selects subsets here: reverse_proxy picks and
 	// reaches the instance.
 	u.router, err = routing.New(routing.Config{Instances: app.entry.instances, Health: app.checker, Rules: rules})

@@ -84,7 +84,8 @@ type appTraffic struct {
 	requests, errors uint64
 	latency          [numBuckets]uint64
 	inFlight         int64
-	limited          uint64      // requests answered 429 by a rate limit, cumulative
+	limited          uint64 // requests answered 429 by a rate limit, cumulative
+	breaker          traffic.BreakerSnapshot
 	seconds          *ring[slot] // nil when it holds nothing recent
 	tens             *ring[slot]
 	instances        map[traffic.InstanceKey]*instanceTraffic
@@ -177,7 +178,7 @@ func (a *appTraffic) add(s *traffic.Snapshot, base bool, prevSec, nowSec int64) 
 		d.latency[b] = delta32(s.Latency[b], a.latency[b])
 	}
 	a.requests, a.errors, a.latency, a.inFlight = req, errs, s.Latency, s.InFlight
-	a.limited = s.Limited
+	a.limited, a.breaker = s.Limited, s.Breaker
 	if !base && d.requests > 0 {
 		if a.seconds == nil {
 			a.seconds, a.tens = newRing[slot](minuteSlots, nowSec), newRing[slot](tenSlots, nowSec/10)
@@ -334,6 +335,12 @@ type AppTraffic struct {
 	// Limited is the requests a rate limit of the traffic rules answered
 	// 429 since the gateway started, at the last sample.
 	Limited uint64 `json:"limited"`
+	// Breaker is the state of the app's circuit breaker (the traffic
+	// rules' breaker) at the last sample: closed, open or half_open; ""
+	// (absent) until it first moves. BreakerRejected is the requests it
+	// answered 503 since the gateway started.
+	Breaker         string `json:"breaker,omitempty"`
+	BreakerRejected uint64 `json:"breaker_rejected,omitempty"`
 	// LastMinute and Last15Minutes are the two windows' figures.
 	LastMinute    TrafficWindow `json:"last_minute"`
 	Last15Minutes TrafficWindow `json:"last_15_minutes"`
@@ -429,6 +436,9 @@ func (t *trafficRecorder) view(top int, out map[healthKey]OutOfRotation) Traffic
 			continue
 		}
 		at := AppTraffic{App: name, InFlight: a.inFlight, Limited: a.limited, Instances: []InstanceTraffic{}}
+		if a.breaker != (traffic.BreakerSnapshot{}) {
+			at.Breaker, at.BreakerRejected = a.breaker.State.String(), a.breaker.Refused
+		}
 		var m, q slot64
 		at.PerSecond = TrafficSeries{Start: (lastSec - minuteSlots + 1) * 1000, StepSeconds: 1}
 		for k := lastSec - minuteSlots + 1; k <= lastSec; k++ {

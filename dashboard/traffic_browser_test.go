@@ -87,6 +87,19 @@ func startGateway(t *testing.T, cfg routing.Config, rec *traffic.Recorder) (*gat
 	return g, gw
 }
 
+// getTraffic reads api/traffic from the dashboard at addr over HTTP.
+func getTraffic(t *testing.T, addr string) (TrafficView, error) {
+	t.Helper()
+	var v TrafficView
+	resp, err := http.Get("http://" + addr + "/api/traffic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	err = json.NewDecoder(resp.Body).Decode(&v)
+	return v, err
+}
+
 // The Traffic panel over a real gateway (package gateway, over the
 // registry's Store, with instances on loopback) and the dashboard's
 // sampler: a load through the gateway shows each app's live rate; when
@@ -181,13 +194,7 @@ func TestDashboardTraffic(t *testing.T) {
 	t.Logf("after the failure: order %s, ORDERS badge %q, 5xx share %q", order(), badge, share)
 
 	// The endpoint agrees.
-	resp, err := http.Get("http://" + addr + "/api/traffic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v TrafficView
-	err = json.NewDecoder(resp.Body).Decode(&v)
-	resp.Body.Close()
+	v, err := getTraffic(t, addr)
 	if err != nil || len(v.Apps) != 3 || v.Apps[0].App != "ORDERS" || v.Apps[0].LastMinute.ErrorShare <= 0 ||
 		v.Apps[0].Instances[0].ID != "orders-2" {
 		t.Errorf("api/traffic: %v %+v", err, v)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic"
 )
 
@@ -20,5 +21,24 @@ func TestTrafficLimited(t *testing.T) {
 	clock.Advance(time.Second)
 	if got := trafficOf(t, readTraffic(t, h), "ORDERS").Limited; got != 2 {
 		t.Errorf("ORDERS' limited: %d, want 2", got)
+	}
+}
+
+// api/traffic shows the state of each app's circuit breaker once it has
+// moved, and the requests it refused.
+func TestTrafficBreaker(t *testing.T) {
+	rec := traffic.New()
+	h, _, clock := newDashboard(t, Config{Traffic: rec})
+	readTraffic(t, h)
+	serve(rec, "ORDERS", "i-1", 3, 500, time.Millisecond)
+	serve(rec, "BILLING", "i-1", 3, 200, time.Millisecond)
+	rec.BreakerMoved("ORDERS", routing.BreakerOpen)
+	clock.Advance(time.Second)
+	v := readTraffic(t, h)
+	if o := trafficOf(t, v, "ORDERS"); o.Breaker != "open" {
+		t.Errorf("ORDERS' breaker: %q, want open", o.Breaker)
+	}
+	if b := trafficOf(t, v, "BILLING"); b.Breaker != "" {
+		t.Errorf("BILLING without a breaker: %q", b.Breaker)
 	}
 }

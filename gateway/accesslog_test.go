@@ -49,6 +49,7 @@ type accessLine struct {
 	Instance  string  `json:"instance"`
 	Retries   int     `json:"retries"`
 	Limited   string  `json:"limited"`
+	Breaker   string  `json:"breaker"`
 	Status    int     `json:"status"`
 	Size      int64   `json:"size"`
 	Duration  float64 `json:"duration"`

@@ -54,6 +54,8 @@ type Gateway struct {
 // drops their traffic counters, starts with the first pool or the first
 // request counted. Close stops them.
 func New(cfg Config) (*Gateway, error) {
+	events := &BreakerEvents{} // breaker.go
+	cfg.Routing = events.Hook(cfg.Routing)
 	cfg, router, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -76,6 +78,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.AccessLog != nil {
 		g.log = newAccessLog(cfg.AccessLog, cfg.AccessLogBuffer, cfg.Logger)
 	}
+	events.Log, events.Traffic = cfg.Logger, g.traffic
 	_, g.countInFlight = cfg.Routing.Policy.(*balancer.LeastRequests)
 	g.dialer.net.Timeout = cfg.Routing.DialTimeout
 	g.dialer.timeout = cfg.Routing.ReadTimeout
@@ -174,7 +177,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	g.setRequestID(&ctx.Request.Header, req, ctx.RemoteAddr())
 	ctx.Request.SetRequestURIBytes(path)
 	if req.upgrade {
-		g.tunnel(ctx, &rt, name)
+		g.tunnel(ctx, &rt, name, &o)
 		return
 	}
 	body, ok := g.prepareBody(ctx)

@@ -48,7 +48,7 @@ func (g *Gateway) begin(o *observed, h *fasthttp.RequestHeader, remote net.Addr,
 // observe goes on with the observation of a request routed as rt: its
 // traffic is counted from now.
 func (g *Gateway) observe(o *observed, rt *routing.Route) {
-	if g.traffic == nil && o.line == nil {
+	if g.traffic == nil && o.line == nil && !rt.Guard.Held() {
 		return
 	}
 	if g.traffic != nil {
@@ -76,7 +76,7 @@ func (o *observed) done(h *fasthttp.RequestHeader, status int, size int64) {
 // log's line (nil when there is none), for the caller to finish when the
 // body has gone.
 func (o *observed) answered(h *fasthttp.RequestHeader, status int) *logLine {
-	if !o.Active() && o.line == nil {
+	if !o.Active() && o.line == nil && !o.Guarded() {
 		o.EndAttempt()
 		return nil
 	}
@@ -116,6 +116,9 @@ func (o *observed) endLine(h *fasthttp.RequestHeader, status int) *logLine {
 	l.response(o.App, o.Subset, o.FailoverRegion, inst, o.Retries, id, status)
 	if o.Limited != "" {
 		l.limited(o.Limited)
+	}
+	if o.Breaker != "" {
+		l.breakerOpen(o.Breaker)
 	}
 	return l
 }

@@ -6,9 +6,10 @@ import (
 	"github.com/eurekagate/eurekagate/routing"
 )
 
-// limitHeaders sets a rate limit's headers on its 429 (routing.Limited).
+// limitHeaders sets a rate limit's headers on its 429, or an open
+// circuit breaker's on its 503 (routing.Limited).
 func limitHeaders(h *fasthttp.ResponseHeader, l *routing.Limited) {
-	if l.Over() {
+	if l.Over() || l.Open() {
 		l.Headers(h.Set)
 	}
 }

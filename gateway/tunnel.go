@@ -23,7 +23,7 @@ const maxUpgradeRefusal = 1 << 20
 // instance switches protocols, relays the bytes both ways until either
 // side closes. Tunnels have no idle timeout, as a WebSocket may be quiet
 // for long; Close ends them.
-func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byte) {
+func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byte, o *observed) {
 	ctx.Request.Header.Set(fasthttp.HeaderConnection, "Upgrade")
 	// Only a connection not made is retried: once sent, the upgrade
 	// request may have been acted on, and its body streams.
@@ -42,7 +42,11 @@ func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byt
 		}
 		f := failureOf(err)
 		g.logFailure(rt.App, inst, addr, try.Attempt(), err)
-		if !try.Failed(f) {
+		// Counted as forward counts them (Caddy's too), so that a retry
+		// ends its place in the app's retry budget with the request.
+		again := try.Failed(f)
+		o.Failed(f, again)
+		if !again {
 			answer(ctx, routing.Failed(name, f))
 			return
 		}

@@ -101,6 +101,17 @@ type Config struct {
 	// *discovery.Client that fetches them). Default: none, the local
 	// region only.
 	FailoverRegions []string
+
+	// OnBreaker, when set, is told each move of an app's circuit breaker
+	// (the traffic rules' breaker), once: the gateways log it and count
+	// it. It must not block.
+	OnBreaker func(app string, to BreakerState)
+	// OnRetryDenied, when set, is told each retry an app's retry budget
+	// kept from being made. It must not block.
+	OnRetryDenied func(app string)
+	// Clock is the circuit breakers' time (tests move it). Default: the
+	// monotonic clock.
+	Clock interface{ Now() time.Time }
 }
 
 // WithDefaults returns cfg with the defaults of its settings filled in:

@@ -111,7 +111,8 @@ func (l *limit) keyOf(app string, req *Request, sub *Subset) uint64 {
 // answer's headers (Route.Limit); its zero value is none.
 type Limited struct {
 	limit *limit
-	retry int64 // nanoseconds until a request of its key would pass
+	retry int64  // nanoseconds until a request of its key would pass
+	open  *guard // an open circuit breaker's 503 instead (breaker_guard.go)
 }
 
 // Over reports whether the answer is a rate limit's 429.
@@ -133,6 +134,10 @@ func (l *Limited) RetryAfter() int {
 // turned them off (scg_headers: false) Spring Cloud Gateway's
 // X-RateLimit-Remaining, -Replenish-Rate and -Burst-Capacity.
 func (l *Limited) Headers(set func(name, value string)) {
+	if l.open != nil {
+		l.openHeaders(set)
+		return
+	}
 	retry := strconv.Itoa(l.RetryAfter())
 	set("Retry-After", retry)
 	set("RateLimit-Policy", l.limit.policy)
@@ -152,20 +157,25 @@ func (l *Limited) Headers(set func(name, value string)) {
 // another (the loops to fasthttp) is decided by the path that serves it,
 // so that it counts once. It allocates nothing, and takes no lock but
 // the key's shard's.
+//
+// Past the limits, it decides the request against its app's circuit
+// breaker (breaker_guard.go): while open, rt's Answer is the breaker's
+// 503 (rt.Limit.Open, its headers in rt.Limit.Headers) and it returns
+// false; let through, rt.Guard is the request's pass, which the
+// transport ends once (traffic.Observed does). A breaker that is not
+// closed takes its app's own lock.
 func (r *Router) Limit(rt *Route, req *Request) bool {
 	rules := r.rules.Load()
-	if rules == nil || !rules.limited || rt.Answer.Status != 0 || rt.Other {
+	if rules == nil || !rules.limited && !rules.guarded || rt.Answer.Status != 0 || rt.Other {
 		return true
 	}
-	limits := rules.limitsOf(rt.App)
-	if len(limits) == 0 {
-		return true // the app has none: no clock read
+	if limits := rules.limitsOf(rt.App); rules.limited && len(limits) > 0 { // none: no clock read
+		if rt.Answer, rt.Limit = allow(limits, rt.App, req, rt.Subset); rt.Answer.Status != 0 {
+			rt.Instances = nil
+			return false
+		}
 	}
-	if rt.Answer, rt.Limit = allow(limits, rt.App, req, rt.Subset); rt.Answer.Status != 0 {
-		rt.Instances = nil
-		return false
-	}
-	return true
+	return !rules.guarded || r.admit(rules, rt) // the breaker and retry budget, breaker_guard.go
 }
 
 // Limited reports whether the rules have rate limits, for a host that

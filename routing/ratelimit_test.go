@@ -130,8 +130,6 @@ func TestRateLimitsRefused(t *testing.T) {
 		{"apps:\n  ORDERS:\n    limits: [{key: \"header:a b\", rate: 1/s}]\n", `bad.yaml:3: apps.ORDERS.limits[0].key: "a b" is not a header name`},
 		{"apps:\n  ORDERS:\n    limits: [{key: \"cookie:\", rate: 1/s}]\n", "bad.yaml:3: apps.ORDERS.limits[0].key: names no cookie"},
 		{"apps:\n  ORDERS:\n    limits: [{key: client, rate: 1/s, shared: true}]\n", "bad.yaml:3: apps.ORDERS.limits[0].shared: shared limits (across gateway nodes, through Redis) are not supported yet"},
-		{"apps:\n  ORDERS:\n    breaker: {error_ratio: 0.5}\n", "bad.yaml:3: apps.ORDERS.breaker: circuit breakers are not supported yet"},
-		{"defaults:\n  retry_budget: {ratio: 0.2}\n", "bad.yaml:2: defaults.retry_budget: retry budgets are not supported yet"},
 		{"defaults:\n  limits: {key: client}\n", "bad.yaml:2: defaults.limits: is not a list"},
 		{"defaults:\n  limits: [{key: client, rate: 1/s, max_keys: 600000}, {key: app, rate: 1/s, max_keys: 600000}]\n",
 			"bad.yaml:2: defaults.limits[1]: the limits' max_keys add up to 1200000, past the limit of 1000000 keys in a document"},

@@ -68,6 +68,7 @@ func (r *Router) ForgetApps(apps []string) {
 	}
 	drop := func(app string, _ *atomic.Pointer[routable]) bool { return gone[app] }
 	r.cache.DeleteFunc(drop)
+	r.guards.DeleteFunc(func(app string, _ *guardSlot) bool { return gone[app] })
 	for _, region := range r.regionCache.Snapshot() {
 		region.DeleteFunc(drop)
 	}

@@ -32,6 +32,7 @@ type Router struct {
 	// regionCache is each region's routable lists, for fail-over and the
 	// subsets of a region, by region, then app.
 	regionCache perapp.Map[perapp.Map[atomic.Pointer[routable]]]
+	guards      perapp.Map[guardSlot] // each app's breaker and retry budget
 }
 
 // New returns a Router over cfg.Instances. It starts nothing.
@@ -90,6 +91,10 @@ type Route struct {
 	// Limit, when Router.Limit made the Answer a rate limit's 429, is
 	// that limit: the transport sets its Headers on the answer.
 	Limit Limited
+	// Guard, when Router.Limit let the request through its app's circuit
+	// breaker or retry budget, is its pass: the transport ends it once
+	// (traffic.Observed does).
+	Guard Guard
 
 	state *subsetState
 	// subsetRegion is the region of a region subset's instances as the
@@ -161,6 +166,9 @@ func (r *Router) Route(dst, target []byte, req *Request) (rt Route, name, path [
 func (r *Router) Retry(rt *Route, resendable bool) balancer.Retry {
 	try := r.bal.Retry(rt.App, rt.Instances, r.cfg.Retries, resendable)
 	try.Region = rt.InstanceRegion()
+	if g := rt.Guard.g; g != nil && g.budget != nil {
+		try.Budget = g
+	}
 	switch {
 	case rt.state != nil:
 		try.Source, try.Key = rt.state.source(rt.Secure), rt.Subset.key

@@ -22,6 +22,10 @@ type Rules struct {
 	// own; limited says some app has limits.
 	defaults []*limit
 	limited  bool
+	// policies are the circuit breakers and retry budgets
+	// (rules_breaker_doc.go); guarded says some app has one.
+	policies policies
+	guarded  bool
 }
 
 // limitsOf returns the rate limits of app's requests.
@@ -64,6 +68,8 @@ type appRules struct {
 	// key (limits: [] is none), which the defaults' then do not apply to.
 	limits    []*limit
 	ownLimits bool
+	// policies are the app's own breaker and retry budget.
+	policies policies
 }
 
 // A rule sends the requests that meet all its conditions to one of its

@@ -93,6 +93,9 @@ const (
 // app without a limits key of its own, and an app's limits (see
 // Router.Limit; docs/gateway.md, "Protecting services", for the keys,
 // rates, bursts and the 429's headers).
+// Circuit breakers and retry budgets go there too: an app's breaker and
+// retry_budget, or every app's in defaults (rules_breaker_doc.go;
+// docs/gateway.md, "Circuit breakers" and "Retry budgets").
 //
 // The document is read within the default RulesLimits (RulesLimits.Parse
 // takes others): at most 256 KiB, 1000 rules and regular expressions of
@@ -150,6 +153,7 @@ func (l RulesLimits) Parse(source string, data []byte) (*Rules, error) {
 		return nil, err
 	}
 	p.setSCG(rules)
+	markGuarded(rules)
 	return rules, nil
 }
 
@@ -223,9 +227,6 @@ func (p *parser) noAliases(n *yaml.Node, at string) error {
 func (p *parser) mapping(n *yaml.Node, at string, fields map[string]func(*yaml.Node, string) error) error {
 	return p.each(n, at, func(k, v *yaml.Node, at string) error {
 		f, ok := fields[k.Value]
-		if reason, later := notYet[k.Value]; !ok && later && fields["limits"] != nil {
-			return p.fail(k, at, reason) // where the policies go: refused, not unknown
-		}
 		if !ok {
 			names := make([]string, 0, len(fields))
 			for name := range fields {
@@ -313,7 +314,7 @@ func (p *parser) app(n *yaml.Node, at, app, name string) (*appRules, error) {
 		a.subsets = append(a.subsets, s)
 		return s, nil
 	}
-	err := p.mapping(n, at, map[string]func(*yaml.Node, string) error{
+	err := p.mapping(n, at, p.policyFields(&a.policies, map[string]func(*yaml.Node, string) error{
 		"limits": func(n *yaml.Node, at string) error {
 			var err error
 			a.limits, err = p.limits(n, at, false)
@@ -350,7 +351,7 @@ func (p *parser) app(n *yaml.Node, at, app, name string) (*appRules, error) {
 				return err
 			})
 		},
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}

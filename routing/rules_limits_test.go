@@ -75,7 +75,7 @@ func TestRulesLimitsRefused(t *testing.T) {
 		{"a huge weight", RulesLimits{}, "apps:\n  ORDERS:\n    rules:\n      - to: [{select: {v: \"1\"}, weight: " + digits + "}]\n",
 			`bad.yaml:4: apps.ORDERS.rules[0].to[0].weight: "` + digits[:80] + `…(100000 bytes)" is not a whole number from 0 to 10000`},
 		{"a huge key", RulesLimits{MaxEcho: 10}, "apps:\n  ORDERS:\n    " + digits[:1000] + ": x\n",
-			`bad.yaml:3: apps.ORDERS.9999999999…(1000 bytes): unknown field "9999999999…(1000 bytes)" (known: default, fallback, limits, rules)`},
+			`bad.yaml:3: apps.ORDERS.9999999999…(1000 bytes): unknown field "9999999999…(1000 bytes)" (known: breaker, default, fallback, limits, retry_budget, rules)`},
 		{"a huge regex error", RulesLimits{MaxEcho: 30}, "apps:\n  ORDERS:\n    rules:\n" + regexRule("("+digits),
 			"bad.yaml:4: apps.ORDERS.rules[0].match.header.X-User.regex: error parsing regexp: missing …(100044 bytes)"},
 	} {

@@ -24,19 +24,12 @@ const (
 	maxLimitCount = 1_000_000_000
 )
 
-// notYet are the policies a document may name beside limits (in an app
-// or defaults) that this gateway does not have yet: refused with the
-// reason, never ignored.
-var notYet = map[string]string{
-	"breaker":      "circuit breakers are not supported yet: the document is refused rather than the breaker ignored",
-	"retry_budget": "retry budgets are not supported yet: the document is refused rather than the budget ignored",
-}
-
 // defaults reads the document's defaults: the limits of every app
 // without a limits key of its own, and whether 429s carry Spring Cloud
-// Gateway's headers.
+// Gateway's headers; the breaker and retry budget of every app without
+// its own (rules_breaker_doc.go).
 func (p *parser) defaults(n *yaml.Node, at string, rules *Rules) error {
-	return p.mapping(n, at, map[string]func(*yaml.Node, string) error{
+	return p.mapping(n, at, p.policyFields(&rules.policies, map[string]func(*yaml.Node, string) error{
 		"limits": func(n *yaml.Node, at string) error {
 			var err error
 			rules.defaults, err = p.limits(n, at, true)
@@ -47,7 +40,7 @@ func (p *parser) defaults(n *yaml.Node, at string, rules *Rules) error {
 			p.noSCG = !on
 			return err
 		},
-	})
+	}))
 }
 
 // limits reads a list of rate limits; perApp for the defaults', whose

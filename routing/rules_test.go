@@ -255,7 +255,7 @@ func TestRulesRefusedWithLineAndReason(t *testing.T) {
 		{"apps:\n  ORDERS:\n    fallback: sometimes\n", `bad.yaml:3: apps.ORDERS.fallback: "sometimes" is not default, any or none`},
 		{"apps:\n  ORDERS:\n    rules:\n      - to:\n          - {select: {v: \"1\"}, weight: -3}\n", `bad.yaml:5: apps.ORDERS.rules[0].to[0].weight: "-3" is not a whole number from 0 to 10000`},
 		{"apps:\n  ORDERS:\n    rules:\n      - match: {header: {X: \"1\"}}\n", "bad.yaml:4: apps.ORDERS.rules[0]: a rule needs to:"},
-		{"apps:\n  ORDERS:\n    defualt: {v: \"1\"}\n", `bad.yaml:3: apps.ORDERS.defualt: unknown field "defualt" (known: default, fallback, limits, rules)`},
+		{"apps:\n  ORDERS:\n    defualt: {v: \"1\"}\n", `bad.yaml:3: apps.ORDERS.defualt: unknown field "defualt" (known: breaker, default, fallback, limits, retry_budget, rules)`},
 		{"apps:\n  ORDERS:\n    rules:\n      - match: {client: 10.0.0.0/33}\n        to: [{select: {v: \"1\"}}]\n", `bad.yaml:4: apps.ORDERS.rules[0].match.client: "10.0.0.0/33" is neither`},
 		{"apps:\n  ORDERS:\n    default: {v: \"a b\"}\n", `bad.yaml:3: apps.ORDERS.default: metadata key "v": value "a b"`},
 		{"apps:\n  ORDERS: {}\n  orders: {}\n", "bad.yaml:3: apps.orders: app ORDERS comes twice"},

@@ -12,8 +12,9 @@ import (
 // Each gateway keeps one in its own observation (the fasthttp gateway's
 // adds its access log's line, Caddy's its log fields), so that the steps
 // are written once: Route, then AttemptAt for each instance, the
-// Request's Failed for an attempt that failed, and End or the Request's
-// Abandon. The zero value records nothing; it is not safe for
+// Request's Failed for an attempt that failed, and End or Abandon (which
+// also end the route's pass through its app's breaker and retry budget,
+// routing.Guard). The zero value records nothing; it is not safe for
 // concurrent use.
 type Observed struct {
 	Request
@@ -32,6 +33,13 @@ type Observed struct {
 	// when the request was answered 429 over it (routing.Route.Limit),
 	// for the access logs; "" otherwise.
 	Limited string
+	// Breaker is "open" when the request was answered 503 by its app's
+	// open circuit breaker (routing.Route.Limit), for the access logs;
+	// "" otherwise.
+	Breaker string
+	// guard is the route's pass through its app's breaker and retry
+	// budget, which End and Abandon end.
+	guard routing.Guard
 	// instRegion is the region of the route's instances, as the counters
 	// key them (routing.Route.InstanceRegion).
 	instRegion string
@@ -59,6 +67,11 @@ func (o *Observed) Route(r *Recorder, rt *routing.Route) {
 		o.Limited = rt.Limit.Label()
 		o.Request.limited()
 	}
+	o.guard, o.Breaker = rt.Guard, ""
+	if rt.Limit.Open() {
+		o.Breaker = "open"
+		o.Request.breakerRefused()
+	}
 }
 
 // AttemptAt records that an attempt goes to inst.
@@ -69,5 +82,6 @@ func (o *Observed) AttemptAt(inst *eureka.InstanceInfo) {
 // End ends the count: the client got status, for a request of method,
 // at end.
 func (o *Observed) End(method []byte, status int, end time.Time) {
+	o.guard.Done(status, end.Sub(o.Begun), o.Retries > 0)
 	o.Done(method, status, end.Sub(o.Begun))
 }

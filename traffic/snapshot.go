@@ -28,6 +28,8 @@ type Snapshot struct {
 	// Regions are the requests served by another region's instances
 	// because the local region had none that could take them, by region.
 	Regions map[string]uint64
+	// Breaker is the app's circuit breaker and retry budget.
+	Breaker BreakerSnapshot
 }
 
 // InstanceKey names an instance of an app: its region ("" for the local
@@ -48,6 +50,7 @@ type InstanceSnapshot struct {
 func (a *App) Snapshot() Snapshot {
 	s := Snapshot{InFlight: a.inFlight.Load(), Requests: map[string][len(Methods)][len(Classes)]uint64{},
 		Sum: time.Duration(a.sumNanos.Load()), Retries: a.retries.Load(), Limited: a.limited.Load(), Instances: map[InstanceKey]InstanceSnapshot{}}
+	s.Breaker = a.breakerSnapshot()
 	for label, c := range a.subsets.Snapshot() {
 		var n [len(Methods)][len(Classes)]uint64
 		for m := range n {

@@ -97,6 +97,7 @@ type App struct {
 	remote    perapp.Map[perapp.Map[Instance]] // other regions', by region, then id
 	regions   perapp.Map[atomic.Uint64]        // requests sent to another region, by region
 	gone      int64                            // Sweep's: when it found the app gone (unix nanos), 0 while registered
+	breaker   breakerCounts                    // its circuit breaker and retry budget (breaker.go)
 }
 
 // counts are the requests of one subset, by method and status class.

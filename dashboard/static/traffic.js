@@ -168,6 +168,11 @@
     h.append(text("span", a.app, { class: "t-name" }));
     if (m.errors) h.append(text("span", "5xx " + share(m.error_share), { class: "badge badge-error", title: m.errors + " 5xx answers in the last minute" }));
     else if (q.errors) h.append(text("span", "5xx earlier", { class: "badge badge-warn", title: q.errors + " 5xx answers in the last 15 minutes" }));
+    if (a.breaker === "open" || a.breaker === "half_open") {
+      // The app's circuit breaker refuses its requests (half-open: all but a few probes).
+      h.append(text("span", a.breaker === "open" ? "circuit open" : "circuit half-open",
+        { class: "badge " + (a.breaker === "open" ? "badge-error" : "badge-warn"), title: (a.breaker_rejected || 0) + " requests refused by the circuit breaker" }));
+    }
     if (a.in_flight) h.append(text("span", a.in_flight + " in flight", { class: "t-inflight muted" }));
     if (!a.per_second) {
       // Asked for the first apps' details only: these come with the next read.

@@ -38,7 +38,8 @@ import (
 //     ids repeat across regions) and, where the gateway keeps its own
 //     pools (the fasthttp gateway), instance_connections{app, address}
 //     (the instance's host:port);
-//   - access_log_dropped_total, with AccessLogDropped.
+//   - access_log_dropped_total, with AccessLogDropped;
+//   - the circuit breakers' and retry budgets' (breaker.go).
 //
 // app is a registry's application name, or "unknown" for requests that
 // name none, so that clients cannot grow the label set. The series of an
@@ -57,6 +58,7 @@ type Traffic struct {
 	requests, duration, failures, retries, limited, ejections, healthFailures *prometheus.Desc
 	regionRequests                                                            *prometheus.Desc
 	inFlight, instanceInFlight, connections, accessLogDropped                 *prometheus.Desc
+	breakers                                                                  breakerDescs // breaker.go
 }
 
 // Health reports, per app, the ejections of its instances (passive
@@ -95,6 +97,7 @@ func NewTraffic(rec *traffic.Recorder, health Health, namespace string) *Traffic
 		instanceInFlight: d("instance_requests_in_flight", "Requests being served by each instance, by application, instance id and region (empty: the local region).", "app", "instance", "region"),
 		connections:      d("instance_connections", "Connections the gateway holds to each instance, by its address.", "app", "address"),
 		accessLogDropped: d("access_log_dropped_total", "Access log lines the gateway dropped: its writer was behind (the queue full) or a write failed."),
+		breakers:         newBreakerDescs(d),
 	}
 }
 
@@ -104,6 +107,7 @@ func (m *Traffic) Describe(ch chan<- *prometheus.Desc) {
 		m.inFlight, m.instanceInFlight, m.connections, m.accessLogDropped} {
 		ch <- d
 	}
+	m.breakers.describe(ch)
 }
 
 // Collect sends the metrics.
@@ -136,6 +140,7 @@ func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
 			counter(m.regionRequests, v, app, region)
 		}
 		gauge(m.inFlight, s.InFlight, app)
+		m.breakers.collect(ch, app, s.Breaker)
 		for k, inst := range s.Instances {
 			gauge(m.instanceInFlight, inst.InFlight, app, k.ID, k.Region)
 		}
