@@ -39,8 +39,9 @@ func init() {
 // reason naming it. A request for / goes to the next handler.
 //
 // Where a request goes is decided by package routing, which the fasthttp
-// gateway (cmd/eureka -gateway) shares, so both answer alike; Caddy's
-// reverse_proxy carries each attempt to the instance routing picks.
+// gateway (cmd/eureka -gateway) shares, so both answer alike; the
+// gateway's own transport (Transport) carries each attempt to the
+// instance routing picks.
 //
 // Instances are reached on their plain port. An application none of whose
 // instances enables it, but that enables the secure port, is reached over
@@ -107,15 +108,24 @@ type Gateway struct {
 	// can take them; the local region takes them back as soon as it has
 	// one. Default: none, the local region only.
 	FailoverRegions []string `json:"failover_regions,omitempty"`
+	// Transport is what carries each attempt to its instance: "eureka",
+	// the gateway's own (connections kept alive per instance over
+	// HTTP/1.1, the headers, bodies, TLS, tunnels and timeouts as
+	// reverse_proxy has them), or "reverse_proxy", an embedded
+	// reverse_proxy per attempt, slower (see docs/gateway.md). Default:
+	// eureka.
+	Transport string `json:"transport,omitempty"`
 
 	router      *routing.Router
 	traffic     *traffic.Recorder
 	noRequestID bool
 	log         *zap.Logger
-	// The embedded reverse_proxy handlers, by [secure][upgrade]: to the
-	// plain or the secure ports (over TLS), and for Upgrade requests
+	// The gateway's own transport, or with transport reverse_proxy (own
+	// nil) the embedded reverse_proxy handlers, by [secure][upgrade]: to
+	// the plain or the secure ports (over TLS), and for Upgrade requests
 	// (WebSockets), whose tunnels may stay quiet as long as they like,
 	// without read_timeout.
+	own     *ownTransport
 	proxies [2][2]*reverseproxy.Handler
 }
 
@@ -153,7 +163,15 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if g.router, err = routing.New(cfg); err != nil {
 		return err
 	}
+	if g.Transport != transportReverseProxy {
+		if g.own, err = newOwnTransport(g.router.Config(), g.TLSTrustedCACerts); err != nil {
+			return err
+		}
+	}
 	register(app.entry, g.router) // the dashboard shows its rules
+	if g.own != nil {
+		return nil
+	}
 	for secure := range 2 {
 		for upgrade := range 2 {
 			raw, err := g.proxyConfig(g.router.Config(), secure == 1, upgrade == 1)
@@ -222,6 +240,9 @@ func (g *Gateway) check() error {
 		if err := checkRetries(*g.Retries); err != nil {
 			return err
 		}
+	}
+	if err := checkTransport(g.Transport); err != nil {
+		return err
 	}
 	if g.MaxFails != 0 { // 0: unset
 		if err := checkMaxFails(g.MaxFails); err != nil {
@@ -313,6 +334,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	sw := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
 	err := g.proxy(sw, r, next, &rt, appName, appPath, o)
 	o.done(r, sw.status, err)
+	if err == errAborted {
+		panic(http.ErrAbortHandler) // the client must see the response broke
+	}
 	return err
 }
 
@@ -331,6 +355,7 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 	}
 	path, _ := url.PathUnescape(rest)
 	name := string(appName)
+	upgrade := isUpgrade(r)
 	caddyhttp.SetVar(r.Context(), serviceVar, rt.App)
 	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
 	dropClaims(r, trusted)
@@ -340,6 +365,9 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 		setRequestID(r.Header, trusted)
 	}
 	r.Header.Set("X-Forwarded-Prefix", string(routing.AppendPrefix(nil, r.Header.Get("X-Forwarded-Prefix"), trusted, name)))
+	if g.own != nil {
+		prepareOutgoing(r, trusted, upgrade)
+	}
 	r.URL.Path, r.URL.RawPath = path, ""
 	if r.URL.EscapedPath() != rest {
 		r.URL.RawPath = rest
@@ -351,16 +379,14 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 	if body != nil {
 		defer replayPool.Put(body)
 	}
-	proxy := g.proxies[b2i(rt.Secure)][b2i(isUpgrade(r))]
 	try := g.router.Retry(rt, resend)
 	for {
 		inst := try.Next()
 		o.attempt(inst)
-		caddyhttp.SetVar(r.Context(), dialVar, balancer.Address(inst, rt.Secure))
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body.Bytes()))
 		}
-		err := proxy.ServeHTTP(w, r, next)
+		err := g.carry(w, r, next, rt.Secure, upgrade, balancer.Address(inst, rt.Secure))
 		if err == nil {
 			try.Succeeded()
 			return nil
@@ -382,10 +408,24 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 	}
 }
 
+// carry is one attempt, to the instance at addr, by the configured
+// transport.
+func (g *Gateway) carry(w *statusWriter, r *http.Request, next caddyhttp.Handler, secure, upgrade bool, addr string) error {
+	if g.own != nil {
+		return g.own.attempt(w, r, secure, upgrade, addr)
+	}
+	caddyhttp.SetVar(r.Context(), dialVar, addr)
+	return g.proxies[b2i(secure)][b2i(upgrade)].ServeHTTP(w, r, next)
+}
+
 // Cleanup takes the gateway's router off the dashboard's rules when its
-// config is unloaded.
+// config is unloaded, and closes its transport's idle connections and
+// tunnels.
 func (g *Gateway) Cleanup() error {
 	unregister(g.router)
+	if g.own != nil {
+		g.own.close()
+	}
 	return nil
 }
 
