@@ -167,6 +167,11 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
 	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
 	targets = append(targets, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only)
+	full, err := c.startCaddyFull(backendAddr, &stops) // gatewaycaddy.go
+	if err != nil {
+		return err
+	}
+	targets = append(targets, full...)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -267,6 +272,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	fmt.Fprintf(out, "  gateway, access log / without   %.2f - %.2f (same round)\n", lo, hi)
 	lo, hi = ratios(limited, fast)
 	fmt.Fprintf(out, "  gateway, a limit / without      %.2f - %.2f (same round)\n", lo, hi)
+	printCaddyFullRatios(out, full, nginxTarget(c, targets)) // gatewaycaddy.go
 	return nil
 }
 
@@ -413,6 +419,8 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		return serveCaddy(ctx, listen, backend, eurekaGatewayHandler, out)
 	case "caddy-static":
 		return serveCaddy(ctx, listen, backend, staticProxyHandler(backend, "/svc"), out)
+	case roleCaddyFull, roleCaddyFullRP, roleCaddyStaticFull:
+		return serveCaddyFull(ctx, role, listen, backend, profile, out)
 	case "bare":
 		// The least a fasthttp proxy does: no routing, no header work, the
 		// response buffered. The ceiling of the approach, for reference.

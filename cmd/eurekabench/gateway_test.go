@@ -33,7 +33,9 @@ func TestGatewayStudySmall(t *testing.T) {
 	}
 	for _, want := range []string{"gateway, by name", "Caddy eureka_gateway, by name", "Caddy reverse_proxy, static",
 		"gateway / Caddy", "Caddy eureka_gateway / static", "gateway without loops", "gateway, 20 traffic rules", "gateway, 20 rules / no rules", "gateway, no metrics, no ids", "gateway / no metrics, no ids", "gateway, access log to a file", "gateway, access log / without",
-		"gateway, a per-client limit", "gateway, a limit / without"} {
+		"gateway, a per-client limit", "gateway, a limit / without",
+		"Caddy eureka_gateway, all on", "Caddy gateway via reverse_proxy", "Caddy reverse_proxy, log+metrics",
+		"caddy-all-on/via-reverse_proxy: ours=", "caddy-all-on/caddy-static: ours="} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in the output", want)
 		}
