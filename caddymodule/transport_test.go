@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/eurekagate/eurekagate/eureka"
 )
 
 // A transport that is neither eureka_gateway's own nor reverse_proxy is
@@ -48,14 +46,10 @@ func TestTransportsSendTheSameHeaders(t *testing.T) {
 		w.Header().Set("X-Sum", "42")
 	}))
 	t.Cleanup(inst.Close)
-	_, port, _ := net.SplitHostPort(inst.Listener.Addr().String())
-	portN, _ := strconv.Atoi(port)
 	heads := map[string][2]string{}
 	for _, transport := range []string{"eureka", "reverse_proxy"} {
 		loadConfig(t, gatewayConfig("registry "+newRegistry("transport-headers"), "transport "+transport+"\n\t\trequest_id off"))
-		registerVia(t, registryURL, &eureka.InstanceInfo{InstanceID: "h", HasInstanceID: true, App: "HEADS", HostName: "127.0.0.1",
-			IPAddr: "127.0.0.1", Status: eureka.StatusUp, Port: eureka.Port{Number: portN, Enabled: true},
-			DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}})
+		registerVia(t, registryURL, serverBackend("h", inst).instance("heads"))
 		conn, err := net.DialTimeout("tcp", "127.0.0.1:"+gatewayPort, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
@@ -110,12 +104,8 @@ func TestTunnelClosedWithItsConfig(t *testing.T) {
 		io.Copy(c, brw) // an echo, until the gateway closes its side
 	}))
 	t.Cleanup(inst.Close)
-	_, port, _ := net.SplitHostPort(inst.Listener.Addr().String())
-	portN, _ := strconv.Atoi(port)
 	loadConfig(t, gatewayConfig("registry "+newRegistry("tunnel-unload"), ""))
-	registerVia(t, registryURL, &eureka.InstanceInfo{InstanceID: "t", HasInstanceID: true, App: "TUNNEL", HostName: "127.0.0.1",
-		IPAddr: "127.0.0.1", Status: eureka.StatusUp, Port: eureka.Port{Number: portN, Enabled: true},
-		DataCenterInfo: eureka.DataCenterInfo{Name: eureka.DataCenterMyOwn}})
+	registerVia(t, registryURL, serverBackend("t", inst).instance("tunnel"))
 	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+gatewayPort, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -139,4 +129,13 @@ func TestTunnelClosedWithItsConfig(t *testing.T) {
 	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatal("the tunnel is open after its config was unloaded")
 	}
+}
+
+// serverBackend is srv, a test server of the test's own, as the backend
+// named name.
+func serverBackend(name string, srv *httptest.Server) *backend {
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	b := &backend{name: name, srv: srv}
+	b.port, _ = strconv.Atoi(port)
+	return b
 }
