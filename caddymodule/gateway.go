@@ -120,8 +120,9 @@ type Gateway struct {
 	traffic     *traffic.Recorder
 	noRequestID bool
 	log         *zap.Logger
-	// The gateway's own transport, or with transport reverse_proxy (own
-	// nil) the embedded reverse_proxy handlers, by [secure][upgrade]: to
+	// The gateway's own transport (nil with transport reverse_proxy),
+	// and the embedded reverse_proxy handlers (with the own transport,
+	// for extended CONNECT only: ownsAttempts), by [secure][upgrade]: to
 	// the plain or the secure ports (over TLS), and for Upgrade requests
 	// (WebSockets), whose tunnels may stay quiet as long as they like,
 	// without read_timeout.
@@ -169,9 +170,8 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		}
 	}
 	register(app.entry, g.router) // the dashboard shows its rules
-	if g.own != nil {
-		return nil
-	}
+	// The reverse_proxy handlers, with either transport: they carry the
+	// WebSockets of HTTP/2 and HTTP/3 clients (see ownsAttempts).
 	for secure := range 2 {
 		for upgrade := range 2 {
 			raw, err := g.proxyConfig(g.router.Config(), secure == 1, upgrade == 1)
@@ -365,7 +365,7 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 		setRequestID(r.Header, trusted)
 	}
 	r.Header.Set("X-Forwarded-Prefix", string(routing.AppendPrefix(nil, r.Header.Get("X-Forwarded-Prefix"), trusted, name)))
-	if g.own != nil {
+	if g.ownsAttempts(r) {
 		prepareOutgoing(r, trusted, upgrade)
 	}
 	r.URL.Path, r.URL.RawPath = path, ""
@@ -411,11 +411,19 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 // carry is one attempt, to the instance at addr, by the configured
 // transport.
 func (g *Gateway) carry(w *statusWriter, r *http.Request, next caddyhttp.Handler, secure, upgrade bool, addr string) error {
-	if g.own != nil {
+	if g.ownsAttempts(r) {
 		return g.own.attempt(w, r, secure, upgrade, addr)
 	}
 	caddyhttp.SetVar(r.Context(), dialVar, addr)
 	return g.proxies[b2i(secure)][b2i(upgrade)].ServeHTTP(w, r, next)
+}
+
+// ownsAttempts reports whether the gateway's own transport carries r's
+// attempts: with transport eureka, all but an extended CONNECT (a
+// WebSocket of an HTTP/2 or HTTP/3 client, RFC 8441), which
+// reverse_proxy turns into an HTTP/1.1 Upgrade for the instance.
+func (g *Gateway) ownsAttempts(r *http.Request) bool {
+	return g.own != nil && r.Method != http.MethodConnect
 }
 
 // Cleanup takes the gateway's router off the dashboard's rules when its
