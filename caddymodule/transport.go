@@ -86,6 +86,9 @@ func newOwnTransport(cfg routing.Config, caFiles []string) (*ownTransport, error
 			// without Accept-Encoding asks for gzip, and the answer is
 			// decompressed for the client.
 			rt := &http.Transport{
+				// HTTP_PROXY, HTTPS_PROXY and NO_PROXY, as reverse_proxy
+				// reads them.
+				Proxy:               http.ProxyFromEnvironment,
 				DialContext:         dialer(cfg.DialTimeout, readTimeout),
 				MaxIdleConnsPerHost: maxIdlePerInstance,
 				IdleConnTimeout:     idleConnTimeout,
