@@ -137,7 +137,12 @@ func dialer(timeout, readTimeout time.Duration) func(ctx context.Context, networ
 	}
 }
 
-// readTimeoutConn gives each read timeout to complete.
+// readTimeoutConn gives each read timeout to complete, counted from the
+// read or from the last write, whichever came later: the transport reads
+// (waiting for the answer) while it still sends the request, and an
+// instance reading a long upload is not silent. (reverse_proxy's
+// read_timeout counts from the read alone: an upload longer than it
+// fails.)
 type readTimeoutConn struct {
 	net.Conn
 	timeout time.Duration
@@ -148,6 +153,13 @@ func (c *readTimeoutConn) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.Conn.Read(p)
+}
+
+func (c *readTimeoutConn) Write(p []byte) (int, error) {
+	if err := c.Conn.SetReadDeadline(time.Now().Add(c.timeout)); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
 }
 
 // isDialError reports whether err is a failed connection to an instance.

@@ -139,3 +139,45 @@ func serverBackend(name string, srv *httptest.Server) *backend {
 	b.port, _ = strconv.Atoi(port)
 	return b
 }
+
+// slowBody is an upload from a slow client: pieces of 16 KiB, a pause
+// before each but the first.
+type slowBody struct {
+	pieces int
+	pause  time.Duration
+	sent   int
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if b.sent == b.pieces {
+		return 0, io.EOF
+	}
+	if b.sent > 0 {
+		time.Sleep(b.pause) // the client's pace, not a wait for the gateway
+	}
+	b.sent++
+	return copy(p, make([]byte, min(len(p), 16<<10))), nil
+}
+
+// An upload that takes longer than read_timeout gets through: the
+// instance reading it is not silent.
+func TestSlowUploadLongerThanReadTimeout(t *testing.T) {
+	inst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "%d %v", n, err)
+	}))
+	t.Cleanup(inst.Close)
+	loadConfig(t, gatewayConfig("registry "+newRegistry("slow-upload"), "read_timeout 200ms"))
+	registerVia(t, registryURL, serverBackend("u", inst).instance("uploads"))
+	body := &slowBody{pieces: 6, pause: 100 * time.Millisecond}
+	req, _ := http.NewRequest("POST", gatewayURL+"/uploads/u", body)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(got), strconv.Itoa(body.pieces*16<<10)+" ") {
+		t.Errorf("a 500 ms upload with read_timeout 200ms: %d %q", resp.StatusCode, got)
+	}
+}
