@@ -447,6 +447,7 @@ func (d *Dashboard) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 //		rules_max_bytes|rules_max_rules|rules_max_regex_size|rules_max_echo <n>
 //		request_id on|off
 //		failover_regions <regions...>
+//		transport eureka|reverse_proxy
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -506,6 +507,12 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "failover_regions":
 			if g.FailoverRegions = append(g.FailoverRegions, d.RemainingArgs()...); len(g.FailoverRegions) == 0 {
 				err = d.Errf("failover_regions needs the remote regions to fail over to, in order, such as failover_regions eu-west-1 ap-south-1")
+			}
+		case "transport":
+			if err = oneArg(d, &g.Transport); err == nil {
+				if err = checkTransport(g.Transport); err != nil {
+					err = d.WrapErr(err)
+				}
 			}
 		case rulesOption(d.Val()):
 			err = g.unmarshalRules(d)

@@ -40,8 +40,9 @@ func init() {
 // reason naming it. A request for / goes to the next handler.
 //
 // Where a request goes is decided by package routing, which the fasthttp
-// gateway (cmd/eureka -gateway) shares, so both answer alike; Caddy's
-// reverse_proxy carries each attempt to the instance routing picks.
+// gateway (cmd/eureka -gateway) shares, so both answer alike; the
+// gateway's own transport (Transport) carries each attempt to the
+// instance routing picks.
 //
 // Instances are reached on their plain port. An application none of whose
 // instances enables it, but that enables the secure port, is reached over
@@ -108,15 +109,25 @@ type Gateway struct {
 	// can take them; the local region takes them back as soon as it has
 	// one. Default: none, the local region only.
 	FailoverRegions []string `json:"failover_regions,omitempty"`
+	// Transport is what carries each attempt to its instance: "eureka",
+	// the gateway's own (connections kept alive per instance over
+	// HTTP/1.1, the headers, bodies, TLS, tunnels and timeouts as
+	// reverse_proxy has them), or "reverse_proxy", an embedded
+	// reverse_proxy per attempt, slower (see docs/gateway.md). Default:
+	// eureka.
+	Transport string `json:"transport,omitempty"`
 
 	router      *routing.Router
 	traffic     *traffic.Recorder
 	noRequestID bool
 	log         *zap.Logger
-	// The embedded reverse_proxy handlers, by [secure][upgrade]: to the
-	// plain or the secure ports (over TLS), and for Upgrade requests
+	// The gateway's own transport (nil with transport reverse_proxy),
+	// and the embedded reverse_proxy handlers (with the own transport,
+	// for extended CONNECT only: ownsAttempts), by [secure][upgrade]: to
+	// the plain or the secure ports (over TLS), and for Upgrade requests
 	// (WebSockets), whose tunnels may stay quiet as long as they like,
 	// without read_timeout.
+	own     *ownTransport
 	proxies [2][2]*reverseproxy.Handler
 }
 
@@ -158,7 +169,14 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if g.router, err = routing.New(cfg); err != nil {
 		return err
 	}
+	if g.Transport != transportReverseProxy {
+		if g.own, err = newOwnTransport(g.router.Config(), g.TLSTrustedCACerts); err != nil {
+			return err
+		}
+	}
 	register(app.entry, g.router) // the dashboard shows its rules
+	// The reverse_proxy handlers, with either transport: they carry the
+	// WebSockets of HTTP/2 and HTTP/3 clients (see ownsAttempts).
 	for secure := range 2 {
 		for upgrade := range 2 {
 			raw, err := g.proxyConfig(g.router.Config(), secure == 1, upgrade == 1)
@@ -227,6 +245,9 @@ func (g *Gateway) check() error {
 		if err := checkRetries(*g.Retries); err != nil {
 			return err
 		}
+	}
+	if err := checkTransport(g.Transport); err != nil {
+		return err
 	}
 	if g.MaxFails != 0 { // 0: unset
 		if err := checkMaxFails(g.MaxFails); err != nil {
@@ -318,6 +339,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	sw := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
 	err := g.proxy(sw, r, next, &rt, appName, appPath, o)
 	o.done(r, sw.status, err)
+	if err == errAborted {
+		panic(http.ErrAbortHandler) // the client must see the response broke
+	}
 	return err
 }
 
@@ -336,6 +360,7 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 	}
 	path, _ := url.PathUnescape(rest)
 	name := string(appName)
+	upgrade := isUpgrade(r)
 	caddyhttp.SetVar(r.Context(), serviceVar, rt.App)
 	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
 	dropClaims(r, trusted)
@@ -345,6 +370,9 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 		setRequestID(r.Header, trusted)
 	}
 	r.Header.Set("X-Forwarded-Prefix", string(routing.AppendPrefix(nil, r.Header.Get("X-Forwarded-Prefix"), trusted, name)))
+	if g.ownsAttempts(r) {
+		prepareOutgoing(r, trusted, upgrade)
+	}
 	r.URL.Path, r.URL.RawPath = path, ""
 	if r.URL.EscapedPath() != rest {
 		r.URL.RawPath = rest
@@ -356,16 +384,14 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 	if body != nil {
 		defer replayPool.Put(body)
 	}
-	proxy := g.proxies[b2i(rt.Secure)][b2i(isUpgrade(r))]
 	try := g.router.Retry(rt, resend)
 	for {
 		inst := try.Next()
 		o.attempt(inst)
-		caddyhttp.SetVar(r.Context(), dialVar, balancer.Address(inst, rt.Secure))
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body.Bytes()))
 		}
-		err := proxy.ServeHTTP(w, r, next)
+		err := g.carry(w, r, next, rt.Secure, upgrade, balancer.Address(inst, rt.Secure))
 		if err == nil {
 			try.Succeeded()
 			return nil
@@ -387,10 +413,32 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 	}
 }
 
+// carry is one attempt, to the instance at addr, by the configured
+// transport.
+func (g *Gateway) carry(w *statusWriter, r *http.Request, next caddyhttp.Handler, secure, upgrade bool, addr string) error {
+	if g.ownsAttempts(r) {
+		return g.own.attempt(w, r, secure, upgrade, addr)
+	}
+	caddyhttp.SetVar(r.Context(), dialVar, addr)
+	return g.proxies[b2i(secure)][b2i(upgrade)].ServeHTTP(w, r, next)
+}
+
+// ownsAttempts reports whether the gateway's own transport carries r's
+// attempts: with transport eureka, all but an extended CONNECT (a
+// WebSocket of an HTTP/2 or HTTP/3 client, RFC 8441), which
+// reverse_proxy turns into an HTTP/1.1 Upgrade for the instance.
+func (g *Gateway) ownsAttempts(r *http.Request) bool {
+	return g.own != nil && r.Method != http.MethodConnect
+}
+
 // Cleanup takes the gateway's router off the dashboard's rules when its
-// config is unloaded.
+// config is unloaded, and closes its transport's idle connections and
+// tunnels.
 func (g *Gateway) Cleanup() error {
 	unregister(g.router)
+	if g.own != nil {
+		g.own.close()
+	}
 	return nil
 }
 

@@ -54,11 +54,11 @@ func (w *statusWriter) wrote() bool { return w.status != 0 }
 
 // failureOf classifies the error of an attempt that wrote nothing: a
 // failed dial never reached the instance, a 504 is a timeout, the other
-// errors of reverse_proxy (502) a broken connection. ok is false for a
+// errors of either transport (502) a broken connection. ok is false for a
 // client that gave up (499) and for errors that are not the instance's.
 func failureOf(err error) (balancer.Failure, bool) {
 	var dial reverseproxy.DialError
-	if errors.As(err, &dial) {
+	if errors.As(err, &dial) || isDialError(err) {
 		return balancer.Refused, true
 	}
 	var he caddyhttp.HandlerError

@@ -13,14 +13,26 @@ import (
 	"github.com/eurekagate/eurekagate/registry"
 )
 
-// eureka_gateway passes the same gateway suite as the fasthttp gateway.
+// eureka_gateway passes the same gateway suite as the fasthttp gateway,
+// with its own transport (the default).
 func TestGatewaySuiteThroughCaddy(t *testing.T) {
-	gatewaysuite.Run(t, func(t *testing.T) (string, *registry.Store, gatewaysuite.Metrics) {
+	gatewaysuite.Run(t, suiteGateway(""), gatewaysuite.Caddy)
+}
+
+// And with transport reverse_proxy.
+func TestGatewaySuiteThroughCaddyReverseProxy(t *testing.T) {
+	gatewaysuite.Run(t, suiteGateway("\n\t\ttransport reverse_proxy"), gatewaysuite.Caddy)
+}
+
+// suiteGateway is the suite's Starter of eureka_gateway, with options,
+// more lines of its block.
+func suiteGateway(options string) gatewaysuite.Starter {
+	return func(t *testing.T) (string, *registry.Store, gatewaysuite.Metrics) {
 		name := newRegistry("gwsuite")
 		// The suite's settings (see gatewaysuite.Starter); the server has
 		// no trusted_proxies.
 		gw := fmt.Sprintf("response_header_timeout %s\n\t\tread_timeout %s\n\t\ttls_trusted_ca_certs %s\n\t\tfailover_regions %s",
-			gatewaysuite.ResponseHeaderTimeout, gatewaysuite.ReadTimeout, gatewaysuite.TrustedCA(t), gatewaysuite.Region)
+			gatewaysuite.ResponseHeaderTimeout, gatewaysuite.ReadTimeout, gatewaysuite.TrustedCA(t), gatewaysuite.Region) + options
 		// The remote region's servers never answer: the suite feeds it
 		// with regions.Mirror.Update.
 		app := fmt.Sprintf("registry %s\n\t\thealth_interval %s\n\t\tremote_regions %s http://127.0.0.1:%d/eureka/",
@@ -31,7 +43,7 @@ func TestGatewaySuiteThroughCaddy(t *testing.T) {
 			t.Fatalf("registry %s not running", name)
 		}
 		return gatewayURL, v.store, gatewaysuite.Metrics{Namespace: "caddy_eureka", Scrape: scrapeAdmin}
-	}, gatewaysuite.Caddy)
+	}
 }
 
 // scrapeAdmin returns what the admin endpoint's /metrics serves: the

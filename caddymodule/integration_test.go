@@ -182,14 +182,11 @@ type backend struct {
 
 func newBackend(t *testing.T, name string) *backend {
 	t.Helper()
-	b := &backend{name: name}
-	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%s %s xff=%t", name, r.URL.Path, r.Header.Get("X-Forwarded-For") != "")
 	}))
-	t.Cleanup(b.srv.Close)
-	_, port, _ := net.SplitHostPort(b.srv.Listener.Addr().String())
-	b.port, _ = strconv.Atoi(port)
-	return b
+	t.Cleanup(srv.Close)
+	return serverBackend(name, srv)
 }
 
 func (b *backend) instance(app string) *eureka.InstanceInfo {

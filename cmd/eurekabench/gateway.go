@@ -66,7 +66,7 @@ type gatewayBenchConfig struct {
 	servers   rerun  // runs each server's process
 	profile   string // the gateway's CPU profile, "" for none
 	profiled  string // the role profiled: fasthttp (bare) or fasthttp-all
-	anchors   bool   // only the anchors and the two gateways they compare with
+	anchors   bool   // only the anchors, the two gateways they compare with and Caddy's with every feature on
 }
 
 // gatewayCommand is "eurekabench gateway", and with -serve the process of
@@ -83,7 +83,7 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	backend := fs.String("backend", "", "internal: the backend's address")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the gateway's process to this file")
 	profiled := fs.String("cpuprofile-target", "bare", "the gateway -cpuprofile profiles: bare or every-feature")
-	anchors := fs.Bool("anchors", false, "measure only the backend, nginx, HAProxy and the gateway bare and with every feature on")
+	anchors := fs.Bool("anchors", false, "measure only the backend, nginx, HAProxy, the gateway bare and with every feature on, and Caddy's eureka_gateway with every feature on (beside it through reverse_proxy and Caddy's static reverse_proxy)")
 	return func(out io.Writer, rec *record) error {
 		if *serve != "" {
 			return serveRole(*serve, *listen, *backend, *profile, out)
@@ -217,7 +217,13 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	} else {
 		targets = append(targets, fast, every, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only)
 	}
+	full, err := c.startCaddyFull(backendAddr, &stops) // gatewaycaddy.go
+	if err != nil {
+		return err
+	}
+	targets = append(targets, full...)
 	comparisons := gatewayComparisons(every, fast, nginx, nginxLog, haproxy)
+	comparisons = append(comparisons, caddyComparisons(full, nginxLog, haproxy)...)
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -453,6 +459,8 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		return serveCaddy(ctx, listen, backend, eurekaGatewayHandler, out)
 	case "caddy-static":
 		return serveCaddy(ctx, listen, backend, staticProxyHandler(backend, "/svc"), out)
+	case roleCaddyFull, roleCaddyFullRP, roleCaddyStaticFull:
+		return serveCaddyFull(ctx, role, listen, backend, profile, out)
 	case "bare":
 		// The least a fasthttp proxy does: no routing, no header work, the
 		// response buffered. The ceiling of the approach, for reference.

@@ -35,7 +35,9 @@ func TestGatewayStudySmall(t *testing.T) {
 	for _, want := range []string{"gateway, by name", "Caddy eureka_gateway, by name", "Caddy reverse_proxy, static",
 		"gateway / Caddy", "Caddy eureka_gateway / static", "gateway without loops", "gateway, 20 traffic rules", "gateway, 20 rules / no rules", "gateway, no metrics, no ids", "gateway / no metrics, no ids", "gateway, access log to a file", "gateway, access log / without",
 		"gateway, a per-client limit", "gateway, a limit / without",
-		"gateway, every feature on", "every-feature/bare: ours=", "every-feature/bare.cpu: ours=", "every-feature/bare.p99: ours="} {
+		"gateway, every feature on", "every-feature/bare: ours=", "every-feature/bare.cpu: ours=", "every-feature/bare.p99: ours=",
+		"Caddy eureka_gateway, all on", "Caddy gateway via reverse_proxy", "Caddy reverse_proxy, log+metrics",
+		"caddy-all-on/via-reverse_proxy: ours=", "caddy-all-on/caddy-static: ours="} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in the output", want)
 		}
@@ -72,8 +74,9 @@ func TestPrintComparison(t *testing.T) {
 	}
 }
 
-// -anchors measures the anchors and the two gateways they compare with,
-// and nothing of the rest of the study.
+// -anchors measures the anchors, the two gateways they compare with and
+// Caddy's with every feature on (the Caddy target is in the same
+// run), and nothing of the rest of the study.
 func TestGatewayStudyAnchorsOnly(t *testing.T) {
 	c := gatewayBenchConfig{d: 300 * time.Millisecond, warmup: 50 * time.Millisecond, conns: 4, rounds: 1, servers: testServers(t), anchors: true}
 	c.nginx, _ = exec.LookPath("nginx")
@@ -83,12 +86,12 @@ func TestGatewayStudyAnchorsOnly(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	t.Log(out.String())
-	for _, want := range []string{"gateway, by name", "gateway, every feature on", "every-feature/bare: ours="} {
+	for _, want := range []string{"gateway, by name", "gateway, every feature on", "every-feature/bare: ours=", "Caddy eureka_gateway, all on", "caddy-all-on/via-reverse_proxy: ours="} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in the output", want)
 		}
 	}
-	for _, unwanted := range []string{"Caddy", "20 traffic rules", "gateway / nginx", "reference"} {
+	for _, unwanted := range []string{"Caddy eureka_gateway, by name", "Caddy reverse_proxy, static", "20 traffic rules", "gateway / nginx", "reference"} {
 		if strings.Contains(out.String(), unwanted) {
 			t.Errorf("%q in the output", unwanted)
 		}

@@ -112,7 +112,17 @@ func TestCaddyfileSnippetsAdapt(t *testing.T) {
 			t.Errorf("inline fragment `%s`: a block of an unknown directive", frag)
 			continue
 		}
-		if _, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil); err != nil {
+		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil)
+		if err != nil && strings.HasPrefix(frag, "transport") {
+			// transport is eureka_gateway's option too: its table row's
+			// name alone, or its syntax, whose first choice must adapt.
+			first, _, _ := strings.Cut(frag, `\|`)
+			gw := "http://:1 {\n\teureka_gateway {\n" + first + "\n\t}\n}\n"
+			if _, _, gwErr := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(gw), nil); gwErr == nil || frag == "transport" {
+				err = nil
+			}
+		}
+		if err != nil {
 			t.Errorf("inline fragment `%s`: %v", frag, err)
 		}
 	}

@@ -1,0 +1,115 @@
+package caddymodule
+
+import (
+	"net"
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// What the gateway's own transport does to a request's headers before
+// its attempts, as reverse_proxy does (its prepareRequest and
+// addForwardedHeaders), so that an instance gets the same headers with
+// either transport; the gateway's own (route, region, request id,
+// X-Forwarded-Prefix, the claims dropped) are set before, by proxy.
+
+// hopHeaders are the hop-by-hop headers, removed in both directions:
+// reverse_proxy's list.
+var hopHeaders = [...]string{
+	"Alt-Svc", "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// removeHopByHop removes from h the headers its Connection header names,
+// then hopHeaders; a request's "Te: trailers" stays (request).
+func removeHopByHop(h http.Header, request bool) {
+	for _, v := range h["Connection"] {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = textproto.TrimString(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, k := range hopHeaders {
+		if k == "Te" && request && httpguts.HeaderValuesContainsToken(h["Te"], "trailers") {
+			h["Te"] = []string{"trailers"}
+			continue
+		}
+		delete(h, k)
+	}
+}
+
+// prepareOutgoing edits r's headers for its instance: the hop-by-hop
+// ones removed (an Upgrade kept as Connection: Upgrade and its Upgrade),
+// no User-Agent of Go's own added, X-Forwarded-For, -Proto and -Host
+// set (extended or kept from a trusted proxy), and Caddy in Via.
+func prepareOutgoing(r *http.Request, trusted, upgrade bool) {
+	h := r.Header
+	var upType string
+	if upgrade {
+		upType = strings.ToLower(h.Get("Upgrade"))
+	}
+	removeHopByHop(h, true)
+	if upType != "" {
+		h["Connection"] = []string{"Upgrade"}
+		h["Upgrade"] = []string{upType}
+	}
+	if _, ok := h["User-Agent"]; !ok {
+		h["User-Agent"] = []string{""} // net/http would add its own
+	}
+	setForwarded(r, trusted)
+	h["Via"] = append(h["Via"], via(r.ProtoMajor, r.ProtoMinor))
+}
+
+// setForwarded sets X-Forwarded-For, -Proto and -Host for the client's
+// request; a trusted proxy's X-Forwarded-For is extended, its -Proto and
+// -Host kept.
+func setForwarded(r *http.Request, trusted bool) {
+	h := r.Header
+	clientIP, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil { // a Unix socket's "@", say: no client address
+		if !trusted {
+			delete(h, "X-Forwarded-For")
+			delete(h, "X-Forwarded-Proto")
+			delete(h, "X-Forwarded-Host")
+			return
+		}
+		clientIP = ""
+	}
+	clientIP, _, _ = strings.Cut(clientIP, "%")
+	if prior := h["X-Forwarded-For"]; trusted && len(prior) > 0 && prior[0] != "" {
+		v := strings.Join(prior, ", ")
+		if clientIP != "" {
+			v += ", " + clientIP
+		}
+		h["X-Forwarded-For"] = []string{v}
+	} else if clientIP != "" {
+		h["X-Forwarded-For"] = []string{clientIP}
+	}
+	proto := "https"
+	if r.TLS == nil {
+		proto = "http"
+	}
+	setLast(h, "X-Forwarded-Proto", proto, trusted)
+	setLast(h, "X-Forwarded-Host", r.Host, trusted)
+}
+
+// setLast sets h's key to v, or, from a trusted proxy, to the last value
+// it sent.
+func setLast(h http.Header, key, v string, trusted bool) {
+	if prior := h[key]; trusted && len(prior) > 0 && prior[len(prior)-1] != "" {
+		v = prior[len(prior)-1]
+	}
+	h[key] = []string{v}
+}
+
+// via is the Via field value Caddy adds for a message of that version.
+func via(major, minor int) string {
+	if major == 1 && minor == 1 {
+		return "1.1 Caddy"
+	}
+	return strconv.Itoa(major) + "." + strconv.Itoa(minor) + " Caddy"
+}
