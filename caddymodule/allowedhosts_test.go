@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,25 +9,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/testkit"
-	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
-
-// rebound sends what a page at host, rebound to 127.0.0.1, sends: its
-// Host, a matching Origin and the write guard's header.
-func rebound(t *testing.T, method, url, host string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, nil)
-	req.Host = host
-	req.Header.Set("Origin", "http://"+host)
-	req.Header.Set(httpapi.HeaderCSRF, "1")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
 
 // In a site bound to 127.0.0.1 that matches any host and authenticates
 // nothing, eureka_server and eureka_dashboard answer a rebound page's
@@ -61,7 +42,7 @@ func TestAllowedHostsInCaddy(t *testing.T) {
 				for _, r := range []struct{ method, path string }{
 					{"GET", "/api/summary"}, {"GET", "/eureka/apps/"}, {"GET", "/"},
 				} {
-					code, body := rebound(t, r.method, base+r.path, host)
+					code, body := testkit.Rebound(t, r.method, base+r.path, host)
 					if code != want {
 						t.Errorf("%s %s with Host %s: %d, want %d", r.method, r.path, host, code, want)
 					}
@@ -71,7 +52,7 @@ func TestAllowedHostsInCaddy(t *testing.T) {
 				}
 			}
 			if c.name != "basic_auth" { // there, writes need credentials
-				code, _ := rebound(t, "PUT", base+"/eureka/apps/CSRFT/rebind-1/status?value=OUT_OF_SERVICE", foreign)
+				code, _ := testkit.Rebound(t, "PUT", base+"/eureka/apps/CSRFT/rebind-1/status?value=OUT_OF_SERVICE", foreign)
 				if code != c.want {
 					t.Errorf("a rebound page's write: %d, want %d", code, c.want)
 				}

@@ -8,25 +8,15 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
-// hostCall sends method path to the server at addr with the given Host
-// header, as a page rebound to 127.0.0.1 would: Origin that host and the
-// write guard's header.
+// hostCall sends method path to the server at addr as a page at host
+// rebound to 127.0.0.1 would.
 func hostCall(t *testing.T, addr, method, path, host string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, "http://"+addr+path, nil)
-	req.Host = host
-	req.Header.Set("Origin", "http://"+host)
-	req.Header.Set(HeaderCSRF, "1")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return testkit.Rebound(t, method, "http://"+addr+path, host)
 }
 
 func hostServer(t *testing.T, listen string, auth AuthConfig, allowed ...string) (string, *registry.Store) {
