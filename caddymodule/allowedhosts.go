@@ -49,6 +49,9 @@ func newHostGuard(ctx caddy.Context, app *App) *hostGuard {
 // refused answers 403 to a request whose Host the guard refuses, and
 // reports whether it did.
 func (h *hostGuard) refused(w http.ResponseWriter, r *http.Request) bool {
+	if h == nil { // a handler that was not provisioned
+		return false
+	}
 	h.once.Do(h.make)
 	if h.guard == nil || h.guard.Allows(r.Host) {
 		return false
