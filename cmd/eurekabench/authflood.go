@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -28,6 +29,7 @@ type authFloodConfig struct {
 	rounds     int    // alone and flooded phases, in turn
 	services   int    // services that start during the flood (authflood_arrivals.go)
 	baseline   string // a cmd/eureka of an earlier commit to run the arrivals against too
+	eureka     string // this tree's cmd/eureka for them; "": built
 }
 
 var defaultAuthFlood = authFloodConfig{d: 3 * time.Second, conc: 64, floodConns: 16, instances: 1000, rounds: 3, services: 20}
@@ -39,7 +41,8 @@ func authFloodCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	fs.IntVar(&c.floodConns, "flood-conns", c.floodConns, "connections of the client that floods wrong passwords")
 	fs.IntVar(&c.rounds, "rounds", c.rounds, "rounds of an alone and a flooded phase")
 	fs.IntVar(&c.services, "services", c.services, "services that start with credentials never seen during the flood, from 127.0.0.2 on")
-	fs.StringVar(&c.baseline, "baseline", "", "a cmd/eureka built from an earlier commit (git worktree add DIR REV; go build -o BIN ./cmd/eureka there) whose scheduling of credential checks the services' arrivals are also run against, in a process of its own")
+	fs.StringVar(&c.baseline, "baseline", "", "a cmd/eureka built from an earlier commit (git worktree add DIR REV; go build -o BIN ./cmd/eureka there) whose scheduling of credential checks the services' arrivals are also run against, in a process of its own; this tree's then runs in one too")
+	fs.StringVar(&c.eureka, "eureka", "", "with -baseline, this tree's cmd/eureka binary (default: built into a temporary directory)")
 	return func(out io.Writer, rec *record) error {
 		end := meter{rec: rec}.phase("heartbeats alone and flooded")
 		res, err := runAuthFlood(c, out)
@@ -169,17 +172,29 @@ func runAuthFlood(c authFloodConfig, out io.Writer) (*authFloodResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		a, err := runArrivalsInProcess(c, users)
-		if err != nil {
-			return nil, err
-		}
-		res.arrivals = append(res.arrivals, a)
-		if c.baseline != "" {
-			b, err := runArrivalsBaseline(c, users, c.baseline)
+		if c.baseline == "" {
+			a, err := runArrivalsInProcess(c, users)
 			if err != nil {
 				return nil, err
 			}
-			res.arrivals = append(res.arrivals, b)
+			res.arrivals = append(res.arrivals, a)
+		} else {
+			dir, err := os.MkdirTemp("", "authflood")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(dir)
+			bin, _, err := eurekaBinary(context.Background(), dir, c.eureka)
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range []struct{ name, bin string }{{"this tree", bin}, {"baseline", c.baseline}} {
+				a, err := runArrivalsProcess(c, users, s.name, s.bin)
+				if err != nil {
+					return nil, err
+				}
+				res.arrivals = append(res.arrivals, a)
+			}
 		}
 		printArrivals(out, c, res.arrivals)
 	}

@@ -27,9 +27,11 @@ import (
 // loopback addresses (127.0.0.2, ...) with valid credentials the server
 // has never checked, one every arrivalGap, and register; meanwhile a
 // client with known credentials sends heartbeats. Run against this
-// tree's scheduling (in this process) and, with -baseline, against a
-// cmd/eureka built from an earlier commit (a process of its own), in the
-// same run.
+// tree's scheduling and, with -baseline, against a cmd/eureka built from
+// an earlier commit, in the same run: then both servers run as processes
+// of their own (this tree's cmd/eureka built, or -eureka), so that
+// neither shares its process with the load; without -baseline, this
+// tree's server runs in this process.
 
 // arrivalGap is how far apart the services start: their checks are
 // bcrypt's, one slot's worth on a 2-core machine, so twenty at the same
@@ -111,9 +113,9 @@ func runArrivalsInProcess(c authFloodConfig, users []httpapi.Account) (*arrivals
 	return runArrivals(c, "this tree (in process)", srv.Addr().String())
 }
 
-// runArrivalsBaseline runs the arrivals against cmd/eureka built from an
-// earlier commit (bin).
-func runArrivalsBaseline(c authFloodConfig, users []httpapi.Account, bin string) (*arrivalsResult, error) {
+// runArrivalsProcess runs the arrivals against cmd/eureka (bin) in a
+// process of its own, named name.
+func runArrivalsProcess(c authFloodConfig, users []httpapi.Account, name, bin string) (*arrivalsResult, error) {
 	dir, err := os.MkdirTemp("", "authflood")
 	if err != nil {
 		return nil, err
@@ -128,7 +130,7 @@ func runArrivalsBaseline(c authFloodConfig, users []httpapi.Account, bin string)
 		accounts = append(accounts, u.Username+":"+u.PasswordHash)
 	}
 	addr := "127.0.0.1:" + ports[0]
-	n, err := startEureka(bin, dir, "baseline", addr, "-auth-users", strings.Join(accounts, ","), "-dashboard-path", "off")
+	n, err := startEureka(bin, dir, "eureka", addr, "-auth-users", strings.Join(accounts, ","), "-dashboard-path", "off")
 	if err != nil {
 		return nil, err
 	}
@@ -139,17 +141,17 @@ func runArrivalsBaseline(c authFloodConfig, users []httpapi.Account, bin string)
 			break
 		}
 		if time.Now().After(deadline) || n.exited() {
-			return nil, fmt.Errorf("the baseline %s did not serve: %s", bin, n.logTail())
+			return nil, fmt.Errorf("%s (%s) did not serve: %s", name, bin, n.logTail())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	for i := range c.instances {
 		body := eureka.AppendInstanceJSON(nil, fixture.SampleInstance(i))
 		if code, err := requestAs(addr, "POST", "/eureka/apps/"+fixture.SampleInstance(i).App, body, "ops"); err != nil || code != 204 {
-			return nil, fmt.Errorf("registering with the baseline: %d %v", code, err)
+			return nil, fmt.Errorf("registering with %s: %d %v", name, code, err)
 		}
 	}
-	return runArrivals(c, "baseline "+bin, addr)
+	return runArrivals(c, name, addr)
 }
 
 // requestAs is request with user's credentials.

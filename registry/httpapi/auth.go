@@ -198,6 +198,8 @@ func (a *authenticator) who(header string, addr netip.Addr) role {
 	case c != nil:
 		<-c.done
 		return c.result
+	case a.queue.full(addr):
+		return busy
 	}
 	a.mu.Lock()
 	if r, c, ok := a.lookup(key); ok || c != nil { // done or started meanwhile

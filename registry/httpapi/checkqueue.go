@@ -153,6 +153,17 @@ func (q *checkQueue) acquire(addr netip.Addr) bool {
 	return t.granted
 }
 
+// full reports whether a check of a client at addr would be refused at
+// once, its address's queue being full: the flood's excess is answered
+// without the authenticator's write lock, which known clients' reads
+// would wait behind.
+func (q *checkQueue) full(addr netip.Addr) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	aq := q.addrs[clientKey(addr)]
+	return aq != nil && len(aq.waiting) >= q.perAddr
+}
+
 // release gives the slot back after a check of a client at addr that took
 // took; refused makes the address rest.
 func (q *checkQueue) release(addr netip.Addr, refused bool, took time.Duration) {
