@@ -107,6 +107,17 @@ type App struct {
 	// MaxBodySize limits request bodies of the REST API, in bytes; larger
 	// ones get 413. Default: 1 MiB.
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
+	// AllowedHosts are the Host headers (HOST[:PORT]; a host without a
+	// port matches any port) that eureka_server and eureka_dashboard
+	// answer, besides loopback names and addresses and the server's own
+	// listen hosts, in an HTTP server that listens on loopback only and
+	// authenticates nothing (no basic_auth, forward_auth or client
+	// certificates): other hosts get 403, so that a page whose name is
+	// rebound to 127.0.0.1 does not reach the registry. A site address
+	// with a host already matches only that host; this covers sites that
+	// match any (:8761, bind 127.0.0.1). Servers that listen beyond
+	// loopback or authenticate are not affected. Default: none.
+	AllowedHosts []string `json:"allowed_hosts,omitempty"`
 	// MaxResponseSize bounds what the app reads from other registry
 	// servers, in bytes as received and gzip-decoded: the peers' registry
 	// at the start-up sync and their batch answers, or in remote mode the
@@ -342,6 +353,9 @@ func (a *App) Validate() error { return a.check() }
 // check refuses settings that cannot work or would be ignored, with a
 // message naming the option, the value and the fix.
 func (a *App) check() error {
+	if err := a.checkAllowedHosts(); err != nil {
+		return err
+	}
 	if err := a.checkURLs(); err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
@@ -58,6 +59,7 @@ func init() {
 //		disable_delta
 //		legacy_lease_expiry
 //		max_body_size <size>
+//		allowed_hosts <host[:port]...>
 //		max_response_size <size>
 //		peers <service_urls...>
 //		peers_dns <dns_urls...>
@@ -164,6 +166,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					err = d.Errf("max_response_size %q is not a size; write a number of bytes or a size such as 512MiB or 1GiB (the default)", v)
 				}
 				a.MaxResponseSize = int64(size)
+			}
+		case "allowed_hosts":
+			if a.AllowedHosts = d.RemainingArgs(); len(a.AllowedHosts) == 0 {
+				err = d.ArgErr()
+			} else if perr := httpapi.ParseAllowedHosts(a.AllowedHosts); perr != nil {
+				err = d.Errf("allowed_hosts: %v", perr)
 			}
 		case "peers":
 			err = urlArgs(d, &a.Peers)

@@ -36,6 +36,7 @@ type Dashboard struct {
 
 	handler *dashboard.Handler
 	path    string
+	hosts   *hostGuard
 }
 
 // CaddyModule returns the Caddy module information.
@@ -54,6 +55,7 @@ func (d *Dashboard) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("the eureka app is in remote mode: it hosts no registry to show")
 	}
 	app.noteServed(ctx, "eureka_dashboard")
+	d.hosts = newHostGuard(ctx, app)
 	d.path = d.Path
 	if d.path == "" {
 		d.path = "/"
@@ -91,6 +93,9 @@ func (d *Dashboard) Cleanup() error {
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if !strings.HasPrefix(r.URL.Path, d.path) && r.URL.Path+"/" != d.path {
 		return next.ServeHTTP(w, r)
+	}
+	if d.hosts.refused(w, r) {
+		return nil
 	}
 	d.handler.ServeHTTP(w, r)
 	return nil

@@ -33,6 +33,7 @@ type Server struct {
 
 	api     *httpapi.API
 	handler http.Handler
+	hosts   *hostGuard
 }
 
 // CaddyModule returns the Caddy module information.
@@ -51,6 +52,7 @@ func (s *Server) Provision(ctx caddy.Context) error {
 		return err
 	}
 	app.noteServed(ctx, "eureka_server")
+	s.hosts = newHostGuard(ctx, app)
 	s.api, s.handler = api, httpapi.NewHTTPHandler(api)
 	// Watches held by this config end when its server starts shutting
 	// down, so a reload does not wait for them; their clients re-watch on
@@ -75,6 +77,9 @@ func (s *Server) Cleanup() error {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if !s.api.Match(r.URL.EscapedPath()) {
 		return next.ServeHTTP(w, r)
+	}
+	if s.hosts.refused(w, r) {
+		return nil
 	}
 	s.handler.ServeHTTP(w, r)
 	return nil

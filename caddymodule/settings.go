@@ -216,13 +216,13 @@ func (a *App) options() map[string]string {
 // registryOptions are the options a registry is created with: all but
 // its name, the active health checks, how the remote regions are read
 // (their service URLs, remote_region_fetch_interval and the bounds) and
-// the peers (peers, peers_dns, applied to the running registry at Start),
-// which belong to each config; the remote regions' names are the
-// registry's.
+// the peers (peers, peers_dns, applied to the running registry at Start)
+// and allowed_hosts (its handlers'), which belong to each config; the
+// remote regions' names are the registry's.
 func (a *App) registryOptions() map[string]string {
 	opts := a.options()
 	for _, name := range []string{"registry", "health_interval", "health_timeout", "health_status", "remote_region_fetch_interval",
-		"remote_region_max_bytes", "remote_region_max_instances", "peers", "peers_dns"} {
+		"remote_region_max_bytes", "remote_region_max_instances", "peers", "peers_dns", "allowed_hosts"} {
 		delete(opts, name)
 	}
 	if len(a.RemoteRegions) > 0 {

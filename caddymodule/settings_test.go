@@ -37,6 +37,8 @@ func TestCaddyfileConfigErrors(t *testing.T) {
 			[]string{"peers", "remote", "Caddyfile:3"}},
 		{"a remote setting without remote", withEurekaOptions("\t\tregistry x\n\t\tzone eu-1a\n"),
 			[]string{"zone", "remote mode only", "Caddyfile:4"}},
+		{"allowed_hosts", withEurekaOptions("\t\tallowed_hosts ok.example http://bad.example\n"),
+			[]string{"allowed_hosts", `"http://bad.example" is not HOST or HOST:PORT`, "Caddyfile:3"}},
 		{"max_body_size", withEurekaOptions("\t\tmax_body_size lots\n"),
 			[]string{`max_body_size "lots"`, "such as 512KiB or 1MiB", "Caddyfile:3"}},
 		{"renewal_percent_threshold", withEurekaOptions("\t\trenewal_percent_threshold 2\n"),

@@ -85,6 +85,7 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	fs := flag.NewFlagSet("eureka", flag.ContinueOnError)
 	fs.SetOutput(usage)
 	fs.StringVar(&o.server.Addr, "addr", ":8761", "listen address")
+	allowedHosts := fs.String("allowed-hosts", "", "comma-separated HOST[:PORT] whose requests a registry that listens on loopback only without credentials answers besides loopback names and its own (against DNS rebinding: requests with other Host headers get 403); a host without a port matches any port")
 	fs.StringVar(&o.registry.API.Prefix, "prefix", "", "extra path prefix for the REST API, besides /eureka")
 	fs.Int64Var(&o.registry.API.MaxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "request body limit in bytes (larger bodies get 413)")
 	fs.IntVar(&o.server.MaxHeaderBytes, "max-header-bytes", httpapi.DefaultMaxHeaderBytes, "limit of a request's line and headers in bytes (larger get 431); each request on its way in holds a buffer this large")
@@ -208,6 +209,10 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	st.DisableSelfPreservation = !*selfPreservation
 	if o.dashboardPath == "off" {
 		o.dashboardPath = ""
+	}
+	o.server.AllowedHosts = splitList(*allowedHosts)
+	if err := httpapi.ParseAllowedHosts(o.server.AllowedHosts); err != nil {
+		return nil, spring, fmt.Errorf("-allowed-hosts: %v", err)
 	}
 	auth := &o.registry.API.Auth
 	for _, entry := range splitList(*users) {

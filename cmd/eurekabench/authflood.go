@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
@@ -23,10 +26,13 @@ type authFloodConfig struct {
 	conc       int           // heartbeat clients in flight
 	floodConns int           // the flooding client's connections
 	instances  int
-	rounds     int // alone and flooded phases, in turn
+	rounds     int    // alone and flooded phases, in turn
+	services   int    // services that start during the flood (authflood_arrivals.go)
+	baseline   string // a cmd/eureka of an earlier commit to run the arrivals against too
+	eureka     string // this tree's cmd/eureka for them; "": built
 }
 
-var defaultAuthFlood = authFloodConfig{d: 3 * time.Second, conc: 64, floodConns: 16, instances: 1000, rounds: 3}
+var defaultAuthFlood = authFloodConfig{d: 3 * time.Second, conc: 64, floodConns: 16, instances: 1000, rounds: 3, services: 20}
 
 func authFloodCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	c := defaultAuthFlood
@@ -34,6 +40,9 @@ func authFloodCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	fs.IntVar(&c.conc, "concurrency", c.conc, "authenticated heartbeats in flight")
 	fs.IntVar(&c.floodConns, "flood-conns", c.floodConns, "connections of the client that floods wrong passwords")
 	fs.IntVar(&c.rounds, "rounds", c.rounds, "rounds of an alone and a flooded phase")
+	fs.IntVar(&c.services, "services", c.services, "services that start with credentials never seen during the flood, from 127.0.0.2 on")
+	fs.StringVar(&c.baseline, "baseline", "", "a cmd/eureka built from an earlier commit (git worktree add DIR REV; go build -o BIN ./cmd/eureka there) whose scheduling of credential checks the services' arrivals are also run against, in a process of its own; this tree's then runs in one too")
+	fs.StringVar(&c.eureka, "eureka", "", "with -baseline, this tree's cmd/eureka binary (default: built into a temporary directory)")
 	return func(out io.Writer, rec *record) error {
 		end := meter{rec: rec}.phase("heartbeats alone and flooded")
 		res, err := runAuthFlood(c, out)
@@ -45,8 +54,18 @@ func authFloodCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 			{"heartbeats.alone", res.alone, "/s"}, {"heartbeats.alone.p99", ms(res.aloneP99), "ms"},
 			{"heartbeats.flooded", res.flooded, "/s"}, {"heartbeats.flooded.p99", ms(res.floodedP99), "ms"},
 			{"flood.rate", res.floodRate, "/s"}, {"flood.refused", res.floodRefused, "/s"}, {"flood.busy", res.floodBusy, "/s"},
+			{"bcrypt.check", ms(res.check), "ms"},
 		} {
 			rec.add(f.Name, f.Value, f.Unit)
+		}
+		for n, a := range res.arrivals {
+			prefix := "arrivals."
+			if n > 0 {
+				prefix = "arrivals.baseline."
+			}
+			rec.add(prefix+"max", ms(a.max()), "ms")
+			rec.add(prefix+"within1s", float64(a.within(time.Second)), "")
+			rec.add(prefix+"heartbeats.p99", ms(a.heartbeats.answered.p99), "ms")
 		}
 		return nil
 	}
@@ -56,9 +75,11 @@ func authFloodCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 type authFloodResult struct {
 	alone, flooded       float64 // authenticated heartbeats per second
 	aloneP99, floodedP99 time.Duration
-	floodRate            float64 // wrong-password requests answered per second
-	floodRefused         float64 // of which checked and refused (401)
-	floodBusy            float64 // of which turned away unchecked (503)
+	floodRate            float64           // wrong-password requests answered per second
+	floodRefused         float64           // of which checked and refused (401)
+	floodBusy            float64           // of which turned away unchecked (503)
+	check                time.Duration     // one bcrypt check at the default cost
+	arrivals             []*arrivalsResult // this tree's, then the baseline's
 }
 
 // runAuthFlood measures authenticated heartbeats against the standalone
@@ -134,6 +155,49 @@ func runAuthFlood(c authFloodConfig, out io.Writer) (*authFloodResult, error) {
 	fmt.Fprintf(out, "%-52s %12.0f /s   (%d connections)\n", "wrong passwords answered", res.floodRate, c.floodConns)
 	fmt.Fprintf(out, "%-52s %12.1f /s\n", "  of which checked with bcrypt (401)", res.floodRefused)
 	fmt.Fprintf(out, "%-52s %12.0f /s\n", "  of which turned away unchecked (503)", res.floodBusy)
+
+	// What a restart costs: no outcome is kept, so each distinct
+	// credential is checked again, one slot's worth at a time.
+	if res.check, err = bcryptCheckTime(bcrypt.DefaultCost); err != nil {
+		return nil, err
+	}
+	slots := max(1, runtime.GOMAXPROCS(0)/4)
+	fmt.Fprintf(out, "%-52s %12v      (%d slot(s) at GOMAXPROCS %d)\n", "one bcrypt check at cost 10", res.check.Round(time.Millisecond), slots, runtime.GOMAXPROCS(0))
+	for _, n := range []int{20, 100, 1000} {
+		fmt.Fprintf(out, "%-52s %12v\n", fmt.Sprintf("  after a restart, %d distinct credentials checked in", n), (time.Duration(n) * res.check / time.Duration(slots)).Round(time.Millisecond))
+	}
+
+	if c.services > 0 {
+		users, err := arrivalsUsers(c.services)
+		if err != nil {
+			return nil, err
+		}
+		if c.baseline == "" {
+			a, err := runArrivalsInProcess(c, users)
+			if err != nil {
+				return nil, err
+			}
+			res.arrivals = append(res.arrivals, a)
+		} else {
+			dir, err := os.MkdirTemp("", "authflood")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(dir)
+			bin, _, err := eurekaBinary(context.Background(), dir, c.eureka)
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range []struct{ name, bin string }{{"this tree", bin}, {"baseline", c.baseline}} {
+				a, err := runArrivalsProcess(c, users, s.name, s.bin)
+				if err != nil {
+					return nil, err
+				}
+				res.arrivals = append(res.arrivals, a)
+			}
+		}
+		printArrivals(out, c, res.arrivals)
+	}
 	return res, nil
 }
 

@@ -361,7 +361,7 @@ func (r *clusterRun) heartbeatWindow(nodes []*node, conns int) (clusterHeartbeat
 	for k := range nodes {
 		before[k] = cpu[k]()
 	}
-	res := pacedHeartbeats(r.ctx, addrs, r.paths, c.hbRate, c.hbDuration, conns)
+	res := pacedHeartbeats(r.ctx, addrs, r.paths, c.hbRate, c.hbDuration, conns, "")
 	if err := r.ctx.Err(); err != nil {
 		return h, nil, err
 	}

@@ -118,8 +118,9 @@ type pacedResult struct {
 // each node's queue (a tenth of a second of its share); a heartbeat due
 // while its queue is full is skipped and counted, so a node that falls
 // behind shows as a rate not made rather than as a backlog. A latency is
-// from the request's send to its answer.
-func pacedHeartbeats(ctx context.Context, addrs, paths []string, rate int, d time.Duration, conns int) *pacedResult {
+// from the request's send to its answer. authorization, if set, is each
+// heartbeat's Authorization header.
+func pacedHeartbeats(ctx context.Context, addrs, paths []string, rate int, d time.Duration, conns int, authorization string) *pacedResult {
 	res := &pacedResult{perNode: make([]int64, len(addrs))}
 	queues := make([]chan int, len(addrs))
 	answered := make([]atomic.Int64, len(addrs))
@@ -140,6 +141,9 @@ func pacedHeartbeats(ctx context.Context, addrs, paths []string, rate int, d tim
 					req.Reset()
 					req.Header.SetMethod("PUT")
 					req.SetRequestURI("http://" + addr + paths[n%len(paths)])
+					if authorization != "" {
+						req.Header.Set("Authorization", authorization)
+					}
 					start := time.Now()
 					if err := client.Do(req, resp); err != nil || resp.StatusCode() != fasthttp.StatusOK {
 						failed.Add(1)

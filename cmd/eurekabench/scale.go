@@ -427,7 +427,7 @@ func slowReaders(c scaleConfig) (*slowResult, error) {
 			return nil, err
 		}
 		conns = append(conns, conn)
-		fmt.Fprintf(conn, "GET /eureka/apps/ HTTP/1.1\r\nHost: bench\r\nAccept: application/xml\r\n\r\n")
+		fmt.Fprintf(conn, "GET /eureka/apps/ HTTP/1.1\r\nHost: localhost\r\nAccept: application/xml\r\n\r\n")
 	}
 	// Each reads 4 KB every 20 ms: the server is left holding whatever it
 	// keeps per connection.

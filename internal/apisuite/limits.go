@@ -45,9 +45,9 @@ func limits(t *testing.T, start Starter) {
 	base, s := start(t, registry.Config{}, httpapi.APIConfig{})
 	register(t, base, "A", "x")
 	for _, req := range []string{
-		"GET /eureka/apps/ORDERS/%zz HTTP/1.1\r\nHost: x\r\n\r\n",
-		"PUT /eureka/apps/A/%x HTTP/1.1\r\nHost: x\r\n\r\n",
-		"DELETE /eureka/apps/A/x% HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /eureka/apps/ORDERS/%zz HTTP/1.1\r\nHost: localhost\r\n\r\n",
+		"PUT /eureka/apps/A/%x HTTP/1.1\r\nHost: localhost\r\n\r\n",
+		"DELETE /eureka/apps/A/x% HTTP/1.1\r\nHost: localhost\r\n\r\n",
 	} {
 		if got := raw(t, base, req); got != http.StatusBadRequest {
 			t.Errorf("%q: %d, want 400", strings.Fields(req)[1], got)
@@ -58,7 +58,7 @@ func limits(t *testing.T, start Starter) {
 	}
 
 	cookie := "Cookie: " + strings.Repeat("c=4096-byte-cookie-"+strings.Repeat("c", 4070)+"; ", 3) + "\r\n"
-	if got := raw(t, base, "GET /eureka/apps/A HTTP/1.1\r\nHost: x\r\n"+cookie+"\r\n"); got != http.StatusOK {
+	if got := raw(t, base, "GET /eureka/apps/A HTTP/1.1\r\nHost: localhost\r\n"+cookie+"\r\n"); got != http.StatusOK {
 		t.Errorf("12 KiB of cookies: %d", got)
 	}
 	long := strings.Repeat("v", 10<<10)
@@ -67,7 +67,7 @@ func limits(t *testing.T, start Starter) {
 		t.Errorf("metadata with a 10 KiB query: %d", r.status)
 	}
 	huge := "X-Huge: " + strings.Repeat("h", 2<<20) + "\r\n"
-	if got := raw(t, base, "GET /eureka/apps/A HTTP/1.1\r\nHost: x\r\n"+huge+"\r\n"); got != http.StatusRequestHeaderFieldsTooLarge {
+	if got := raw(t, base, "GET /eureka/apps/A HTTP/1.1\r\nHost: localhost\r\n"+huge+"\r\n"); got != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("2 MiB of headers: %d, want 431", got)
 	}
 }

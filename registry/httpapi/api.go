@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -177,6 +178,9 @@ type Request struct {
 	// header. A write that has either of the first two needs the third.
 	Origin, FetchSite, CSRF string
 	Body                    []byte
+	// Client is the client's address, which credential checks queue by.
+	// Front doors fill it only when the API checks credentials.
+	Client netip.Addr
 }
 
 // Args reads query parameters.
@@ -204,6 +208,8 @@ type Response struct {
 	// Syncing sends HeaderSyncing: the answer is a 503 of a node whose
 	// start-up sync is not done.
 	Syncing bool
+	// RetryAfter, if set, is sent as the Retry-After header (seconds).
+	RetryAfter string
 }
 
 // BodyLen returns the length of the body.

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -31,13 +31,15 @@ type Account struct {
 // the outcome is remembered: a credential that passed is not checked again,
 // and refusals are remembered apart, so that a flood of wrong passwords
 // never pushes the valid credentials out. At most max(1, GOMAXPROCS/4)
-// checks run at once, and after a check that refused the credentials its
-// slot rests four times as long as the check took, so wrong passwords keep
-// each slot's bcrypt work under a fifth of its time. A request whose
-// credentials need a check while every slot is busy is answered 503 at
-// once, without waiting: a flood of wrong passwords holds a bounded share
-// of the CPU, and the clients whose credentials are known go on being
-// served. Requests that carry the same
+// checks run at once, given in turn to the client addresses that wait for
+// one, and after a check that refused the credentials its address rests
+// four times as long as the check took (checkqueue.go): wrong passwords
+// from one address keep its bcrypt work under a fifth of a slot's time and
+// delay another address's first check by at most one check. A request
+// waits for its check at most CheckMaxWait (2 s), then is answered 503
+// with Retry-After; so is at once a request beyond its address's queue
+// (CheckQueuePerAddress). The clients whose credentials are known go on
+// being served without waiting. Requests that carry the same
 // credentials share one check. A user name that does not exist costs a
 // comparison at the same bcrypt cost as one that does, so the answer time
 // does not tell them apart.
@@ -114,11 +116,10 @@ const (
 // every instance sends a heartbeat every 30 s.
 type authenticator struct {
 	cfg   AuthConfig
-	dummy []byte        // a hash at the accounts' cost, compared for unknown users
-	slots chan struct{} // one token per bcrypt check in progress
+	dummy []byte      // a hash at the accounts' cost, compared for unknown users
+	queue *checkQueue // who gets a bcrypt slot, and when
 
-	validMax, refusedMax int           // cache sizes
-	rest                 time.Duration // multiplies a refusing check's duration: how long its slot rests
+	validMax, refusedMax int // cache sizes
 
 	mu      sync.RWMutex
 	valid   map[[32]byte]role
@@ -132,10 +133,6 @@ type check struct {
 	result role
 }
 
-// refusedRest is how many times its own duration a slot rests after a
-// check that refused the credentials.
-const refusedRest = 4
-
 // authSlots is how many bcrypt checks may run at once: max(1, GOMAXPROCS/4).
 func authSlots() int { return max(1, runtime.GOMAXPROCS(0)/4) }
 
@@ -143,7 +140,7 @@ func newAuthenticator(cfg AuthConfig) *authenticator {
 	if !cfg.enabled() {
 		return nil
 	}
-	a := &authenticator{cfg: cfg, slots: make(chan struct{}, authSlots()), validMax: validCacheSize, refusedMax: refusedCacheSize, rest: refusedRest,
+	a := &authenticator{cfg: cfg, queue: newCheckQueue(authSlots()), validMax: validCacheSize, refusedMax: refusedCacheSize,
 		valid: map[[32]byte]role{}, refused: map[[32]byte]struct{}{}, pending: map[[32]byte]*check{}}
 	cost := bcrypt.MinCost
 	for _, u := range append(cfg.Users[:len(cfg.Users):len(cfg.Users)], derefAccount(cfg.Peer)...) {
@@ -178,23 +175,22 @@ func parseBasic(header string) (user, pass string, ok bool) {
 	return strings.Cut(string(raw), ":")
 }
 
-// who returns the role of the credentials in header: from the caches, from
-// a check in progress for the same credentials, or from a new check if a
-// slot is free (busy if none is).
-func (a *authenticator) who(header string) role {
+// who returns the role of the credentials in header sent by the client at
+// addr: from the caches, from a check in progress for the same
+// credentials, or from a new check once the client's turn comes (busy if
+// it does not within the wait bound).
+func (a *authenticator) who(header string, addr netip.Addr) role {
 	user, pass, ok := parseBasic(header)
 	if !ok {
 		return refused
 	}
 	key := sha256.Sum256([]byte(user + ":" + pass)) // a user name has no colon
-	// Under the read lock, so that a flood turned away takes no lock that
-	// known clients wait for. A slot is taken and the check registered in
-	// one write-locked step, so requests that bring the same credentials
-	// see either the check in progress or its outcome, never a full
-	// house of their own.
+	// Under the read lock, so that known clients take no lock that
+	// others wait for. The check is registered before it waits for its
+	// turn, so requests that bring the same credentials share its wait
+	// and its outcome.
 	a.mu.RLock()
 	r, c, ok := a.lookup(key)
-	full := len(a.slots) == cap(a.slots)
 	a.mu.RUnlock()
 	switch {
 	case ok:
@@ -202,7 +198,7 @@ func (a *authenticator) who(header string) role {
 	case c != nil:
 		<-c.done
 		return c.result
-	case full:
+	case a.queue.full(addr):
 		return busy
 	}
 	a.mu.Lock()
@@ -214,34 +210,28 @@ func (a *authenticator) who(header string) role {
 		}
 		return r
 	}
-	select {
-	case a.slots <- struct{}{}:
-	default:
-		a.mu.Unlock()
-		return busy
-	}
 	c = &check{done: make(chan struct{})}
 	a.pending[key] = c
 	a.mu.Unlock()
 
-	started := time.Now()
-	c.result = a.compare(user, pass)
-	if c.result == refused && a.rest > 0 {
-		// The slot rests before the next check: refusals, which anyone
-		// can cause, hold bcrypt to a fifth of the slot's time.
-		time.AfterFunc(a.rest*time.Since(started), func() { <-a.slots })
+	if a.queue.acquire(addr) {
+		started := a.queue.clock.Now()
+		c.result = a.compare(user, pass)
+		a.queue.release(addr, c.result == refused, a.queue.clock.Now().Sub(started))
 	} else {
-		<-a.slots
+		c.result = busy
 	}
 
 	a.mu.Lock()
 	delete(a.pending, key)
-	if c.result == refused {
+	switch c.result {
+	case busy: // not checked: nothing to remember
+	case refused:
 		if len(a.refused) >= a.refusedMax {
 			clear(a.refused)
 		}
 		a.refused[key] = struct{}{}
-	} else {
+	default:
 		if len(a.valid) >= a.validMax {
 			clear(a.valid)
 		}
@@ -312,6 +302,7 @@ func (a *authenticator) decide(req *Request, write, peer bool) int {
 func authFailed(resp *Response, status int) {
 	if status == http.StatusServiceUnavailable {
 		resp.text(status, busyMessage)
+		resp.RetryAfter = busyRetryAfter
 		return
 	}
 	resp.text(http.StatusUnauthorized, "credentials required")
@@ -319,6 +310,11 @@ func authFailed(resp *Response, status int) {
 }
 
 const busyMessage = "too many credential checks in progress; retry"
+
+// busyRetryAfter is the Retry-After of a 503 for want of a check, in
+// seconds: a client's queue moves by a check every few tens of
+// milliseconds, more when it sent wrong passwords.
+const busyRetryAfter = "1"
 
 // HashPassword returns the bcrypt hash of password, for AuthConfig.
 func HashPassword(password string) (string, error) {
@@ -335,8 +331,9 @@ func (a *API) Protect(h http.Handler) http.Handler {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch a.auth.who(r.Header.Get("Authorization")) {
+		switch a.auth.who(r.Header.Get("Authorization"), remoteAddr(r)) {
 		case busy:
+			w.Header().Set("Retry-After", busyRetryAfter)
 			http.Error(w, busyMessage, http.StatusServiceUnavailable)
 		case refused:
 			w.Header().Set("WWW-Authenticate", `Basic realm="eureka"`)

@@ -41,7 +41,7 @@ func TestAuth(t *testing.T) {
 	s, _ := newTestStore(t, registry.Config{})
 	cfg := AuthConfig{Users: []Account{account(t, "ops", "s3cret")}, Peer: ptr(account(t, "peer", "p33r"))}
 	api := NewAPI(s, APIConfig{Auth: cfg})
-	api.auth.rest = 0 // a refusal and a valid password in a row
+	api.auth.queue.rest = 0 // a refusal and a valid password in a row
 	srv := httptest.NewServer(NewHTTPHandler(api))
 	defer srv.Close()
 	base := srv.URL + "/eureka/"
@@ -191,14 +191,16 @@ func TestBasicSchemeIsCaseInsensitive(t *testing.T) {
 // A flood of distinct wrong passwords neither evicts the valid
 // credentials nor runs more bcrypt checks at once than there are slots:
 // with every slot taken, a request with unchecked credentials is answered
-// 503 at once while known clients go on being served.
+// 503 with Retry-After once the wait bound passes (here 50 ms) while known
+// clients go on being served.
 func TestAuthFloodKeepsValidCredentials(t *testing.T) {
 	s, _ := newTestStore(t, registry.Config{})
 	mustRegister(t, s, inst("A", "x"), false)
 	api := NewAPI(s, APIConfig{Auth: AuthConfig{Users: []Account{account(t, "ops", "s3cret")}}})
 	a := api.auth
 	a.refusedMax = 16
-	a.rest = 0 // many refusals in a row
+	a.queue.rest = 0 // many refusals in a row
+	a.queue.maxWait = 50 * time.Millisecond
 	for name, base := range frontDoorURLs(t, api) {
 		t.Run(name, func(t *testing.T) {
 			url := base + "/eureka/apps/A/x"
@@ -219,13 +221,13 @@ func TestAuthFloodKeepsValidCredentials(t *testing.T) {
 			}
 
 			// Every slot taken, as by a flood in progress.
-			for range cap(a.slots) {
-				a.slots <- struct{}{}
-			}
+			a.queue.mu.Lock()
+			a.queue.running += a.queue.slots
+			a.queue.mu.Unlock()
 			defer func() {
-				for range cap(a.slots) {
-					<-a.slots
-				}
+				a.queue.mu.Lock()
+				a.queue.running -= a.queue.slots
+				a.queue.mu.Unlock()
 			}()
 			start := time.Now()
 			if got := rawAuthPut(t, url, "Basic "+basic("ops", "yet another")); got != 503 {
@@ -273,7 +275,7 @@ func TestSameCredentialsShareOneCheck(t *testing.T) {
 // user exists.
 func TestUnknownUserCostsAsMuchAsAKnownOne(t *testing.T) {
 	api := newCost8AuthAPI(t)
-	api.auth.rest = 0 // refusals in a row
+	api.auth.queue.rest = 0 // refusals in a row
 	if c, err := bcrypt.Cost(api.auth.dummy); err != nil || c != 8 {
 		t.Fatalf("dummy hash cost %d, %v; want 8", c, err)
 	}
@@ -321,13 +323,15 @@ func TestAuthConfigCheck(t *testing.T) {
 	}
 }
 
-// After a check that refused, its slot rests (by default four times as
-// long as the check took): unchecked credentials meanwhile get 503, a refusal already
-// made is answered from the cache, and the slot then serves again.
+// After a check that refused, its address rests (by default four times as
+// long as the check took): its unchecked credentials meanwhile wait, and
+// get 503 when the wait bound passes first, a refusal already made is
+// answered from the cache, and the address is then served again.
 func TestRefusalRestsTheSlot(t *testing.T) {
 	api := newCost8AuthAPI(t)
-	api.auth.slots = make(chan struct{}, 1)
-	api.auth.rest = 20 // a rest long enough to be seen over HTTP on a busy machine
+	api.auth.queue.slots = 1
+	api.auth.queue.rest = 20 // a rest long enough to be seen over HTTP on a busy machine
+	api.auth.queue.maxWait = 50 * time.Millisecond
 	url := frontDoorURLs(t, api)["fasthttp"] + "/eureka/apps/A/x"
 	if got := rawAuthPut(t, url, "Basic "+basic("ops", "first guess")); got != 401 {
 		t.Fatalf("wrong password: %d", got)

@@ -31,7 +31,7 @@ func (a *authenticator) role(req *Request) role {
 			}
 		}
 	}
-	return a.who(req.Authorization)
+	return a.who(req.Authorization, req.Client)
 }
 
 // peerRestricted reports whether only the peer may send replication.

@@ -9,7 +9,7 @@ func (a *API) Credentialed(r *http.Request) bool {
 	if a.auth == nil {
 		return true
 	}
-	switch a.auth.who(r.Header.Get("Authorization")) {
+	switch a.auth.who(r.Header.Get("Authorization"), remoteAddr(r)) {
 	case refused, busy:
 		return false
 	}

@@ -33,8 +33,9 @@ const (
 // The response headers the API sets besides Content-Type, Content-Encoding
 // and its own (HeaderWatch, HeaderNode, HeaderVersion).
 const (
-	hdrChallenge = "WWW-Authenticate"
-	hdrVary      = "Vary"
+	hdrChallenge  = "WWW-Authenticate"
+	hdrRetryAfter = "Retry-After"
+	hdrVary       = "Vary"
 )
 
 // headerReader reads a request header by name: its first value, or "".
@@ -81,6 +82,9 @@ func writeHeaders(h headerWriter, resp *Response, node string) {
 	}
 	if resp.Challenge != "" {
 		h.Set(hdrChallenge, resp.Challenge)
+	}
+	if resp.RetryAfter != "" {
+		h.Set(hdrRetryAfter, resp.RetryAfter)
 	}
 	h.Set(HeaderWatch, WatchVersion)
 	h.Set(HeaderNode, node)

@@ -31,6 +31,9 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 		if api.certAuth() && ctx.IsTLS() {
 			req.ClientCert = verifiedCert(ctx.TLSConnectionState())
 		}
+		if api.auth != nil {
+			req.Client = tcpAddr(ctx.RemoteAddr())
+		}
 		var resp Response
 		api.Serve(&req, &resp)
 		ctx.SetStatusCode(resp.Status)

@@ -25,6 +25,9 @@ func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.api.certAuth() {
 		req.ClientCert = verifiedCert(r.TLS)
 	}
+	if h.api.auth != nil {
+		req.Client = remoteAddr(r)
+	}
 	var resp Response
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		limit := h.api.BodyLimit(req.Path)

@@ -57,6 +57,14 @@ type ServerConfig struct {
 	// Other serves the requests that are not under the API's prefixes (a
 	// dashboard, /metrics). Default: 404.
 	Other http.Handler
+	// AllowedHosts are the Host headers (HOST[:PORT]; a host without a
+	// port matches any port) that a server listening on loopback only,
+	// whose API has no credentials, answers besides loopback names and
+	// addresses and its own names; other hosts get 403 (HostGuard, against
+	// DNS rebinding). A server that listens on other addresses, or has
+	// credentials, answers every Host, and logs that AllowedHosts has no
+	// effect. Default: none.
+	AllowedHosts []string
 }
 
 // DefaultMaxHeaderBytes is the default limit of a request's line and
@@ -75,6 +83,9 @@ type Server struct {
 	api *API
 	srv *fasthttp.Server
 	run fastserve.Runner
+	// hosts, when set (by Start, before serving), refuses the Host
+	// headers it does not allow.
+	hosts *HostGuard
 }
 
 // NewServer returns a server for api. It does not listen until Start.
@@ -89,12 +100,11 @@ func NewServer(api *API, cfg ServerConfig) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = discardLogger{}
 	}
-	return &Server{
+	s := &Server{
 		cfg: cfg,
 		api: api,
 		run: fastserve.Runner{Name: "registry", Log: cfg.Log},
 		srv: &fasthttp.Server{
-			Handler:            withOther(api, cfg.Other),
 			Logger:             cfg.Logger,
 			ErrorHandler:       FastHTTPErrorHandler(api.MaxBodyBytes()),
 			MaxRequestBodySize: int(max(api.maxBody, api.maxBatch)),
@@ -115,6 +125,8 @@ func NewServer(api *API, cfg ServerConfig) *Server {
 			DisablePreParseMultipartForm: true,
 		},
 	}
+	s.srv.Handler = s.guardHosts(withOther(api, cfg.Other))
+	return s
 }
 
 // withOther sends API paths to the API and the rest to other.
@@ -150,6 +162,10 @@ func withOther(api *API, other http.Handler) fasthttp.RequestHandler {
 func (s *Server) Start() error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
+		return err
+	}
+	if err := s.startHostGuard(ln.Addr()); err != nil {
+		ln.Close()
 		return err
 	}
 	if s.cfg.TLS != nil {

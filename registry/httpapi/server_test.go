@@ -33,7 +33,7 @@ func TestServerStopFinishesInFlightRequests(t *testing.T) {
 	reader := bufio.NewReader(conn)
 	// A first request and its answer: the server has accepted the
 	// connection and serves it.
-	fmt.Fprintf(conn, "GET /eureka/apps HTTP/1.1\r\nHost: x\r\n\r\n")
+	fmt.Fprintf(conn, "GET /eureka/apps HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	first, err := http.ReadResponse(reader, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestServerStopFinishesInFlightRequests(t *testing.T) {
 
 	body := eureka.AppendInstanceJSON(nil, inst("A", "x"))
 	half := len(body) / 2
-	fmt.Fprintf(conn, "POST /eureka/apps/A HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	fmt.Fprintf(conn, "POST /eureka/apps/A HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 	conn.Write(body[:half])
 	time.Sleep(200 * time.Millisecond) // let the server read the bytes already sent
 
@@ -196,7 +196,7 @@ func TestIdleConnectionsCloseSilently(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer used.Close()
-	fmt.Fprintf(used, "GET /eureka/apps/A HTTP/1.1\r\nHost: x\r\n\r\n")
+	fmt.Fprintf(used, "GET /eureka/apps/A HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	br := bufio.NewReader(used)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -213,8 +213,8 @@ func TestIdleConnectionsCloseSilently(t *testing.T) {
 func TestSlowRequestGets408(t *testing.T) {
 	srv, s := startServer(t, ServerConfig{ReadTimeout: 300 * time.Millisecond})
 	for name, partial := range map[string]string{
-		"headers": "PUT /eureka/apps/A/x HTTP/1.1\r\nHost: x\r\n",
-		"body":    "POST /eureka/apps/A HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"instance\":",
+		"headers": "PUT /eureka/apps/A/x HTTP/1.1\r\nHost: localhost\r\n",
+		"body":    "POST /eureka/apps/A HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"instance\":",
 	} {
 		t.Run(name, func(t *testing.T) {
 			conn, err := net.Dial("tcp", srv.Addr().String())
@@ -262,12 +262,12 @@ func TestHeaderLimit(t *testing.T) {
 	for _, c := range []struct {
 		size, want int
 	}{{60 << 10, 200}, {70 << 10, 431}} {
-		if got := rawStatus(t, def.Addr().String(), "GET /eureka/apps/A HTTP/1.1\r\nHost: x\r\n"+header(c.size)+"\r\n"); got != c.want {
+		if got := rawStatus(t, def.Addr().String(), "GET /eureka/apps/A HTTP/1.1\r\nHost: localhost\r\n"+header(c.size)+"\r\n"); got != c.want {
 			t.Errorf("%d KiB of headers: %d, want %d", c.size>>10, got, c.want)
 		}
 	}
 	big, _ := startServer(t, ServerConfig{MaxHeaderBytes: 1 << 20})
-	if got := rawStatus(t, big.Addr().String(), "GET /eureka/apps/A HTTP/1.1\r\nHost: x\r\n"+header(900<<10)+"\r\n"); got != 200 {
+	if got := rawStatus(t, big.Addr().String(), "GET /eureka/apps/A HTTP/1.1\r\nHost: localhost\r\n"+header(900<<10)+"\r\n"); got != 200 {
 		t.Errorf("900 KiB of headers with a 1 MiB limit: %d", got)
 	}
 }
@@ -275,11 +275,11 @@ func TestHeaderLimit(t *testing.T) {
 func TestMalformedEscapeIs400(t *testing.T) {
 	srv, _ := startServer(t, ServerConfig{})
 	for _, p := range []string{"/eureka/apps/ORDERS/%zz", "/eureka/apps/%", "/dashboard/%zz", "/%4"} {
-		if got := rawStatus(t, srv.Addr().String(), "GET "+p+" HTTP/1.1\r\nHost: x\r\n\r\n"); got != 400 {
+		if got := rawStatus(t, srv.Addr().String(), "GET "+p+" HTTP/1.1\r\nHost: localhost\r\n\r\n"); got != 400 {
 			t.Errorf("GET %s: %d, want 400", p, got)
 		}
 	}
-	if got := rawStatus(t, srv.Addr().String(), "GET /dashboard/%41 HTTP/1.1\r\nHost: x\r\n\r\n"); got != 200 {
+	if got := rawStatus(t, srv.Addr().String(), "GET /dashboard/%41 HTTP/1.1\r\nHost: localhost\r\n\r\n"); got != 200 {
 		t.Errorf("a valid escape: %d", got)
 	}
 }
@@ -290,7 +290,7 @@ func TestMalformedEscapeIs400(t *testing.T) {
 func TestTrickledHeaderIsCut(t *testing.T) {
 	const limit = 300 * time.Millisecond
 	srv, s := startServer(t, ServerConfig{ReadTimeout: limit})
-	conn := testkit.Slowloris(t, srv.Addr().String(), "PUT /eureka/apps/A/x HTTP/1.1\r\nHost: x\r\nX-Pad: "+strings.Repeat("p", 500), 20*time.Millisecond)
+	conn := testkit.Slowloris(t, srv.Addr().String(), "PUT /eureka/apps/A/x HTTP/1.1\r\nHost: localhost\r\nX-Pad: "+strings.Repeat("p", 500), 20*time.Millisecond)
 	began := time.Now()
 	conn.SetReadDeadline(began.Add(10 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
