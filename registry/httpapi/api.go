@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -89,6 +90,7 @@ type API struct {
 	maxBatch int64
 	prefixes [][]string
 	auth     *authenticator // nil: open
+	authz    *authz         // nil: no binding, operator or audit trail
 	env      string
 	ready    <-chan struct{} // nil: ready
 	applying <-chan struct{} // nil: applying
@@ -104,6 +106,9 @@ type API struct {
 // NewAPI returns the REST API over store.
 func NewAPI(store *registry.Store, cfg APIConfig) *API {
 	a := &API{store: store, regions: regions.MirrorOf(store), maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers, ready: cfg.Ready, applying: cfg.Applying}
+	if a.auth != nil {
+		a.authz = newAuthz(cfg.Auth)
+	}
 	if a.maxBody <= 0 {
 		a.maxBody = DefaultMaxBodyBytes
 	}
@@ -172,6 +177,9 @@ type Request struct {
 	// it against its client CA, else nil. Front doors fill it only when
 	// the API authenticates peers by certificate (AuthConfig.PeerCertNames).
 	ClientCert *x509.Certificate
+	// Source is the client's address, for the audit trail; front doors
+	// fill it only when the API keeps one (AuthConfig's bindings).
+	Source netip.Addr
 	// Origin and FetchSite are the Origin and Sec-Fetch-Site headers, which
 	// browsers send and Eureka clients do not; CSRF is the HeaderCSRF
 	// header. A write that has either of the first two needs the third.
@@ -238,7 +246,8 @@ func (a *API) Match(path string) bool {
 // 415 or 403 (see HeaderCSRF: writes need a JSON or XML content type or
 // none, a body a JSON or XML one, a browser's write the header), and a
 // request without the credentials it needs 401 (503 when they could not
-// be checked in time; see AuthConfig).
+// be checked in time; see AuthConfig), and a write its credential may not
+// make 403 (AuthConfig.Apps; authz.go).
 func (a *API) Serve(req *Request, resp *Response) {
 	if isHealth(req.Path) {
 		a.health(req, resp)
@@ -263,7 +272,15 @@ func (a *API) Serve(req *Request, resp *Response) {
 	}
 	if a.auth != nil {
 		if status := a.auth.decide(req, write, r.ep == epBatch || req.Replication); status != 0 {
+			a.recordAuthRefusal(req, &r, status)
 			authFailed(resp, status)
+			return
+		}
+	}
+	operatorWrite := false
+	if a.authz != nil && write {
+		var ok bool
+		if operatorWrite, ok = a.authorize(req, &r, resp); !ok {
 			return
 		}
 	}
@@ -350,6 +367,9 @@ func (a *API) Serve(req *Request, resp *Response) {
 		a.only(req, resp, http.MethodGet, func() { a.status(req, resp) })
 	case epStatusOverrides:
 		a.only(req, resp, http.MethodGet, func() { a.statusOverrides(resp) })
+	}
+	if operatorWrite {
+		a.recordOperator(req, &r, resp.Status)
 	}
 }
 

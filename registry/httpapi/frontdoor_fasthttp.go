@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"strconv"
 	"unsafe"
 
@@ -30,6 +31,10 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 		readHeaders(&req, (*fastRequestHeader)(&ctx.Request.Header))
 		if api.certAuth() && ctx.IsTLS() {
 			req.ClientCert = verifiedCert(ctx.TLSConnectionState())
+		}
+		if api.authz != nil {
+			req.Source, _ = netip.AddrFromSlice(ctx.RemoteIP())
+			req.Source = req.Source.Unmap()
 		}
 		var resp Response
 		api.Serve(&req, &resp)

@@ -25,6 +25,9 @@ func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.api.certAuth() {
 		req.ClientCert = verifiedCert(r.TLS)
 	}
+	if h.api.authz != nil {
+		req.Source = sourceOf(r.RemoteAddr)
+	}
 	var resp Response
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		limit := h.api.BodyLimit(req.Path)

@@ -1,0 +1,342 @@
+package httpapi
+
+// Who may write what (AuthConfig.Apps, CertApps, Operators): the one
+// decision both front doors take through API.Serve, after a request's
+// credentials are known to be good.
+//
+//   - a peer (Peer's credential or a PeerCertNames certificate) may write
+//     anything, replication included;
+//   - an operator may override the status of any app's instances, remove
+//     overrides and cancel, each write audited;
+//   - a bound account or certificate may write only instances of its
+//     apps, register only under their names, and send no replication;
+//   - any other account may write as it could before bindings existed.
+//
+// A refusal is 403 with a reason that names neither the instance's owner
+// nor the credential, audited.
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/eurekagate/eurekagate/registry/audit"
+)
+
+// appSet is a binding's apps: names, and patterns with *, upper case.
+type appSet struct {
+	names    map[string]struct{}
+	patterns []string
+}
+
+func newAppSet(apps []string) appSet {
+	s := appSet{names: map[string]struct{}{}}
+	for _, p := range apps {
+		p = strings.ToUpper(strings.TrimSpace(p))
+		if strings.Contains(p, "*") {
+			s.patterns = append(s.patterns, p)
+		} else {
+			s.names[p] = struct{}{}
+		}
+	}
+	return s
+}
+
+// has reports whether app (upper case, as routes hold it) is in the set.
+func (s appSet) has(app string) bool {
+	if _, ok := s.names[app]; ok {
+		return true
+	}
+	for _, p := range s.patterns {
+		if globMatch(p, app) {
+			return true
+		}
+	}
+	return false
+}
+
+// globMatch matches s against pattern, where * stands for any run of
+// characters (none included) and every other character for itself.
+func globMatch(pattern, s string) bool {
+	first, rest, star := strings.Cut(pattern, "*")
+	if !star {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, first) {
+		return false
+	}
+	s = s[len(first):]
+	parts := strings.Split(rest, "*")
+	last := parts[len(parts)-1]
+	for _, p := range parts[:len(parts)-1] {
+		n := strings.Index(s, p)
+		if n < 0 {
+			return false
+		}
+		s = s[n+len(p):]
+	}
+	return len(s) >= len(last) && strings.HasSuffix(s, last)
+}
+
+// checkPattern refuses an app name or pattern that could match nothing
+// a client registers: empty, or with a character no app name may hold in
+// a request path.
+func checkPattern(p string) error {
+	switch {
+	case strings.TrimSpace(p) == "":
+		return errors.New("an empty app name")
+	case strings.ContainsAny(p, "/?#% \t"):
+		return fmt.Errorf("%q is not an app name or a pattern (letters, digits, - _ . and * only)", p)
+	}
+	return nil
+}
+
+// checkBindings is Check's part for the bindings: each bound account and
+// each operator is a user of Users (the peer keeps full rights and is
+// never bound), each certificate name is not empty, and each app is a
+// name or a pattern.
+func (c *AuthConfig) checkBindings() error {
+	isUser := func(name string) bool {
+		return slices.ContainsFunc(c.Users, func(a Account) bool { return a.Username == name })
+	}
+	for _, user := range slices.Sorted(mapKeys(c.Apps)) {
+		if !isUser(user) {
+			return fmt.Errorf("-auth-apps: %q is not an account of -auth-users: a binding must name one", user)
+		}
+		if err := checkApps(c.Apps[user]); err != nil {
+			return fmt.Errorf("-auth-apps: %s: %v", user, err)
+		}
+	}
+	for _, name := range slices.Sorted(mapKeys(c.CertApps)) {
+		if strings.TrimSpace(name) == "" {
+			return errors.New("-auth-apps: a certificate binding has no name")
+		}
+		if err := checkApps(c.CertApps[name]); err != nil {
+			return fmt.Errorf("-auth-apps: cert:%s: %v", name, err)
+		}
+	}
+	for _, op := range c.Operators {
+		if !isUser(op) {
+			return fmt.Errorf("-auth-operators: %q is not an account of -auth-users", op)
+		}
+	}
+	return nil
+}
+
+func checkApps(apps []string) error {
+	if len(apps) == 0 {
+		return errors.New("no app: bind at least one app name or pattern")
+	}
+	for _, p := range apps {
+		if err := checkPattern(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mapKeys(m map[string][]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// authz holds the bindings, compiled; nil when none is configured, which
+// leaves every write as it was.
+type authz struct {
+	users     map[string]appSet
+	certs     map[string]appSet
+	operators map[string]bool
+	audit     *audit.Log
+}
+
+func newAuthz(cfg AuthConfig) *authz {
+	if len(cfg.Apps) == 0 && len(cfg.CertApps) == 0 && len(cfg.Operators) == 0 && cfg.Audit == nil {
+		return nil
+	}
+	z := &authz{users: map[string]appSet{}, certs: map[string]appSet{}, operators: map[string]bool{}, audit: cfg.Audit}
+	for u, apps := range cfg.Apps {
+		z.users[u] = newAppSet(apps)
+	}
+	for c, apps := range cfg.CertApps {
+		z.certs[c] = newAppSet(apps)
+	}
+	for _, op := range cfg.Operators {
+		z.operators[op] = true
+	}
+	return z
+}
+
+// certName returns the name of a verified client certificate that is
+// among names: its common name, else its first listed DNS name.
+func certName(c *x509.Certificate, has func(string) bool) string {
+	if cn := c.Subject.CommonName; cn != "" && has(cn) {
+		return cn
+	}
+	for _, n := range c.DNSNames {
+		if has(n) {
+			return n
+		}
+	}
+	return ""
+}
+
+// caller is who sent a request whose credentials were accepted.
+type caller struct {
+	name string // the account's user name or the certificate's name
+	cert bool   // name is a certificate's
+	peer bool
+}
+
+// callerOf identifies req's sender, as authenticator.role does: a peer's
+// certificate, a bound certificate, then the basic credentials.
+func (a *API) callerOf(req *Request) caller {
+	if c := req.ClientCert; c != nil {
+		if a.auth.peerCert(c) {
+			return caller{peer: true}
+		}
+		if n := a.boundCertName(req); n != "" {
+			return caller{name: n, cert: true}
+		}
+	}
+	switch a.auth.who(req.Authorization) {
+	case asPeer:
+		return caller{peer: true}
+	case asUser:
+		user, _, _ := parseBasic(req.Authorization)
+		return caller{name: user}
+	}
+	return caller{}
+}
+
+// boundCertName is the name under which req's verified certificate is
+// bound (AuthConfig.CertApps), or "".
+func (a *API) boundCertName(req *Request) string {
+	if req.ClientCert == nil {
+		return ""
+	}
+	return a.auth.boundCert(req.ClientCert)
+}
+
+// actionOf names a write for the audit trail.
+func actionOf(ep endpoint, method string, replication bool) string {
+	switch {
+	case ep == epBatch || replication:
+		return "replication"
+	case ep == epApp:
+		return "register"
+	case ep == epInstance && method == http.MethodPut:
+		return "renew"
+	case ep == epInstance:
+		return "cancel"
+	case ep == epInstanceStatus && method == http.MethodPut:
+		return "status"
+	case ep == epInstanceStatus:
+		return "delete-status"
+	}
+	return "metadata"
+}
+
+// operatorAction reports whether an operator may do action to any app.
+func operatorAction(action string) bool {
+	return action == "status" || action == "delete-status" || action == "cancel"
+}
+
+// Refusals' reasons: they name neither the instance's owner nor the
+// credential, so that a refusal tells a client nothing about others.
+const (
+	refusedApp         = "this credential may not write instances of this application"
+	refusedReplication = "replication is for the registry's peers"
+)
+
+// authorize decides a write whose credentials were accepted: ok if it may
+// go on, and audited if it is the operator role's (the caller records it
+// once answered, with record). A refusal is answered here and audited.
+func (a *API) authorize(req *Request, r *route, resp *Response) (audited, ok bool) {
+	c := a.callerOf(req)
+	if c.peer {
+		return false, true
+	}
+	z := a.authz
+	action := actionOf(r.ep, req.Method, req.Replication)
+	bound, isBound := z.users[c.name]
+	if c.cert {
+		bound, isBound = z.certs[c.name]
+	}
+	operator := !c.cert && z.operators[c.name]
+	switch {
+	case action == "replication" && (isBound || operator):
+		a.refuse(req, r, resp, c, action, refusedReplication)
+		return false, false
+	case operator && operatorAction(action):
+		return true, true
+	case isBound && !bound.has(r.app):
+		a.refuse(req, r, resp, c, action, refusedApp)
+		return false, false
+	}
+	return false, true
+}
+
+// refuse answers 403 with reason and audits it. A heartbeat's 403 has no
+// body, as its 404 has none: Java clients decode a heartbeat's body as an
+// instance.
+func (a *API) refuse(req *Request, r *route, resp *Response, c caller, action, reason string) {
+	if action == "renew" {
+		resp.empty(http.StatusForbidden)
+	} else {
+		resp.text(http.StatusForbidden, reason)
+	}
+	a.record(req, r, c, action, "refused", resp.Status)
+}
+
+// recordOperator audits an operator's write once answered.
+func (a *API) recordOperator(req *Request, r *route, status int) {
+	a.record(req, r, a.callerOf(req), actionOf(r.ep, req.Method, req.Replication), "done", status)
+}
+
+// recordAuthRefusal audits a write refused by the authentication step
+// (replication claimed by an account that is not the peer) when the
+// credential itself was good; wrong or missing credentials name no one
+// and are not audited.
+func (a *API) recordAuthRefusal(req *Request, r *route, status int) {
+	if a.authz == nil || a.authz.audit == nil || status != http.StatusUnauthorized {
+		return
+	}
+	if c := a.callerOf(req); c.name != "" {
+		a.record(req, r, c, actionOf(r.ep, req.Method, req.Replication), "refused", status)
+	}
+}
+
+func (a *API) record(req *Request, r *route, c caller, action, outcome string, status int) {
+	if a.authz.audit == nil {
+		return
+	}
+	e := audit.Entry{Action: action, App: r.app, Instance: r.id, Outcome: outcome, Status: status}
+	if c.cert {
+		e.Cert = c.name
+	} else {
+		e.Account = c.name
+	}
+	if req.Source.IsValid() {
+		e.Source = req.Source.String()
+	}
+	a.authz.audit.Record(e)
+}
+
+// sourceOf is the client's address from a connection's remote address
+// ("host:port"), or the zero Addr.
+func sourceOf(remote string) netip.Addr {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
