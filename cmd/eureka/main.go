@@ -151,6 +151,7 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 	return fx.Options(
 		gw,
 		peersFileOption(opts),
+		auditOption(opts),
 		xdsModule(opts, log),
 		fxmodules.Registry,
 		fxmodules.Server,

@@ -105,7 +105,7 @@ func (c *AuthConfig) checkBindings() error {
 	}
 	for _, user := range slices.Sorted(mapKeys(c.Apps)) {
 		if !isUser(user) {
-			return fmt.Errorf("-auth-apps: %q is not an account of -auth-users: a binding must name one", user)
+			return fmt.Errorf("-auth-apps: %q is not an account: a binding names one of the accounts' user names", user)
 		}
 		if err := checkApps(c.Apps[user]); err != nil {
 			return fmt.Errorf("-auth-apps: %s: %v", user, err)
@@ -121,7 +121,7 @@ func (c *AuthConfig) checkBindings() error {
 	}
 	for _, op := range c.Operators {
 		if !isUser(op) {
-			return fmt.Errorf("-auth-operators: %q is not an account of -auth-users", op)
+			return fmt.Errorf("-auth-operators: %q is not an account: an operator is one of the accounts' user names", op)
 		}
 	}
 	return nil
