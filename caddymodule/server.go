@@ -76,7 +76,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	if !s.api.Match(r.URL.EscapedPath()) {
 		return next.ServeHTTP(w, r)
 	}
-	s.handler.ServeHTTP(w, r)
+	s.handler.ServeHTTP(w, withClient(s.api, r))
 	return nil
 }
 

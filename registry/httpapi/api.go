@@ -106,7 +106,7 @@ type API struct {
 // NewAPI returns the REST API over store.
 func NewAPI(store *registry.Store, cfg APIConfig) *API {
 	a := &API{store: store, regions: regions.MirrorOf(store), maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers, ready: cfg.Ready, applying: cfg.Applying}
-	if a.auth != nil {
+	if a.auth != nil || cfg.Auth.ExternalUsers {
 		a.authz = newAuthz(cfg.Auth)
 	}
 	if a.maxBody <= 0 {
@@ -177,6 +177,10 @@ type Request struct {
 	// it against its client CA, else nil. Front doors fill it only when
 	// the API authenticates peers by certificate (AuthConfig.PeerCertNames).
 	ClientCert *x509.Certificate
+	// User is the user a host's own authentication established
+	// (AuthConfig.ExternalUsers; WithClient); "" when the API checks the
+	// credentials itself.
+	User string
 	// Source is the client's address, for the audit trail; front doors
 	// fill it only when the API keeps one (AuthConfig's bindings).
 	Source netip.Addr

@@ -80,6 +80,11 @@ type AuthConfig struct {
 	// of any app's instances, remove overrides, and cancel them, whatever
 	// their binding; each such write is audited. Default: none.
 	Operators []string
+	// ExternalUsers says that the host authenticates users itself (Caddy's
+	// basic_auth in front of eureka_server) and passes each request's user
+	// with WithClient: Apps and Operators then name those users, and are
+	// not checked against Users. Default: false, the users are Users.
+	ExternalUsers bool
 	// Audit, if set, receives one line per write refused to a credential
 	// and per write of the operator role (audit.Open makes one; its owner
 	// closes it after the server stops). Default: none.

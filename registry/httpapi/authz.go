@@ -16,6 +16,7 @@ package httpapi
 // nor the credential, audited.
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -101,7 +102,7 @@ func checkPattern(p string) error {
 // name or a pattern.
 func (c *AuthConfig) checkBindings() error {
 	isUser := func(name string) bool {
-		return slices.ContainsFunc(c.Users, func(a Account) bool { return a.Username == name })
+		return c.ExternalUsers || slices.ContainsFunc(c.Users, func(a Account) bool { return a.Username == name })
 	}
 	for _, user := range slices.Sorted(mapKeys(c.Apps)) {
 		if !isUser(user) {
@@ -199,6 +200,12 @@ type caller struct {
 // callerOf identifies req's sender, as authenticator.role does: a peer's
 // certificate, a bound certificate, then the basic credentials.
 func (a *API) callerOf(req *Request) caller {
+	if a.auth == nil { // the host authenticated the request (ExternalUsers)
+		if n := a.boundCertName(req); n != "" {
+			return caller{name: n, cert: true}
+		}
+		return caller{name: req.User}
+	}
 	if c := req.ClientCert; c != nil {
 		if a.auth.peerCert(c) {
 			return caller{peer: true}
@@ -220,11 +227,39 @@ func (a *API) callerOf(req *Request) caller {
 // boundCertName is the name under which req's verified certificate is
 // bound (AuthConfig.CertApps), or "".
 func (a *API) boundCertName(req *Request) string {
-	if req.ClientCert == nil {
+	if req.ClientCert == nil || len(a.authz.certs) == 0 {
 		return ""
 	}
-	return a.auth.boundCert(req.ClientCert)
+	return certName(req.ClientCert, func(n string) bool { _, ok := a.authz.certs[n]; return ok })
 }
+
+type clientKey struct{}
+
+// Client is what a host's own handling established about a request
+// before the API: the user its authentication gave (Caddy's
+// {http.auth.user.id}) and the client's address after its trusted-proxy
+// rule (Caddy's client_ip).
+type Client struct {
+	User string
+	Addr netip.Addr
+}
+
+// WithClient returns ctx carrying c, which the net/http front door passes
+// to the bindings and the audit trail (AuthConfig.ExternalUsers).
+func WithClient(ctx context.Context, c Client) context.Context {
+	return context.WithValue(ctx, clientKey{}, c)
+}
+
+// clientOf is the Client WithClient put in ctx, and whether there is one.
+func clientOf(ctx context.Context) (Client, bool) {
+	c, ok := ctx.Value(clientKey{}).(Client)
+	return c, ok
+}
+
+// HasBindings reports whether the API decides who may write what
+// (AuthConfig's Apps, CertApps, Operators or Audit), so that a host that
+// authenticates users passes them (WithClient).
+func (a *API) HasBindings() bool { return a.authz != nil }
 
 // actionOf names a write for the audit trail.
 func actionOf(ep endpoint, method string, replication bool) string {

@@ -9,7 +9,7 @@ import (
 // certAuth reports whether the API identifies peers, or accounts bound to
 // apps, by their TLS client certificate, so front doors need to pass it.
 func (a *API) certAuth() bool {
-	return a.auth != nil && (len(a.auth.cfg.PeerCertNames) > 0 || len(a.auth.cfg.CertApps) > 0)
+	return a.auth != nil && len(a.auth.cfg.PeerCertNames) > 0 || a.authz != nil && len(a.authz.certs) > 0
 }
 
 // verifiedCert returns the client's certificate if the server verified it.

@@ -27,6 +27,12 @@ func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.api.authz != nil {
 		req.Source = sourceOf(r.RemoteAddr)
+		if c, ok := clientOf(r.Context()); ok {
+			req.User = c.User
+			if c.Addr.IsValid() {
+				req.Source = c.Addr
+			}
+		}
 	}
 	var resp Response
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
