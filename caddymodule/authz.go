@@ -125,3 +125,40 @@ func withClient(api *httpapi.API, r *http.Request) *http.Request {
 	}
 	return r.WithContext(httpapi.WithClient(r.Context(), c))
 }
+
+// The Spring configuration's eurekagate.auth.* (internal/springeureka)
+// set the options left unset: a user's or certificate's binding that the
+// Caddyfile does not make, the operators and the audit log if it names
+// none.
+func init() {
+	springSetters["audit-log"] = stringSetter(func(a *App) *string { return &a.AuditLog })
+	springSetters["auth-operators"] = func(a *App, v string) (bool, error) {
+		if len(a.AuthOperators) > 0 {
+			return false, nil
+		}
+		for _, op := range strings.Split(v, ",") {
+			if op = strings.TrimSpace(op); op != "" {
+				a.AuthOperators = append(a.AuthOperators, op)
+			}
+		}
+		return true, nil
+	}
+	springSetters["auth-apps"] = func(a *App, v string) (bool, error) {
+		name, apps, ok := strings.Cut(v, "=")
+		if !ok {
+			return false, fmt.Errorf("%q is not USER=APP[,APP...]", v)
+		}
+		m := &a.AuthApps
+		if n, ok := strings.CutPrefix(name, "cert:"); ok {
+			m, name = &a.AuthCertApps, n
+		}
+		if _, set := (*m)[name]; set {
+			return false, nil
+		}
+		if *m == nil {
+			*m = map[string][]string{}
+		}
+		(*m)[name] = strings.Split(apps, ",")
+		return true, nil
+	}
+}

@@ -91,3 +91,29 @@ func TestBindingOptionErrors(t *testing.T) {
 		t.Errorf("an audit log in a missing directory: %v", err)
 	}
 }
+
+// A Spring configuration's eurekagate.auth.* set the bindings the
+// Caddyfile leaves unset.
+func TestSpringBindingsInCaddy(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "application.yml")
+	trail := filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(file, []byte("eurekagate.auth:\n  apps:\n    orders: ORDERS,ORDERS-*\n    pay: PAYMENTS\n  operators: ops\n  audit-log: "+trail+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := &App{SpringConfig: file, Authz: Authz{AuthApps: map[string][]string{"pay": {"PAY-*"}}}}
+	err := provisionApp(t, a)
+	t.Cleanup(func() { a.Cleanup() }) // closes the audit log
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(a.AuthApps["orders"], ","); got != "ORDERS,ORDERS-*" {
+		t.Errorf("orders' apps: %q", got)
+	}
+	if got := strings.Join(a.AuthApps["pay"], ","); got != "PAY-*" {
+		t.Errorf("the Caddyfile's binding of pay lost: %q", got)
+	}
+	if strings.Join(a.AuthOperators, ",") != "ops" || a.AuditLog != trail {
+		t.Errorf("operators %q, audit log %q", a.AuthOperators, a.AuditLog)
+	}
+}
