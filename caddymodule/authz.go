@@ -10,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/eurekagate/eurekagate/dashboard"
 	"github.com/eurekagate/eurekagate/registry/audit"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 )
@@ -161,4 +162,18 @@ func init() {
 		(*m)[name] = strings.Split(apps, ",")
 		return true, nil
 	}
+}
+
+// dashboardPermissions tells eureka_dashboard what the user Caddy's
+// authentication established may write; nil without bindings.
+func (a *App) dashboardPermissions() func(*http.Request) *dashboard.Permissions {
+	if len(a.AuthApps) == 0 && len(a.AuthCertApps) == 0 {
+		return nil
+	}
+	api, err := a.API("")
+	if err != nil {
+		return nil
+	}
+	api.Close() // it serves no request, so holds no watch: asked only MayWrite
+	return dashboard.PermissionsFrom(func(r *http.Request) ([]string, bool, bool) { return api.MayWrite(withClient(api, r)) })
 }

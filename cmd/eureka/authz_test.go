@@ -175,3 +175,35 @@ func TestBindingFlagErrors(t *testing.T) {
 		t.Errorf("an audit log in a missing directory: %v", err)
 	}
 }
+
+// The dashboard's api/summary tells what the signed-in account may write:
+// a bound account its apps (and whether it is an operator), so that the
+// page disables the other actions; an unbound account, or none yet,
+// nothing (every action enabled).
+func TestDashboardTellsWhatTheAccountMayWrite(t *testing.T) {
+	hash, err := httpapi.HashPassword("s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := startNode(t, "-addr", "127.0.0.1:0", "-auth-users", "orders:"+hash+",oncall:"+hash+",free:"+hash,
+		"-auth-apps", "orders=ORDERS,pay-*", "-auth-apps", "oncall=OPS", "-auth-operators", "oncall")
+	for _, c := range []struct{ user, want string }{
+		{"orders", `"may":{"apps":["ORDERS","PAY-*"],"operator":false}`},
+		{"oncall", `"may":{"apps":["OPS"],"operator":true}`},
+		{"free", ""},
+		{"", ""},
+	} {
+		req, _ := http.NewRequest("GET", "http://"+srv.Addr().String()+"/api/summary", nil)
+		if c.user != "" {
+			req.SetBasicAuth(c.user, "s3cret")
+		}
+		resp, body := testkit.Do(t, http.DefaultClient, req)
+		if resp.StatusCode != 200 {
+			t.Fatalf("api/summary as %q: %d", c.user, resp.StatusCode)
+		}
+		got := regexp.MustCompile(`"may":\{[^}]*\}`).FindString(string(body))
+		if got != c.want {
+			t.Errorf("api/summary as %q: %q, want %q", c.user, got, c.want)
+		}
+	}
+}

@@ -214,7 +214,8 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) (httpapi.Serve
 	mux.Handle("/metrics", metricsHandler)
 	if opts.dashboardPath != "" {
 		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
-		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules, Traffic: rec, Health: health, XDS: dashboardXDS(p.XDS)})
+		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules, Traffic: rec, Health: health, XDS: dashboardXDS(p.XDS),
+			Permissions: dashboard.PermissionsFrom(p.API.MayWrite)})
 		p.Lifecycle.Append(fx.StartStopHook(d.Start, d.Close))
 		mux.Handle(path, d)
 	}

@@ -32,10 +32,14 @@ import (
 type appSet struct {
 	names    map[string]struct{}
 	patterns []string
+	list     []string // as configured, upper case: what MayWrite tells
 }
 
 func newAppSet(apps []string) appSet {
 	s := appSet{names: map[string]struct{}{}}
+	for _, p := range apps {
+		s.list = append(s.list, strings.ToUpper(strings.TrimSpace(p)))
+	}
 	for _, p := range apps {
 		p = strings.ToUpper(strings.TrimSpace(p))
 		if strings.Contains(p, "*") {
@@ -374,4 +378,33 @@ func sourceOf(remote string) netip.Addr {
 		return netip.Addr{}
 	}
 	return ap.Addr().Unmap()
+}
+
+// MayWrite tells what the credentials of r (its basic credentials, its
+// verified client certificate, or the user a host established with
+// WithClient) may write, for a page that shows only the actions they
+// may take (the dashboard): limited false when every app's instances
+// (an unbound account, a peer, no credential known yet: its first write
+// asks for one); else apps, the names and patterns of its binding, and
+// operator, whether it may override and cancel any app's instances.
+func (a *API) MayWrite(r *http.Request) (apps []string, operator, limited bool) {
+	if a.authz == nil {
+		return nil, false, false
+	}
+	req := Request{Authorization: r.Header.Get(hdrAuthorization)}
+	if a.certAuth() {
+		req.ClientCert = verifiedCert(r.TLS)
+	}
+	if c, ok := clientOf(r.Context()); ok {
+		req.User = c.User
+	}
+	c := a.callerOf(&req)
+	bound, isBound := a.authz.users[c.name]
+	if c.cert {
+		bound, isBound = a.authz.certs[c.name]
+	}
+	if c.peer || !isBound {
+		return nil, false, false
+	}
+	return bound.list, !c.cert && a.authz.operators[c.name], true
 }
