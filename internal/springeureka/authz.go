@@ -17,18 +17,11 @@ import (
 // string. A user is the account of spring.security.user.name or of
 // -auth-users.
 func (s *Settings) authz() error {
-	for _, m := range []struct{ root, prefix string }{{"eurekagate.auth.apps", ""}, {"eurekagate.auth.cert-apps", "cert:"}} {
-		for _, e := range s.Conf.Map(m.root) {
-			name := e.Property.Name
-			if i := strings.IndexByte(name, '['); i >= 0 {
-				name = name[:i]
-			}
-			apps, src, _, err := s.Conf.List(name)
-			if err != nil {
-				return err
-			}
-			s.Assign = append(s.Assign, Assignment{Setting: "auth-apps", Value: m.prefix + e.Key + "=" + strings.Join(apps, ","), From: fmt.Sprintf("%s %s", src, name), Arg: src.Arg != ""})
-		}
+	if err := s.mapOfLists("eurekagate.auth.apps", "auth-apps", ""); err != nil {
+		return err
+	}
+	if err := s.mapOfLists("eurekagate.auth.cert-apps", "auth-apps", "cert:"); err != nil {
+		return err
 	}
 	if ops, src, ok, err := s.Conf.List("eurekagate.auth.operators"); err != nil {
 		return err
