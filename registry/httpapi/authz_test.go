@@ -162,3 +162,18 @@ func checkAuditGolden(t *testing.T, got string) {
 		t.Errorf("audit trail differs from testdata/audit.golden (go test -update-audit rewrites it):\n--- got\n%s--- want\n%s", got, want)
 	}
 }
+
+// Patterns: * stands for any run of characters, none included; the rest
+// is matched as written (upper case, as routes hold app names).
+func TestAppPatterns(t *testing.T) {
+	set := newAppSet([]string{"orders", "pay-*", "*-EU", "A*B*C", "X.Y"})
+	for app, want := range map[string]bool{
+		"ORDERS": true, "ORDERS2": false, "PAY-": true, "PAY-EU": true, "PAYMENTS": false,
+		"BILLING-EU": true, "-EU": true, "EU": false, "ABC": true, "AXXBYYC": true, "ACB": false, "ABCB": false,
+		"X.Y": true, "XAY": false,
+	} {
+		if got := set.has(app); got != want {
+			t.Errorf("%s: %v, want %v", app, got, want)
+		}
+	}
+}
