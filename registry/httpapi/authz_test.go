@@ -177,3 +177,42 @@ func TestAppPatterns(t *testing.T) {
 		}
 	}
 }
+
+// Without a peer credential, replication is open to accounts as before,
+// but not to a bound account or an operator: a batch, or a write marked
+// as replicated, would reach other apps' instances (403, audited).
+func TestBoundAccountsSendNoReplication(t *testing.T) {
+	s, _ := newTestStore(t, registry.Config{})
+	mustRegister(t, s, inst("PAYMENTS", "p1"), false)
+	var trail strings.Builder
+	log := audit.New(&trail, nil, 16)
+	cfg := AuthConfig{Users: []Account{account(t, "orders", "o"), account(t, "ops", "x"), account(t, "free", "f")},
+		Apps: map[string][]string{"orders": {"ORDERS"}}, Operators: []string{"ops"}, Audit: log}
+	base := frontDoorURLs(t, NewAPI(s, APIConfig{Auth: cfg}))["fasthttp"] + "/eureka/"
+	batch := replication.AppendBatch(nil, []replication.Item{{Action: replication.ActionCancel, AppName: "PAYMENTS", ID: "p1"}})
+	for _, user := range []string{"orders", "ops"} {
+		pass := map[string]string{"orders": "o", "ops": "x"}[user]
+		if got, body := call(t, "POST", base+"peerreplication/batch", user, pass, batch); got != 403 || body != refusedReplication {
+			t.Errorf("%s's batch: %d %q", user, got, body)
+		}
+		if got, _ := call(t, "PUT", base+"apps/ORDERS/o1", user, pass, nil, "x-netflix-discovery-replication", "true"); got != 403 {
+			t.Errorf("%s's replicated heartbeat: %d", user, got)
+		}
+	}
+	if _, ok := s.Get("PAYMENTS", "p1"); !ok {
+		t.Fatal("a refused batch cancelled p1")
+	}
+	if got, _ := call(t, "POST", base+"peerreplication/batch", "free", "f", batch); got != 200 {
+		t.Errorf("an unbound account's batch without a peer credential: %d, want 200 as before", got)
+	}
+	log.Close()
+	n := 0
+	for _, line := range strings.Split(trail.String(), "\n") {
+		if strings.Contains(line, `"action":"replication"`) && strings.HasSuffix(line, `"outcome":"refused","status":403}`) {
+			n++
+		}
+	}
+	if n != 4 || strings.Count(trail.String(), "\n") != 4 {
+		t.Errorf("%d refused replications audited, want 4:\n%s", n, trail.String())
+	}
+}
