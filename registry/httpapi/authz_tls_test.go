@@ -3,7 +3,6 @@ package httpapi
 import (
 	"crypto/tls"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -35,20 +34,7 @@ func TestCertificateBoundToAnApp(t *testing.T) {
 		} else {
 			auth.Users = []Account{account(t, "ops", "s3cret")}
 		}
-		doors := map[string]func(api *API) string{
-			"fasthttp": func(api *API) string {
-				srv := NewServer(api, ServerConfig{Addr: "127.0.0.1:0", TLS: serverTLS})
-				startForTest(t, srv)
-				return "https://" + srv.Addr().String()
-			},
-			"net/http": func(api *API) string {
-				srv := httptest.NewUnstartedServer(NewHTTPHandler(api))
-				srv.TLS = serverTLS
-				srv.StartTLS()
-				t.Cleanup(srv.Close)
-				return srv.URL
-			},
-		}
+		doors := tlsDoors(t, serverTLS)
 		for name, start := range doors {
 			if external && name == "fasthttp" {
 				continue // a host's own authentication is net/http's (Caddy)
