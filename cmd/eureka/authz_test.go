@@ -207,3 +207,67 @@ func TestDashboardTellsWhatTheAccountMayWrite(t *testing.T) {
 		}
 	}
 }
+
+// The same over plain HTTP with the peer credential (-peer-auth, sent
+// from the peer URLs' user info): bound accounts write their apps on
+// either node, are refused the other's, and replication loses nothing.
+func TestBoundAccountsWithThePeerCredential(t *testing.T) {
+	hash, err := httpapi.HashPassword("s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := []string{testkit.FreeAddr(t), testkit.FreeAddr(t)}
+	peers := "http://peer:s3cret@" + addrs[0] + "/eureka/,http://peer:s3cret@" + addrs[1] + "/eureka/"
+	var stores []*registry.Store
+	for n := range addrs {
+		_, st := startNode(t, "-addr", addrs[n], "-dashboard-path", "off", "-peers", peers, "-self-url", "http://peer:s3cret@"+addrs[n]+"/eureka/",
+			"-peer-auth", "peer:"+hash, "-auth-users", "orders:"+hash+",pay:"+hash,
+			"-auth-apps", "orders=ORDERS", "-auth-apps", "pay=PAY-*")
+		stores = append(stores, st)
+	}
+	// A first check of a credential may find the node's one bcrypt slot
+	// taken by the peer's (503, which clients retry): asked again then.
+	write := func(node int, user, method, path string, body []byte) int {
+		t.Helper()
+		var got int
+		testkit.Eventually(t, 5*time.Second, "an answer other than 503", func() bool {
+			got = testkit.StatusAs(t, method, "http://"+addrs[node]+"/eureka/apps/"+path, user, "s3cret", string(body))
+			return got != http.StatusServiceUnavailable
+		})
+		return got
+	}
+	var want [][2]string
+	for n := range 2 {
+		for _, c := range []struct{ user, app string }{{"orders", "ORDERS"}, {"pay", "PAY-EU"}} {
+			id := strings.ToLower(c.app) + "-" + string(rune('1'+n))
+			if got := write(n, c.user, "POST", c.app, eureka.AppendInstanceJSON(nil, testkit.Inst(c.app, id))); got != 204 {
+				t.Fatalf("%s registers %s on node %d: %d", c.user, id, n+1, got)
+			}
+			want = append(want, [2]string{c.app, id})
+		}
+		if got := write(n, "orders", "POST", "PAY-EU", eureka.AppendInstanceJSON(nil, testkit.Inst("PAY-EU", "intruder"))); got != 403 {
+			t.Errorf("orders registers as PAY-EU on node %d: %d, want 403", n+1, got)
+		}
+	}
+	if got := write(1, "pay", "PUT", "ORDERS/orders-1/status?value=OUT_OF_SERVICE", nil); got != 403 {
+		t.Errorf("pay overrides an ORDERS instance: %d, want 403", got)
+	}
+	testkit.Eventually(t, 5*time.Second, "every registration on both nodes", func() bool {
+		for _, s := range stores {
+			for _, k := range want {
+				if _, ok := s.Get(k[0], k[1]); !ok {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	for _, s := range stores {
+		if _, ok := s.Get("PAY-EU", "intruder"); ok {
+			t.Error("a refused registration reached a node")
+		}
+		if i, _ := s.Get("ORDERS", "orders-1"); i.Status != eureka.StatusUp {
+			t.Errorf("a refused override took: %s", i.Status)
+		}
+	}
+}
