@@ -175,7 +175,8 @@ type Request struct {
 	Authorization string
 	// ClientCert is the client's TLS certificate when the server verified
 	// it against its client CA, else nil. Front doors fill it only when
-	// the API authenticates peers by certificate (AuthConfig.PeerCertNames).
+	// the API identifies clients by certificate (AuthConfig.PeerCertNames,
+	// CertApps).
 	ClientCert *x509.Certificate
 	// User is the user a host's own authentication established
 	// (AuthConfig.ExternalUsers; WithClient); "" when the API checks the

@@ -16,143 +16,12 @@ package httpapi
 // nor the credential, audited.
 
 import (
-	"context"
 	"crypto/x509"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/netip"
-	"slices"
-	"strings"
 
 	"github.com/eurekagate/eurekagate/registry/audit"
 )
-
-// appSet is a binding's apps: names, and patterns with *, upper case.
-type appSet struct {
-	names    map[string]struct{}
-	patterns []string
-	list     []string // as configured, upper case: what MayWrite tells
-}
-
-func newAppSet(apps []string) appSet {
-	s := appSet{names: map[string]struct{}{}}
-	for _, p := range apps {
-		s.list = append(s.list, strings.ToUpper(strings.TrimSpace(p)))
-	}
-	for _, p := range apps {
-		p = strings.ToUpper(strings.TrimSpace(p))
-		if strings.Contains(p, "*") {
-			s.patterns = append(s.patterns, p)
-		} else {
-			s.names[p] = struct{}{}
-		}
-	}
-	return s
-}
-
-// has reports whether app (upper case, as routes hold it) is in the set.
-func (s appSet) has(app string) bool {
-	if _, ok := s.names[app]; ok {
-		return true
-	}
-	for _, p := range s.patterns {
-		if globMatch(p, app) {
-			return true
-		}
-	}
-	return false
-}
-
-// globMatch matches s against pattern, where * stands for any run of
-// characters (none included) and every other character for itself.
-func globMatch(pattern, s string) bool {
-	first, rest, star := strings.Cut(pattern, "*")
-	if !star {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, first) {
-		return false
-	}
-	s = s[len(first):]
-	parts := strings.Split(rest, "*")
-	last := parts[len(parts)-1]
-	for _, p := range parts[:len(parts)-1] {
-		n := strings.Index(s, p)
-		if n < 0 {
-			return false
-		}
-		s = s[n+len(p):]
-	}
-	return len(s) >= len(last) && strings.HasSuffix(s, last)
-}
-
-// checkPattern refuses an app name or pattern that could match nothing
-// a client registers: empty, or with a character no app name may hold in
-// a request path.
-func checkPattern(p string) error {
-	switch {
-	case strings.TrimSpace(p) == "":
-		return errors.New("an empty app name")
-	case strings.ContainsAny(p, "/?#% \t"):
-		return fmt.Errorf("%q is not an app name or a pattern (letters, digits, - _ . and * only)", p)
-	}
-	return nil
-}
-
-// checkBindings is Check's part for the bindings: each bound account and
-// each operator is a user of Users (the peer keeps full rights and is
-// never bound), each certificate name is not empty, and each app is a
-// name or a pattern.
-func (c *AuthConfig) checkBindings() error {
-	isUser := func(name string) bool {
-		return c.ExternalUsers || slices.ContainsFunc(c.Users, func(a Account) bool { return a.Username == name })
-	}
-	for _, user := range slices.Sorted(mapKeys(c.Apps)) {
-		if !isUser(user) {
-			return fmt.Errorf("-auth-apps: %q is not an account: a binding names one of the accounts' user names", user)
-		}
-		if err := checkApps(c.Apps[user]); err != nil {
-			return fmt.Errorf("-auth-apps: %s: %v", user, err)
-		}
-	}
-	for _, name := range slices.Sorted(mapKeys(c.CertApps)) {
-		if strings.TrimSpace(name) == "" {
-			return errors.New("-auth-apps: a certificate binding has no name")
-		}
-		if err := checkApps(c.CertApps[name]); err != nil {
-			return fmt.Errorf("-auth-apps: cert:%s: %v", name, err)
-		}
-	}
-	for _, op := range c.Operators {
-		if !isUser(op) {
-			return fmt.Errorf("-auth-operators: %q is not an account: an operator is one of the accounts' user names", op)
-		}
-	}
-	return nil
-}
-
-func checkApps(apps []string) error {
-	if len(apps) == 0 {
-		return errors.New("no app: bind at least one app name or pattern")
-	}
-	for _, p := range apps {
-		if err := checkPattern(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func mapKeys(m map[string][]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
 
 // authz holds the bindings, compiled; nil when none is configured, which
 // leaves every write as it was.
@@ -236,34 +105,6 @@ func (a *API) boundCertName(req *Request) string {
 	}
 	return certName(req.ClientCert, func(n string) bool { _, ok := a.authz.certs[n]; return ok })
 }
-
-type clientKey struct{}
-
-// Client is what a host's own handling established about a request
-// before the API: the user its authentication gave (Caddy's
-// {http.auth.user.id}) and the client's address after its trusted-proxy
-// rule (Caddy's client_ip).
-type Client struct {
-	User string
-	Addr netip.Addr
-}
-
-// WithClient returns ctx carrying c, which the net/http front door passes
-// to the bindings and the audit trail (AuthConfig.ExternalUsers).
-func WithClient(ctx context.Context, c Client) context.Context {
-	return context.WithValue(ctx, clientKey{}, c)
-}
-
-// clientOf is the Client WithClient put in ctx, and whether there is one.
-func clientOf(ctx context.Context) (Client, bool) {
-	c, ok := ctx.Value(clientKey{}).(Client)
-	return c, ok
-}
-
-// HasBindings reports whether the API decides who may write what
-// (AuthConfig's Apps, CertApps, Operators or Audit), so that a host that
-// authenticates users passes them (WithClient).
-func (a *API) HasBindings() bool { return a.authz != nil }
 
 // actionOf names a write for the audit trail.
 func actionOf(ep endpoint, method string, replication bool) string {
@@ -378,33 +219,4 @@ func sourceOf(remote string) netip.Addr {
 		return netip.Addr{}
 	}
 	return ap.Addr().Unmap()
-}
-
-// MayWrite tells what the credentials of r (its basic credentials, its
-// verified client certificate, or the user a host established with
-// WithClient) may write, for a page that shows only the actions they
-// may take (the dashboard): limited false when every app's instances
-// (an unbound account, a peer, no credential known yet: its first write
-// asks for one); else apps, the names and patterns of its binding, and
-// operator, whether it may override and cancel any app's instances.
-func (a *API) MayWrite(r *http.Request) (apps []string, operator, limited bool) {
-	if a.authz == nil {
-		return nil, false, false
-	}
-	req := Request{Authorization: r.Header.Get(hdrAuthorization)}
-	if a.certAuth() {
-		req.ClientCert = verifiedCert(r.TLS)
-	}
-	if c, ok := clientOf(r.Context()); ok {
-		req.User = c.User
-	}
-	c := a.callerOf(&req)
-	bound, isBound := a.authz.users[c.name]
-	if c.cert {
-		bound, isBound = a.authz.certs[c.name]
-	}
-	if c.peer || !isBound {
-		return nil, false, false
-	}
-	return bound.list, !c.cert && a.authz.operators[c.name], true
 }
