@@ -118,6 +118,9 @@ type App struct {
 	// match any (:8761, bind 127.0.0.1). Servers that listen beyond
 	// loopback or authenticate are not affected. Default: none.
 	AllowedHosts []string `json:"allowed_hosts,omitempty"`
+	// Authz binds users and client certificates to the apps they may
+	// write, names the operators and the audit log (see Authz).
+	Authz
 	// MaxResponseSize bounds what the app reads from other registry
 	// servers, in bytes as received and gzip-decoded: the peers' registry
 	// at the start-up sync and their batch answers, or in remote mode the
@@ -268,6 +271,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	if err := a.check(); err != nil {
+		return err
+	}
+	if err := a.provisionAuthz(); err != nil {
 		return err
 	}
 	if a.Registry == "" {
@@ -458,6 +464,7 @@ func (a *App) stopFeeds() error {
 // destroys it. The remote regions' feeds of a config that never started
 // are let go.
 func (a *App) Cleanup() error {
+	defer a.cleanupAuthz()
 	a.stopXDS()
 	if a.feeds != nil {
 		a.stopFeeds()
@@ -535,7 +542,7 @@ func (a *App) API(prefix string) (*httpapi.API, error) {
 	if a.entry.store == nil {
 		return nil, errors.New("the eureka app is in remote mode: it hosts no registry to serve")
 	}
-	cfg := httpapi.APIConfig{Prefix: prefix, MaxBodyBytes: a.MaxBodySize}
+	cfg := httpapi.APIConfig{Prefix: prefix, MaxBodyBytes: a.MaxBodySize, Auth: a.authConfig()}
 	if a.entry.peers != nil {
 		// Caddy may start the http app before this one: reads wait for the
 		// start-up sync, answered 503 meanwhile.

@@ -85,6 +85,9 @@ func init() {
 //		health_timeout <duration>
 //		health_status <status>
 //		xds <listen address> { ... } (see XDS)
+//		auth_apps <user>|cert:<name> <apps...> (see Authz)
+//		auth_operators <users...>
+//		audit_log <path>|stdout
 //	}
 func parseGlobalOption(d *caddyfile.Dispenser, existing any) (any, error) {
 	if existing != nil {
@@ -251,6 +254,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = statusArg(d, &a.HealthStatus)
 		case "xds":
 			err = a.parseXDS(d)
+		case "auth_apps", "auth_operators", "audit_log":
+			err = a.parseAuthz(d)
 		default:
 			err = d.Errf("unrecognized eureka option %q", d.Val())
 		}

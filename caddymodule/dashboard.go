@@ -66,7 +66,8 @@ func (d *Dashboard) Provision(ctx caddy.Context) error {
 	e := app.entry
 	d.handler = dashboard.New(store, dashboard.Config{Path: d.path, APIPrefix: d.APIPrefix,
 		Rules:   func() *routing.Rules { return rulesOf(e) },
-		Traffic: e.traffic, TrafficLive: func() bool { return hasGateway(e) }, Health: gatewaysOut{e}, XDS: app.dashboardXDS()})
+		Traffic: e.traffic, TrafficLive: func() bool { return hasGateway(e) }, Health: gatewaysOut{e}, XDS: app.dashboardXDS(),
+		Permissions: app.dashboardPermissions()})
 	d.handler.Start()
 	return nil
 }

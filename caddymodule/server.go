@@ -81,7 +81,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	if s.hosts.refused(w, r) {
 		return nil
 	}
-	s.handler.ServeHTTP(w, r)
+	s.handler.ServeHTTP(w, withClient(s.api, r))
 	return nil
 }
 

@@ -104,6 +104,33 @@ type Config struct {
 	// types they asked for, since when), from api/xds. Default: none, and
 	// no list.
 	XDS func() []XDSClient
+	// Permissions, if set, tells what the account signed in to the page
+	// may write (httpapi.API.MayWrite): the page disables the actions it
+	// may not take, saying why. It returns nil for an account that may
+	// write every app's instances. Default: none, every action enabled.
+	Permissions func(r *http.Request) *Permissions
+}
+
+// Permissions are what an account may write, as api/summary's "may":
+// the apps of its binding (names, or patterns with *), and whether it is
+// an operator, who may take any app's instances out of service, put them
+// back and deregister them.
+type Permissions struct {
+	Apps     []string `json:"apps"`
+	Operator bool     `json:"operator"`
+}
+
+// PermissionsFrom makes Config.Permissions of a decision shaped as
+// httpapi.API.MayWrite's: limited false for an account that may write
+// everything.
+func PermissionsFrom(mayWrite func(*http.Request) (apps []string, operator, limited bool)) func(*http.Request) *Permissions {
+	return func(r *http.Request) *Permissions {
+		apps, operator, limited := mayWrite(r)
+		if !limited {
+			return nil
+		}
+		return &Permissions{Apps: apps, Operator: operator}
+	}
 }
 
 // Peers reports each peer's replication state.
@@ -299,6 +326,9 @@ type Summary struct {
 	Applications []App `json:"applications"`
 	// Recent is the last changes (up to 100), oldest first.
 	Recent []Event `json:"recent"`
+	// May is what the signed-in account may write (Config.Permissions);
+	// absent when it may write everything.
+	May *Permissions `json:"may,omitempty"`
 }
 
 // App is one application's instances.
@@ -363,6 +393,9 @@ func (h *Handler) summary(r *http.Request) Summary {
 	// after the change, so applying one the snapshot already has is harmless.
 	version := h.store.Version()
 	s := Summary{Head: h.head(r, version), Applications: []App{}, Recent: h.rec.recent()}
+	if h.cfg.Permissions != nil {
+		s.May = h.cfg.Permissions(r)
+	}
 	legacy := h.store.Config().LegacyLeaseExpiry
 	now := s.Now.UnixMilli()
 	out := h.outOfRotation()

@@ -45,6 +45,9 @@ type options struct {
 	// path, "stdout", or "" for none. main opens it into
 	// gateway.AccessLog.
 	gatewayAccessLog string
+	// auditLog is -audit-log: the audit trail's file, "stdout", or ""
+	// for none; auditOption opens it.
+	auditLog string
 	// peersFile is -peers-file, re-read while the server runs; nil for
 	// none.
 	peersFile *peersFile
@@ -118,6 +121,8 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	users := fs.String("auth-users", "", "comma-separated user:bcrypt-hash accounts; when set, writes need HTTP basic auth")
 	peerAuth := fs.String("peer-auth", "", "user:bcrypt-hash of the credential peers must use for replication")
 	fs.BoolVar(&o.registry.API.Auth.RequireForReads, "auth-reads", false, "make reads need credentials too")
+	var authz authzFlags
+	authz.register(fs, &o)
 	var tlsOpts tlsFlags
 	tlsOpts.register(fs)
 	var act actuatorFlags
@@ -229,10 +234,14 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 		}
 		auth.Peer = &a
 	}
+	authz.apply(&o)
 	if err := auth.Check(); err != nil {
 		return nil, spring, err
 	}
 	if err := tlsOpts.apply(&o); err != nil {
+		return nil, spring, err
+	}
+	if err := authz.checkTLS(&tlsOpts); err != nil {
 		return nil, spring, err
 	}
 	if err := act.apply(&o); err != nil {

@@ -151,6 +151,7 @@ func appOptions(opts *options, log *zap.Logger) fx.Option {
 	return fx.Options(
 		gw,
 		peersFileOption(opts),
+		auditOption(opts),
 		xdsModule(opts, log),
 		fxmodules.Registry,
 		fxmodules.Server,
@@ -213,7 +214,8 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) (httpapi.Serve
 	mux.Handle("/metrics", metricsHandler)
 	if opts.dashboardPath != "" {
 		path := strings.TrimSuffix(opts.dashboardPath, "/") + "/"
-		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules, Traffic: rec, Health: health, XDS: dashboardXDS(p.XDS)})
+		d := dashboard.New(p.Store, dashboard.Config{Path: path, Peers: p.Peers, Rules: rules, Traffic: rec, Health: health, XDS: dashboardXDS(p.XDS),
+			Permissions: dashboard.PermissionsFrom(p.API.MayWrite)})
 		p.Lifecycle.Append(fx.StartStopHook(d.Start, d.Close))
 		mux.Handle(path, d)
 	}
@@ -235,7 +237,7 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) (httpapi.Serve
 		cfg.Other = mountActuator(act, cfg.Other, protect)
 	}
 	auth := opts.registry.API.Auth
-	if len(auth.Users) == 0 && auth.Peer == nil && len(auth.PeerCertNames) == 0 && !loopbackOnly(cfg.Addr) {
+	if len(auth.Users) == 0 && auth.Peer == nil && len(auth.PeerCertNames) == 0 && len(auth.CertApps) == 0 && !loopbackOnly(cfg.Addr) {
 		log.Warn("the registry listens beyond loopback without credentials: anyone who reaches it can register or cancel instances; set -auth-users",
 			zap.String("addr", cfg.Addr))
 	}

@@ -140,7 +140,19 @@
   }
   window.addEventListener("eurekagate:out", (e) => setOut(e.detail || []));
 
+  // may is what the signed-in account may write (api/summary's "may"), or
+  // null when it may write everything: the actions it may not take are
+  // disabled, with a title saying why.
+  let may = null;
+
+  function mayAct(app) {
+    if (!may || may.operator) return true;
+    const name = app.toUpperCase();
+    return may.apps.some((p) => new RegExp("^" + p.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") + "$").test(name));
+  }
+
   function load(s) {
+    may = s.may || null;
     const out = [];
     for (const app of s.applications) {
       for (const i of app.instances) if (i.ejected || i.failing_health_check) out.push({ app: app.name, id: i.id, ejected: i.ejected, failing_health_check: i.failing_health_check });
@@ -442,6 +454,12 @@
     if (i.overridden_status === "OUT_OF_SERVICE") actions.append(button("Put back in service", "putback"));
     else actions.append(button("Take out of service", "out"));
     actions.append(button("Deregister", "deregister", true));
+    if (!mayAct(i.app)) {
+      for (const b of actions.children) {
+        b.disabled = true;
+        b.title = "Your account may not change this application's instances";
+      }
+    }
     tr._hb = cell("Last heartbeat", heartbeat(i));
     // Keep the keyboard focus on the row's action buttons across an update.
     const focused = tr.contains(document.activeElement) ? Array.from(tr.querySelectorAll("button")).indexOf(document.activeElement) : -1;

@@ -105,7 +105,7 @@ func (s *Settings) mapAll() error {
 			s.add(k.flag, v, q)
 		}
 	}
-	for _, f := range []func() error{s.address, s.contextPath, s.peers, s.dashboard, s.security, s.ssl, s.remoteRegions, s.management} {
+	for _, f := range []func() error{s.address, s.contextPath, s.peers, s.dashboard, s.security, s.authz, s.ssl, s.remoteRegions, s.management} {
 		if err := f(); err != nil {
 			return err
 		}

@@ -94,18 +94,7 @@ func (s *Settings) remoteRegions() error {
 	if len(remotes) > 0 {
 		s.Assign = append(s.Assign, Assignment{Setting: "remote-regions", Value: strings.Join(remotes, ","), From: strings.Join(from, ", "), Arg: arg})
 	}
-	for _, e := range s.Conf.Map("eureka.server.remote-region-app-whitelist") {
-		name := e.Property.Name
-		if i := strings.IndexByte(name, '['); i >= 0 {
-			name = name[:i]
-		}
-		apps, src, _, err := s.Conf.List(name)
-		if err != nil {
-			return err
-		}
-		s.Assign = append(s.Assign, Assignment{Setting: "remote-region-apps", Value: e.Key + "=" + strings.Join(apps, ","), From: fmt.Sprintf("%s %s", src, name), Arg: src.Arg != ""})
-	}
-	return nil
+	return s.mapOfLists("eureka.server.remote-region-app-whitelist", "remote-region-apps", "")
 }
 
 // ssl maps server.ssl.*: the certificate and key (PEM, or a PKCS12 key

@@ -90,6 +90,7 @@ type API struct {
 	maxBatch int64
 	prefixes [][]string
 	auth     *authenticator // nil: open
+	authz    *authz         // nil: no binding, operator or audit trail
 	env      string
 	ready    <-chan struct{} // nil: ready
 	applying <-chan struct{} // nil: applying
@@ -105,6 +106,9 @@ type API struct {
 // NewAPI returns the REST API over store.
 func NewAPI(store *registry.Store, cfg APIConfig) *API {
 	a := &API{store: store, regions: regions.MirrorOf(store), maxBody: cfg.MaxBodyBytes, auth: newAuthenticator(cfg.Auth), env: cfg.Environment, peers: cfg.Peers, ready: cfg.Ready, applying: cfg.Applying}
+	if a.auth != nil || cfg.Auth.ExternalUsers {
+		a.authz = newAuthz(cfg.Auth)
+	}
 	if a.maxBody <= 0 {
 		a.maxBody = DefaultMaxBodyBytes
 	}
@@ -171,15 +175,21 @@ type Request struct {
 	Authorization string
 	// ClientCert is the client's TLS certificate when the server verified
 	// it against its client CA, else nil. Front doors fill it only when
-	// the API authenticates peers by certificate (AuthConfig.PeerCertNames).
+	// the API identifies clients by certificate (AuthConfig.PeerCertNames,
+	// CertApps).
 	ClientCert *x509.Certificate
+	// User is the user a host's own authentication established
+	// (AuthConfig.ExternalUsers; WithClient); "" when the API checks the
+	// credentials itself.
+	User string
 	// Origin and FetchSite are the Origin and Sec-Fetch-Site headers, which
 	// browsers send and Eureka clients do not; CSRF is the HeaderCSRF
 	// header. A write that has either of the first two needs the third.
 	Origin, FetchSite, CSRF string
 	Body                    []byte
-	// Client is the client's address, which credential checks queue by.
-	// Front doors fill it only when the API checks credentials.
+	// Client is the client's address (unmapped from IPv4-in-IPv6), which
+	// credential checks queue by and the audit trail records. Front doors
+	// fill it only when the API checks credentials or binds them to apps.
 	Client netip.Addr
 }
 
@@ -244,7 +254,8 @@ func (a *API) Match(path string) bool {
 // 415 or 403 (see HeaderCSRF: writes need a JSON or XML content type or
 // none, a body a JSON or XML one, a browser's write the header), and a
 // request without the credentials it needs 401 (503 when they could not
-// be checked in time; see AuthConfig).
+// be checked in time; see AuthConfig), and a write its credential may not
+// make 403 (AuthConfig.Apps; authz.go).
 func (a *API) Serve(req *Request, resp *Response) {
 	if isHealth(req.Path) {
 		a.health(req, resp)
@@ -269,7 +280,15 @@ func (a *API) Serve(req *Request, resp *Response) {
 	}
 	if a.auth != nil {
 		if status := a.auth.decide(req, write, r.ep == epBatch || req.Replication); status != 0 {
+			a.recordAuthRefusal(req, &r, status)
 			authFailed(resp, status)
+			return
+		}
+	}
+	operatorWrite := false
+	if a.authz != nil && write {
+		var ok bool
+		if operatorWrite, ok = a.authorize(req, &r, resp); !ok {
 			return
 		}
 	}
@@ -356,6 +375,9 @@ func (a *API) Serve(req *Request, resp *Response) {
 		a.only(req, resp, http.MethodGet, func() { a.status(req, resp) })
 	case epStatusOverrides:
 		a.only(req, resp, http.MethodGet, func() { a.statusOverrides(resp) })
+	}
+	if operatorWrite {
+		a.recordOperator(req, &r, resp.Status)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/eurekagate/eurekagate/registry/audit"
 )
 
 // Account is a user name and the bcrypt hash of its password, as Caddy's
@@ -62,18 +64,46 @@ type AuthConfig struct {
 	// credentials too. It needs an account (Check refuses it alone).
 	// Default: reads are open.
 	RequireForReads bool
+	// Apps binds accounts, by user name, to the applications they may
+	// write: names or patterns with * (ORDERS, ORDERS-*), matched without
+	// regard to case. A bound account may register, renew, cancel and
+	// change the status and metadata only of instances of those apps, and
+	// register only under those names; it may not send replication. An
+	// account without a binding keeps every right of a user. Default: none
+	// bound. See authz.go.
+	Apps map[string][]string
+	// CertApps binds TLS client certificates, by common or DNS name, to
+	// apps as Apps binds accounts: a certificate the server verified
+	// (ServerConfig.TLS with a client CA) whose name is listed
+	// authenticates its client, with the rights of its binding. Default:
+	// none.
+	CertApps map[string][]string
+	// Operators are accounts, by user name, that may override the status
+	// of any app's instances, remove overrides, and cancel them, whatever
+	// their binding; each such write is audited. Default: none.
+	Operators []string
+	// ExternalUsers says that the host authenticates users itself (Caddy's
+	// basic_auth in front of eureka_server) and passes each request's user
+	// with WithClient: Apps and Operators then name those users, and are
+	// not checked against Users. Default: false, the users are Users.
+	ExternalUsers bool
+	// Audit, if set, receives one line per write refused to a credential
+	// and per write of the operator role (audit.Open makes one; its owner
+	// closes it after the server stops). Default: none.
+	Audit *audit.Log
 }
 
 // enabled reports whether any credential is configured.
 func (c *AuthConfig) enabled() bool {
-	return len(c.Users) > 0 || c.Peer != nil || len(c.PeerCertNames) > 0
+	return len(c.Users) > 0 || c.Peer != nil || len(c.PeerCertNames) > 0 || len(c.CertApps) > 0
 }
 
 // Check reports a configuration that would not do what it says:
 // RequireForReads without any account (everything would stay open), an
 // account without a user name, or a password hash that is not a bcrypt
-// hash (that account could never log in). NewAPI does not call it; servers
-// call it before they start.
+// hash (that account could never log in), and a binding or an operator
+// that names no account or an app pattern that is not one (checkBindings).
+// NewAPI does not call it; servers call it before they start.
 func (c *AuthConfig) Check() error {
 	if c.RequireForReads && !c.enabled() {
 		return errors.New("closing reads needs an account: RequireForReads (-auth-reads) is set without any user (-auth-users)")
@@ -90,7 +120,7 @@ func (c *AuthConfig) Check() error {
 			return fmt.Errorf("the password hash of %q is not a bcrypt hash (%v); make one with eureka -hash-password or caddy hash-password", a.Username, err)
 		}
 	}
-	return nil
+	return c.checkBindings()
 }
 
 // role is what a credential is allowed to be.

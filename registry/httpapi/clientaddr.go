@@ -17,7 +17,7 @@ func remoteAddr(r *http.Request) netip.Addr {
 	if err != nil {
 		return netip.Addr{}
 	}
-	return ap.Addr()
+	return ap.Addr().Unmap()
 }
 
 // tcpAddr is the IP of a TCP connection's address (fasthttp's
@@ -28,5 +28,5 @@ func tcpAddr(a net.Addr) netip.Addr {
 		return netip.Addr{}
 	}
 	ip, _ := netip.AddrFromSlice(t.IP)
-	return ip
+	return ip.Unmap()
 }

@@ -31,7 +31,7 @@ func FastHTTPHandler(api *API) fasthttp.RequestHandler {
 		if api.certAuth() && ctx.IsTLS() {
 			req.ClientCert = verifiedCert(ctx.TLSConnectionState())
 		}
-		if api.auth != nil {
+		if api.auth != nil || api.authz != nil {
 			req.Client = tcpAddr(ctx.RemoteAddr())
 		}
 		var resp Response

@@ -25,8 +25,14 @@ func (h httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.api.certAuth() {
 		req.ClientCert = verifiedCert(r.TLS)
 	}
-	if h.api.auth != nil {
+	if h.api.auth != nil || h.api.authz != nil {
 		req.Client = remoteAddr(r)
+		if c, ok := clientOf(r.Context()); ok {
+			req.User = c.User
+			if c.Addr.IsValid() {
+				req.Client = c.Addr
+			}
+		}
 	}
 	var resp Response
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {

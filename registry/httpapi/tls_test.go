@@ -57,23 +57,7 @@ func TestMutualTLSAndPeerCertificates(t *testing.T) {
 	}
 	auth := AuthConfig{Users: []Account{account(t, "ops", "s3cret")}, PeerCertNames: []string{"node-1", "node-2.eureka.internal"}}
 
-	doors := map[string]func(api *API) string{
-		"fasthttp": func(api *API) string {
-			srv := NewServer(api, ServerConfig{Addr: "127.0.0.1:0", TLS: serverTLS})
-			if err := srv.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { srv.Stop(t.Context()) })
-			return "https://" + srv.Addr().String()
-		},
-		"net/http": func(api *API) string {
-			srv := httptest.NewUnstartedServer(NewHTTPHandler(api))
-			srv.TLS = serverTLS
-			srv.StartTLS()
-			t.Cleanup(srv.Close)
-			return srv.URL
-		},
-	}
+	doors := tlsDoors(t, serverTLS)
 	for name, start := range doors {
 		t.Run(name, func(t *testing.T) {
 			s, _ := newTestStore(t, registry.Config{})
@@ -125,5 +109,27 @@ func TestMutualTLSAndPeerCertificates(t *testing.T) {
 				t.Fatalf("%d instances registered, want 3", s.Len())
 			}
 		})
+	}
+}
+
+// tlsDoors starts api over TLS through each front door on loopback, by
+// name, returning its base URL: the fasthttp Server and net/http's.
+func tlsDoors(t *testing.T, serverTLS *tls.Config) map[string]func(api *API) string {
+	return map[string]func(api *API) string{
+		"fasthttp": func(api *API) string {
+			srv := NewServer(api, ServerConfig{Addr: "127.0.0.1:0", TLS: serverTLS})
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { srv.Stop(t.Context()) })
+			return "https://" + srv.Addr().String()
+		},
+		"net/http": func(api *API) string {
+			srv := httptest.NewUnstartedServer(NewHTTPHandler(api))
+			srv.TLS = serverTLS
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			return srv.URL
+		},
 	}
 }

@@ -33,6 +33,7 @@ type Collector struct {
 	peerLeftDropped                                                    *prometheus.Desc
 	acceptErrors                                                       *prometheus.Desc
 	regions                                                            *regions
+	audit                                                              auditDropped
 }
 
 // Peers reports each current peer's replication state, and the tasks
@@ -71,6 +72,7 @@ func New(store *registry.Store, peers Peers, namespace string) *Collector {
 		peerLeftDropped:  d("peer_left_dropped_total", "Replication tasks dropped with the queue of a peer that left the membership."),
 		acceptErrors:     d("accept_errors_total", "Failures to accept a connection (out of file descriptors, say) of this process's fasthttp servers, which wait and accept again.", "server"),
 		regions:          newRegions(store, namespace),
+		audit:            newAuditDropped(namespace),
 	}
 }
 
@@ -82,6 +84,7 @@ func (m *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	m.regions.Describe(ch)
+	m.audit.Describe(ch)
 }
 
 // Collect reads the Store and sends the current values.
@@ -128,6 +131,7 @@ func (m *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(m.acceptErrors, a.Count, a.Name)
 	}
 	m.regions.Collect(ch)
+	m.audit.Collect(ch)
 	if m.peers == nil {
 		return
 	}
