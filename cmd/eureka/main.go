@@ -107,6 +107,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "eureka:", buildError(err))
 		os.Exit(1)
 	}
+	// fx catches SIGINT and SIGTERM from Wait on, and Run waits only once
+	// every start hook has run: a signal between "registry listening"
+	// and then killed the process without its stop hooks (seen in
+	// TestProcessWithRemoteRegions). Caught from here, it stops the app
+	// as soon as it has started.
+	app.Wait()
 	app.Run()
 }
 
