@@ -150,6 +150,9 @@ func (l RulesLimits) Parse(source string, data []byte) (*Rules, error) {
 		return nil, err
 	}
 	p.setSCG(rules)
+	if err := p.setShared(rules); err != nil {
+		return nil, err
+	}
 	return rules, nil
 }
 
@@ -162,6 +165,9 @@ type parser struct {
 	// noSCG is defaults' scg_headers: false.
 	limitKeys int
 	noSCG     bool
+	// failure is defaults' redis_failure, at failureAt.
+	failure   int8
+	failureAt *yaml.Node
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
