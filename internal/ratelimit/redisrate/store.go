@@ -86,6 +86,10 @@ func New(cfg Config) (*Store, error) {
 	if cfg.ProbeInterval <= 0 {
 		cfg.ProbeInterval = DefaultProbeInterval
 	}
+	// go-redis logs each failed dial on its own global logger: the
+	// Store logs an outage once, and Redis's clients in this process
+	// (Caddy's modules among them) are its.
+	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	s := newStore(cfg)
 	s.client = redis.NewClient(opt)
 	s.wg.Add(workers + 1)
@@ -95,6 +99,13 @@ func New(cfg Config) (*Store, error) {
 	go s.probe()
 	return s, nil
 }
+
+var quietOnce sync.Once
+
+// quiet is go-redis's logger: nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // newStore is a Store without a client or goroutines, for the tests of
 // the leases, which answer its asks themselves.
