@@ -243,6 +243,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = statusArg(d, &a.HealthStatus)
 		case "xds":
 			err = a.parseXDS(d)
+		case "redis":
+			err = oneArg(d, &a.Redis)
 		default:
 			err = d.Errf("unrecognized eureka option %q", d.Val())
 		}

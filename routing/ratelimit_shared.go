@@ -37,6 +37,9 @@ type SharedLimitsConfig struct {
 // redis_failure: closed, answers 503. Redis is tried again every 500 ms,
 // and used again as soon as it answers. Give them to the rules' parse
 // (RulesLimits.Shared); Close when no gateway uses them any more.
+// The zero SharedLimits only checks documents (Caddy's adapt, before its
+// app's Redis is known): rules parsed with it are not to route by, their
+// shared limits have no leases.
 type SharedLimits struct {
 	store *redisrate.Store
 }
@@ -106,6 +109,9 @@ func (p *parser) setShared(rules *Rules) error {
 				continue
 			}
 			found = true
+			if p.lim.Shared.store == nil {
+				continue // a check only
+			}
 			closed := l.failure == failureClosed || l.failure == failureUnset && p.failure == failureClosed
 			prefix := "eurekagate:ratelimit:" + app + ":" + l.label + ":" + strconv.Itoa(l.count) + "/" + l.period.String() + ":" + strconv.Itoa(l.burst) + ":"
 			l.shared = p.lim.Shared.store.NewLimit(prefix, int64(l.period)/int64(l.count), l.burst, l.maxKeys, closed)
