@@ -36,7 +36,9 @@ import (
 // sticky key), and the gateway with its traffic counters and request ids
 // turned off, with its access log written to a file, and with a
 // per-client rate limit that never triggers (what deciding one costs,
-// target ≥ 0.95 of the gateway without); the gateways
+// target ≥ 0.95 of the gateway without), and with a per-client shared
+// limit on a redis-server of its own, its lease warm (target ≥ 0.7;
+// left out when redis-server is not installed); the gateways
 // all sent the same headers. Every server runs in a process of its
 // own (this binary again, as "eurekabench gateway -serve <role>"), as it
 // would in production; the load comes from wrk when it is installed (as
@@ -59,6 +61,7 @@ type gatewayBenchConfig struct {
 	nginx     string // path of nginx, "" to leave it out
 	servers   rerun  // runs each server's process
 	profile   string // the gateway's CPU profile, "" for none
+	redis     string // the shared limit's Redis, "" to leave it out
 }
 
 // gatewayCommand is "eurekabench gateway", and with -serve the process of
@@ -72,10 +75,11 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	serve := fs.String("serve", "", "internal: serve one role (backend, fasthttp, caddy) until interrupted")
 	listen := fs.String("listen", "", "internal: the role's listen address")
 	backend := fs.String("backend", "", "internal: the backend's address")
+	redisURL := fs.String("redis", "", "internal: the shared limit's Redis")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the gateway's process to this file")
 	return func(out io.Writer, rec *record) error {
 		if *serve != "" {
-			return serveRole(*serve, *listen, *backend, *profile, out)
+			return serveRole(*serve, *listen, *backend, *profile, *redisURL, out)
 		}
 		servers, err := thisBinary()
 		if err != nil {
@@ -127,18 +131,27 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 			stops[i]()
 		}
 	}()
-	ports, err := freePorts(11)
+	ports, err := freePorts(12)
 	if err != nil {
 		return err
 	}
+	redisURL, stopRedis, err := startBenchRedis()
+	if err != nil {
+		return fmt.Errorf("starting redis-server: %v", err)
+	}
+	stops, c.redis = append(stops, stopRedis), redisURL
 	addr := func(i int) string { return "127.0.0.1:" + ports[i] }
 	backendAddr := addr(0)
 	pids := map[string]int{}
 	for _, role := range []struct{ name, listen string }{
 		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)}, {"fasthttp-only", addr(5)},
 		{"caddy-static", addr(6)}, {"fasthttp-rules", addr(7)}, {"fasthttp-quiet", addr(8)},
-		{"fasthttp-log", addr(9)}, {"fasthttp-limit", addr(10)},
+		{"fasthttp-log", addr(9)}, {"fasthttp-limit", addr(10)}, {"fasthttp-shared", addr(11)},
 	} {
+		if role.name == "fasthttp-shared" && c.redis == "" {
+			fmt.Fprintln(out, "redis-server is not installed: the shared limit's target is left out")
+			continue
+		}
 		stop, pid, err := c.startServer(role.name, role.listen, backendAddr)
 		if err != nil {
 			return fmt.Errorf("starting the %s: %v", role.name, err)
@@ -167,6 +180,11 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	bare := &target{name: "bare fasthttp proxy (reference)", addr: addr(4), path: "/svc/x", pids: one(pids["bare"])}
 	only := &target{name: "gateway without loops (reference)", addr: addr(5), path: "/svc/x", pids: one(pids["fasthttp-only"])}
 	targets = append(targets, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only)
+	var shared *target
+	if c.redis != "" {
+		shared = &target{name: "gateway, a shared Redis limit", addr: addr(11), path: "/svc/x", pids: one(pids["fasthttp-shared"]), headers: ruleHeaders}
+		targets = append(targets, shared)
+	}
 	for _, t := range targets {
 		if status, err := request(t.addr, "GET", t.path, nil); err != nil || status != 200 {
 			return fmt.Errorf("%s: GET %s: %d %v", t.name, t.path, status, err)
@@ -229,6 +247,9 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		fmt.Fprintf(out, "  gateway / no metrics, no ids    %9.2f   (target >= 0.95)\n", last(fast)/last(quiet))
 		fmt.Fprintf(out, "  gateway, access log / without   %9.2f   (target >= 0.85)\n", last(logged)/last(fast))
 		fmt.Fprintf(out, "  gateway, a limit / without      %9.2f   (target >= 0.95)\n", last(limited)/last(fast))
+		if shared != nil {
+			fmt.Fprintf(out, "  gateway, shared limit / without %9.2f   (target >= 0.70)\n", last(shared)/last(fast))
+		}
 	}
 
 	fmt.Fprintf(out, "\nranges over %d rounds\n", c.rounds)
@@ -267,6 +288,10 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 	fmt.Fprintf(out, "  gateway, access log / without   %.2f - %.2f (same round)\n", lo, hi)
 	lo, hi = ratios(limited, fast)
 	fmt.Fprintf(out, "  gateway, a limit / without      %.2f - %.2f (same round)\n", lo, hi)
+	if shared != nil {
+		lo, hi = ratios(shared, fast)
+		fmt.Fprintf(out, "  gateway, shared limit / without %.2f - %.2f (same round)\n", lo, hi)
+	}
 	return nil
 }
 
@@ -315,7 +340,7 @@ func (c gatewayBenchConfig) measure(t *target, d time.Duration) (requests, secon
 // startServer runs this binary serving role on listen, and returns when it
 // answers there; stop interrupts it and waits for it.
 func (c gatewayBenchConfig) startServer(role, listen, backend string) (stop func(), pid int, err error) {
-	args := []string{"gateway", "-serve", role, "-listen", listen, "-backend", backend}
+	args := []string{"gateway", "-serve", role, "-listen", listen, "-backend", backend, "-redis", c.redis}
 	if role == "fasthttp" && c.profile != "" {
 		args = append(args, "-cpuprofile", c.profile)
 	}
@@ -332,7 +357,7 @@ func (c gatewayBenchConfig) startServer(role, listen, backend string) (stop func
 
 // serveRole is the server's process: serve role on listen, say "ready" on
 // out, and serve until interrupted.
-func serveRole(role, listen, backend, profile string, out io.Writer) error {
+func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) error {
 	ctx, cancel := untilInterrupted()
 	defer cancel()
 	switch role {
@@ -348,7 +373,7 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		<-ctx.Done()
 		srv.Shutdown()
 		return <-done
-	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet", "fasthttp-log", "fasthttp-limit":
+	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet", "fasthttp-log", "fasthttp-limit", "fasthttp-shared":
 		store := registry.New(registry.Config{})
 		cfg := routing.Config{Instances: store}
 		if role == "fasthttp-rules" {
@@ -369,6 +394,14 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
+			cfg.Rules = rules
+		}
+		if role == "fasthttp-shared" {
+			rules, closeShared, err := sharedLimitRules(redisURL)
+			if err != nil {
+				return err
+			}
+			defer closeShared()
 			cfg.Rules = rules
 		}
 		gcfg := gateway.Config{Routing: cfg}
