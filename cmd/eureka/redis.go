@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/eurekagate/eurekagate/registry/actuator"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -21,4 +23,16 @@ func openRedis(opts *options, log *zap.Logger) (func() error, error) {
 	}
 	opts.gatewayRules.Limits.Shared = s
 	return s.Close, nil
+}
+
+// redisComponent is the shared limits' Redis as the actuator's health
+// shows it: UP, or DOWN with the last error and since when, the
+// registry's status staying UP (actuator.Config.Degraded).
+func redisComponent(h routing.SharedHealth) actuator.Component {
+	c := actuator.Component{Status: actuator.StatusUp, Details: map[string]any{"errors": h.Errors}}
+	if !h.Up {
+		c.Status = actuator.StatusDown
+		c.Details["error"], c.Details["since"] = h.LastError, h.Since.UTC().Format(time.RFC3339)
+	}
+	return c
 }

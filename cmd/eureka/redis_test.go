@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -36,6 +37,7 @@ const sharedRules = `apps:
 // one failing closed answers 503 naming Redis, each gateway logs the
 // outage once and counts the failures; redis-server restarted on its
 // port, both limit again, without a restart of the gateways.
+// /actuator/health shows Redis DOWN meanwhile, its status staying UP.
 func TestGatewaysShareARedisLimit(t *testing.T) {
 	redis := testkit.StartRedis(t)
 	path := filepath.Join(t.TempDir(), "rules.yaml")
@@ -111,6 +113,21 @@ func TestGatewaysShareARedisLimit(t *testing.T) {
 		t.Errorf("/metrics during the outage, no redis_up 0 or no errors counted:\n%s", metrics)
 	}
 
+	health := func() (status, redis string) {
+		var h struct {
+			Status     string
+			Components map[string]struct{ Status string }
+		}
+		_, body := testkit.HTTPGet(t, gw.registry+"/actuator/health")
+		if err := json.Unmarshal([]byte(body), &h); err != nil {
+			t.Fatalf("/actuator/health: %v: %s", err, body)
+		}
+		return h.Status, h.Components["redis"].Status
+	}
+	if status, redis := health(); status != "UP" || redis != "DOWN" {
+		t.Errorf("/actuator/health during the outage: %s, redis %s, want UP with redis DOWN", status, redis)
+	}
+
 	redis.Start()
 	testkit.Eventually(t, 10*time.Second, "limited again once Redis is back", func() bool {
 		status, _ := testkit.HTTPGet(t, gw.gateway+"/orders/")
@@ -121,6 +138,9 @@ func TestGatewaysShareARedisLimit(t *testing.T) {
 		return status == 200
 	})
 	gw.logs.line(t, "shared rate limits: Redis reachable again")
+	if status, redis := health(); status != "UP" || redis != "UP" {
+		t.Errorf("/actuator/health after the outage: %s, redis %s, want UP and UP", status, redis)
+	}
 	if n := strings.Count(gw.logs.String(), "Redis unreachable"); n != 1 {
 		t.Errorf("the outage logged %d times, want once", n)
 	}
