@@ -110,14 +110,24 @@ func TestSharedLimitRedisDown(t *testing.T) {
 	}
 }
 
+// neverShared is a per-client shared limit no test reaches.
+const neverShared = "apps:\n  orders:\n    limits: [{key: client, rate: 1000000000/s, shared: true}]\n"
+
 // The decision of a shared limit with a lease allocates nothing.
 func TestSharedLimitNoAllocations(t *testing.T) {
 	redis := testkit.StartRedis(t)
-	r, _ := sharedRouter(t, redis.URL(), "apps:\n  orders:\n    limits: [{key: client, rate: 1000000000/s, shared: true}]\n")
-	req := client("10.0.0.1")
+	r, _ := sharedRouter(t, redis.URL(), neverShared)
+	passesWithoutAllocations(t, r, client("10.0.0.1"))
+}
+
+// passesWithoutAllocations fails t unless req passes r's limits on
+// /orders/x without an allocation, once its keys are held and its leases
+// granted.
+func passesWithoutAllocations(t *testing.T, r *Router, req *Request) {
+	t.Helper()
 	rt, _, _ := r.Route(nil, []byte("/orders/x"), req)
-	r.Limit(&rt, req)
-	testkit.Eventually(t, 5*time.Second, "the lease granted", func() bool { return settled(r) })
+	r.Limit(&rt, req) // the keys held
+	testkit.Eventually(t, 5*time.Second, "the leases granted", func() bool { return settled(r) })
 	n := testing.AllocsPerRun(1000, func() {
 		rt.Answer = Answer{}
 		if !r.Limit(&rt, req) {
@@ -133,7 +143,7 @@ func TestSharedLimitNoAllocations(t *testing.T) {
 // no round trip to Redis of its own.
 func BenchmarkSharedLimit(b *testing.B) {
 	redis := testkit.StartRedis(b)
-	r, _ := sharedRouter(b, redis.URL(), "apps:\n  orders:\n    limits: [{key: client, rate: 1000000000/s, shared: true}]\n")
+	r, _ := sharedRouter(b, redis.URL(), neverShared)
 	req := client("10.0.0.1")
 	rt, _, _ := r.Route(nil, []byte("/orders/x"), req)
 	b.ReportAllocs()

@@ -152,19 +152,7 @@ func (l *Limit) apply(r refill, granted, retry int64, failed bool, now int64) {
 // leases are void) and not being refilled, or one key when none is: a
 // key dropped with requests on credit may take credit again.
 func (s *shard) evict(now int64) {
-	n := len(s.m)
-	for k, e := range s.m {
-		if now-e.used > leaseTTL && !e.pending {
-			delete(s.m, k)
-		}
-	}
-	if len(s.m) < n {
-		return
-	}
-	for k := range s.m {
-		delete(s.m, k)
-		return
-	}
+	ratelimit.Evict(s.m, func(e *entry) bool { return now-e.used > leaseTTL && !e.pending })
 }
 
 // Keys returns the number of keys held.

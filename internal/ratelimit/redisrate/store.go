@@ -15,6 +15,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/eurekagate/eurekagate/internal/tick"
 )
 
 // DefaultProbeInterval is how often an unreachable Redis is tried again.
@@ -241,16 +243,9 @@ func keyName(prefix string, key uint64) string {
 // probe tries an unreachable Redis again every ProbeInterval.
 func (s *Store) probe() {
 	defer s.wg.Done()
-	t := time.NewTicker(s.cfg.ProbeInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
+	tick.Every(s.cfg.ProbeInterval, s.stop, nil, func() {
 		if s.Up() {
-			continue
+			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ProbeInterval)
 		err := gcra.Load(ctx, s.client).Err()
@@ -260,7 +255,7 @@ func (s *Store) probe() {
 		} else {
 			s.reachable()
 		}
-	}
+	})
 }
 
 // failed counts a failure, and logs it when Redis was taken as
