@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eurekagate/eurekagate/registry/actuator"
 	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic/metrics"
 )
@@ -35,6 +36,19 @@ func (a *App) provisionRedis(ctx caddy.Context) error {
 		return fmt.Errorf("registering metrics: %v", err)
 	}
 	return nil
+}
+
+// redisHealth is the redis component of eureka_actuator's health, nil
+// without the redis option: DOWN during an outage, the status staying UP.
+func (a *App) redisHealth() func() map[string]actuator.Component {
+	s := a.shared
+	if s == nil {
+		return nil
+	}
+	return func() map[string]actuator.Component {
+		status, details := s.Health().Component()
+		return map[string]actuator.Component{"redis": {Status: status, Details: details}}
+	}
 }
 
 // closeRedis closes the client once the config's gateways are done.

@@ -70,6 +70,17 @@ type SharedHealth struct {
 	Since time.Time
 }
 
+// Component is h as a health endpoint's component: UP, or DOWN with
+// the last error and since when; the failed calls counted.
+func (h SharedHealth) Component() (status string, details map[string]any) {
+	details = map[string]any{"errors": h.Errors}
+	if h.Up {
+		return "UP", details
+	}
+	details["error"], details["since"] = h.LastError, h.Since.UTC().Format(time.RFC3339)
+	return "DOWN", details
+}
+
 // Health returns Redis's state.
 func (s *SharedLimits) Health() SharedHealth {
 	msg, since := s.store.State()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -26,13 +25,8 @@ func openRedis(opts *options, log *zap.Logger) (func() error, error) {
 }
 
 // redisComponent is the shared limits' Redis as the actuator's health
-// shows it: UP, or DOWN with the last error and since when, the
-// registry's status staying UP (actuator.Config.Degraded).
+// shows it, the registry's status staying UP (actuator.Config.Degraded).
 func redisComponent(h routing.SharedHealth) actuator.Component {
-	c := actuator.Component{Status: actuator.StatusUp, Details: map[string]any{"errors": h.Errors}}
-	if !h.Up {
-		c.Status = actuator.StatusDown
-		c.Details["error"], c.Details["since"] = h.LastError, h.Since.UTC().Format(time.RFC3339)
-	}
-	return c
+	status, details := h.Component()
+	return actuator.Component{Status: status, Details: details}
 }
