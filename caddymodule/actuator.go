@@ -68,6 +68,7 @@ func (a *Actuator) Provision(ctx caddy.Context) error {
 	if p := app.entry.peers; p != nil {
 		cfg.Peers = p
 	}
+	cfg.Degraded = app.redisHealth()
 	switch a.ShowDetails {
 	case "", "always":
 	case "never":

@@ -23,6 +23,7 @@ import (
 	"github.com/eurekagate/eurekagate/registry/httpapi"
 	"github.com/eurekagate/eurekagate/registry/regions/feeds"
 	"github.com/eurekagate/eurekagate/registry/replication"
+	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/xds"
 )
 
@@ -235,6 +236,11 @@ type App struct {
 	// (see XDS). Default: none.
 	XDS *XDS `json:"xds,omitempty"`
 
+	// Redis is the Redis of the eureka_gateway limits with shared: true
+	// (redis.go). Default: none, and shared: true is refused.
+	Redis  string                `json:"redis,omitempty"`
+	shared *routing.SharedLimits // nil without Redis
+
 	entry   *entry
 	checker *balancer.Checker // nil without active health checks
 	feeds   *feeds.Feeds      // this config's; nil without remote regions
@@ -308,6 +314,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	if err := ctx.GetMetricsRegistry().Register(e.trafficMetrics); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 		return fmt.Errorf("registering metrics: %v", err)
+	}
+	if err := a.provisionRedis(ctx); err != nil {
+		return err
 	}
 	return a.provisionXDS(ctx)
 }
@@ -466,6 +475,7 @@ func (a *App) stopFeeds() error {
 func (a *App) Cleanup() error {
 	defer a.cleanupAuthz()
 	a.stopXDS()
+	a.closeRedis()
 	if a.feeds != nil {
 		a.stopFeeds()
 	}

@@ -256,6 +256,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = a.parseXDS(d)
 		case "auth_apps", "auth_operators", "audit_log":
 			err = a.parseAuthz(d)
+		case "redis":
+			err = oneArg(d, &a.Redis)
 		default:
 			err = d.Errf("unrecognized eureka option %q", d.Val())
 		}

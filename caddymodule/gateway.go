@@ -152,6 +152,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	g.TrafficRules.shared = app.shared
 	if cfg.Rules, err = g.TrafficRules.load("eureka_gateway"); err != nil {
 		return err
 	}

@@ -43,6 +43,9 @@ type TrafficRules struct {
 	RulesMaxEcho int `json:"rules_max_echo,omitempty"`
 
 	heredoc string // the Caddyfile's heredoc, checked once its block is read
+	// shared is the eureka app's Redis (redis.go), for eureka_gateway's
+	// rules; nil: shared: true is refused.
+	shared *routing.SharedLimits
 }
 
 // load parses the rules; nil when there are none.
@@ -51,6 +54,8 @@ func (t TrafficRules) load(module string) (*routing.Rules, error) {
 	if err != nil {
 		return nil, err
 	}
+	set := lim != routing.RulesLimits{}
+	lim.Shared = t.shared
 	switch {
 	case len(t.Rules) > 0 && t.RulesFile != "":
 		return nil, errors.New(module + ": rules and rules_file are both set; set one")
@@ -58,7 +63,7 @@ func (t TrafficRules) load(module string) (*routing.Rules, error) {
 		return lim.Parse(module+" rules", t.Rules)
 	case t.RulesFile != "":
 		return lim.Load(t.RulesFile)
-	case lim != routing.RulesLimits{}:
+	case set:
 		return nil, errors.New(module + ": a rules_max_* limit is set without rules or rules_file")
 	}
 	return nil, nil
@@ -195,6 +200,7 @@ func (t *TrafficRules) adaptRules(d *caddyfile.Dispenser) error {
 	if err != nil {
 		return d.Err(err.Error())
 	}
+	lim.Shared = adaptShared
 	if _, err := lim.Parse("heredoc", []byte(t.heredoc)); err != nil {
 		return d.Errf("rules: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/eurekagate/eurekagate/internal/ratelimit"
+	"github.com/eurekagate/eurekagate/internal/ratelimit/redisrate"
 )
 
 // A limit is one rate limit of a rules document, compiled: a GCRA per
@@ -25,6 +26,14 @@ type limit struct {
 	reason  string // the 429's body
 	replen  string // X-RateLimit-Replenish-Rate: requests a second
 	burstTx string // X-RateLimit-Burst-Capacity
+
+	// A shared limit's (ratelimit_shared.go): shared: true, its
+	// redis_failure, its leases, the 503's body when it fails closed.
+	sharedDoc   bool
+	failure     int8
+	maxKeys     int
+	shared      *redisrate.Limit
+	unavailable string
 }
 
 type limitKey uint8
@@ -43,7 +52,7 @@ const absentKey = 0x9e3779b97f4a7c15
 
 // newLimit makes a limit's limiter and its answer's fixed parts.
 func newLimit(key limitKey, name string, count int, period time.Duration, burst, maxKeys int, perApp, scg bool) *limit {
-	l := &limit{key: key, name: name, perApp: perApp, count: count, period: period, burst: burst, scg: scg}
+	l := &limit{key: key, name: name, perApp: perApp, count: count, period: period, burst: burst, scg: scg, maxKeys: maxKeys}
 	l.lim = ratelimit.New(int64(period)/int64(count), burst, maxKeys)
 	l.label = [...]string{"client", "header:", "cookie:", "subset", "app"}[key] + name
 	unit := map[time.Duration]string{time.Second: "s", time.Minute: "m", time.Hour: "h"}[period]
@@ -65,9 +74,15 @@ func allow(limits []*limit, app string, req *Request, sub *Subset) (Answer, Limi
 	now := monotonic()
 	for _, l := range limits {
 		var d ratelimit.Decision
-		if l.key == keyApp && !l.perApp {
+		switch {
+		case l.shared != nil:
+			var down bool
+			if d, down = l.shared.Allow(l.keyOf(app, req, sub), now); down {
+				return Answer{Status: 503, Reason: l.unavailable}, Limited{}
+			}
+		case l.key == keyApp && !l.perApp:
 			d = l.lim.Single(now)
-		} else {
+		default:
 			d = l.lim.Allow(l.keyOf(app, req, sub), now)
 		}
 		if !d.Allowed {

@@ -154,6 +154,9 @@ func (l RulesLimits) Parse(source string, data []byte) (*Rules, error) {
 	}
 	p.setSCG(rules)
 	markGuarded(rules)
+	if err := p.setShared(rules); err != nil {
+		return nil, err
+	}
 	return rules, nil
 }
 
@@ -166,6 +169,9 @@ type parser struct {
 	// noSCG is defaults' scg_headers: false.
 	limitKeys int
 	noSCG     bool
+	// failure is defaults' redis_failure, at failureAt.
+	failure   int8
+	failureAt *yaml.Node
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)

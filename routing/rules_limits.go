@@ -52,6 +52,11 @@ type RulesLimits struct {
 	// MaxEcho is the longest piece of the document a refusal quotes, in
 	// bytes. Default 80.
 	MaxEcho int
+	// Shared are the shared limits' Redis (NewSharedLimits): without it
+	// a limit with shared: true is refused, naming the settings that
+	// give it (cmd/eureka's -gateway-redis, Caddy's eureka app's redis).
+	// Default: none.
+	Shared *SharedLimits
 }
 
 // WithDefaults returns l with the defaults of its settings filled in.

@@ -35,6 +35,11 @@ func (p *parser) defaults(n *yaml.Node, at string, rules *Rules) error {
 			rules.defaults, err = p.limits(n, at, true)
 			return err
 		},
+		"redis_failure": func(n *yaml.Node, at string) (err error) {
+			p.failure, err = p.redisFailure(n, at)
+			p.failureAt = n
+			return err
+		},
 		"scg_headers": func(n *yaml.Node, at string) error {
 			on, err := p.boolean(n, at)
 			p.noSCG = !on
@@ -67,7 +72,7 @@ func (p *parser) limit(n *yaml.Node, at string, perApp bool) (*limit, error) {
 	var name, rate string
 	var period time.Duration
 	count, burst, maxKeys := 0, 0, ratelimit.DefaultMaxKeys
-	keyed := false
+	keyed, shared, failure, failureAt := false, false, failureUnset, (*yaml.Node)(nil)
 	err := p.mapping(n, at, map[string]func(*yaml.Node, string) error{
 		"key": func(n *yaml.Node, at string) error {
 			v, err := p.scalar(n, at)
@@ -130,11 +135,15 @@ func (p *parser) limit(n *yaml.Node, at string, perApp bool) (*limit, error) {
 			maxKeys, err = p.whole(n, at, maxLimitKeys)
 			return err
 		},
-		"shared": func(n *yaml.Node, at string) error {
-			b, err := p.boolean(n, at)
-			if err == nil && b {
-				return p.fail(n, at, "shared limits (across gateway nodes, through Redis) are not supported yet: this gateway's limits are its own")
+		"shared": func(n *yaml.Node, at string) (err error) {
+			if shared, err = p.boolean(n, at); err == nil && shared && p.lim.Shared == nil {
+				return p.fail(n, at, noRedis)
 			}
+			return err
+		},
+		"redis_failure": func(n *yaml.Node, at string) (err error) {
+			failure, err = p.redisFailure(n, at)
+			failureAt = n
 			return err
 		},
 	})
@@ -149,6 +158,9 @@ func (p *parser) limit(n *yaml.Node, at string, perApp bool) (*limit, error) {
 	case int64(period)/int64(count) < 1:
 		return nil, p.fail(n, at, fmt.Sprintf("rate %s is more than one request a nanosecond", rate))
 	}
+	if failureAt != nil && !shared {
+		return nil, p.fail(failureAt, p.join(at, "redis_failure"), "applies to a shared limit only (shared: true)")
+	}
 	if burst == 0 {
 		burst = count
 	}
@@ -157,7 +169,9 @@ func (p *parser) limit(n *yaml.Node, at string, perApp bool) (*limit, error) {
 			return nil, p.fail(n, at, fmt.Sprintf("the limits' max_keys add up to %d, past the limit of %d keys in a document", p.limitKeys, maxLimitKeys))
 		}
 	}
-	return newLimit(key, name, count, period, burst, maxKeys, perApp, true), nil
+	l := newLimit(key, name, count, period, burst, maxKeys, perApp, true)
+	l.sharedDoc, l.failure = shared, failure
+	return l, nil
 }
 
 // setSCG applies the document's scg_headers to its limits once it is read.

@@ -84,6 +84,11 @@ func actuatorHandler(opts *options, p serverParams, metrics http.Handler) (*actu
 	if p.Peers != nil {
 		cfg.Peers = p.Peers
 	}
+	if s := opts.gatewayRules.Limits.Shared; s != nil {
+		cfg.Degraded = func() map[string]actuator.Component {
+			return map[string]actuator.Component{"redis": redisComponent(s.Health())}
+		}
+	}
 	switch a.details {
 	case "never":
 		cfg.Details = func(*http.Request) bool { return false }

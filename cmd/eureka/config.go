@@ -48,6 +48,9 @@ type options struct {
 	// auditLog is -audit-log: the audit trail's file, "stdout", or ""
 	// for none; auditOption opens it.
 	auditLog string
+	// gatewayRedis is -gateway-redis, the shared rate limits' Redis;
+	// main makes gatewayRules.Limits.Shared of it.
+	gatewayRedis string
 	// peersFile is -peers-file, re-read while the server runs; nil for
 	// none.
 	peersFile *peersFile
@@ -149,6 +152,7 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	fs.IntVar(&lim.MaxRegexSize, "gateway-rules-max-regex-size", routing.DefaultRulesMaxRegexSize, "most instructions the regular expressions of the -gateway-rules document compile to, together ([a-z]{1,64} is 127); a match costs up to 256 bytes of a value times its expression's size")
 	fs.IntVar(&lim.MaxEcho, "gateway-rules-max-echo", routing.DefaultRulesMaxEcho, "longest piece (a key, a value) of a refused -gateway-rules document that the refusal quotes, in bytes; a longer one is cut")
 	fs.DurationVar(&o.gatewayServer.HeaderTimeout, "gateway-header-timeout", gateway.DefaultHeaderTimeout, "limit on a client's request header as a whole, from its first byte (as nginx's client_header_timeout)")
+	fs.StringVar(&o.gatewayRedis, "gateway-redis", "", "Redis of the -gateway-rules limits with shared: true, one limit across the gateways that share it: redis://[[user]:password@]HOST:PORT[/DB], rediss:// for TLS (go-redis's ParseURL; the password never logged). Without it, shared: true is refused")
 	fs.StringVar(&o.gatewayAccessLog, "gateway-access-log", "", "write the gateway's access log, a JSON line per request with the fields of Caddy's (see docs/gateway.md), to this file (appended to) or to stdout; lines are written within a second, and dropped when the writer falls behind")
 	failover := fs.String("gateway-failover-regions", "", "comma-separated remote regions (of -remote-regions), in order, whose instances take an app's requests when the local region has none that can take them; the local region takes them back as soon as it has one (default: none, the local region only)")
 	// The standalone server owns its process: its gateway keeps a
@@ -266,6 +270,9 @@ func parseLayers(args []string, getenv func(string) string, environ []string, di
 	}
 	if o.gatewayRules.File == "" && *lim != (routing.RulesLimits{}).WithDefaults() {
 		return nil, spring, errors.New("a -gateway-rules-max-* limit is set without -gateway-rules: the limits are the rules file's")
+	}
+	if o.gatewayRedis != "" && o.gatewayRules.File == "" {
+		return nil, spring, errors.New("-gateway-redis is set without -gateway-rules: Redis holds the rules' shared limits")
 	}
 	if o.gatewayAccessLog != "" && o.gatewayServer.Addr == "" {
 		return nil, spring, errors.New("-gateway-access-log is set without -gateway: the log is the gateway's")

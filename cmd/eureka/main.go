@@ -101,6 +101,13 @@ func main() {
 	// After the app has stopped: the gateway's Close has written the
 	// last lines.
 	defer closeAccessLog()
+	closeRedis, err := openRedis(opts, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "eureka:", err)
+		os.Exit(1)
+	}
+	// After the app has stopped: the gateway no longer decides requests.
+	defer closeRedis()
 	app := fx.New(appOptions(opts, log))
 	if err := app.Err(); err != nil {
 		// fx has logged its account of the failure; this is the cause.
@@ -211,6 +218,9 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) (httpapi.Serve
 		rules = p.Gateway.Router().Rules
 		rec = p.Gateway.Traffic()
 		health = p.Gateway.Router().Config().Balancer
+	}
+	if s := opts.gatewayRules.Limits.Shared; s != nil {
+		metrics.MustRegister(trafficmetrics.Redis(func() uint64 { return s.Health().Errors }, func() bool { return s.Health().Up }, "eureka"))
 	}
 	if p.XDS != nil {
 		metrics.MustRegister(p.XDS.Collector("eureka"))

@@ -35,7 +35,9 @@ import (
 // sticky key), and the gateway with its traffic counters and request ids
 // turned off, with its access log written to a file, and with a
 // per-client rate limit that never triggers (what deciding one costs,
-// target ≥ 0.95 of the gateway without); and the configuration users
+// target ≥ 0.95 of the gateway without), and with a per-client shared
+// limit on a redis-server of its own, its lease warm (target ≥ 0.7;
+// left out when redis-server is not installed); and the configuration users
 // run, the gateway with every feature on (the 20 rules, the access log to
 // a file, its metrics registered, traffic counters and request ids), beside
 // the anchors: nginx with its access log buffered to a file and HAProxy
@@ -67,6 +69,7 @@ type gatewayBenchConfig struct {
 	profile   string // the gateway's CPU profile, "" for none
 	profiled  string // the role profiled: fasthttp (bare) or fasthttp-all
 	anchors   bool   // only the anchors, the two gateways they compare with and Caddy's with every feature on
+	redis     string // the shared limit's Redis, "" to leave it out
 }
 
 // gatewayCommand is "eurekabench gateway", and with -serve the process of
@@ -81,12 +84,13 @@ func gatewayCommand(fs *flag.FlagSet) func(io.Writer, *record) error {
 	serve := fs.String("serve", "", "internal: serve one role (backend, fasthttp, caddy) until interrupted")
 	listen := fs.String("listen", "", "internal: the role's listen address")
 	backend := fs.String("backend", "", "internal: the backend's address")
+	redisURL := fs.String("redis", "", "internal: the shared limit's Redis")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the gateway's process to this file")
 	profiled := fs.String("cpuprofile-target", "bare", "the gateway -cpuprofile profiles: bare or every-feature")
 	anchors := fs.Bool("anchors", false, "measure only the backend, nginx, HAProxy, the gateway bare and with every feature on, and Caddy's eureka_gateway with every feature on (beside it through reverse_proxy and Caddy's static reverse_proxy)")
 	return func(out io.Writer, rec *record) error {
 		if *serve != "" {
-			return serveRole(*serve, *listen, *backend, *profile, out)
+			return serveRole(*serve, *listen, *backend, *profile, *redisURL, out)
 		}
 		servers, err := thisBinary()
 		if err != nil {
@@ -151,18 +155,27 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 			stops[i]()
 		}
 	}()
-	ports, err := freePorts(14)
+	ports, err := freePorts(15)
 	if err != nil {
 		return err
 	}
+	redisURL, stopRedis, err := startBenchRedis()
+	if err != nil {
+		return fmt.Errorf("starting redis-server: %v", err)
+	}
+	stops, c.redis = append(stops, stopRedis), redisURL
 	addr := func(i int) string { return "127.0.0.1:" + ports[i] }
 	backendAddr := addr(0)
 	pids := map[string]int{}
 	for _, role := range []struct{ name, listen string }{
 		{"backend", backendAddr}, {"fasthttp", addr(1)}, {"caddy", addr(2)}, {"bare", addr(4)}, {"fasthttp-only", addr(5)},
 		{"caddy-static", addr(6)}, {"fasthttp-rules", addr(7)}, {"fasthttp-quiet", addr(8)},
-		{"fasthttp-log", addr(9)}, {"fasthttp-limit", addr(10)}, {"fasthttp-all", addr(11)},
+		{"fasthttp-log", addr(9)}, {"fasthttp-limit", addr(10)}, {"fasthttp-all", addr(11)}, {"fasthttp-shared", addr(14)},
 	} {
+		if role.name == "fasthttp-shared" && c.redis == "" {
+			fmt.Fprintln(out, "redis-server is not installed: the shared limit's target is left out")
+			continue
+		}
 		if c.anchors && role.name != "backend" && role.name != "fasthttp" && role.name != "fasthttp-all" {
 			continue
 		}
@@ -216,6 +229,11 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		targets = append(targets, fast, every)
 	} else {
 		targets = append(targets, fast, every, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only)
+	}
+	var shared *target
+	if c.redis != "" && !c.anchors {
+		shared = &target{name: "gateway, a shared Redis limit", addr: addr(14), path: "/svc/x", pids: one(pids["fasthttp-shared"]), headers: fixture.RuleHeaders}
+		targets = append(targets, shared)
 	}
 	full, err := c.startCaddyFull(backendAddr, &stops) // gatewaycaddy.go
 	if err != nil {
@@ -279,7 +297,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		end()
 		last := func(t *target) float64 { return t.rates[len(t.rates)-1] }
 		if !c.anchors {
-			printStudyRound(out, last, studyTargets{targets[0], nginx, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only})
+			printStudyRound(out, last, studyTargets{targets[0], nginx, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only, shared})
 		}
 		for _, cmp := range comparisons {
 			printComparison(out, cmp, r)
@@ -303,7 +321,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		return lo, hi
 	}
 	if !c.anchors {
-		printStudyRanges(out, ratios, studyTargets{targets[0], nginx, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only})
+		printStudyRanges(out, ratios, studyTargets{targets[0], nginx, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only, shared})
 	}
 	if len(comparisons) > 0 {
 		fmt.Fprintf(out, "\nours against the anchors over %d rounds (requests/s summed, CPU µs/request and p99 ms their medians)\n", c.rounds)
@@ -353,7 +371,7 @@ func (c gatewayBenchConfig) measure(t *target, d time.Duration) (requests, secon
 // startServer runs this binary serving role on listen, and returns when it
 // answers there; stop interrupts it and waits for it.
 func (c gatewayBenchConfig) startServer(role, listen, backend string) (stop func(), pid int, err error) {
-	args := []string{"gateway", "-serve", role, "-listen", listen, "-backend", backend}
+	args := []string{"gateway", "-serve", role, "-listen", listen, "-backend", backend, "-redis", c.redis}
 	if role == c.profiled && c.profile != "" {
 		args = append(args, "-cpuprofile", c.profile)
 	}
@@ -370,7 +388,7 @@ func (c gatewayBenchConfig) startServer(role, listen, backend string) (stop func
 
 // serveRole is the server's process: serve role on listen, say "ready" on
 // out, and serve until interrupted.
-func serveRole(role, listen, backend, profile string, out io.Writer) error {
+func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) error {
 	ctx, cancel := untilInterrupted()
 	defer cancel()
 	switch role {
@@ -386,7 +404,7 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 		<-ctx.Done()
 		srv.Shutdown()
 		return <-done
-	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet", "fasthttp-log", "fasthttp-limit", "fasthttp-all":
+	case "fasthttp", "fasthttp-only", "fasthttp-rules", "fasthttp-quiet", "fasthttp-log", "fasthttp-limit", "fasthttp-all", "fasthttp-shared":
 		store := registry.New(registry.Config{})
 		cfg := routing.Config{Instances: store}
 		if role == "fasthttp-rules" || role == "fasthttp-all" {
@@ -407,6 +425,14 @@ func serveRole(role, listen, backend, profile string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
+			cfg.Rules = rules
+		}
+		if role == "fasthttp-shared" {
+			rules, closeShared, err := sharedLimitRules(redisURL)
+			if err != nil {
+				return err
+			}
+			defer closeShared()
 			cfg.Rules = rules
 		}
 		gcfg := gateway.Config{Routing: cfg}

@@ -9,6 +9,7 @@ import (
 // apart from the anchors' comparisons (gateway_anchors.go).
 type studyTargets struct {
 	direct, nginx, fast, ruled, quiet, logged, limited, caddyGW, caddyStatic, bare, only *target
+	shared                                                                               *target // nil without redis-server
 }
 
 // studyRatio is one of the study's ratio lines: a's rate over b's, with
@@ -21,7 +22,8 @@ type studyRatio struct {
 	ranged bool
 }
 
-// ratios are the study's ratio lines, the nginx ones only when nginx runs.
+// ratios are the study's ratio lines, the nginx ones only when nginx
+// runs, the shared limit's only when redis-server does.
 func (t studyTargets) ratios() []studyRatio {
 	var rs []studyRatio
 	if t.nginx != nil {
@@ -30,7 +32,7 @@ func (t studyTargets) ratios() []studyRatio {
 			studyRatio{"bare fasthttp proxy / nginx", t.bare, t.nginx, "", true},
 			studyRatio{"gateway without loops / nginx", t.only, t.nginx, "", true})
 	}
-	return append(rs,
+	rs = append(rs,
 		studyRatio{"gateway / Caddy", t.fast, t.caddyGW, "4", true},
 		studyRatio{"Caddy eureka_gateway / static", t.caddyGW, t.caddyStatic, "0.90", true},
 		studyRatio{"gateway / direct", t.fast, t.direct, "", false},
@@ -38,6 +40,10 @@ func (t studyTargets) ratios() []studyRatio {
 		studyRatio{"gateway / no metrics, no ids", t.fast, t.quiet, "0.95", true},
 		studyRatio{"gateway, access log / without", t.logged, t.fast, "0.85", true},
 		studyRatio{"gateway, a limit / without", t.limited, t.fast, "0.95", true})
+	if t.shared != nil {
+		rs = append(rs, studyRatio{"gateway, shared limit / without", t.shared, t.fast, "0.70", true})
+	}
+	return rs
 }
 
 // printStudyRound prints the study's ratios of a round, last giving a

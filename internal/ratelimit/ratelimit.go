@@ -108,17 +108,24 @@ func (l *Limiter) decide(tat, now int64) (Decision, int64) {
 
 // evict drops the idle keys of a full shard, or one key when none is.
 func (s *shard) evict(now int64) {
-	n := len(s.tat)
-	for k, tat := range s.tat {
-		if tat <= now {
-			delete(s.tat, k)
+	Evict(s.tat, func(tat int64) bool { return tat <= now })
+}
+
+// Evict drops the keys of a full map that idle says are idle or, when
+// none is, one key: the bound on a limiter's keys (the shared limits'
+// leases too).
+func Evict[V any](m map[uint64]V, idle func(V) bool) {
+	n := len(m)
+	for k, v := range m {
+		if idle(v) {
+			delete(m, k)
 		}
 	}
-	if len(s.tat) < n {
+	if len(m) < n {
 		return
 	}
-	for k := range s.tat {
-		delete(s.tat, k)
+	for k := range m {
+		delete(m, k)
 		return
 	}
 }

@@ -50,6 +50,9 @@ type Config struct {
 	// anonymous callers get the status alone, as Spring Boot's default
 	// (show-details: never) gives everyone.
 	Details func(*http.Request) bool
+	// Degraded, if set, adds components that health shows and does not
+	// aggregate (degraded.go): cmd/eureka's gateway's redis. Default: none.
+	Degraded func() map[string]Component
 }
 
 // Actuator serves the endpoints under its base path.

@@ -78,6 +78,9 @@ func (a *Actuator) health(w http.ResponseWriter, r *http.Request) {
 			status = c.Status
 		}
 	}
+	for name, c := range a.degraded() {
+		comps[name] = c
+	}
 	body := map[string]any{"status": status}
 	if a.cfg.Details == nil || a.cfg.Details(r) {
 		body["components"] = comps
