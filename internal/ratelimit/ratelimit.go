@@ -66,8 +66,10 @@ type Decision struct {
 // Allow decides a request of key at now (nanoseconds on a monotonic
 // clock). It allocates nothing once key is held; a new key may grow its
 // shard's map. When a shard is full it first drops its keys whose TAT
-// has passed (they are full buckets: exact); when none has, it drops one
-// key (which then starts full again, a burst early at worst).
+// has passed (they are full buckets: exact); when none has, it drops an
+// eighth of its keys (which then start full again, a burst early at
+// worst), so that a flood of new keys scans a full shard once every
+// eighth of it, not at each key.
 func (l *Limiter) Allow(key uint64, now int64) Decision {
 	s := &l.shards[key%shards]
 	s.mu.Lock()
@@ -106,7 +108,12 @@ func (l *Limiter) decide(tat, now int64) (Decision, int64) {
 	return Decision{Allowed: true, Remaining: int((l.tau - ahead) / l.interval)}, next
 }
 
-// evict drops the idle keys of a full shard, or one key when none is.
+// evictShare is the share of a full shard's keys dropped when none is
+// idle: one in evictShare.
+const evictShare = 8
+
+// evict drops the idle keys of a full shard, or an eighth of its keys
+// (one at least) when none is.
 func (s *shard) evict(now int64) {
 	n := len(s.tat)
 	for k, tat := range s.tat {
@@ -117,9 +124,13 @@ func (s *shard) evict(now int64) {
 	if len(s.tat) < n {
 		return
 	}
+	drop := max(1, n/evictShare)
 	for k := range s.tat {
+		if drop == 0 {
+			return
+		}
 		delete(s.tat, k)
-		return
+		drop--
 	}
 }
 
