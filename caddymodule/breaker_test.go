@@ -1,9 +1,13 @@
 package caddymodule
 
 import (
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,4 +68,63 @@ func TestUpstreamSourceRefusesBreakers(t *testing.T) {
 			t.Errorf("%s in the upstream source's rules: %v", policy, err)
 		}
 	}
+}
+
+// A half-open breaker's probe whose response breaks after its header
+// (the instance resets the connection mid-body), through either
+// transport (reverse_proxy then panics with http.ErrAbortHandler): the
+// probe still ends, so its place is not held for good and the breaker
+// does not stay half-open refusing every request. The client had its
+// 200: the probe succeeded, and the breaker closes.
+func TestBreakerProbeWithABrokenBody(t *testing.T) {
+	for _, transport := range []string{"eureka", "reverse_proxy"} {
+		t.Run(transport, func(t *testing.T) { breakerProbeWithABrokenBody(t, transport) })
+	}
+}
+
+func breakerProbeWithABrokenBody(t *testing.T, transport string) {
+	var broken atomic.Int32 // 0: 500, 1: a broken body, 2: 200
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch broken.Load() {
+		case 0:
+			w.WriteHeader(500)
+		case 1:
+			w.Header().Set("Content-Length", "1000")
+			w.WriteHeader(200)
+			w.Write([]byte("part"))
+			http.NewResponseController(w).Flush()
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.(*net.TCPConn).SetLinger(0)
+				conn.Close()
+			}
+		default:
+			w.Write([]byte("ok"))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	doc := "apps:\n  ORDERS:\n    breaker: {consecutive_failures: 1, open: 50ms, half_open_requests: 1}"
+	loadConfig(t, gatewayConfig("registry "+newRegistry("breaker-broken"), "transport "+transport+"\n\t\t"+rulesHeredoc(doc)))
+	inst := versionBackend(t, "orders", "2.0")
+	inst.Port.Number = srv.Listener.Addr().(*net.TCPAddr).Port
+	registerVia(t, registryURL, inst)
+	if status, body := get(t, gatewayURL+"/orders/x"); status != 500 {
+		t.Fatalf("the failing instance: %d %q", status, body)
+	}
+	broken.Store(1)
+	// Once open has passed, the probe gets the broken body.
+	testkit.Eventually(t, 5*time.Second, "the probe's broken body", func() bool {
+		resp, err := client.Get(gatewayURL + "/orders/x")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		_, err = io.ReadAll(resp.Body)
+		return resp.StatusCode == 200 && err != nil
+	})
+	broken.Store(2)
+	testkit.Eventually(t, 5*time.Second, "the breaker closed after its probe", func() bool {
+		status, _ := get(t, gatewayURL+"/orders/x")
+		return status == 200
+	})
 }

@@ -338,8 +338,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	g.router.Limit(&rt, &rr)
 	o := g.observe(&rt, r)
 	sw := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
-	err := g.proxy(sw, r, next, &rt, appName, appPath, o)
-	o.done(r, sw.status, err)
+	// Ended however proxy returns: reverse_proxy panics with
+	// http.ErrAbortHandler when a response breaks after its header, and
+	// an observation left open would hold its app's in-flight count, its
+	// retry budget's place and a half-open breaker's probe for good.
+	err := errAborted
+	defer func() { o.done(r, sw.status, err) }()
+	err = g.proxy(sw, r, next, &rt, appName, appPath, o)
 	if err == errAborted {
 		panic(http.ErrAbortHandler) // the client must see the response broke
 	}

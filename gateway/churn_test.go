@@ -14,6 +14,7 @@ import (
 	"github.com/eurekagate/eurekagate/dashboard"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/routing"
 	"github.com/eurekagate/eurekagate/traffic"
 )
 
@@ -223,4 +224,45 @@ func TestChurnLeavesSeriesWhereTheyStarted(t *testing.T) {
 	}
 	t.Logf("series %d at the start, %d at the end (%d per round of %d instances); api/traffic %d bytes, then %d",
 		startAll, all, roundSeries, appsPerRound*perApp, startSize, size)
+}
+
+// Apps whose breakers (the defaults') opened, then left: after
+// traffic.Grace their breaker series are gone from /metrics with their
+// other series, and nothing of them is left to show.
+func TestDepartedBreakerSeriesDropped(t *testing.T) {
+	c := newChurn(t)
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	t.Cleanup(failing.Close)
+	rules, err := routing.ParseRules("test", []byte("defaults:\n  breaker: {consecutive_failures: 1, open: 1h}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.g.Router().SetRules(rules)
+	before, _ := c.series()
+	apps := appNames("brk-", 20)
+	for _, app := range apps {
+		register(t, c.store, app, app+"-0", failing.Listener.Addr().(*net.TCPAddr).Port)
+		for _, want := range []int{500, 503} {
+			resp, err := c.client.Get(c.base + "/" + app + "/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Fatalf("/%s/x: %d, want %d", app, resp.StatusCode, want)
+			}
+		}
+	}
+	if n := strings.Count(c.scrape(t), "eureka_gateway_breaker_state{"); n != 20 {
+		t.Fatalf("%d breaker_state series while registered, want 20", n)
+	}
+	c.cancelAll(apps, 1)
+	c.g.sweep()
+	c.clock.Advance(traffic.Grace)
+	c.g.sweep()
+	if m := c.scrape(t); strings.Contains(m, `eureka_gateway_breaker_`) {
+		t.Errorf("breaker series of departed apps left:\n%s", m)
+	}
+	c.settle(before) // the loops' connections to them close at their tick
 }

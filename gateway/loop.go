@@ -14,6 +14,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // loops is the event-loop front of a Server, on gnet: its loops accept
@@ -153,7 +154,11 @@ type exchange struct {
 	queued bool // in lp.waiting[key]
 	key    instKey
 	obs    observed // for the traffic counters and the access log
-	line   logLine  // the access log's line, reused
+	// refused is the router's 429 or 503 when a rate limit or circuit
+	// breaker refused the request, limit its headers' source.
+	refused routing.Answer
+	limit   routing.Limited
+	line    logLine // the access log's line, reused
 }
 
 func (l *loops) state(el gnet.EventLoop) *loopState {

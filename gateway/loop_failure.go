@@ -54,13 +54,26 @@ func (lp *loopState) failed(ex *exchange, err error, stale bool) {
 }
 
 // reply answers the exchange's client with a short plain-text message, as
-// plain does on the fasthttp path.
+// plain does on the fasthttp path, and goes on with the client's next
+// request.
 func (lp *loopState) reply(ex *exchange, a routing.Answer) {
+	cc := ex.cc
+	lp.answerPlain(ex, a)
+	lp.next(cc)
+}
+
+// answerPlain writes reply's message, with the headers of the rate limit or
+// circuit breaker that refused the request (ex.limit), if one did.
+func (lp *loopState) answerPlain(ex *exchange, a routing.Answer) {
 	cc := ex.cc
 	if lp.l.stopping.Load() {
 		cc.closing = true
 	}
-	lp.out = appendPlain(lp.out[:0], a.Status, len(a.Reason), cc.closing)
+	lp.out = appendPlain(lp.out[:0], a.Status, len(a.Reason), cc.closing, &ex.limit)
+	if !cc.closing && !ex.h.IsHTTP11() {
+		// As respond tells an HTTP/1.0 client that asked to keep it.
+		lp.out = append(lp.out[:len(lp.out)-2], "Connection: keep-alive\r\n\r\n"...)
+	}
 	size := 0
 	if !ex.head {
 		lp.out = append(lp.out, a.Reason...)
@@ -69,14 +82,15 @@ func (lp *loopState) reply(ex *exchange, a routing.Answer) {
 	ex.obs.done(&ex.h, a.Status, int64(size))
 	lp.finish(ex)
 	cc.c.Write(lp.out)
-	lp.next(cc)
 }
 
 // appendPlain appends the header of a short plain-text answer of n bytes
-// with status, saying Connection: close when closing.
-func appendPlain(dst []byte, status, n int, closing bool) []byte {
+// with status, saying Connection: close when closing, and l's headers
+// (limitHeaders).
+func appendPlain(dst []byte, status, n int, closing bool, l *routing.Limited) []byte {
 	var h fasthttp.ResponseHeader
 	setPlain(&h, status)
+	limitHeaders(&h, l)
 	h.SetContentLength(n)
 	if closing {
 		h.SetConnectionClose()

@@ -48,6 +48,14 @@ func (lp *loopState) serve(cc *clientConn) gnet.Action {
 			return lp.handoff(cc)
 		}
 		cc.c.Discard(n)
+		if ex.refused.Status != 0 {
+			lp.answerPlain(ex, ex.refused)
+			if cc.closing {
+				lp.next(cc) // closes it, once flushed
+				return gnet.None
+			}
+			continue
+		}
 		lp.send(ex)
 	}
 	return gnet.None
@@ -88,12 +96,20 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 		// fasthttp answers Expect: 100-continue, and tunnels upgrades.
 		return false
 	}
-	if !g.router.Limit(&rt, &rr) {
-		return false // fasthttp answers the 429, deciding it anew
-	}
+	refused := !g.router.Limit(&rt, &rr)
 	// Observed from here, as the client sent it: the loop serves it.
 	g.begin(&ex.obs, h, cc.remote, &ex.line)
 	g.observe(&ex.obs, &rt)
+	if refused {
+		// The loop answers the 429 or 503 itself: the fasthttp path
+		// would decide the request anew, counting it again in the
+		// limits it passed.
+		ex.refused, ex.limit = rt.Answer, rt.Limit
+		ex.cc, ex.app, ex.head = cc, rt.App, h.IsHead()
+		cc.ex = ex
+		cc.closing = cc.closing || closing
+		return true
+	}
 	if req.has&^hasRequestID == 0 {
 		// What setForwarded would add, written straight after the
 		// header: the common case, without four header edits.
@@ -177,6 +193,7 @@ func (lp *loopState) recycle(ex *exchange) {
 	ex.fwd, ex.name = ex.fwd[:0], ex.name[:0]
 	ex.cc, ex.app, ex.inst, ex.up, ex.end = nil, "", nil, nil, nil
 	ex.try, ex.sent, ex.asked = balancer.Retry{}, 0, 0
+	ex.refused, ex.limit = routing.Answer{}, routing.Limited{}
 	ex.resend, ex.head, ex.resent, ex.queued, ex.key = false, false, false, false, instKey{}
 	if len(lp.free) < 1024 {
 		lp.free = append(lp.free, ex)

@@ -208,7 +208,7 @@ func (lp *loopState) tick() {
 // header that took longer than HeaderTimeout (408, as fasthttp answers it
 // on the other path), one that fasthttp could not read (400).
 func (lp *loopState) refuse(cc *clientConn, status int, msg string) {
-	lp.out = append(appendPlain(lp.out[:0], status, len(msg), true), msg...)
+	lp.out = append(appendPlain(lp.out[:0], status, len(msg), true, nil), msg...)
 	cc.c.Discard(-1)
 	cc.c.Write(lp.out)
 	cc.headerStart = 0

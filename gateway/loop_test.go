@@ -135,6 +135,31 @@ func TestLoopsHTTP10KeepAlive(t *testing.T) {
 	}
 }
 
+// So is one whose requests the gateway answers itself: a rate limit's
+// 429s (the loops answer them), on the connection kept.
+func TestHTTP10KeepAliveRefused(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			rules, err := routing.ParseRules("test", []byte("apps:\n  orders:\n    limits: [{key: app, rate: 1/h, burst: 1}]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := registry.New(registry.Config{})
+			serve(t, store, "orders", "a", named("a"))
+			base, g, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops}, store)
+			g.Router().SetRules(rules)
+			c := dialRaw(t, base)
+			for i, want := range []int{200, 429, 429} {
+				c.send("GET /orders/x HTTP/1.0\r\nHost: gw\r\nConnection: keep-alive\r\n\r\n")
+				resp, _ := c.read("GET")
+				if resp.StatusCode != want || resp.Close || !strings.EqualFold(resp.Header.Get("Connection"), "keep-alive") {
+					t.Fatalf("request %d: %d, close %v, Connection %q", i, resp.StatusCode, resp.Close, resp.Header.Get("Connection"))
+				}
+			}
+		})
+	}
+}
+
 // An instance that closes a kept-alive connection while it is idle costs
 // the client nothing: the request goes again on a fresh connection.
 func TestLoopsResendOnStaleConnection(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 // limitHeaders sets a rate limit's headers on its 429, or an open
 // circuit breaker's on its 503 (routing.Limited).
 func limitHeaders(h *fasthttp.ResponseHeader, l *routing.Limited) {
-	if l.Over() || l.Open() {
+	if l != nil && (l.Over() || l.Open()) {
 		l.Headers(h.Set)
 	}
 }

@@ -52,6 +52,28 @@ func (r *Router) guardOf(rules *Rules, app string) *guard {
 	return g
 }
 
+// resetGuards forgets the breakers and retry budgets of the documents
+// before the one in force, saying closed for each breaker that was not:
+// the new document's start closed, and an app it gives none (nor asks of
+// again) would otherwise be shown open for good.
+func (r *Router) resetGuards() {
+	r.guards.DeleteFunc(func(app string, s *guardSlot) bool {
+		if g := s.cur.Load(); g != nil && g.br != nil && BreakerState(g.br.state.Load()) != BreakerClosed {
+			r.breakerMoved(app, BreakerClosed)
+		}
+		return true
+	})
+}
+
+// moved reports a move of g's breaker, unless g is no longer its app's
+// (a request let through before a reload): its moves are no state in
+// force.
+func (g *guard) moved(to BreakerState) {
+	if s := g.r.guards.Lookup(g.app); s != nil && s.cur.Load() == g {
+		g.r.breakerMoved(g.app, to)
+	}
+}
+
 // admit decides a request routed as rt against its app's breaker, and
 // counts it in flight for its retry budget: false, with rt's Answer the
 // breaker's 503, when the breaker refuses it.
@@ -65,7 +87,7 @@ func (r *Router) admit(rules *Rules, rt *Route) bool {
 		now := r.now()
 		ok, probe, moved, gen := g.br.admit(now)
 		if moved {
-			r.breakerMoved(g.app, BreakerHalfOpen)
+			g.moved(BreakerHalfOpen)
 		}
 		if !ok {
 			rt.Answer = Answer{Status: 503, Reason: g.reason}
@@ -140,7 +162,7 @@ func (p *Guard) Done(status int, d time.Duration, retried bool) {
 	}
 	slow := g.br.cfg.slow > 0 && d >= g.br.cfg.slow
 	if to, moved := g.br.record(g.r.now(), p.gen, status >= 500, slow); moved {
-		g.r.breakerMoved(g.app, to)
+		g.moved(to)
 	}
 }
 

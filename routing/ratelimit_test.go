@@ -123,6 +123,7 @@ func TestRateLimitsRefused(t *testing.T) {
 		{"apps:\n  ORDERS:\n    limits: [{key: client, rate: 10/d}]\n", `bad.yaml:3: apps.ORDERS.limits[0].rate: "10/d" is not N/s, N/m or N/h`},
 		{"apps:\n  ORDERS:\n    limits: [{key: client, rate: 0/s}]\n", `bad.yaml:3: apps.ORDERS.limits[0].rate: "0/s" is not N/s`},
 		{"apps:\n  ORDERS:\n    limits: [{key: client, rate: 10/s, burst: 0}]\n", `bad.yaml:3: apps.ORDERS.limits[0].burst: "0" is not a whole number from 1`},
+		{"apps:\n  ORDERS:\n    limits: [{key: client, rate: 1/h, burst: 3000000}]\n", "bad.yaml:3: apps.ORDERS.limits[0]: burst 3000000 at 1/h takes more than a year to fill again"},
 		{"apps:\n  ORDERS:\n    limits: [{rate: 10/s}]\n", "bad.yaml:3: apps.ORDERS.limits[0]: a limit needs key"},
 		{"apps:\n  ORDERS:\n    limits: [{key: client}]\n", "bad.yaml:3: apps.ORDERS.limits[0]: a limit needs rate"},
 		{"apps:\n  ORDERS:\n    limits: [{key: ip, rate: 1/s}]\n", `bad.yaml:3: apps.ORDERS.limits[0].key: "ip" is not client, header:NAME, cookie:NAME, subset or app`},

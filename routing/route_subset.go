@@ -14,6 +14,7 @@ import (
 func (r *Router) SetRules(rules *Rules) {
 	r.subsets.install(rules)
 	r.rules.Store(rules)
+	r.resetGuards()
 }
 
 // Rules returns the rules in force, or nil.

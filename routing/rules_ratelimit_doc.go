@@ -22,6 +22,10 @@ const (
 	// maxLimitCount is the largest N of a rate N/s, N/m or N/h, and the
 	// largest burst.
 	maxLimitCount = 1_000_000_000
+	// maxBurstFill bounds the time a limit's burst takes to fill again at
+	// its rate (burst × period / N): a year. Past it the limiter's
+	// arithmetic in nanoseconds would overflow, and refuse every request.
+	maxBurstFill = 365 * 24 * time.Hour
 )
 
 // defaults reads the document's defaults: the limits of every app
@@ -163,6 +167,8 @@ func (p *parser) limit(n *yaml.Node, at string, perApp bool) (*limit, error) {
 	}
 	if burst == 0 {
 		burst = count
+	} else if int64(burst) > int64(maxBurstFill)/(int64(period)/int64(count)) {
+		return nil, p.fail(n, at, fmt.Sprintf("burst %d at %s takes more than a year to fill again", burst, rate))
 	}
 	if key != keyApp || perApp {
 		if p.limitKeys += maxKeys; p.limitKeys > maxLimitKeys {

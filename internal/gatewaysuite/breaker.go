@@ -225,3 +225,22 @@ func retryBudget(t *testing.T, start Starter) {
 		t.Errorf("retries_total %v, retries_budget_exhausted_total %v: want %d and %d", retries, exhausted, retried, n-retried)
 	}
 }
+
+// An app with a limit (burst 4 an hour) and a breaker that opens at its
+// first failure: each request, the breaker's 503s too, takes one place
+// of the limit, not two (the loops once decided a refused request again
+// on the fasthttp path), and each refusal is counted once.
+func limitThenBreaker(t *testing.T, start Starter) {
+	base, store, m := start(t)
+	inst := countingInstance{arrivals: make(chan struct{}, 16)}
+	inst.status.Store(500)
+	register(t, store, instance("limit-breaker", "a", newBackend(t, "a", &inst).port))
+	expectStatuses(t, "the failure, the breaker's 503s, the limit's 429", statuses(t, keepAlive(t), base+"/limit-breaker/x", 5), 500, 503, 503, 503, 429)
+	s := m.read(t)
+	if limited, refused := s.sum("requests_limited_total", "app", "LIMIT-BREAKER"), s.sum("breaker_rejected_total", "app", "LIMIT-BREAKER"); limited != 1 || refused != 3 {
+		t.Errorf("requests_limited_total %v, breaker_rejected_total %v: want 1 and 3", limited, refused)
+	}
+	if got := inst.got.Load(); got != 1 {
+		t.Errorf("the instance got %d requests, want 1", got)
+	}
+}

@@ -89,6 +89,7 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"BreakerOpensAndCloses", breakerOpensAndCloses},
 		{"BreakerSlow", breakerSlow},
 		{"RetryBudget", retryBudget},
+		{"LimitThenBreaker", limitThenBreaker},
 		{"TrafficRequestCounts", trafficCounts},
 		{"TrafficRefusedInstance", trafficRefused},
 		{"TrafficUnknownAppsOneLabel", trafficUnknownApps},

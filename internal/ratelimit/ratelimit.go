@@ -66,8 +66,10 @@ type Decision struct {
 // Allow decides a request of key at now (nanoseconds on a monotonic
 // clock). It allocates nothing once key is held; a new key may grow its
 // shard's map. When a shard is full it first drops its keys whose TAT
-// has passed (they are full buckets: exact); when none has, it drops one
-// key (which then starts full again, a burst early at worst).
+// has passed (they are full buckets: exact); when none has, it drops an
+// eighth of its keys (which then start full again, a burst early at
+// worst), so that a flood of new keys scans a full shard once every
+// eighth of it, not at each key.
 func (l *Limiter) Allow(key uint64, now int64) Decision {
 	s := &l.shards[key%shards]
 	s.mu.Lock()
@@ -106,14 +108,20 @@ func (l *Limiter) decide(tat, now int64) (Decision, int64) {
 	return Decision{Allowed: true, Remaining: int((l.tau - ahead) / l.interval)}, next
 }
 
-// evict drops the idle keys of a full shard, or one key when none is.
+// evictShare is the share of a full shard's keys dropped when none is
+// idle: one in evictShare.
+const evictShare = 8
+
+// evict drops the idle keys of a full shard, or an eighth of its keys
+// (one at least) when none is.
 func (s *shard) evict(now int64) {
 	Evict(s.tat, func(tat int64) bool { return tat <= now })
 }
 
 // Evict drops the keys of a full map that idle says are idle or, when
-// none is, one key: the bound on a limiter's keys (the shared limits'
-// leases too).
+// none is, an eighth of its keys (one at least), so that a flood of new
+// keys does not scan a full map for each: the bound on a limiter's keys
+// (the shared limits' leases too).
 func Evict[V any](m map[uint64]V, idle func(V) bool) {
 	n := len(m)
 	for k, v := range m {
@@ -124,9 +132,13 @@ func Evict[V any](m map[uint64]V, idle func(V) bool) {
 	if len(m) < n {
 		return
 	}
+	drop := max(1, n/evictShare)
 	for k := range m {
+		if drop == 0 {
+			return
+		}
 		delete(m, k)
-		return
+		drop--
 	}
 }
 

@@ -74,6 +74,29 @@ func TestBoundedKeys(t *testing.T) {
 	}
 }
 
+// A new key in a full shard whose keys are all busy (none idle) drops an
+// eighth of them, not one: a flood of new keys (a header's values, say)
+// then scans the shard once every eighth of it, where it scanned it at
+// each key (some 200 µs a request under the shard's lock with max_keys
+// 1,000,000).
+func TestBusyShardDropsAnEighth(t *testing.T) {
+	const perShard = 64
+	l := New(3600*second, 1, perShard*shards)
+	for k := range uint64(perShard) {
+		l.Allow(k*shards, 0) // all in shard 0, each busy for an hour
+	}
+	l.Allow(perShard*shards, 0) // shard 0 full, none idle
+	if n, want := l.Keys(), perShard-perShard/8+1; n != want {
+		t.Fatalf("%d keys held, want %d", n, want)
+	}
+	for k := range uint64(perShard/8 - 1) {
+		l.Allow((perShard+1+k)*shards, 0) // room made: no key dropped
+	}
+	if n := l.Keys(); n != perShard {
+		t.Fatalf("%d keys held after filling the room, want %d", n, perShard)
+	}
+}
+
 func BenchmarkAllow(b *testing.B) {
 	l := New(1, 1<<30, 0)
 	b.ReportAllocs()
