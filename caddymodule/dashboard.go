@@ -55,7 +55,7 @@ func (d *Dashboard) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("the eureka app is in remote mode: it hosts no registry to show")
 	}
 	app.noteServed(ctx, "eureka_dashboard")
-	d.hosts = newHostGuard(ctx, app)
+	d.hosts = newHostGuard(ctx, app, d)
 	d.path = d.Path
 	if d.path == "" {
 		d.path = "/"

@@ -75,12 +75,18 @@ var beyondLoopback = func(listen []string) []string {
 // forward_auth (a reverse_proxy that handles the response), or TLS client
 // certificates.
 func authenticates(srv *caddyhttp.Server) bool {
+	return tlsAuthenticates(srv) || routesAuthenticate(srv.Routes)
+}
+
+// tlsAuthenticates reports whether the server asks for TLS client
+// certificates.
+func tlsAuthenticates(srv *caddyhttp.Server) bool {
 	for _, cp := range srv.TLSConnPolicies {
 		if cp.ClientAuthentication != nil && cp.ClientAuthentication.Active() {
 			return true
 		}
 	}
-	return routesAuthenticate(srv.Routes)
+	return false
 }
 
 func routesAuthenticate(routes caddyhttp.RouteList) bool {

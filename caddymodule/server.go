@@ -52,7 +52,7 @@ func (s *Server) Provision(ctx caddy.Context) error {
 		return err
 	}
 	app.noteServed(ctx, "eureka_server")
-	s.hosts = newHostGuard(ctx, app)
+	s.hosts = newHostGuard(ctx, app, s)
 	s.api, s.handler = api, httpapi.NewHTTPHandler(api)
 	// Watches held by this config end when its server starts shutting
 	// down, so a reload does not wait for them; their clients re-watch on
