@@ -93,9 +93,13 @@ type AuthConfig struct {
 	Audit *audit.Log
 }
 
-// enabled reports whether any credential is configured.
+// enabled reports whether any credential is configured that the API
+// checks itself. A certificate binding is one only when the API knows the
+// users: with ExternalUsers the host authenticates (Caddy verifies the
+// certificates), and a check of its users' passwords against no account
+// would refuse them all.
 func (c *AuthConfig) enabled() bool {
-	return len(c.Users) > 0 || c.Peer != nil || len(c.PeerCertNames) > 0 || len(c.CertApps) > 0
+	return len(c.Users) > 0 || c.Peer != nil || len(c.PeerCertNames) > 0 || len(c.CertApps) > 0 && !c.ExternalUsers
 }
 
 // Check reports a configuration that would not do what it says:
