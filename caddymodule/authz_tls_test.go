@@ -52,12 +52,12 @@ func TestCertificateBindingInCaddy(t *testing.T) {
 		return resp.StatusCode
 	}
 	testkit.Eventually(t, 5*time.Second, "the config to load", func() bool {
-		return send("POST", "PAYMENTS", eureka.AppendInstanceJSON(nil, testkit.Inst("PAYMENTS", "p1"))) == http.StatusNoContent
+		return send("POST", "PAYMENTS", eureka.AppendInstanceJSON(nil, testkit.SpringInst("PAYMENTS", "p1"))) == http.StatusNoContent
 	})
 	if got := send("PUT", "PAYMENTS/p1/status?value=OUT_OF_SERVICE", nil); got != 200 {
 		t.Errorf("the bound certificate overrides its app: %d", got)
 	}
-	if got := send("POST", "ORDERS", eureka.AppendInstanceJSON(nil, testkit.Inst("ORDERS", "o1"))); got != 403 {
+	if got := send("POST", "ORDERS", eureka.AppendInstanceJSON(nil, testkit.SpringInst("ORDERS", "o1"))); got != 403 {
 		t.Errorf("the bound certificate registers as ORDERS: %d, want 403", got)
 	}
 	want := `"cert":"svc-payments","source":"127.0.0.1","action":"register","app":"ORDERS","outcome":"refused","status":403}`

@@ -66,7 +66,7 @@ func TestCertificateAndUserBindingsInCaddy(t *testing.T) {
 	} {
 		var body []byte
 		if c.app != "" {
-			body = eureka.AppendInstanceJSON(nil, testkit.Inst(c.app, "i1"))
+			body = eureka.AppendInstanceJSON(nil, testkit.SpringInst(c.app, "i1"))
 		}
 		if got := send(c.user, c.method, c.path, body); got != c.want {
 			t.Errorf("%s %s as %s: %d, want %d", c.method, c.path, c.user, got, c.want)

@@ -68,7 +68,9 @@ type AuthConfig struct {
 	// write: names or patterns with * (ORDERS, ORDERS-*), matched without
 	// regard to case. A bound account may register, renew, cancel and
 	// change the status and metadata only of instances of those apps, and
-	// register only under those names; it may not send replication. An
+	// register only under those names, VIP addresses included (Spring's
+	// are the app's name; another VIP must be bound too, 403 otherwise);
+	// it may not send replication. An
 	// account without a binding keeps every right of a user. Default: none
 	// bound. See authz.go.
 	Apps map[string][]string

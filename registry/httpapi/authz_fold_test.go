@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 )
 
@@ -24,12 +25,12 @@ func TestBoundRegistrationNamesItsURLsApp(t *testing.T) {
 				{"KAFKA", "\u212aAFKA"},
 				{"kafka", "KAF\u212aA"},
 			} {
-				got, text := call(t, "POST", base+body.url, "kaf", "k", eureka.AppendInstanceJSON(nil, inst(body.app, "k1")))
+				got, text := call(t, "POST", base+body.url, "kaf", "k", eureka.AppendInstanceJSON(nil, testkit.SpringInst(body.app, "k1")))
 				if got != 400 || !strings.Contains(text, "Mismatched appName") {
 					t.Errorf("POST %s with app %+q: %d %q, want 400 Mismatched appName", body.url, body.app, got, text)
 				}
 			}
-			if got, text := call(t, "POST", base+"kafka", "kaf", "k", eureka.AppendInstanceJSON(nil, inst("Kafka", "k2"))); got != 204 {
+			if got, text := call(t, "POST", base+"kafka", "kaf", "k", eureka.AppendInstanceJSON(nil, testkit.SpringInst("Kafka", "k2"))); got != 204 {
 				t.Errorf("POST kafka with app Kafka: %d %q, want 204", got, text)
 			}
 			for _, app := range s.Applications().Applications {
