@@ -25,21 +25,26 @@ func TestBeyondLoopback(t *testing.T) {
 }
 
 func TestAuthenticates(t *testing.T) {
-	route := func(h ...caddyhttp.MiddlewareHandler) caddyhttp.Route { return caddyhttp.Route{Handlers: h} }
+	h := &Server{} // the registry's handler, whose way is looked at
+	route := func(hs ...caddyhttp.MiddlewareHandler) caddyhttp.Route { return caddyhttp.Route{Handlers: hs} }
 	for _, c := range []struct {
 		name string
 		srv  *caddyhttp.Server
 		want bool
 	}{
-		{"nothing", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&Server{})}}, false},
-		{"basic_auth", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&caddyauth.Authentication{}, &Server{})}}, true},
+		{"nothing", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(h)}}, false},
+		{"basic_auth", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&caddyauth.Authentication{}, h)}}, true},
 		{"basic_auth in a site's subroute", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&caddyhttp.Subroute{
-			Routes: caddyhttp.RouteList{route(&caddyauth.Authentication{}), route(&Server{})}})}}, true},
+			Routes: caddyhttp.RouteList{route(&caddyauth.Authentication{}), route(h)}})}}, true},
 		{"forward_auth", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&reverseproxy.Handler{
-			HandleResponse: []caddyhttp.ResponseHandler{{}}}, &Server{})}}, true},
-		{"a plain reverse_proxy", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&reverseproxy.Handler{}, &Server{})}}, false},
+			HandleResponse: []caddyhttp.ResponseHandler{{}}}, h)}}, true},
+		{"a plain reverse_proxy", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&reverseproxy.Handler{}, h)}}, false},
+		{"another site's basic_auth", &caddyhttp.Server{Routes: caddyhttp.RouteList{
+			{Handlers: []caddyhttp.MiddlewareHandler{&caddyauth.Authentication{}}, Terminal: true}, route(h)}}, false},
+		{"basic_auth after it", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(h, &caddyauth.Authentication{})}}, false},
+		{"not in the server", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&Server{})}}, true},
 	} {
-		if got := authenticates(c.srv); got != c.want {
+		if got := tlsAuthenticates(c.srv) || authenticatesBefore(c.srv.Routes, h); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

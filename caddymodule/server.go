@@ -51,7 +51,7 @@ func (s *Server) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	app.noteServed(ctx, "eureka_server")
+	app.noteServed(ctx, "eureka_server", s)
 	s.hosts = newHostGuard(ctx, app, s)
 	s.api, s.handler = api, httpapi.NewHTTPHandler(api)
 	// Watches held by this config end when its server starts shutting
