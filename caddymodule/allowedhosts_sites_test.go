@@ -17,10 +17,8 @@ import (
 // gets 403 from the registry's site.
 func TestAllowedHostsBesideAnAuthenticatedSite(t *testing.T) {
 	base := "http://127.0.0.1:" + registryPort
-	admin := fmt.Sprintf("http://admin.localhost:%s {\n\tbind 127.0.0.1\n\tbasic_auth {\n\t\tadmin %s\n\t}\n\trespond \"admin\"\n}\n",
-		registryPort, testkit.PasswordHash(t, "s3cret"))
 	loadConfig(t, testConfig("", "registry "+newRegistry("allowed-hosts-sites"),
-		site(registryPort, "\teureka_server\n\teureka_dashboard"), admin))
+		site(registryPort, "\teureka_server\n\teureka_dashboard"), adminSite(t)))
 	testkit.Eventually(t, 5*time.Second, "the config to load", func() bool {
 		return testkit.StatusAs(t, "GET", base+"/eureka/apps/", "", "", "") == http.StatusOK
 	})
@@ -39,4 +37,11 @@ func TestAllowedHostsBesideAnAuthenticatedSite(t *testing.T) {
 			t.Errorf("%s %s with Host %s: %d %.80q, want 403 naming allowed_hosts", r.method, r.path, foreign, code, body)
 		}
 	}
+}
+
+// adminSite is a site of the registry's server (its port, bound to
+// 127.0.0.1) with a host of its own, admin.localhost, behind basic_auth.
+func adminSite(t *testing.T) string {
+	return fmt.Sprintf("http://admin.localhost:%s {\n\tbind 127.0.0.1\n\tbasic_auth {\n\t\tadmin %s\n\t}\n\trespond \"admin\"\n}\n",
+		registryPort, testkit.PasswordHash(t, "s3cret"))
 }

@@ -59,19 +59,7 @@ func TestWarnsWhenExposedWithoutAuth(t *testing.T) {
 	real := beyondLoopback
 	t.Cleanup(func() { beyondLoopback = real })
 	const warning = "the registry is served beyond loopback without authentication"
-	load := func(t *testing.T, name, site string) string {
-		t.Helper()
-		logFile := filepath.Join(t.TempDir(), "caddy.log")
-		globals := fmt.Sprintf("log {\n\t\toutput file %s\n\t\tformat json\n\t}", logFile)
-		loadConfig(t, testConfig(globals, "registry "+newRegistry(name), site))
-		var logged string
-		testkit.Eventually(t, 5*time.Second, "the config to start", func() bool {
-			b, _ := os.ReadFile(logFile)
-			logged = string(b)
-			return strings.Contains(logged, "serving initial configuration") || strings.Contains(logged, "load complete")
-		})
-		return logged
-	}
+	load := func(t *testing.T, name, site string) string { return loadLogged(t, name, site) }
 	both := site(registryPort, "\teureka_server\n\teureka_dashboard")
 
 	beyondLoopback = func(listen []string) []string { return listen } // as if exposed
@@ -89,4 +77,20 @@ func TestWarnsWhenExposedWithoutAuth(t *testing.T) {
 	if logged := load(t, "loopback-test", both); strings.Contains(logged, warning) {
 		t.Errorf("warned for a site bound to 127.0.0.1:\n%s", logged)
 	}
+}
+
+// loadLogged loads a config of a registry named name with sites, logging
+// in JSON to a file, and returns what it logged once it started.
+func loadLogged(t *testing.T, name string, sites ...string) string {
+	t.Helper()
+	logFile := filepath.Join(t.TempDir(), "caddy.log")
+	globals := fmt.Sprintf("log {\n\t\toutput file %s\n\t\tformat json\n\t}", logFile)
+	loadConfig(t, testConfig(globals, "registry "+newRegistry(name), sites...))
+	var logged string
+	testkit.Eventually(t, 5*time.Second, "the config to start", func() bool {
+		b, _ := os.ReadFile(logFile)
+		logged = string(b)
+		return strings.Contains(logged, "serving initial configuration") || strings.Contains(logged, "load complete")
+	})
+	return logged
 }
