@@ -248,7 +248,7 @@ type App struct {
 	xds     *xds.Server // nil without XDS
 
 	servedMu sync.Mutex
-	served   map[*caddyhttp.Server][]string // the HTTP servers that serve this registry, and by which handlers
+	served   map[*caddyhttp.Server][]servedBy // the HTTP servers that serve this registry, and by which handlers
 }
 
 // RemoteRegion is one remote region of the hosted registry.

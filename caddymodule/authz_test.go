@@ -37,7 +37,7 @@ func TestBindingsInCaddy(t *testing.T) {
 		var b string
 		if method == "POST" {
 			app, id, _ := strings.Cut(path, "/")
-			b = string(eureka.AppendInstanceJSON(nil, testkit.Inst(app, id)))
+			b = string(eureka.AppendInstanceJSON(nil, testkit.SpringInst(app, id)))
 			path = app
 		}
 		if got := testkit.StatusAs(t, method, base+path, user, "s3cret", b); got != want {
@@ -45,7 +45,7 @@ func TestBindingsInCaddy(t *testing.T) {
 		}
 	}
 	testkit.Eventually(t, 5*time.Second, "the config to load", func() bool {
-		return testkit.StatusAs(t, "POST", base+"ORDERS", "orders", "s3cret", string(eureka.AppendInstanceJSON(nil, testkit.Inst("ORDERS", "o1")))) == http.StatusNoContent
+		return testkit.StatusAs(t, "POST", base+"ORDERS", "orders", "s3cret", string(eureka.AppendInstanceJSON(nil, testkit.SpringInst("ORDERS", "o1")))) == http.StatusNoContent
 	})
 	call("PUT", "ORDERS/o1", "orders", 200)
 	call("PUT", "ORDERS/o1/status?value=OUT_OF_SERVICE", "orders", 200)

@@ -54,8 +54,8 @@ func (d *Dashboard) Provision(ctx caddy.Context) error {
 	if store == nil {
 		return fmt.Errorf("the eureka app is in remote mode: it hosts no registry to show")
 	}
-	app.noteServed(ctx, "eureka_dashboard")
-	d.hosts = newHostGuard(ctx, app)
+	app.noteServed(ctx, "eureka_dashboard", d)
+	d.hosts = newHostGuard(ctx, app, d)
 	d.path = d.Path
 	if d.path == "" {
 		d.path = "/"

@@ -15,7 +15,7 @@ import (
 // noteServed records that handler (eureka_server or eureka_dashboard) of
 // this config is served by the HTTP server being provisioned, so that
 // Start can check how that server is exposed.
-func (a *App) noteServed(ctx caddy.Context, handler string) {
+func (a *App) noteServed(ctx caddy.Context, handler string, h caddyhttp.MiddlewareHandler) {
 	srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
 	if !ok {
 		return
@@ -23,23 +23,36 @@ func (a *App) noteServed(ctx caddy.Context, handler string) {
 	a.servedMu.Lock()
 	defer a.servedMu.Unlock()
 	if a.served == nil {
-		a.served = map[*caddyhttp.Server][]string{}
+		a.served = map[*caddyhttp.Server][]servedBy{}
 	}
-	if !slices.Contains(a.served[srv], handler) {
-		a.served[srv] = append(a.served[srv], handler)
-	}
+	a.served[srv] = append(a.served[srv], servedBy{handler, h})
+}
+
+// servedBy is a handler of the registry in a server: its name and itself.
+type servedBy struct {
+	name    string
+	handler caddyhttp.MiddlewareHandler
 }
 
 // warnExposed logs one warning per HTTP server that serves the registry
 // (its REST API or its dashboard) on an address beyond loopback with no
-// authentication configured in the server: anyone who reaches it could
+// authentication on the way to it (authenticatesBefore): anyone who reaches it could
 // register and cancel instances, as the standalone server warns.
 func (a *App) warnExposed() {
 	a.servedMu.Lock()
 	defer a.servedMu.Unlock()
-	for srv, handlers := range a.served {
+	for srv, served := range a.served {
 		exposed := beyondLoopback(srv.Listen)
-		if len(exposed) == 0 || authenticates(srv) {
+		if len(exposed) == 0 || tlsAuthenticates(srv) {
+			continue
+		}
+		var handlers []string // those no authentication is on the way to
+		for _, s := range served {
+			if !authenticatesBefore(srv.Routes, s.handler) && !slices.Contains(handlers, s.name) {
+				handlers = append(handlers, s.name)
+			}
+		}
+		if len(handlers) == 0 {
 			continue
 		}
 		a.log.Warn("the registry is served beyond loopback without authentication: anyone who reaches it can register or cancel instances; put basic_auth (and TLS) in front of "+strings.Join(handlers, " and ")+", or bind the site to 127.0.0.1",
@@ -70,19 +83,20 @@ var beyondLoopback = func(listen []string) []string {
 	return out
 }
 
-// authenticates reports whether the server authenticates anything: an
-// authentication handler (basic_auth) in its routes, at any depth, a
-// forward_auth (a reverse_proxy that handles the response), or TLS client
+// tlsAuthenticates reports whether the server asks for TLS client
 // certificates.
-func authenticates(srv *caddyhttp.Server) bool {
+func tlsAuthenticates(srv *caddyhttp.Server) bool {
 	for _, cp := range srv.TLSConnPolicies {
 		if cp.ClientAuthentication != nil && cp.ClientAuthentication.Active() {
 			return true
 		}
 	}
-	return routesAuthenticate(srv.Routes)
+	return false
 }
 
+// routesAuthenticate reports whether routes hold an authentication at
+// any depth: an authentication handler (basic_auth) or a forward_auth (a
+// reverse_proxy that handles the response).
 func routesAuthenticate(routes caddyhttp.RouteList) bool {
 	for _, r := range routes {
 		for _, h := range r.Handlers {

@@ -25,21 +25,26 @@ func TestBeyondLoopback(t *testing.T) {
 }
 
 func TestAuthenticates(t *testing.T) {
-	route := func(h ...caddyhttp.MiddlewareHandler) caddyhttp.Route { return caddyhttp.Route{Handlers: h} }
+	h := &Server{} // the registry's handler, whose way is looked at
+	route := func(hs ...caddyhttp.MiddlewareHandler) caddyhttp.Route { return caddyhttp.Route{Handlers: hs} }
 	for _, c := range []struct {
 		name string
 		srv  *caddyhttp.Server
 		want bool
 	}{
-		{"nothing", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&Server{})}}, false},
-		{"basic_auth", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&caddyauth.Authentication{}, &Server{})}}, true},
+		{"nothing", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(h)}}, false},
+		{"basic_auth", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&caddyauth.Authentication{}, h)}}, true},
 		{"basic_auth in a site's subroute", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&caddyhttp.Subroute{
-			Routes: caddyhttp.RouteList{route(&caddyauth.Authentication{}), route(&Server{})}})}}, true},
+			Routes: caddyhttp.RouteList{route(&caddyauth.Authentication{}), route(h)}})}}, true},
 		{"forward_auth", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&reverseproxy.Handler{
-			HandleResponse: []caddyhttp.ResponseHandler{{}}}, &Server{})}}, true},
-		{"a plain reverse_proxy", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&reverseproxy.Handler{}, &Server{})}}, false},
+			HandleResponse: []caddyhttp.ResponseHandler{{}}}, h)}}, true},
+		{"a plain reverse_proxy", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&reverseproxy.Handler{}, h)}}, false},
+		{"another site's basic_auth", &caddyhttp.Server{Routes: caddyhttp.RouteList{
+			{Handlers: []caddyhttp.MiddlewareHandler{&caddyauth.Authentication{}}, Terminal: true}, route(h)}}, false},
+		{"basic_auth after it", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(h, &caddyauth.Authentication{})}}, false},
+		{"not in the server", &caddyhttp.Server{Routes: caddyhttp.RouteList{route(&Server{})}}, true},
 	} {
-		if got := authenticates(c.srv); got != c.want {
+		if got := tlsAuthenticates(c.srv) || authenticatesBefore(c.srv.Routes, h); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -54,19 +59,7 @@ func TestWarnsWhenExposedWithoutAuth(t *testing.T) {
 	real := beyondLoopback
 	t.Cleanup(func() { beyondLoopback = real })
 	const warning = "the registry is served beyond loopback without authentication"
-	load := func(t *testing.T, name, site string) string {
-		t.Helper()
-		logFile := filepath.Join(t.TempDir(), "caddy.log")
-		globals := fmt.Sprintf("log {\n\t\toutput file %s\n\t\tformat json\n\t}", logFile)
-		loadConfig(t, testConfig(globals, "registry "+newRegistry(name), site))
-		var logged string
-		testkit.Eventually(t, 5*time.Second, "the config to start", func() bool {
-			b, _ := os.ReadFile(logFile)
-			logged = string(b)
-			return strings.Contains(logged, "serving initial configuration") || strings.Contains(logged, "load complete")
-		})
-		return logged
-	}
+	load := func(t *testing.T, name, site string) string { return loadLogged(t, name, site) }
 	both := site(registryPort, "\teureka_server\n\teureka_dashboard")
 
 	beyondLoopback = func(listen []string) []string { return listen } // as if exposed
@@ -84,4 +77,20 @@ func TestWarnsWhenExposedWithoutAuth(t *testing.T) {
 	if logged := load(t, "loopback-test", both); strings.Contains(logged, warning) {
 		t.Errorf("warned for a site bound to 127.0.0.1:\n%s", logged)
 	}
+}
+
+// loadLogged loads a config of a registry named name with sites, logging
+// in JSON to a file, and returns what it logged once it started.
+func loadLogged(t *testing.T, name string, sites ...string) string {
+	t.Helper()
+	logFile := filepath.Join(t.TempDir(), "caddy.log")
+	globals := fmt.Sprintf("log {\n\t\toutput file %s\n\t\tformat json\n\t}", logFile)
+	loadConfig(t, testConfig(globals, "registry "+newRegistry(name), sites...))
+	var logged string
+	testkit.Eventually(t, 5*time.Second, "the config to start", func() bool {
+		b, _ := os.ReadFile(logFile)
+		logged = string(b)
+		return strings.Contains(logged, "serving initial configuration") || strings.Contains(logged, "load complete")
+	})
+	return logged
 }

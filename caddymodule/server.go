@@ -51,8 +51,8 @@ func (s *Server) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	app.noteServed(ctx, "eureka_server")
-	s.hosts = newHostGuard(ctx, app)
+	app.noteServed(ctx, "eureka_server", s)
+	s.hosts = newHostGuard(ctx, app, s)
 	s.api, s.handler = api, httpapi.NewHTTPHandler(api)
 	// Watches held by this config end when its server starts shutting
 	// down, so a reload does not wait for them; their clients re-watch on

@@ -42,7 +42,10 @@ func Validate(i *eureka.InstanceInfo, pathApp string) error {
 		return fail("Missing ip address")
 	case isBlank(i.App):
 		return fail("Missing appName")
-	case pathApp != "" && !strings.EqualFold(pathApp, i.App):
+	case pathApp != "" && strings.ToUpper(pathApp) != strings.ToUpper(i.App):
+		// Upper-cased and compared, as Eureka does and as the Store keeps
+		// names: case folding would let /apps/KAFKA register the app
+		// "\u212aAFKA" (a Kelvin sign), a name outside an account's binding.
 		return fail("Mismatched appName, expecting " + strings.ToUpper(pathApp) + " but was " + strings.ToUpper(i.App))
 	case i.DataCenterInfo.Name == "":
 		// The decoders cannot tell a missing dataCenterInfo from one without

@@ -60,7 +60,7 @@ func TestBoundCredentialsInACluster(t *testing.T) {
 		var body []byte
 		if method == "POST" {
 			app := strings.Split(path, "/")[0]
-			body = eureka.AppendInstanceJSON(nil, testkit.Inst(app, "new-"+strings.ToLower(app)+"-"+string(rune('1'+node))))
+			body = eureka.AppendInstanceJSON(nil, testkit.SpringInst(app, "new-"+strings.ToLower(app)+"-"+string(rune('1'+node))))
 		}
 		req, _ := http.NewRequest(method, "https://"+addrs[node]+"/eureka/apps/"+path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -240,12 +240,12 @@ func TestBoundAccountsWithThePeerCredential(t *testing.T) {
 	for n := range 2 {
 		for _, c := range []struct{ user, app string }{{"orders", "ORDERS"}, {"pay", "PAY-EU"}} {
 			id := strings.ToLower(c.app) + "-" + string(rune('1'+n))
-			if got := write(n, c.user, "POST", c.app, eureka.AppendInstanceJSON(nil, testkit.Inst(c.app, id))); got != 204 {
+			if got := write(n, c.user, "POST", c.app, eureka.AppendInstanceJSON(nil, testkit.SpringInst(c.app, id))); got != 204 {
 				t.Fatalf("%s registers %s on node %d: %d", c.user, id, n+1, got)
 			}
 			want = append(want, [2]string{c.app, id})
 		}
-		if got := write(n, "orders", "POST", "PAY-EU", eureka.AppendInstanceJSON(nil, testkit.Inst("PAY-EU", "intruder"))); got != 403 {
+		if got := write(n, "orders", "POST", "PAY-EU", eureka.AppendInstanceJSON(nil, testkit.SpringInst("PAY-EU", "intruder"))); got != 403 {
 			t.Errorf("orders registers as PAY-EU on node %d: %d, want 403", n+1, got)
 		}
 	}

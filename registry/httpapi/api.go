@@ -333,7 +333,7 @@ func (a *API) Serve(req *Request, resp *Response) {
 		case http.MethodGet, http.MethodHead:
 			a.getApp(req, resp, r.app)
 		case http.MethodPost:
-			a.register(req, resp, r.app)
+			a.register(req, resp, &r)
 		default:
 			resp.empty(http.StatusMethodNotAllowed)
 		}
@@ -437,7 +437,8 @@ func (a *API) instance(req *Request, resp *Response, inst *eureka.InstanceInfo, 
 	*resp = Response{Status: http.StatusOK, ContentType: f.ContentType(), Body: eureka.AppendInstance(nil, f, inst)}
 }
 
-func (a *API) register(req *Request, resp *Response, app string) {
+func (a *API) register(req *Request, resp *Response, r *route) {
+	app := r.app
 	body, ok := a.body(req, resp, a.maxBody)
 	if !ok {
 		return
@@ -453,6 +454,9 @@ func (a *API) register(req *Request, resp *Response, app string) {
 	}
 	if err := registry.Validate(inst, app); err != nil {
 		resp.text(http.StatusBadRequest, err.Error())
+		return
+	}
+	if a.authz != nil && !a.vipsAllowed(req, r, resp, inst) {
 		return
 	}
 	if err := a.store.Register(inst, req.Replication); errors.Is(err, registry.ErrCancelled) {

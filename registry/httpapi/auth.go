@@ -68,7 +68,9 @@ type AuthConfig struct {
 	// write: names or patterns with * (ORDERS, ORDERS-*), matched without
 	// regard to case. A bound account may register, renew, cancel and
 	// change the status and metadata only of instances of those apps, and
-	// register only under those names; it may not send replication. An
+	// register only under those names, VIP addresses included (Spring's
+	// are the app's name; another VIP must be bound too, 403 otherwise);
+	// it may not send replication. An
 	// account without a binding keeps every right of a user. Default: none
 	// bound. See authz.go.
 	Apps map[string][]string
@@ -93,9 +95,13 @@ type AuthConfig struct {
 	Audit *audit.Log
 }
 
-// enabled reports whether any credential is configured.
+// enabled reports whether any credential is configured that the API
+// checks itself. A certificate binding is one only when the API knows the
+// users: with ExternalUsers the host authenticates (Caddy verifies the
+// certificates), and a check of its users' passwords against no account
+// would refuse them all.
 func (c *AuthConfig) enabled() bool {
-	return len(c.Users) > 0 || c.Peer != nil || len(c.PeerCertNames) > 0 || len(c.CertApps) > 0
+	return len(c.Users) > 0 || c.Peer != nil || len(c.PeerCertNames) > 0 || len(c.CertApps) > 0 && !c.ExternalUsers
 }
 
 // Check reports a configuration that would not do what it says:

@@ -18,7 +18,9 @@ package httpapi
 import (
 	"crypto/x509"
 	"net/http"
+	"strings"
 
+	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/registry/audit"
 )
 
@@ -162,6 +164,32 @@ func (a *API) authorize(req *Request, r *route, resp *Response) (audited, ok boo
 		return false, false
 	}
 	return false, true
+}
+
+// vipsAllowed refuses (403, audited) a bound credential's registration
+// that names a VIP address outside its apps: Spring Cloud's
+// DiscoveryClient finds a service by its VIP (spring.application.name),
+// so such an instance would receive another app's traffic. Each entry of
+// vipAddress and secureVipAddress (comma-separated) is matched as an app
+// name is.
+func (a *API) vipsAllowed(req *Request, r *route, resp *Response, inst *eureka.InstanceInfo) bool {
+	c := a.callerOf(req)
+	bound, isBound := a.authz.users[c.name]
+	if c.cert {
+		bound, isBound = a.authz.certs[c.name]
+	}
+	if c.peer || !isBound {
+		return true
+	}
+	for _, list := range []string{inst.VIPAddress, inst.SecureVIPAddress} {
+		for _, vip := range strings.Split(list, ",") {
+			if vip != "" && !bound.has(strings.ToUpper(vip)) {
+				a.refuse(req, r, resp, c, "register", refusedApp)
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // refuse answers 403 with reason and audits it. A heartbeat's 403 has no

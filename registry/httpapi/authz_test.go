@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/audit"
 	"github.com/eurekagate/eurekagate/registry/replication"
@@ -69,7 +70,7 @@ func TestBindingsAndAuditTrail(t *testing.T) {
 			mustRegister(t, s, inst("PAYMENTS", "p1"), false)
 			mustRegister(t, s, inst("PAY-EU", "e1"), false)
 			base := frontDoorURLs(t, NewAPI(s, APIConfig{Auth: boundAuth(t, trail)}))[door] + "/eureka/apps/"
-			reg := func(app, id string) []byte { return eureka.AppendInstanceJSON(nil, inst(app, id)) }
+			reg := func(app, id string) []byte { return eureka.AppendInstanceJSON(nil, testkit.SpringInst(app, id)) }
 
 			steps := []struct {
 				method, path, user, pass string

@@ -54,9 +54,9 @@ func TestCertificateBoundToAnApp(t *testing.T) {
 				body         []byte
 				want         int
 			}{
-				{payments, "POST", "PAYMENTS", eureka.AppendInstanceJSON(nil, inst("PAYMENTS", "p1")), 204},
+				{payments, "POST", "PAYMENTS", eureka.AppendInstanceJSON(nil, testkit.SpringInst("PAYMENTS", "p1")), 204},
 				{payments, "PUT", "PAYMENTS/p1/status?value=OUT_OF_SERVICE", nil, 200},
-				{payments, "POST", "ORDERS", eureka.AppendInstanceJSON(nil, inst("ORDERS", "o2")), 403},
+				{payments, "POST", "ORDERS", eureka.AppendInstanceJSON(nil, testkit.SpringInst("ORDERS", "o2")), 403},
 				{payments, "DELETE", "ORDERS/o1", nil, 403},
 			} {
 				if got, err := tlsCall(c.client, c.method, base+c.path, c.body, "", false); err != nil || got != c.want {

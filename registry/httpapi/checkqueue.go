@@ -30,8 +30,9 @@ import (
 //
 // Bounds: a request waits at most CheckMaxWait for its turn, then gets 503
 // with Retry-After; an address holds at most CheckQueuePerAddress waiting
-// checks, and at most CheckQueueAddresses addresses are queued or resting,
-// so that a flood's excess gets 503 at once instead of memory.
+// checks, and at most CheckQueueAddresses addresses are queued, resting
+// or remembered as served (the idle ones given up first when room is
+// needed), so that a flood's excess gets 503 at once instead of memory.
 
 // Defaults of the check scheduling.
 const (
@@ -42,8 +43,9 @@ const (
 	// CheckQueuePerAddress is how many checks of distinct credentials one
 	// client address may have waiting.
 	CheckQueuePerAddress = 4
-	// CheckQueueAddresses is how many client addresses may have checks
-	// waiting or be resting after a refusal at once.
+	// CheckQueueAddresses is how many client addresses the queue holds
+	// at once: with checks waiting, resting after a refusal, or served
+	// before and remembered so (those given up first for room).
 	CheckQueueAddresses = 4096
 	// CheckRefusedRest is how many times a refusing check's own duration
 	// its address waits before its next check.
@@ -276,16 +278,22 @@ func (q *checkQueue) leaveRing(aq *addrQueue) {
 	q.forgetIfIdle(aq)
 }
 
-// forgetIfIdle drops an address that neither waits, checks nor rests.
+// forgetIfIdle drops an address that neither waits, checks nor rests,
+// and was never served. One that was is kept, with its place in turn,
+// until the table needs room (dropIdle): forgotten, it would come back as
+// a new address, first in turn, and a flood from many addresses whose
+// waits run out (or that waits out each rest) would be new at each guess,
+// ahead of a client never seen.
 func (q *checkQueue) forgetIfIdle(aq *addrQueue) {
-	if len(aq.waiting) == 0 && aq.running == 0 && !aq.resting && q.addrs[aq.addr] == aq {
+	if len(aq.waiting) == 0 && aq.running == 0 && !aq.resting && aq.served == 0 && q.addrs[aq.addr] == aq {
 		delete(q.addrs, aq.addr)
 	}
 }
 
-// dropIdle makes room in a full table by forgetting the resting addresses
-// that have nothing waiting: their rest is lost, which costs bcrypt time
-// only to a flood from more addresses than the table holds. It reports
+// dropIdle makes room in a full table by forgetting the addresses that
+// have nothing waiting (resting, or remembered as served): their rest and
+// their place in turn are lost, which only a flood from more addresses
+// than the table holds gets to. It reports
 // whether room was made.
 func (q *checkQueue) dropIdle() bool {
 	for k, aq := range q.addrs {
