@@ -115,3 +115,24 @@ func TestBreakerPerSubsetWithoutRules(t *testing.T) {
 		t.Errorf("billing: %d subset %q", s, rt.Limit.OpenSubset())
 	}
 }
+
+// A request through a subset's closed breaker allocates nothing, as one
+// through the app's.
+func TestSubsetBreakerAllocatesNothing(t *testing.T) {
+	b := newSubsetBreakerRouter(t, "true")
+	req := client("10.0.0.1")
+	req.Header = header{"X-Canary": "1"}
+	once := func() {
+		var buf [512]byte
+		rt, _, _ := b.Route(buf[:0], []byte("/orders/x"), req)
+		b.Limit(&rt, req)
+		if rt.Guard.b == nil || rt.Guard.b.subset != "track=canary" {
+			t.Fatalf("passed through %+v, want the canary's breaker", rt.Guard.b)
+		}
+		rt.Guard.Done(200, time.Millisecond, false)
+	}
+	once()
+	if n := testing.AllocsPerRun(1000, once); n != 0 {
+		t.Errorf("%v allocations per request", n)
+	}
+}
