@@ -136,3 +136,22 @@ func TestSubsetBreakerAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per request", n)
 	}
 }
+
+// A reload of the rules says closed for a subset's breaker that was
+// open, as for an app's: the new document's start closed.
+func TestSubsetBreakerClosedOnReload(t *testing.T) {
+	b := newSubsetBreakerRouter(t, "true")
+	for range 4 {
+		rt, _ := b.askTrack(true)
+		rt.Guard.Done(500, 0, false)
+	}
+	rules, err := ParseRules("rules.yaml", []byte(fmt.Sprintf(subsetBreakerRules, "true")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SetRules(rules)
+	b.movesAre(t, "ORDERS track=canary open", "ORDERS track=canary closed")
+	if _, s := b.askTrack(true); s != 0 {
+		t.Errorf("the canary under the new rules: %d", s)
+	}
+}
