@@ -40,8 +40,8 @@ func TestGatewayBreakerOpen(t *testing.T) {
 		return strings.Contains(string(data), `"breaker":"open"`) && strings.Contains(string(data), `"status":503`)
 	})
 	_, metrics := do(t, "GET", adminURL+"/metrics", nil)
-	for _, want := range []string{`caddy_eureka_gateway_breaker_state{app="ORDERS"} 1`, `caddy_eureka_gateway_breaker_rejected_total{app="ORDERS"} 1`,
-		`caddy_eureka_gateway_breaker_transitions_total{app="ORDERS",to="open"} 1`} {
+	for _, want := range []string{`caddy_eureka_gateway_breaker_state{app="ORDERS",subset=""} 1`, `caddy_eureka_gateway_breaker_rejected_total{app="ORDERS",subset=""} 1`,
+		`caddy_eureka_gateway_breaker_transitions_total{app="ORDERS",subset="",to="open"} 1`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("no %s in the metrics", want)
 		}
@@ -51,7 +51,7 @@ func TestGatewayBreakerOpen(t *testing.T) {
 	// counts kept); the request that follows reaches the instance.
 	loggedGatewayOf(t, name, doc) // another log file: another config
 	_, metrics = do(t, "GET", adminURL+"/metrics", nil)
-	if want := `caddy_eureka_gateway_breaker_state{app="ORDERS"} 0`; !strings.Contains(metrics, want) {
+	if want := `caddy_eureka_gateway_breaker_state{app="ORDERS",subset=""} 0`; !strings.Contains(metrics, want) {
 		t.Errorf("after a reload, no %s in the metrics", want)
 	}
 	if status, body := get(t, gatewayURL+"/orders/x"); status != 502 {

@@ -86,7 +86,8 @@ type appTraffic struct {
 	inFlight         int64
 	limited          uint64 // requests answered 429 by a rate limit, cumulative
 	breaker          traffic.BreakerSnapshot
-	seconds          *ring[slot] // nil when it holds nothing recent
+	subsetBreakers   map[string]traffic.BreakerSnapshot // per_subset breakers, by label
+	seconds          *ring[slot]                        // nil when it holds nothing recent
 	tens             *ring[slot]
 	instances        map[traffic.InstanceKey]*instanceTraffic
 }
@@ -178,7 +179,7 @@ func (a *appTraffic) add(s *traffic.Snapshot, base bool, prevSec, nowSec int64) 
 		d.latency[b] = delta32(s.Latency[b], a.latency[b])
 	}
 	a.requests, a.errors, a.latency, a.inFlight = req, errs, s.Latency, s.InFlight
-	a.limited, a.breaker = s.Limited, s.Breaker
+	a.limited, a.breaker, a.subsetBreakers = s.Limited, s.Breaker, s.SubsetBreakers
 	if !base && d.requests > 0 {
 		if a.seconds == nil {
 			a.seconds, a.tens = newRing[slot](minuteSlots, nowSec), newRing[slot](tenSlots, nowSec/10)
@@ -341,6 +342,10 @@ type AppTraffic struct {
 	// answered 503 since the gateway started.
 	Breaker         string `json:"breaker,omitempty"`
 	BreakerRejected uint64 `json:"breaker_rejected,omitempty"`
+	// OpenSubsets are the subsets whose own circuit breaker (a breaker
+	// with per_subset) is open or half-open at the last sample, sorted by
+	// label; absent when none is.
+	OpenSubsets []SubsetBreaker `json:"open_subsets,omitempty"`
 	// LastMinute and Last15Minutes are the two windows' figures.
 	LastMinute    TrafficWindow `json:"last_minute"`
 	Last15Minutes TrafficWindow `json:"last_15_minutes"`
@@ -439,6 +444,7 @@ func (t *trafficRecorder) view(top int, out map[healthKey]OutOfRotation) Traffic
 		if a.breaker != (traffic.BreakerSnapshot{}) {
 			at.Breaker, at.BreakerRejected = a.breaker.State.String(), a.breaker.Refused
 		}
+		at.OpenSubsets = openSubsets(a.subsetBreakers)
 		var m, q slot64
 		at.PerSecond = TrafficSeries{Start: (lastSec - minuteSlots + 1) * 1000, StepSeconds: 1}
 		for k := lastSec - minuteSlots + 1; k <= lastSec; k++ {

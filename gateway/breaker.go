@@ -22,17 +22,21 @@ type BreakerEvents struct {
 // cfg has.
 func (e *BreakerEvents) Hook(cfg routing.Config) routing.Config {
 	moved, denied := cfg.OnBreaker, cfg.OnRetryDenied
-	cfg.OnBreaker = func(app string, to routing.BreakerState) {
-		e.Traffic.BreakerMoved(app, to)
+	cfg.OnBreaker = func(app, subset string, to routing.BreakerState) {
+		e.Traffic.BreakerMoved(app, subset, to)
 		if e.Log != nil {
 			level := e.Log.Info
 			if to == routing.BreakerOpen {
 				level = e.Log.Warn
 			}
-			level("circuit breaker moved", zap.String("app", app), zap.Stringer("to", to))
+			fields := []zap.Field{zap.String("app", app), zap.Stringer("to", to)}
+			if subset != "" {
+				fields = append(fields, zap.String("subset", subset))
+			}
+			level("circuit breaker moved", fields...)
 		}
 		if moved != nil {
-			moved(app, to)
+			moved(app, subset, to)
 		}
 	}
 	cfg.OnRetryDenied = func(app string) {

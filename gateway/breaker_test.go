@@ -96,7 +96,7 @@ func TestBreakerStateAfterReload(t *testing.T) {
 	metrics := suiteMetrics(g)
 	state := func(want string) {
 		t.Helper()
-		if m := metrics.Scrape(t); !strings.Contains(m, `eureka_gateway_breaker_state{app="ORDERS"} `+want) {
+		if m := metrics.Scrape(t); !strings.Contains(m, `eureka_gateway_breaker_state{app="ORDERS",subset=""} `+want) {
 			t.Errorf("no breaker_state %s in\n%s", want, m)
 		}
 	}

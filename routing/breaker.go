@@ -58,6 +58,10 @@ type breakerConfig struct {
 	window      time.Duration
 	open        time.Duration
 	halfOpen    int
+	// perSubset keeps a breaker for each subset of the app's rules
+	// (per_subset), besides the app's own for the requests routed to no
+	// subset of them.
+	perSubset bool
 }
 
 // windowSlots is how many slots a breaker's window is kept in: the window

@@ -7,17 +7,57 @@ import (
 	"time"
 )
 
-// A guard is one app's circuit breaker and retry budget under one rules
+// A guard is one app's circuit breakers and retry budget under one rules
 // document: the state a Router keeps of the policies the document gives
 // the app. A document put in force starts them afresh (closed, nothing in
 // flight), as it does its rate limits.
 type guard struct {
-	r      *Router
-	rules  *Rules // the document it is of
-	app    string
-	br     *breaker     // nil: none
-	budget *retryBudget // nil: none
-	reason string       // the 503's body while the breaker is open
+	r     *Router
+	rules *Rules // the document it is of
+	app   string
+	br    *appBreaker // the app's breaker; nil: none
+	// subsets are the breakers of the subsets of the app's rules, with
+	// per_subset; a request routed to none of them (no rules, a fallback
+	// to any instance, a subset only a trusted proxy named) has br.
+	subsets map[*Subset]*appBreaker
+	budget  *retryBudget // nil: none
+}
+
+// An appBreaker is one breaker of a guard: the app's, or one subset's.
+type appBreaker struct {
+	breaker
+	g      *guard
+	subset string // the subset's label, "" for the app's
+	reason string // the 503's body while it is open
+}
+
+func (g *guard) newBreaker(cfg *breakerConfig, subset string) *appBreaker {
+	b := &appBreaker{breaker: breaker{cfg: *cfg}, g: g, subset: subset}
+	what := g.app
+	if subset != "" {
+		what = fmt.Sprintf("%s's subset %s", g.app, subset)
+	}
+	b.reason = fmt.Sprintf("circuit open: %s is failing, its requests are refused for %v before %d probes\n", what, cfg.open, cfg.halfOpen)
+	return b
+}
+
+// of returns the breaker of a request routed to sub (nil: the app as a
+// whole).
+func (g *guard) of(sub *Subset) *appBreaker {
+	if b := g.subsets[sub]; b != nil {
+		return b
+	}
+	return g.br
+}
+
+// each calls f with each of g's breakers.
+func (g *guard) each(f func(*appBreaker)) {
+	if g.br != nil {
+		f(g.br)
+	}
+	for _, b := range g.subsets {
+		f(b)
+	}
 }
 
 // guardSlot holds an app's current guard.
@@ -37,8 +77,13 @@ func (r *Router) guardOf(rules *Rules, app string) *guard {
 	}
 	g := &guard{r: r, rules: rules, app: app}
 	if br != nil {
-		g.br = &breaker{cfg: *br}
-		g.reason = fmt.Sprintf("circuit open: %s is failing, its requests are refused for %v before %d probes\n", app, br.open, br.halfOpen)
+		g.br = g.newBreaker(br, "")
+		if a := rules.apps[app]; br.perSubset && a != nil && len(a.subsets) > 0 {
+			g.subsets = make(map[*Subset]*appBreaker, len(a.subsets))
+			for _, sub := range a.subsets {
+				g.subsets[sub] = g.newBreaker(br, sub.Label())
+			}
+		}
 	}
 	if bu != nil {
 		g.budget = &retryBudget{ratio: bu.ratio, min: int64(bu.min)}
@@ -46,10 +91,21 @@ func (r *Router) guardOf(rules *Rules, app string) *guard {
 	if !slot.cur.CompareAndSwap(old, g) {
 		return slot.cur.Load() // another request made it first
 	}
-	if old != nil && old.br != nil && BreakerState(old.br.state.Load()) != BreakerClosed {
-		r.breakerMoved(app, BreakerClosed) // the old document's breaker is gone
+	if old != nil {
+		old.closeAll() // the old document's breakers are gone
 	}
 	return g
+}
+
+// closeAll says closed for each of g's breakers that is not: a
+// document's breakers start closed, and one it no longer has would
+// otherwise be shown open for good.
+func (g *guard) closeAll() {
+	g.each(func(b *appBreaker) {
+		if BreakerState(b.state.Load()) != BreakerClosed {
+			g.r.breakerMoved(g.app, b.subset, BreakerClosed)
+		}
+	})
 }
 
 // resetGuards forgets the breakers and retry budgets of the documents
@@ -58,25 +114,28 @@ func (r *Router) guardOf(rules *Rules, app string) *guard {
 // again) would otherwise be shown open for good.
 func (r *Router) resetGuards() {
 	r.guards.DeleteFunc(func(app string, s *guardSlot) bool {
-		if g := s.cur.Load(); g != nil && g.br != nil && BreakerState(g.br.state.Load()) != BreakerClosed {
-			r.breakerMoved(app, BreakerClosed)
+		if g := s.cur.Load(); g != nil {
+			g.closeAll()
 		}
 		return true
 	})
 }
 
-// moved reports a move of g's breaker, unless g is no longer its app's
+// moved reports a move of b, unless its guard is no longer its app's
 // (a request let through before a reload): its moves are no state in
 // force.
-func (g *guard) moved(to BreakerState) {
+func (b *appBreaker) moved(to BreakerState) {
+	g := b.g
 	if s := g.r.guards.Lookup(g.app); s != nil && s.cur.Load() == g {
-		g.r.breakerMoved(g.app, to)
+		g.r.breakerMoved(g.app, b.subset, to)
 	}
 }
 
-// admit decides a request routed as rt against its app's breaker, and
-// counts it in flight for its retry budget: false, with rt's Answer the
-// breaker's 503, when the breaker refuses it.
+// admit decides a request routed as rt against the breaker of its app,
+// or of its subset (per_subset), and counts it in flight for its app's
+// retry budget: false, with rt's Answer the breaker's 503, when the
+// breaker refuses it. A subset's open breaker refuses its requests: they
+// are not sent to another subset, which the rules keep them from.
 func (r *Router) admit(rules *Rules, rt *Route) bool {
 	g := r.guardOf(rules, rt.App)
 	if g == nil {
@@ -84,18 +143,19 @@ func (r *Router) admit(rules *Rules, rt *Route) bool {
 	}
 	pass := Guard{g: g}
 	if g.br != nil {
+		b := g.of(rt.Subset)
 		now := r.now()
-		ok, probe, moved, gen := g.br.admit(now)
+		ok, probe, moved, gen := b.admit(now)
 		if moved {
-			g.moved(BreakerHalfOpen)
+			b.moved(BreakerHalfOpen)
 		}
 		if !ok {
-			rt.Answer = Answer{Status: 503, Reason: g.reason}
-			rt.Limit = Limited{open: g, retry: g.br.halfAt.Load() - now}
+			rt.Answer = Answer{Status: 503, Reason: b.reason}
+			rt.Limit = Limited{open: b, retry: b.halfAt.Load() - now}
 			rt.Instances = nil
 			return false
 		}
-		pass.gen, pass.probe = gen, probe
+		pass.b, pass.gen, pass.probe = b, gen, probe
 	}
 	if g.budget != nil {
 		g.budget.active.Add(1)
@@ -113,9 +173,9 @@ func (r *Router) now() int64 {
 	return monotonic()
 }
 
-func (r *Router) breakerMoved(app string, to BreakerState) {
+func (r *Router) breakerMoved(app, subset string, to BreakerState) {
 	if f := r.cfg.OnBreaker; f != nil {
-		f(app, to)
+		f(app, subset, to)
 	}
 }
 
@@ -138,8 +198,9 @@ func (g *guard) AllowRetry(first bool) bool {
 // zero value holds nothing.
 type Guard struct {
 	g     *guard
-	gen   uint32 // the breaker's state it was let through in
-	probe bool   // one of a half-open breaker's probes
+	b     *appBreaker // the breaker it went through; nil: none
+	gen   uint32      // the breaker's state it was let through in
+	probe bool        // one of a half-open breaker's probes
 }
 
 // Held reports whether the pass is to be ended.
@@ -157,12 +218,13 @@ func (p *Guard) Done(status int, d time.Duration, retried bool) {
 	}
 	p.g = nil
 	g.end(retried)
-	if g.br == nil {
+	b := p.b
+	if b == nil {
 		return
 	}
-	slow := g.br.cfg.slow > 0 && d >= g.br.cfg.slow
-	if to, moved := g.br.record(g.r.now(), p.gen, status >= 500, slow); moved {
-		g.moved(to)
+	slow := b.cfg.slow > 0 && d >= b.cfg.slow
+	if to, moved := b.record(g.r.now(), p.gen, status >= 500, slow); moved {
+		b.moved(to)
 	}
 }
 
@@ -176,8 +238,8 @@ func (p *Guard) Abandon(retried bool) {
 	}
 	p.g = nil
 	g.end(retried)
-	if g.br != nil && p.probe {
-		g.br.release(p.gen)
+	if p.b != nil && p.probe {
+		p.b.release(p.gen)
 	}
 }
 
@@ -198,6 +260,16 @@ const BreakerReasonHeader = "Eurekagate-Reason"
 
 // Open reports whether the answer is an open circuit breaker's 503.
 func (l *Limited) Open() bool { return l.open != nil }
+
+// OpenSubset returns the subset whose open breaker gave the 503 (the
+// label of one of the app's rules' subsets, with per_subset), "" for
+// the app's own breaker.
+func (l *Limited) OpenSubset() string {
+	if l.open == nil {
+		return ""
+	}
+	return l.open.subset
+}
 
 // openHeaders sets an open breaker's 503 headers: the reason, and
 // Retry-After, the whole seconds until it lets probes through (at least

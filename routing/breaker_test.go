@@ -24,19 +24,25 @@ type breakerRouter struct {
 
 func newBreakerRouter(t testing.TB, doc string) *breakerRouter {
 	t.Helper()
-	rules, err := ParseRules("rules.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
 	up := map[string][]*eureka.InstanceInfo{}
 	for _, app := range []string{"ORDERS", "BILLING"} {
 		up[app] = []*eureka.InstanceInfo{inst(app, "a", true, false), inst(app, "b", true, false)}
 	}
+	return newBreakerRouterOf(t, doc, up)
+}
+
+// newBreakerRouterOf is newBreakerRouter over the instances up.
+func newBreakerRouterOf(t testing.TB, doc string, up map[string][]*eureka.InstanceInfo) *breakerRouter {
+	t.Helper()
+	rules, err := ParseRules("rules.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
 	b := &breakerRouter{clock: testkit.NewFakeClock()}
 	b.Router = newRouter(t, Config{Instances: apps{up: up}, Rules: rules, Clock: b.clock,
-		OnBreaker: func(app string, to BreakerState) {
+		OnBreaker: func(app, subset string, to BreakerState) {
 			b.mu.Lock()
-			b.moves = append(b.moves, app+" "+to.String())
+			b.moves = append(b.moves, strings.TrimSpace(app+" "+subset)+" "+to.String())
 			b.mu.Unlock()
 		},
 		OnRetryDenied: func(string) { b.denied++ },
@@ -303,8 +309,10 @@ func TestBreakerDocumentRefused(t *testing.T) {
 		{"apps:\n  ORDERS:\n    breaker: {min_requests: -1}\n", `bad.yaml:3: apps.ORDERS.breaker.min_requests: "-1" is not a whole number`},
 		{"apps:\n  ORDERS:\n    breaker: {consecutive_failures: 2000000}\n", `bad.yaml:3: apps.ORDERS.breaker.consecutive_failures: "2000000" is not a whole number from 1 to 1000000`},
 		{"apps:\n  ORDERS:\n    breaker:\n      slow_ratio: 0.5\n", "bad.yaml:4: apps.ORDERS.breaker.slow_ratio: needs slow"},
-		{"apps:\n  ORDERS:\n    breaker: {error_rate: 0.5}\n", `bad.yaml:3: apps.ORDERS.breaker.error_rate: unknown field "error_rate" (known: consecutive_failures, error_ratio, half_open_requests, min_requests, open, slow, slow_ratio, window)`},
+		{"apps:\n  ORDERS:\n    breaker: {error_rate: 0.5}\n", `bad.yaml:3: apps.ORDERS.breaker.error_rate: unknown field "error_rate" (known: consecutive_failures, error_ratio, half_open_requests, min_requests, open, per_subset, slow, slow_ratio, window)`},
 		{"apps:\n  ORDERS:\n    breaker: on\n", "bad.yaml:3: apps.ORDERS.breaker: is not a mapping"},
+		{"apps:\n  ORDERS:\n    breaker: {per_subset: canary}\n", "bad.yaml:3: apps.ORDERS.breaker.per_subset: is not true or false"},
+		{"defaults:\n  breaker:\n    per_subset: [true]\n", "bad.yaml:3: defaults.breaker.per_subset: is not true or false"},
 		{"defaults:\n  retry_budget: {ratio: 0}\n", `bad.yaml:2: defaults.retry_budget.ratio: "0" is not a ratio above 0 and at most 1`},
 		{"defaults:\n  retry_budget: {min_concurrency: -3}\n", `bad.yaml:2: defaults.retry_budget.min_concurrency: "-3" is not a whole number from 0 to 1000000`},
 		{"defaults:\n  retry_budget: {percent: 20}\n", `bad.yaml:2: defaults.retry_budget.percent: unknown field "percent" (known: min_concurrency, ratio)`},

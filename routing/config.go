@@ -104,8 +104,9 @@ type Config struct {
 
 	// OnBreaker, when set, is told each move of an app's circuit breaker
 	// (the traffic rules' breaker), once: the gateways log it and count
-	// it. It must not block.
-	OnBreaker func(app string, to BreakerState)
+	// it. subset is the label of the subset whose breaker moved (a
+	// breaker with per_subset), "" for the app's own. It must not block.
+	OnBreaker func(app, subset string, to BreakerState)
 	// OnRetryDenied, when set, is told each retry an app's retry budget
 	// kept from being made. It must not block.
 	OnRetryDenied func(app string)

@@ -126,8 +126,8 @@ func (l *limit) keyOf(app string, req *Request, sub *Subset) uint64 {
 // answer's headers (Route.Limit); its zero value is none.
 type Limited struct {
 	limit *limit
-	retry int64  // nanoseconds until a request of its key would pass
-	open  *guard // an open circuit breaker's 503 instead (breaker_guard.go)
+	retry int64       // nanoseconds until a request of its key would pass
+	open  *appBreaker // an open circuit breaker's 503 instead (breaker_guard.go)
 }
 
 // Over reports whether the answer is a rate limit's 429.

@@ -88,7 +88,10 @@ func (p *parser) policyFields(pol *policies, fields map[string]func(*yaml.Node, 
 func (p *parser) off(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Value == "off" }
 
 // breaker reads a circuit breaker: {error_ratio, slow, slow_ratio,
-// consecutive_failures, min_requests, window, open, half_open_requests}.
+// consecutive_failures, min_requests, window, open, half_open_requests,
+// per_subset}. per_subset (default false: one breaker for the whole app)
+// is named after the rules' subsets, the word the document already uses
+// for what a rule, a weight or a sticky key routes a request to.
 func (p *parser) breaker(n *yaml.Node, at string) (*breakerConfig, error) {
 	c := breakerConfig{
 		errorRatio: DefaultBreakerErrorRatio, slowRatio: DefaultBreakerSlowRatio,
@@ -118,6 +121,7 @@ func (p *parser) breaker(n *yaml.Node, at string) (*breakerConfig, error) {
 			c.halfOpen, err = p.whole(n, at, maxPolicyCount)
 			return err
 		},
+		"per_subset": func(n *yaml.Node, at string) (err error) { c.perSubset, err = p.boolean(n, at); return err },
 	})
 	if err == nil && slowRatio != nil && c.slow == 0 {
 		err = p.fail(slowRatio, p.join(at, "slow_ratio"), "needs slow, the duration from which a request is slow")

@@ -30,13 +30,23 @@ type BreakerSnapshot struct {
 }
 
 // BreakerMoved counts a move of app's circuit breaker to state to
-// (routing.Config.OnBreaker). A nil Recorder counts nothing.
-func (r *Recorder) BreakerMoved(app string, to routing.BreakerState) {
+// (routing.Config.OnBreaker): the app's own when subset is "", else the
+// breaker of that subset (per_subset). A nil Recorder counts nothing.
+func (r *Recorder) BreakerMoved(app, subset string, to routing.BreakerState) {
 	if r != nil {
-		a := r.App(app)
-		a.breaker.state.Store(int32(to))
-		a.breaker.moves[to].Add(1)
+		c := r.App(app).breakerOf(subset)
+		c.state.Store(int32(to))
+		c.moves[to].Add(1)
 	}
+}
+
+// breakerOf returns the counts of the app's breaker ("") or of a
+// subset's.
+func (a *App) breakerOf(subset string) *breakerCounts {
+	if subset == "" {
+		return &a.breaker
+	}
+	return a.subsetBreakers.Get(subset)
 }
 
 // RetryDenied counts a retry app's retry budget kept from being made
@@ -55,23 +65,41 @@ func (r *Recorder) BreakersClosed() {
 	if r == nil {
 		return
 	}
-	r.Each(func(_ string, a *App) { a.breaker.state.Store(int32(routing.BreakerClosed)) })
+	r.Each(func(_ string, a *App) {
+		a.breaker.state.Store(int32(routing.BreakerClosed))
+		for _, c := range a.subsetBreakers.Snapshot() {
+			c.state.Store(int32(routing.BreakerClosed))
+		}
+	})
 }
 
-func (a *App) breakerSnapshot() BreakerSnapshot {
-	s := BreakerSnapshot{State: routing.BreakerState(a.breaker.state.Load()),
-		Refused: a.breaker.refused.Load(), RetriesDenied: a.breaker.denied.Load()}
+func (c *breakerCounts) snapshot() BreakerSnapshot {
+	s := BreakerSnapshot{State: routing.BreakerState(c.state.Load()),
+		Refused: c.refused.Load(), RetriesDenied: c.denied.Load()}
 	for i := range s.Moves {
-		s.Moves[i] = a.breaker.moves[i].Load()
+		s.Moves[i] = c.moves[i].Load()
 	}
 	return s
 }
 
-// breakerRefused counts the request as answered 503 by its app's open
-// circuit breaker.
-func (q *Request) breakerRefused() {
+// subsetBreakersSnapshot returns the subsets' breakers by label, nil
+// when the app has none.
+func (a *App) subsetBreakersSnapshot() map[string]BreakerSnapshot {
+	var m map[string]BreakerSnapshot
+	for label, c := range a.subsetBreakers.Snapshot() {
+		if m == nil {
+			m = map[string]BreakerSnapshot{}
+		}
+		m[label] = c.snapshot()
+	}
+	return m
+}
+
+// breakerRefused counts the request as answered 503 by the open circuit
+// breaker of its app ("") or of subset.
+func (q *Request) breakerRefused(subset string) {
 	if q.app != nil {
-		q.app.breaker.refused.Add(1)
+		q.app.breakerOf(subset).refused.Add(1)
 	}
 }
 

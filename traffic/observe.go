@@ -70,7 +70,7 @@ func (o *Observed) Route(r *Recorder, rt *routing.Route) {
 	o.guard, o.Breaker = rt.Guard, ""
 	if rt.Limit.Open() {
 		o.Breaker = "open"
-		o.Request.breakerRefused()
+		o.Request.breakerRefused(rt.Limit.OpenSubset())
 	}
 }
 

@@ -30,6 +30,11 @@ type Snapshot struct {
 	Regions map[string]uint64
 	// Breaker is the app's circuit breaker and retry budget.
 	Breaker BreakerSnapshot
+	// SubsetBreakers are the circuit breakers of the app's subsets (a
+	// breaker with per_subset), by subset label, from their first move
+	// on; nil when none has moved. Their RetriesDenied are 0: the retry
+	// budget is the app's.
+	SubsetBreakers map[string]BreakerSnapshot
 }
 
 // InstanceKey names an instance of an app: its region ("" for the local
@@ -50,7 +55,7 @@ type InstanceSnapshot struct {
 func (a *App) Snapshot() Snapshot {
 	s := Snapshot{InFlight: a.inFlight.Load(), Requests: map[string][len(Methods)][len(Classes)]uint64{},
 		Sum: time.Duration(a.sumNanos.Load()), Retries: a.retries.Load(), Limited: a.limited.Load(), Instances: map[InstanceKey]InstanceSnapshot{}}
-	s.Breaker = a.breakerSnapshot()
+	s.Breaker, s.SubsetBreakers = a.breaker.snapshot(), a.subsetBreakersSnapshot()
 	for label, c := range a.subsets.Snapshot() {
 		var n [len(Methods)][len(Classes)]uint64
 		for m := range n {

@@ -98,6 +98,8 @@ type App struct {
 	regions   perapp.Map[atomic.Uint64]        // requests sent to another region, by region
 	gone      int64                            // Sweep's: when it found the app gone (unix nanos), 0 while registered
 	breaker   breakerCounts                    // its circuit breaker and retry budget (breaker.go)
+	// subsetBreakers are its subsets' circuit breakers (per_subset).
+	subsetBreakers perapp.Map[breakerCounts]
 }
 
 // counts are the requests of one subset, by method and status class.

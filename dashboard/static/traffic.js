@@ -173,6 +173,11 @@
       h.append(text("span", a.breaker === "open" ? "circuit open" : "circuit half-open",
         { class: "badge " + (a.breaker === "open" ? "badge-error" : "badge-warn"), title: (a.breaker_rejected || 0) + " requests refused by the circuit breaker" }));
     }
+    for (const s of a.open_subsets || []) {
+      // A subset's own circuit breaker (per_subset): the badge names the subset.
+      h.append(text("span", (s.breaker === "open" ? "circuit open: " : "circuit half-open: ") + s.subset,
+        { class: "badge " + (s.breaker === "open" ? "badge-error" : "badge-warn"), title: (s.rejected || 0) + " requests to subset " + s.subset + " refused by its circuit breaker" }));
+    }
     if (a.in_flight) h.append(text("span", a.in_flight + " in flight", { class: "t-inflight muted" }));
     if (!a.per_second) {
       // Asked for the first apps' details only: these come with the next read.

@@ -95,7 +95,14 @@ const Rules = `{
     "BREAKER-5XX": {"breaker": {"error_ratio": 0.5, "min_requests": 5, "window": "10s", "open": "300ms", "half_open_requests": 2}},
     "BREAKER-SLOW": {"breaker": {"slow": "100ms", "slow_ratio": 1, "min_requests": 2, "open": "1h"}},
     "BUDGET": {"retry_budget": {"ratio": 0.2, "min_concurrency": 3}},
-    "LIMIT-BREAKER": {"limits": [{"key": "client", "rate": "1/h", "burst": 4}], "breaker": {"consecutive_failures": 1, "open": "1h"}}
+    "LIMIT-BREAKER": {"limits": [{"key": "client", "rate": "1/h", "burst": 4}], "breaker": {"consecutive_failures": 1, "open": "1h"}},
+    "BREAKER-SUBSET": {
+      "default": {"version": "stable"},
+      "rules": [
+        {"match": {"header": {"X-Canary": "1"}}, "to": [{"select": {"version": "canary"}}]}
+      ],
+      "breaker": {"per_subset": true, "error_ratio": 0.5, "min_requests": 4, "window": "10s", "open": "300ms", "half_open_requests": 1}
+    }
   }
 }
 `

@@ -90,6 +90,7 @@ func Run(t *testing.T, start Starter, gw Gateway) {
 		{"BreakerSlow", breakerSlow},
 		{"RetryBudget", retryBudget},
 		{"LimitThenBreaker", limitThenBreaker},
+		{"BreakerPerSubset", breakerPerSubset},
 		{"TrafficRequestCounts", trafficCounts},
 		{"TrafficRefusedInstance", trafficRefused},
 		{"TrafficUnknownAppsOneLabel", trafficUnknownApps},

@@ -140,7 +140,7 @@ func (m *Traffic) Collect(ch chan<- prometheus.Metric) {
 			counter(m.regionRequests, v, app, region)
 		}
 		gauge(m.inFlight, s.InFlight, app)
-		m.breakers.collect(ch, app, s.Breaker)
+		m.breakers.collect(ch, app, s)
 		for k, inst := range s.Instances {
 			gauge(m.instanceInFlight, inst.InFlight, app, k.ID, k.Region)
 		}
