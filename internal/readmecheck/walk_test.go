@@ -48,7 +48,7 @@ var walkPorts = []string{"8761", "8762", "8763", "8080", "9000", "9001", "2019"}
 
 // walkDirs are the directories the walks write their files into; each run
 // gets temporary ones instead.
-var walkDirs = []string{"/tmp/eurekagate-tls", "/tmp/eurekagate-canary", "/tmp/eurekagate-spring"}
+var walkDirs = []string{"/tmp/eurekagate-tls", "/tmp/eurekagate-canary", "/tmp/eurekagate-spring", "/tmp/eurekagate-protect"}
 
 // walkTools are the commands other than Go that walks may run; a walk
 // that needs one this machine lacks is skipped, saying so.
@@ -100,13 +100,14 @@ func walks(t *testing.T) []walk {
 
 // The walks the issues ask for are there: the README's tour, the canary
 // release, the one-machine cluster, the mutual-TLS cluster, the two
-// regions, and the README's Spring Cloud Eureka Server replaced.
+// regions, the README's Spring Cloud Eureka Server replaced, and a rate
+// limit's 429.
 func TestWalksPresent(t *testing.T) {
 	var names []string
 	for _, w := range walks(t) {
 		names = append(names, w.page+":"+w.name)
 	}
-	for _, want := range []string{"README.md:tour", "docs/gateway.md:canary", "docs/clusters.md:cluster", "docs/clusters.md:mtls", "docs/clusters.md:regions", "README.md:spring"} {
+	for _, want := range []string{"README.md:tour", "docs/gateway.md:canary", "docs/clusters.md:cluster", "docs/clusters.md:mtls", "docs/clusters.md:regions", "README.md:spring", "docs/gateway.md:protect"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no walk %s; the walks are %v", want, names)
 		}
