@@ -187,6 +187,11 @@ type Request struct {
 	// header. A write that has either of the first two needs the third.
 	Origin, FetchSite, CSRF string
 	Body                    []byte
+	// checked is what the API's credential check found of this
+	// request, when it ran (known), so that the bindings do not hash and
+	// look the credentials up again.
+	checked role
+	known   bool
 	// Client is the client's address (unmapped from IPv4-in-IPv6), which
 	// credential checks queue by and the audit trail records. Front doors
 	// fill it only when the API checks credentials or binds them to apps.

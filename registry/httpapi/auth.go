@@ -322,7 +322,9 @@ func (a *authenticator) decide(req *Request, write, peer bool) int {
 	if !write && !peer && !a.cfg.RequireForReads {
 		return 0
 	}
-	switch r := a.role(req); {
+	r := a.role(req)
+	req.checked, req.known = r, true
+	switch {
 	case r == busy:
 		return http.StatusServiceUnavailable
 	case r == refused:

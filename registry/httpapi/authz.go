@@ -88,7 +88,11 @@ func (a *API) callerOf(req *Request) caller {
 			return caller{name: n, cert: true}
 		}
 	}
-	switch a.auth.who(req.Authorization, req.Client) {
+	r := req.checked
+	if !req.known {
+		r = a.auth.who(req.Authorization, req.Client)
+	}
+	switch r {
 	case asPeer:
 		return caller{peer: true}
 	case asUser:

@@ -149,8 +149,9 @@ func (l *Limit) apply(r refill, granted, retry int64, failed bool, now int64) {
 }
 
 // evict drops the keys of a full shard unused for leaseTTL (their
-// leases are void) and not being refilled, or one key when none is: a
-// key dropped with requests on credit may take credit again.
+// leases are void) and not being refilled, or an eighth of its keys when
+// none is (ratelimit.Evict): a key dropped with requests on credit may
+// take credit again.
 func (s *shard) evict(now int64) {
 	ratelimit.Evict(s.m, func(e *entry) bool { return now-e.used > leaseTTL && !e.pending })
 }
