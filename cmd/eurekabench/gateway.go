@@ -130,11 +130,12 @@ type target struct {
 	pids             func() []int // the proxy's processes, nil for none
 	rates            []float64    // per round
 	cpu              []float64    // the proxy's CPU seconds per request, per round
+	sys              []float64    // of which in the kernel (system time), per round
 	p99              []float64    // the median of the round's slices' p99 latencies, seconds
 
 	// the current round's sums, and its slices' p99s
-	requests, seconds, cpuSeconds float64
-	sliceP99                      []float64
+	requests, seconds, cpuSeconds, sysSeconds float64
+	sliceP99                                  []float64
 }
 
 // runGatewayBench measures the targets in rounds, printing each round and
@@ -262,11 +263,11 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 		end := meter{rec: rec}.phase(fmt.Sprintf("round %d", r))
 		fmt.Fprintf(out, "\nround %d (%d slices of %s each)\n", r, nSlices, slice)
 		for _, t := range targets {
-			t.requests, t.seconds, t.cpuSeconds, t.sliceP99 = 0, 0, 0, t.sliceP99[:0]
+			t.requests, t.seconds, t.cpuSeconds, t.sysSeconds, t.sliceP99 = 0, 0, 0, 0, t.sliceP99[:0]
 		}
 		for range nSlices {
 			for _, t := range targets {
-				before := cpuSeconds(t.pids)
+				before, beforeSys := cpuAndSysSeconds(t.pids)
 				n, secs, p99, err := c.measure(t, slice)
 				if err != nil {
 					return err
@@ -274,7 +275,9 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 				t.requests += n
 				t.seconds += secs
 				t.sliceP99 = append(t.sliceP99, p99)
-				t.cpuSeconds += cpuSeconds(t.pids) - before
+				after, afterSys := cpuAndSysSeconds(t.pids)
+				t.cpuSeconds += after - before
+				t.sysSeconds += afterSys - beforeSys
 			}
 		}
 		for _, t := range targets {
@@ -283,7 +286,8 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 			cpu := ""
 			if t.pids != nil && t.cpuSeconds > 0 {
 				t.cpu = append(t.cpu, t.cpuSeconds/t.requests)
-				cpu = fmt.Sprintf("   proxy CPU %5.1f µs/request", 1e6*t.cpuSeconds/t.requests)
+				t.sys = append(t.sys, t.sysSeconds/t.requests)
+				cpu = fmt.Sprintf("   proxy CPU %5.1f µs/request (system %4.1f)", 1e6*t.cpuSeconds/t.requests, 1e6*t.sysSeconds/t.requests)
 			}
 			p99 := median(t.sliceP99)
 			t.p99 = append(t.p99, p99)
@@ -292,6 +296,7 @@ func runGatewayBench(c gatewayBenchConfig, out io.Writer, rec *record) error {
 			rec.add(fmt.Sprintf("%s.p99.%d", t.name, r), 1e3*p99, "ms")
 			if cpu != "" {
 				rec.add(fmt.Sprintf("%s.cpu.%d", t.name, r), 1e6*t.cpuSeconds/t.requests, "µs")
+				rec.add(fmt.Sprintf("%s.sys.%d", t.name, r), 1e6*t.sysSeconds/t.requests, "µs")
 			}
 		}
 		end()

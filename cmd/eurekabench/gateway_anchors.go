@@ -22,7 +22,9 @@ import (
 //	NAME: ours=X anchor=Y ratio=Z
 //
 // for the requests per second (NAME), the proxy's CPU per request
-// (NAME.cpu, µs) and the p99 latency (NAME.p99, ms), so that a script
+// (NAME.cpu, µs), the part of it in the kernel (NAME.sys, µs: system
+// time, which user-space cuts cannot lower) and the p99 latency
+// (NAME.p99, ms), so that a script
 // reads them alike. A target another study adds is one more row of
 // gatewayComparisons' list.
 
@@ -51,7 +53,7 @@ func gatewayComparisons(every, bare, nginx, nginxLog, haproxy *target) []anchorC
 	return cs
 }
 
-// printComparison prints c's three lines: of round r (1-based), or of all
+// printComparison prints c's four lines: of round r (1-based), or of all
 // the rounds when r is 0: the rates summed over the rounds (the ratio of
 // sums, as the issue reads them), the CPU per request and the p99 as
 // their medians over the rounds.
@@ -83,6 +85,7 @@ func printComparison(out io.Writer, c anchorComparison, r int) {
 	}
 	line(c.name, sum(c.ours.rates), sum(c.anchor.rates), "%.0f")
 	line(c.name+".cpu", 1e6*pick(c.ours.cpu), 1e6*pick(c.anchor.cpu), "%.1f")
+	line(c.name+".sys", 1e6*pick(c.ours.sys), 1e6*pick(c.anchor.sys), "%.1f")
 	line(c.name+".p99", 1e3*pick(c.ours.p99), 1e3*pick(c.anchor.p99), "%.2f")
 }
 

@@ -61,15 +61,15 @@ func TestGatewayStudySmall(t *testing.T) {
 // A comparison's lines: a round's figures, and over the rounds the ratio
 // of the summed rates with the medians of CPU and p99.
 func TestPrintComparison(t *testing.T) {
-	ours := &target{rates: []float64{100, 300, 200}, cpu: []float64{10e-6, 30e-6, 20e-6}, p99: []float64{1e-3, 3e-3, 2e-3}}
-	anchor := &target{rates: []float64{200, 200, 200}, cpu: []float64{20e-6, 20e-6, 40e-6}, p99: []float64{2e-3, 2e-3, 2e-3}}
+	ours := &target{rates: []float64{100, 300, 200}, cpu: []float64{10e-6, 30e-6, 20e-6}, sys: []float64{8e-6, 24e-6, 16e-6}, p99: []float64{1e-3, 3e-3, 2e-3}}
+	anchor := &target{rates: []float64{200, 200, 200}, cpu: []float64{20e-6, 20e-6, 40e-6}, sys: []float64{16e-6, 16e-6, 32e-6}, p99: []float64{2e-3, 2e-3, 2e-3}}
 	var round, all strings.Builder
 	printComparison(&round, anchorComparison{"x/y", ours, anchor}, 2)
 	printComparison(&all, anchorComparison{"x/y", ours, anchor}, 0)
-	if want := "  x/y: ours=300 anchor=200 ratio=1.50\n  x/y.cpu: ours=30.0 anchor=20.0 ratio=1.50\n  x/y.p99: ours=3.00 anchor=2.00 ratio=1.50\n"; round.String() != want {
+	if want := "  x/y: ours=300 anchor=200 ratio=1.50\n  x/y.cpu: ours=30.0 anchor=20.0 ratio=1.50\n  x/y.sys: ours=24.0 anchor=16.0 ratio=1.50\n  x/y.p99: ours=3.00 anchor=2.00 ratio=1.50\n"; round.String() != want {
 		t.Errorf("round 2:\n%s\nwant\n%s", round.String(), want)
 	}
-	if want := "  x/y: ours=600 anchor=600 ratio=1.00\n  x/y.cpu: ours=20.0 anchor=20.0 ratio=1.00\n  x/y.p99: ours=2.00 anchor=2.00 ratio=1.00\n"; all.String() != want {
+	if want := "  x/y: ours=600 anchor=600 ratio=1.00\n  x/y.cpu: ours=20.0 anchor=20.0 ratio=1.00\n  x/y.sys: ours=16.0 anchor=16.0 ratio=1.00\n  x/y.p99: ours=2.00 anchor=2.00 ratio=1.00\n"; all.String() != want {
 		t.Errorf("all rounds:\n%s\nwant\n%s", all.String(), want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 type procStat struct {
 	ppid int           // the parent
 	cpu  time.Duration // user and system time
+	sys  time.Duration // system time alone: the kernel's work for it
 }
 
 // readProcStat reads /proc/<pid>/stat.
@@ -48,22 +49,31 @@ func parseProcStat(s string) (procStat, error) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return procStat{}, fmt.Errorf("not a stat line: %q", s)
 	}
-	return procStat{ppid: ppid, cpu: time.Duration(utime+stime) * time.Second / userHZ}, nil
+	return procStat{ppid: ppid, cpu: time.Duration(utime+stime) * time.Second / userHZ, sys: time.Duration(stime) * time.Second / userHZ}, nil
 }
 
 // cpuSeconds returns the CPU time (user and system) the processes have
 // used, in seconds; a process whose stat cannot be read counts 0.
 func cpuSeconds(pids func() []int) float64 {
+	total, _ := cpuAndSysSeconds(pids)
+	return total
+}
+
+// cpuAndSysSeconds returns the CPU time (user and system) the processes
+// have used and the system time alone, in seconds; a process whose stat
+// cannot be read counts 0.
+func cpuAndSysSeconds(pids func() []int) (total, sys float64) {
 	if pids == nil {
-		return 0
+		return 0, 0
 	}
-	var total time.Duration
+	var t, s time.Duration
 	for _, pid := range pids() {
 		if st, err := readProcStat(pid); err == nil {
-			total += st.cpu
+			t += st.cpu
+			s += st.sys
 		}
 	}
-	return total.Seconds()
+	return t.Seconds(), s.Seconds()
 }
 
 // childrenOf returns the processes whose parent is pid (nginx's workers).

@@ -15,8 +15,8 @@ func TestParseProcStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.ppid != 17 || st.cpu != 3800*time.Millisecond {
-		t.Errorf("got parent %d, CPU %v; want 17, 3.8s", st.ppid, st.cpu)
+	if st.ppid != 17 || st.cpu != 3800*time.Millisecond || st.sys != 1300*time.Millisecond {
+		t.Errorf("got parent %d, CPU %v, system %v; want 17, 3.8s, 1.3s", st.ppid, st.cpu, st.sys)
 	}
 	for _, bad := range []string{"", "4242 (cmd) S 17", "4242 cmd S"} {
 		if _, err := parseProcStat(bad); err == nil {
