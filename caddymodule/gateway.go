@@ -336,8 +336,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	g.router.Limit(&rt, &rr)
-	o := g.observe(&rt, r)
-	sw := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	x := newExchange(w)
+	o, sw := &x.obs, &x.w
+	g.observe(o, &rt, r)
 	// Ended however proxy returns: reverse_proxy panics with
 	// http.ErrAbortHandler when a response breaks after its header, and
 	// an observation left open would hold its app's in-flight count, its

@@ -21,9 +21,8 @@ type observed struct {
 	extra *caddyhttp.ExtraLogFields
 }
 
-// observe starts the observation of a request routed as rt.
-func (g *Gateway) observe(rt *routing.Route, r *http.Request) *observed {
-	o := &observed{}
+// observe starts o, the observation of a request routed as rt.
+func (g *Gateway) observe(o *observed, rt *routing.Route, r *http.Request) {
 	o.Begun = time.Now()
 	o.Route(g.traffic, rt)
 	o.extra, _ = r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields)
@@ -39,7 +38,6 @@ func (g *Gateway) observe(rt *routing.Route, r *http.Request) *observed {
 			o.extra.Set(zap.String("breaker", o.Breaker))
 		}
 	}
-	return o
 }
 
 func (o *observed) attempt(inst *eureka.InstanceInfo) {
