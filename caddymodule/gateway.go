@@ -131,6 +131,9 @@ type Gateway struct {
 	proxies [2][2]*reverseproxy.Handler
 }
 
+// forwardedPrefix is the X-Forwarded-Prefix header's canonical name.
+const forwardedPrefix = "X-Forwarded-Prefix"
+
 // dialVar is the request variable that holds the address of the instance
 // routing picked for an attempt, which the embedded reverse_proxy dials.
 const dialVar = "eureka.dial"
@@ -345,15 +348,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// retry budget's place and a half-open breaker's probe for good.
 	err := errAborted
 	defer func() { o.done(r, sw.status, err) }()
-	err = g.proxy(sw, r, next, &rt, appName, appPath, o)
+	err = g.proxy(x, r, next, &rt, rr.Trusted, appName, appPath)
 	if err == errAborted {
 		panic(http.ErrAbortHandler) // the client must see the response broke
 	}
 	return err
 }
 
-// proxy sends a routed request to the route's instances (or answers it).
-func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler, rt *routing.Route, appName, appPath []byte, o *observed) error {
+// proxy sends a routed request to the route's instances (or answers it);
+// trusted says its client is one of the server's trusted_proxies.
+func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt *routing.Route, trusted bool, appName, appPath []byte) error {
+	w, o := &x.w, &x.obs
 	if rt.Answer.Status != 0 {
 		if rt.Limit.Over() || rt.Limit.Open() {
 			rt.Limit.Headers(w.Header().Set)
@@ -369,14 +374,15 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 	name := string(appName)
 	upgrade := isUpgrade(r)
 	caddyhttp.SetVar(r.Context(), serviceVar, rt.App)
-	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
 	dropClaims(r, trusted)
-	setRoute(r.Header, rt.Subset)
-	setRegion(r.Header, rt.Region)
+	setRoute(r.Header, rt.Subset, &x.vals)
+	setRegion(r.Header, rt.Region, &x.vals)
 	if !g.noRequestID {
-		setRequestID(r.Header, trusted)
+		setRequestID(r.Header, trusted, &x.vals)
 	}
-	r.Header.Set("X-Forwarded-Prefix", string(routing.AppendPrefix(nil, r.Header.Get("X-Forwarded-Prefix"), trusted, name)))
+	prior, _ := httpFields(r.Header).Field(forwardedPrefix)
+	var prefix [128]byte
+	x.vals.set(r.Header, forwardedPrefix, string(routing.AppendPrefix(prefix[:0], prior, trusted, name)))
 	if g.ownsAttempts(r) {
 		prepareOutgoing(r, trusted, upgrade)
 	}
