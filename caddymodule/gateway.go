@@ -348,7 +348,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// retry budget's place and a half-open breaker's probe for good.
 	err := errAborted
 	defer func() { o.done(r, sw.status, err) }()
-	err = g.proxy(x, r, next, &rt, rr.Trusted, appName, appPath)
+	err = g.proxy(x, r, next, &rt, rr.Trusted, target, appName, appPath)
 	if err == errAborted {
 		panic(http.ErrAbortHandler) // the client must see the response broke
 	}
@@ -356,8 +356,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 }
 
 // proxy sends a routed request to the route's instances (or answers it);
-// trusted says its client is one of the server's trusted_proxies.
-func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt *routing.Route, trusted bool, appName, appPath []byte) error {
+// trusted says its client is one of the server's trusted_proxies, target
+// is its path as the client wrote it.
+func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt *routing.Route, trusted bool, target string, appName, appPath []byte) error {
 	w, o := &x.w, &x.obs
 	if rt.Answer.Status != 0 {
 		if rt.Limit.Over() || rt.Limit.Open() {
@@ -381,8 +382,7 @@ func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt
 		setRequestID(r.Header, trusted, &x.vals)
 	}
 	prior, _ := httpFields(r.Header).Field(forwardedPrefix)
-	var prefix [128]byte
-	x.vals.set(r.Header, forwardedPrefix, string(routing.AppendPrefix(prefix[:0], prior, trusted, name)))
+	x.vals.set(r.Header, forwardedPrefix, prefixValue(target, prior, trusted, appName))
 	if g.ownsAttempts(r) {
 		prepareOutgoing(r, trusted, upgrade)
 	}
@@ -424,6 +424,19 @@ func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt
 			return plainAnswer(w, routing.Failed(name, f))
 		}
 	}
+}
+
+// prefixValue is the X-Forwarded-Prefix routing.AppendPrefix makes for a
+// request whose client spelled its app name in target, its path as
+// written: the start of target when that is the value ("/<name>", the
+// client's prior prefix replaced or none), so that it costs no string of
+// its own.
+func prefixValue(target, prior string, trusted bool, name []byte) string {
+	if (!trusted || prior == "") && len(target) > len(name) && target[0] == '/' && target[1:1+len(name)] == string(name) {
+		return target[:1+len(name)]
+	}
+	var buf [128]byte
+	return string(routing.AppendPrefix(buf[:0], prior, trusted, name))
 }
 
 // carry is one attempt, to the instance at addr, by the configured

@@ -3,6 +3,8 @@ package caddymodule
 import (
 	"net/http"
 	"testing"
+
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // The fields headerValues sets share its array, but each is its own:
@@ -29,3 +31,34 @@ func TestHeaderValuesKeepEachFieldApart(t *testing.T) {
 		}
 	}
 }
+
+// prefixValue is routing.AppendPrefix's value, taken from the client's
+// path without an allocation when that is where it is.
+func TestPrefixValueIsAppendPrefixValue(t *testing.T) {
+	for _, c := range []struct {
+		target, prior string
+		trusted       bool
+		name          string
+	}{
+		{"/svc/x", "", false, "svc"},
+		{"/svc", "/edge", false, "svc"},
+		{"/svc/x", "/edge/", true, "svc"},
+		{"/svc/x", "", true, "svc"},
+		{"/a/../svc/x", "", false, "svc"},
+		{"/Svc/x", "", false, "svc"},
+		{"/sv", "", false, "svc"},
+		{"/svc%2Fx", "", false, "svc%2Fx"},
+	} {
+		want := string(routing.AppendPrefix(nil, c.prior, c.trusted, c.name))
+		if got := prefixValue(c.target, c.prior, c.trusted, []byte(c.name)); got != want {
+			t.Errorf("%+v: %q, want %q", c, got, want)
+		}
+	}
+	name := []byte("svc")
+	if n := testing.AllocsPerRun(100, func() { prefixSink = prefixValue("/svc/x", "/edge", false, name) }); n != 0 {
+		t.Errorf("%v allocations for the client's own prefix", n)
+	}
+}
+
+// prefixSink keeps prefixValue's value from the stack, as a header does.
+var prefixSink string
