@@ -366,13 +366,12 @@ func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt
 		}
 		return plainAnswer(w, rt.Answer)
 	}
-	rest := string(appPath)
+	rest := tailOf(target, appPath)
 	if reason := routing.CheckTarget(rest); reason != "" {
 		// Go's server lets none through; checked all the same.
 		return plainAnswer(w, routing.Answer{Status: http.StatusBadRequest, Reason: reason + "\n"})
 	}
 	path, _ := url.PathUnescape(rest)
-	name := string(appName)
 	upgrade := isUpgrade(r)
 	caddyhttp.SetVar(r.Context(), serviceVar, rt.App)
 	dropClaims(r, trusted)
@@ -421,22 +420,9 @@ func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt
 		again := try.Failed(f)
 		o.Failed(f, again)
 		if !again {
-			return plainAnswer(w, routing.Failed(name, f))
+			return plainAnswer(w, routing.Failed(string(appName), f))
 		}
 	}
-}
-
-// prefixValue is the X-Forwarded-Prefix routing.AppendPrefix makes for a
-// request whose client spelled its app name in target, its path as
-// written: the start of target when that is the value ("/<name>", the
-// client's prior prefix replaced or none), so that it costs no string of
-// its own.
-func prefixValue(target, prior string, trusted bool, name []byte) string {
-	if (!trusted || prior == "") && len(target) > len(name) && target[0] == '/' && target[1:1+len(name)] == string(name) {
-		return target[:1+len(name)]
-	}
-	var buf [128]byte
-	return string(routing.AppendPrefix(buf[:0], prior, trusted, name))
 }
 
 // carry is one attempt, to the instance at addr, by the configured

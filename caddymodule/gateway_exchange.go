@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // exchange is what eureka_gateway keeps of one routed request, made in
@@ -45,4 +47,27 @@ func (vals *headerValues) set(h http.Header, key, v string) {
 	// Capped at its one value: an append elsewhere copies it.
 	h[key] = vals.v[vals.n : vals.n+1 : vals.n+1]
 	vals.n++
+}
+
+// prefixValue is the X-Forwarded-Prefix routing.AppendPrefix makes for a
+// request whose client spelled its app name in target, its path as
+// written: the start of target when that is the value ("/<name>", the
+// client's prior prefix replaced or none), so that it costs no string of
+// its own.
+func prefixValue(target, prior string, trusted bool, name []byte) string {
+	if (!trusted || prior == "") && len(target) > len(name) && target[0] == '/' && target[1:1+len(name)] == string(name) {
+		return target[:1+len(name)]
+	}
+	var buf [128]byte
+	return string(routing.AppendPrefix(buf[:0], prior, trusted, name))
+}
+
+// tailOf is path, the path the instance gets, as a string: the end of
+// target, the client's, when that is it (the usual case: no dot segment
+// resolved), so that it costs no string of its own.
+func tailOf(target string, path []byte) string {
+	if n := len(target) - len(path); n >= 0 && target[n:] == string(path) {
+		return target[n:]
+	}
+	return string(path)
 }

@@ -62,3 +62,19 @@ func TestPrefixValueIsAppendPrefixValue(t *testing.T) {
 
 // prefixSink keeps prefixValue's value from the stack, as a header does.
 var prefixSink string
+
+// tailOf is the path the instance gets, taken from the client's path
+// without an allocation when that is where it is.
+func TestTailOfIsThePath(t *testing.T) {
+	for _, c := range []struct{ target, path string }{
+		{"/svc/x", "/x"}, {"/svc/", "/"}, {"/svc", "/"}, {"/svc/a/../b", "/b"}, {"/x", "/svc/x"}, {"", "/"},
+	} {
+		if got := tailOf(c.target, []byte(c.path)); got != c.path {
+			t.Errorf("tailOf(%q, %q) = %q", c.target, c.path, got)
+		}
+	}
+	path := []byte("/items/7")
+	if n := testing.AllocsPerRun(100, func() { prefixSink = tailOf("/svc/items/7", path) }); n != 0 {
+		t.Errorf("%v allocations for the client's own path", n)
+	}
+}
