@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"net/http"
+	"unsafe"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -34,6 +35,23 @@ func newExchange(w http.ResponseWriter) *exchange {
 type headerValues struct {
 	v [4]string
 	n int
+	// id holds the bytes of the request id the gateway made, which
+	// newRequestID's string is: written once, before the string is made,
+	// and never after (idMade).
+	id     [32]byte
+	idMade bool
+}
+
+// newRequestID returns a new request id (routing.AppendRequestID) held
+// in vals' own bytes the first time, so that it costs no allocation;
+// later, or with a nil vals, a string of its own.
+func (vals *headerValues) newRequestID() string {
+	if vals == nil || vals.idMade {
+		return string(routing.AppendRequestID(nil))
+	}
+	vals.idMade = true
+	b := routing.AppendRequestID(vals.id[:0])
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // set sets h's field key, in canonical form, to v alone; a nil vals, or

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/eurekagate/eurekagate/routing"
@@ -55,13 +56,13 @@ func TestPrefixValueIsAppendPrefixValue(t *testing.T) {
 		}
 	}
 	name := []byte("svc")
-	if n := testing.AllocsPerRun(100, func() { prefixSink = prefixValue("/svc/x", "/edge", false, name) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { stringSink = prefixValue("/svc/x", "/edge", false, name) }); n != 0 {
 		t.Errorf("%v allocations for the client's own prefix", n)
 	}
 }
 
-// prefixSink keeps prefixValue's value from the stack, as a header does.
-var prefixSink string
+// stringSink keeps a string from the stack, as a header does.
+var stringSink string
 
 // tailOf is the path the instance gets, taken from the client's path
 // without an allocation when that is where it is.
@@ -74,7 +75,24 @@ func TestTailOfIsThePath(t *testing.T) {
 		}
 	}
 	path := []byte("/items/7")
-	if n := testing.AllocsPerRun(100, func() { prefixSink = tailOf("/svc/items/7", path) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { stringSink = tailOf("/svc/items/7", path) }); n != 0 {
 		t.Errorf("%v allocations for the client's own path", n)
+	}
+}
+
+// The request id headerValues makes is held in its own bytes without an
+// allocation, once: a second id is a string of its own, and leaves the
+// first as it was.
+func TestNewRequestIDKeepsItsBytes(t *testing.T) {
+	fresh, k := make([]headerValues, 101), 0 // AllocsPerRun's runs and its warm-up
+	if n := testing.AllocsPerRun(100, func() { stringSink = fresh[k].newRequestID(); k++ }); n != 0 {
+		t.Errorf("%v allocations for the first id", n)
+	}
+	vals := new(headerValues)
+	first := vals.newRequestID()
+	kept := strings.Clone(first)
+	second := vals.newRequestID()
+	if first != kept || second == first || !routing.KeepRequestID(first, false) || !routing.KeepRequestID(second, false) {
+		t.Errorf("first %q (was %q), second %q", first, kept, second)
 	}
 }

@@ -9,8 +9,8 @@ import (
 // setRequestID leaves h one X-Request-Id for the instance, as the
 // fasthttp gateway does: the client's first when routing.KeepRequestID
 // keeps it (trusted: the client is one of the server's trusted_proxies;
-// else of the safe form), else a new one (its value kept in vals, see
-// headerValues.set).
+// else of the safe form), else a new one (its value and its bytes kept in
+// vals, see headerValues).
 func setRequestID(h http.Header, trusted bool, vals *headerValues) {
 	ids := h[routing.RequestIDHeader]
 	if len(ids) > 0 && routing.KeepRequestID(ids[0], trusted) {
@@ -19,6 +19,5 @@ func setRequestID(h http.Header, trusted bool, vals *headerValues) {
 		}
 		return
 	}
-	var id [32]byte
-	vals.set(h, routing.RequestIDHeader, string(routing.AppendRequestID(id[:0])))
+	vals.set(h, routing.RequestIDHeader, vals.newRequestID())
 }
