@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -94,5 +95,17 @@ func TestNewRequestIDKeepsItsBytes(t *testing.T) {
 	second := vals.newRequestID()
 	if first != kept || second == first || !routing.KeepRequestID(first, false) || !routing.KeepRequestID(second, false) {
 		t.Errorf("first %q (was %q), second %q", first, kept, second)
+	}
+}
+
+// The header fields the gateway sets, reads and deletes by their names
+// as keys of the map (no canonicalization on the way) are in canonical
+// form: a name that is not would be missed, and a client's claim kept.
+func TestGatewayHeaderNamesAreCanonical(t *testing.T) {
+	names := append(routing.ClientClaims[:], balancer.RouteHeader, routing.RegionHeader, routing.RequestIDHeader, forwardedPrefix, "Trailer")
+	for _, n := range names {
+		if c := http.CanonicalHeaderKey(n); c != n {
+			t.Errorf("%q is %q in canonical form", n, c)
+		}
 	}
 }
