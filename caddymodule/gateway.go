@@ -131,6 +131,9 @@ type Gateway struct {
 	proxies [2][2]*reverseproxy.Handler
 }
 
+// forwardedPrefix is the X-Forwarded-Prefix header's canonical name.
+const forwardedPrefix = "X-Forwarded-Prefix"
+
 // dialVar is the request variable that holds the address of the instance
 // routing picked for an attempt, which the embedded reverse_proxy dials.
 const dialVar = "eureka.dial"
@@ -336,46 +339,49 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	g.router.Limit(&rt, &rr)
-	o := g.observe(&rt, r)
-	sw := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	x := newExchange(w)
+	o, sw := &x.obs, &x.w
+	g.observe(o, &rt, r)
 	// Ended however proxy returns: reverse_proxy panics with
 	// http.ErrAbortHandler when a response breaks after its header, and
 	// an observation left open would hold its app's in-flight count, its
 	// retry budget's place and a half-open breaker's probe for good.
 	err := errAborted
 	defer func() { o.done(r, sw.status, err) }()
-	err = g.proxy(sw, r, next, &rt, appName, appPath, o)
+	err = g.proxy(x, r, next, &rt, rr.Trusted, target, appName, appPath)
 	if err == errAborted {
 		panic(http.ErrAbortHandler) // the client must see the response broke
 	}
 	return err
 }
 
-// proxy sends a routed request to the route's instances (or answers it).
-func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler, rt *routing.Route, appName, appPath []byte, o *observed) error {
+// proxy sends a routed request to the route's instances (or answers it);
+// trusted says its client is one of the server's trusted_proxies, target
+// is its path as the client wrote it.
+func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt *routing.Route, trusted bool, target string, appName, appPath []byte) error {
+	w, o := &x.w, &x.obs
 	if rt.Answer.Status != 0 {
 		if rt.Limit.Over() || rt.Limit.Open() {
 			rt.Limit.Headers(w.Header().Set)
 		}
 		return plainAnswer(w, rt.Answer)
 	}
-	rest := string(appPath)
+	rest := tailOf(target, appPath)
 	if reason := routing.CheckTarget(rest); reason != "" {
 		// Go's server lets none through; checked all the same.
 		return plainAnswer(w, routing.Answer{Status: http.StatusBadRequest, Reason: reason + "\n"})
 	}
 	path, _ := url.PathUnescape(rest)
-	name := string(appName)
 	upgrade := isUpgrade(r)
 	caddyhttp.SetVar(r.Context(), serviceVar, rt.App)
-	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
 	dropClaims(r, trusted)
-	setRoute(r.Header, rt.Subset)
-	setRegion(r.Header, rt.Region)
+	setRoute(r.Header, rt.Subset, &x.vals)
+	setRegion(r.Header, rt.Region, &x.vals)
 	if !g.noRequestID {
-		setRequestID(r.Header, trusted)
+		setRequestID(r.Header, trusted, &x.vals)
 	}
-	r.Header.Set("X-Forwarded-Prefix", string(routing.AppendPrefix(nil, r.Header.Get("X-Forwarded-Prefix"), trusted, name)))
+	prior, _ := httpFields(r.Header).Field(forwardedPrefix)
+	x.vals.set(r.Header, forwardedPrefix, prefixValue(target, prior, trusted, appName))
 	if g.ownsAttempts(r) {
 		prepareOutgoing(r, trusted, upgrade)
 	}
@@ -414,7 +420,7 @@ func (g *Gateway) proxy(w *statusWriter, r *http.Request, next caddyhttp.Handler
 		again := try.Failed(f)
 		o.Failed(f, again)
 		if !again {
-			return plainAnswer(w, routing.Failed(name, f))
+			return plainAnswer(w, routing.Failed(string(appName), f))
 		}
 	}
 }

@@ -118,8 +118,8 @@ func plainAnswer(w http.ResponseWriter, a routing.Answer) error {
 // and -Host), and any whose name has an underscore (routing.HasUnderscore).
 func dropClaims(r *http.Request, trusted bool) {
 	if !trusted {
-		for _, h := range routing.ClientClaims {
-			r.Header.Del(h)
+		for _, h := range routing.ClientClaims { // canonical names
+			delete(r.Header, h)
 		}
 	}
 	for k := range r.Header {
@@ -130,5 +130,5 @@ func dropClaims(r *http.Request, trusted bool) {
 	// No trailer fields either: they come after the headers were decided
 	// on (the fasthttp gateway, like nginx, forwards none).
 	r.Trailer = nil
-	r.Header.Del("Trailer")
+	delete(r.Header, "Trailer")
 }

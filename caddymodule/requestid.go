@@ -9,14 +9,15 @@ import (
 // setRequestID leaves h one X-Request-Id for the instance, as the
 // fasthttp gateway does: the client's first when routing.KeepRequestID
 // keeps it (trusted: the client is one of the server's trusted_proxies;
-// else of the safe form), else a new one.
-func setRequestID(h http.Header, trusted bool) {
-	ids := h.Values(routing.RequestIDHeader)
+// else of the safe form), else a new one (its value and its bytes kept in
+// vals, see headerValues).
+func setRequestID(h http.Header, trusted bool, vals *headerValues) {
+	ids := h[routing.RequestIDHeader]
 	if len(ids) > 0 && routing.KeepRequestID(ids[0], trusted) {
 		if len(ids) > 1 {
-			h.Set(routing.RequestIDHeader, ids[0])
+			vals.set(h, routing.RequestIDHeader, ids[0])
 		}
 		return
 	}
-	h.Set(routing.RequestIDHeader, string(routing.AppendRequestID(nil)))
+	vals.set(h, routing.RequestIDHeader, vals.newRequestID())
 }

@@ -125,23 +125,24 @@ func ruleRequest(r *http.Request) routing.Request {
 }
 
 // setRoute tells the instance the subset its request goes to, in
-// balancer.RouteHeader, in place of any the client sent.
-func setRoute(h http.Header, sub *routing.Subset) {
+// balancer.RouteHeader, in place of any the client sent (the value kept
+// in vals, see headerValues.set).
+func setRoute(h http.Header, sub *routing.Subset, vals *headerValues) {
 	if sub == nil {
-		h.Del(balancer.RouteHeader)
+		delete(h, balancer.RouteHeader)
 		return
 	}
-	h.Set(balancer.RouteHeader, sub.Label())
+	vals.set(h, balancer.RouteHeader, sub.Label())
 }
 
 // setRegion tells the instance, in routing.RegionHeader, that its request
 // crossed from another region ("": it did not, and a client's is removed).
-func setRegion(h http.Header, region string) {
+func setRegion(h http.Header, region string, vals *headerValues) {
 	if region == "" {
-		h.Del(routing.RegionHeader)
+		delete(h, routing.RegionHeader)
 		return
 	}
-	h.Set(routing.RegionHeader, region)
+	vals.set(h, routing.RegionHeader, region)
 }
 
 // unmarshalRules reads the Caddyfile's rules options: rules, a heredoc

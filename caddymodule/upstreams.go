@@ -147,8 +147,8 @@ func (u *Upstreams) subset(r *http.Request, service string, list []*eureka.Insta
 	}
 	sel := u.router.Select(service, list, &rr, []byte(target), []byte(target), []byte(service))
 	caddyhttp.SetVar(r.Context(), subsetVar, decided{sel.Subset})
-	setRoute(r.Header, sel.Subset)
-	setRegion(r.Header, "") // the upstream source routes in the local region only
+	setRoute(r.Header, sel.Subset, nil)
+	setRegion(r.Header, "", nil) // the upstream source routes in the local region only
 	label := ""
 	if sel.Subset != nil {
 		label = sel.Subset.Label()

@@ -1,0 +1,91 @@
+package caddymodule
+
+import (
+	"net/http"
+	"unsafe"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/eurekagate/eurekagate/routing"
+)
+
+// exchange is what eureka_gateway keeps of one routed request, made in
+// one allocation where each part was one: the writer that notes the
+// response's status (and the wrapper it embeds), the observation and the
+// values of the header fields the gateway sets. It is not pooled: Caddy's
+// access log reads the observation's fields after the handler returned,
+// and the request's header keeps the values.
+type exchange struct {
+	w    statusWriter
+	rww  caddyhttp.ResponseWriterWrapper
+	obs  observed
+	vals headerValues
+}
+
+// newExchange starts the exchange of a request answered on w.
+func newExchange(w http.ResponseWriter) *exchange {
+	x := &exchange{rww: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	x.w.ResponseWriterWrapper = &x.rww
+	return x
+}
+
+// headerValues holds the values of the request header fields the gateway
+// sets (the route, the region, the request id, X-Forwarded-Prefix), so
+// that setting one does not allocate a slice of its own.
+type headerValues struct {
+	v [4]string
+	n int
+	// id holds the bytes of the request id the gateway made, which
+	// newRequestID's string is: written once, before the string is made,
+	// and never after (idMade).
+	id     [32]byte
+	idMade bool
+}
+
+// newRequestID returns a new request id (routing.AppendRequestID) held
+// in vals' own bytes the first time, so that it costs no allocation;
+// later, or with a nil vals, a string of its own.
+func (vals *headerValues) newRequestID() string {
+	if vals == nil || vals.idMade {
+		return string(routing.AppendRequestID(nil))
+	}
+	vals.idMade = true
+	b := routing.AppendRequestID(vals.id[:0])
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// set sets h's field key, in canonical form, to v alone; a nil vals, or
+// one whose values are taken, allocates the field's slice.
+func (vals *headerValues) set(h http.Header, key, v string) {
+	if vals == nil || vals.n == len(vals.v) {
+		h[key] = []string{v}
+		return
+	}
+	vals.v[vals.n] = v
+	// Capped at its one value: an append elsewhere copies it.
+	h[key] = vals.v[vals.n : vals.n+1 : vals.n+1]
+	vals.n++
+}
+
+// prefixValue is the X-Forwarded-Prefix routing.AppendPrefix makes for a
+// request whose client spelled its app name in target, its path as
+// written: the start of target when that is the value ("/<name>", the
+// client's prior prefix replaced or none), so that it costs no string of
+// its own.
+func prefixValue(target, prior string, trusted bool, name []byte) string {
+	if (!trusted || prior == "") && len(target) > len(name) && target[0] == '/' && target[1:1+len(name)] == string(name) {
+		return target[:1+len(name)]
+	}
+	var buf [128]byte
+	return string(routing.AppendPrefix(buf[:0], prior, trusted, name))
+}
+
+// tailOf is path, the path the instance gets, as a string: the end of
+// target, the client's, when that is it (the usual case: no dot segment
+// resolved), so that it costs no string of its own.
+func tailOf(target string, path []byte) string {
+	if n := len(target) - len(path); n >= 0 && target[n:] == string(path) {
+		return target[n:]
+	}
+	return string(path)
+}
