@@ -25,8 +25,13 @@ var errAborted = errors.New("eureka_gateway: the response broke after it began")
 // response to w, or returns the attempt's error in reverse_proxy's form
 // (a caddyhttp.HandlerError: 502, 504 after a timeout, 499 when the
 // client went away; a dialError within for a connection not made), which
-// failureOf classifies. r's headers are prepareOutgoing's.
+// failureOf classifies. r's headers are prepareOutgoing's. The lean
+// client carries what it can (leanClient.carries), net/http's Transport
+// the rest.
 func (t *ownTransport) attempt(w *statusWriter, r *http.Request, secure, upgrade bool, addr string) error {
+	if !secure && !upgrade && t.lean.carries(r, addr) {
+		return t.lean.attempt(w, r, addr)
+	}
 	out := r.WithContext(r.Context()) // a shallow copy, r's headers shared
 	u := *r.URL
 	u.Scheme, u.Host = "http", addr
