@@ -1,0 +1,272 @@
+package caddymodule
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+)
+
+// scripted is an instance whose answers a test writes byte by byte:
+// answer is called for each request it reads, with the connection's
+// number (from 1) and the request's on that connection (from 1), and
+// returns what to write back; close, to close the connection after it
+// (before writing anything when the answer is "").
+type scripted struct {
+	addr     *net.TCPAddr
+	mu       sync.Mutex
+	conns    []net.Conn
+	requests []string // "conn/request method path"
+	wg       sync.WaitGroup
+}
+
+func newScripted(t *testing.T, answer func(conn, req int, r *http.Request) (out string, close bool)) *scripted {
+	s := &scripted{}
+	n := 0
+	s.addr = testkit.RawServer(t, func(c net.Conn) {
+		n++
+		conn := n
+		s.mu.Lock()
+		s.conns = append(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			br := bufio.NewReader(c)
+			for req := 1; ; req++ {
+				r, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, r.Body)
+				s.mu.Lock()
+				s.requests = append(s.requests, strconv.Itoa(conn)+"/"+strconv.Itoa(req)+" "+r.Method+" "+r.URL.Path)
+				s.mu.Unlock()
+				out, closing := answer(conn, req, r)
+				if out != "" {
+					if _, err := io.WriteString(c, out); err != nil {
+						return
+					}
+				}
+				if closing {
+					return
+				}
+			}
+		}()
+	})
+	t.Cleanup(func() { // before RawServer's: the connections end first
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return s
+}
+
+// seen is what the instance read so far.
+func (s *scripted) seen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
+}
+
+// behind loads a gateway whose app name has the scripted instance alone.
+func (s *scripted) behind(t *testing.T, name, options string) {
+	t.Helper()
+	loadConfig(t, gatewayConfig("registry "+newRegistry(name), options))
+	b := &backend{name: name, port: s.addr.Port}
+	registerVia(t, registryURL, b.instance(name))
+}
+
+func send(t *testing.T, method, path string) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(method, gatewayURL+path, nil)
+	resp, body := testkit.Do(t, keepAlive, req)
+	return resp.StatusCode, body, resp.Trailer
+}
+
+// A connection from the pool that the instance closes as the next
+// request reaches it (its idle timeout in flight) fails before any byte
+// of the answer: a GET goes again on a new connection and gets its
+// answer; a POST, which the instance may have acted on, is not sent
+// again (502). The gateway's own retries are off: the GET's second try
+// is the lean client's.
+func TestLeanRetriesAStaleConnectionOnce(t *testing.T) {
+	ok := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		if req == 2 {
+			return "", true // the pooled connection's second request: closed unanswered
+		}
+		return ok, false
+	})
+	inst.behind(t, "stale", "lb_retries 0")
+	for _, method := range []string{"GET", "GET"} {
+		if status, body, _ := send(t, method, "/stale/a"); status != 200 || body != "ok" {
+			t.Fatalf("%s: %d %q", method, status, body)
+		}
+	}
+	if status, _, _ := send(t, "POST", "/stale/b"); status != 502 {
+		t.Errorf("a POST whose pooled connection closed unanswered: %d, want 502", status)
+	}
+	want := []string{"1/1 GET /a", "1/2 GET /a", "2/1 GET /a", "2/2 POST /b"}
+	testkit.Want(t, "what the instance read", inst.seen(), want)
+}
+
+// An answer in chunks reaches the client with its trailers, and its
+// connection is used again; an answer without a length is read until
+// the instance closes the connection, and the next request goes on a new
+// one (a POST, which would fail on the closed one and not go again).
+func TestLeanBodiesChunkedAndToClose(t *testing.T) {
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		if r.URL.Path == "/close" {
+			return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end", true
+		}
+		return "HTTP/1.1 200 OK\r\nTrailer: X-Sum\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			"5\r\nhello\r\n6\r\n world\r\n0\r\nX-Sum: 42\r\n\r\n", false
+	})
+	inst.behind(t, "bodies", "")
+	for range 2 {
+		status, body, trailer := send(t, "GET", "/bodies/chunked")
+		if status != 200 || body != "hello world" || trailer.Get("X-Sum") != "42" {
+			t.Fatalf("chunked: %d %q trailer %v", status, body, trailer)
+		}
+	}
+	for _, method := range []string{"GET", "POST"} {
+		if status, body, _ := send(t, method, "/bodies/close"); status != 200 || body != "until the end" {
+			t.Fatalf("%s to close: %d %q", method, status, body)
+		}
+	}
+	want := []string{"1/1 GET /chunked", "1/2 GET /chunked", "1/3 GET /close", "2/1 POST /close"}
+	testkit.Want(t, "what the instance read", inst.seen(), want)
+}
+
+// An informational answer reaches the client, as through reverse_proxy
+// (103 Early Hints with its Link; its headers not in the response
+// after it), but 100 Continue, which the gateway skips.
+func TestLeanForwardsEarlyHints(t *testing.T) {
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		return "HTTP/1.1 100 Continue\r\n\r\n" +
+			"HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\nConnection: X-Hop\r\nX-Hop: 1\r\n\r\n" +
+			"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false
+	})
+	inst.behind(t, "hints", "")
+	var mu sync.Mutex
+	var got []string
+	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, strconv.Itoa(code)+" "+h.Get("Link")+" hop="+h.Get("X-Hop"))
+		return nil
+	}}
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", gatewayURL+"/hints/x", nil)
+	resp, body := testkit.Do(t, keepAlive, req)
+	if resp.StatusCode != 200 || body != "ok" || resp.Header.Get("Link") != "" {
+		t.Errorf("the response: %d %q Link %q", resp.StatusCode, body, resp.Header.Get("Link"))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	testkit.Want(t, "the informational answers", got, []string{"103 </a.css>; rel=preload hop="})
+}
+
+// A response head over the bound fails the attempt: 502.
+func TestLeanResponseHeadBound(t *testing.T) {
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		return "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", maxLeanResponseHead) + "\r\nContent-Length: 2\r\n\r\nok", true
+	})
+	inst.behind(t, "bighead", "")
+	if status, body, _ := send(t, "GET", "/bighead/x"); status != 502 {
+		t.Errorf("a head of a MiB and more: %d %q, want 502", status, body)
+	}
+}
+
+// The sweeper closes the connections idle for the idle timeout; close
+// stops it and waits for it, and closes what is left: no goroutine of
+// the pool outlives it.
+func TestLeanPoolSweepsAndCloses(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) }) // after the server's cleanup
+	closed := make(chan int, 4)
+	n := 0
+	inst := testkit.RawServer(t, func(c net.Conn) {
+		n++
+		go func(id int) { // ends when the pool closes its side
+			io.Copy(io.Discard, c)
+			c.Close()
+			closed <- id
+		}(n)
+	})
+	clock := testkit.NewFakeClock()
+	p := newLeanPool(time.Second, time.Second, time.Minute, time.Millisecond, 4, clock.Now)
+	get := func() *leanConn {
+		c, err := p.get(context.Background(), inst.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := get(), get()
+	p.put(a)
+	clock.Advance(30 * time.Second)
+	p.put(b)
+	clock.Advance(30 * time.Second) // a idle a minute, b half
+	next := func(what string) int {
+		select {
+		case id := <-closed:
+			return id
+		case <-time.After(10 * time.Second): // a bound, not a wait
+			t.Fatalf("no connection closed by %s", what)
+			return 0
+		}
+	}
+	if id := next("the sweeper"); id != 1 {
+		t.Errorf("the sweeper closed connection %d, want 1", id)
+	}
+	testkit.Want(t, "idle connections after the sweep", p.idleCount(), 1)
+	p.close()
+	if id := next("close"); id != 2 {
+		t.Errorf("close closed connection %d, want 2", id)
+	}
+	testkit.Want(t, "idle connections after close", p.idleCount(), 0)
+}
+
+// A connection the instance closed while it was idle is not used again:
+// the next request, a POST say, goes on a new one.
+func TestLeanPoolDropsConnectionsClosedWhileIdle(t *testing.T) {
+	accepted := make(chan net.Conn, 2)
+	inst := testkit.RawServer(t, func(c net.Conn) { accepted <- c })
+	clock := testkit.NewFakeClock()
+	p := newLeanPool(time.Second, time.Second, time.Minute, time.Minute, 4, clock.Now)
+	defer p.close()
+	first, err := p.get(context.Background(), inst.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.put(first)
+	(<-accepted).Close() // the instance's idle timeout
+	testkit.Eventually(t, 5*time.Second, "the instance's close to arrive", func() bool { return !first.stillOpen() })
+	clock.Advance(leanPeekAfter)
+	next, err := p.get(context.Background(), inst.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.close()
+	if next == first {
+		t.Fatal("the connection the instance closed was used again")
+	}
+	(<-accepted).Close()
+}
