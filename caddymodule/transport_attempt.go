@@ -32,6 +32,11 @@ func (t *ownTransport) attempt(w *statusWriter, r *http.Request, secure, upgrade
 	if !secure && !upgrade && t.lean.carries(r, addr) {
 		return t.lean.attempt(w, r, addr)
 	}
+	return t.roundTrip(w, r, secure, upgrade, addr)
+}
+
+// roundTrip is attempt on net/http's Transport.
+func (t *ownTransport) roundTrip(w *statusWriter, r *http.Request, secure, upgrade bool, addr string) error {
 	out := r.WithContext(r.Context()) // a shallow copy, r's headers shared
 	u := *r.URL
 	u.Scheme, u.Host = "http", addr
