@@ -103,7 +103,7 @@ func (l *leanClient) attempt(w *statusWriter, r *http.Request, addr string) erro
 	}
 	err = writeResponse(w, res)
 	c.gz.release()
-	if c.disarm() && err == nil && c.body.eof && !res.Close {
+	if c.disarm() && err == nil && c.body.eof && !res.Close && !c.spent {
 		l.pool.put(c)
 	} else {
 		c.close()
@@ -114,9 +114,18 @@ func (l *leanClient) attempt(w *statusWriter, r *http.Request, addr string) erro
 // exchange writes r on c and reads the answer's head, c's reads and
 // writes aborted should r's client leave (until c.disarm).
 func (l *leanClient) exchange(w *statusWriter, r *http.Request, c *leanConn) (*http.Response, error) {
-	c.got, c.sent = 0, 0
+	c.got, c.sent, c.spent = 0, 0, false
 	c.disarm = c.arm(r.Context())
 	gzip, err := c.writeRequest(r)
+	if err != nil && c.sent > 0 && hasBody(r) && !timedOut(err) && r.Context().Err() == nil {
+		// The instance may have answered before it took the whole body
+		// (a 413, say) and closed: its answer is the attempt's, as
+		// net/http, reading while it writes, would have it.
+		c.spent = true
+		if res, rerr := c.readResponse(w, r, l.headTimeout, gzip); rerr == nil {
+			return res, nil
+		}
+	}
 	if err == nil {
 		var res *http.Response
 		if res, err = c.readResponse(w, r, l.headTimeout, gzip); err == nil {
@@ -133,8 +142,7 @@ func mayRetry(r *http.Request, c *leanConn, err error) bool {
 	if !c.reused || c.got > 0 || hasBody(r) || r.Context().Err() != nil {
 		return false
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	if timedOut(err) {
 		return false // a hung instance is routing's to retry, or not
 	}
 	if c.sent == 0 {
@@ -147,4 +155,10 @@ func mayRetry(r *http.Request, c *leanConn, err error) bool {
 	_, key := r.Header["Idempotency-Key"]
 	_, xkey := r.Header["X-Idempotency-Key"]
 	return key || xkey
+}
+
+// timedOut reports whether err is a timeout.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

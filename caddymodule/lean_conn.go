@@ -37,6 +37,9 @@ type leanConn struct {
 	// instance did not begin to answer), sent how many of the request
 	// it wrote.
 	got, sent int64
+	// spent says the request could not be written whole: the
+	// connection is not used again, whatever the answer.
+	spent bool
 	// The answer's body and its un-gzipping, kept with the connection.
 	body leanBody
 	gz   leanGzip

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httptrace"
 	"net/textproto"
 	"strconv"
@@ -269,4 +270,22 @@ func TestLeanPoolDropsConnectionsClosedWhileIdle(t *testing.T) {
 		t.Fatal("the connection the instance closed was used again")
 	}
 	(<-accepted).Close()
+}
+
+// An instance that answers an upload before taking it whole (413) and
+// closes has its answer reach the client, as net/http, which reads while
+// it writes, has it: the gateway's write failing is not the attempt's
+// failure when the answer came.
+func TestLeanAnswerBeforeTheWholeUpload(t *testing.T) {
+	inst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+	}))
+	t.Cleanup(inst.Close)
+	loadConfig(t, gatewayConfig("registry "+newRegistry("early-answer"), ""))
+	registerVia(t, registryURL, serverBackend("e", inst).instance("uploads"))
+	req, _ := http.NewRequest("POST", gatewayURL+"/uploads/u", strings.NewReader(strings.Repeat("x", 8<<20)))
+	resp, body := testkit.Do(t, client, req)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || body != "too large\n" {
+		t.Errorf("an 8 MiB upload the instance refused at once: %d %q", resp.StatusCode, body)
+	}
 }
