@@ -30,6 +30,7 @@ type scripted struct {
 	mu       sync.Mutex
 	conns    []net.Conn
 	requests []string // "conn/request method path"
+	ended    int      // connections closed
 	wg       sync.WaitGroup
 }
 
@@ -45,7 +46,12 @@ func newScripted(t *testing.T, answer func(conn, req int, r *http.Request) (out 
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer c.Close()
+			defer func() {
+				c.Close()
+				s.mu.Lock()
+				s.ended++
+				s.mu.Unlock()
+			}()
 			br := bufio.NewReader(c)
 			for req := 1; ; req++ {
 				r, err := http.ReadRequest(br)
@@ -84,6 +90,13 @@ func (s *scripted) seen() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.requests...)
+}
+
+// closed is how many connections the instance saw closed.
+func (s *scripted) closed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended
 }
 
 // behind loads a gateway whose app name has the scripted instance alone.
@@ -287,5 +300,39 @@ func TestLeanAnswerBeforeTheWholeUpload(t *testing.T) {
 	resp, body := testkit.Do(t, client, req)
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || body != "too large\n" {
 		t.Errorf("an 8 MiB upload the instance refused at once: %d %q", resp.StatusCode, body)
+	}
+}
+
+// A client that leaves while its instance is silent ends the attempt at
+// once: the gateway closes its connection to the instance then, not at
+// the response_header_timeout, and the instance is not taken for a
+// failed one (max_fails 1 would keep it out): the next request reaches
+// it.
+func TestLeanClientLeaving(t *testing.T) {
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		if r.URL.Path == "/silent" {
+			return "", false // no answer: the gateway waits
+		}
+		return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false
+	})
+	inst.behind(t, "leaving", "response_header_timeout 1m\n\t\tmax_fails 1")
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", gatewayURL+"/leaving/silent", nil)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	testkit.Eventually(t, 5*time.Second, "the request to reach the instance", func() bool { return len(inst.seen()) == 1 })
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the request whose client left was answered")
+	}
+	testkit.Eventually(t, 5*time.Second, "the gateway to close the instance's connection", func() bool { return inst.closed() == 1 })
+	if status, body, _ := send(t, "GET", "/leaving/after"); status != 200 || body != "ok" {
+		t.Errorf("the next request: %d %q", status, body)
 	}
 }
