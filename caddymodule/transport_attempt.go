@@ -85,7 +85,11 @@ func writeResponse(w *statusWriter, res *http.Response) error {
 	delete(h, "Server")
 	h["Via"] = append(h["Via"], via(res.ProtoMajor, res.ProtoMinor))
 	for k, vv := range res.Header {
-		h[k] = append(h[k], vv...)
+		if prior := h[k]; len(prior) > 0 {
+			h[k] = append(prior, vv...)
+		} else {
+			h[k] = vv // res is done with: its values move over, uncopied
+		}
 	}
 	if len(res.Trailer) > 0 {
 		keys := make([]string, 0, len(res.Trailer))
