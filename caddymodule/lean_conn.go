@@ -28,6 +28,8 @@ type leanConn struct {
 	// headDeadline, while the response head is read, is when the
 	// instance's ResponseHeaderTimeout ends (zero: none).
 	headDeadline time.Time
+	// The read and the write deadlines set last (see setDeadline).
+	readDeadline, writeDeadline time.Time
 	// headLeft is what the response head may still take while it is
 	// read (limiting), as net/http's Transport counts it: the bytes read
 	// from the connection, read-ahead included.
@@ -93,8 +95,8 @@ func newLeanConn(c net.Conn, addr string, readTimeout time.Duration) *leanConn {
 }
 
 // Read reads from the instance for br: each read given readTimeout
-// (while the head is read, ending at headDeadline at the latest), and
-// the head bounded.
+// (while the head is read, ending at headDeadline at the latest; either
+// cut sooner by leanDeadlineSlack at most), and the head bounded.
 func (c *leanConn) Read(p []byte) (int, error) {
 	if c.limiting {
 		if c.headLeft <= 0 {
@@ -108,10 +110,11 @@ func (c *leanConn) Read(p []byte) (int, error) {
 	if c.readTimeout > 0 {
 		d = time.Now().Add(c.readTimeout)
 	}
-	if !c.headDeadline.IsZero() && (d.IsZero() || c.headDeadline.Before(d)) {
+	headCut := !c.headDeadline.IsZero() && (d.IsZero() || c.headDeadline.Before(d))
+	if headCut {
 		d = c.headDeadline
 	}
-	if err := c.conn.SetReadDeadline(d); err != nil {
+	if err := c.setDeadline(&c.readDeadline, d, c.conn.SetReadDeadline); err != nil {
 		return 0, err
 	}
 	if c.canceled.Load() { // after the deadline: cancel's past one stays
@@ -122,16 +125,17 @@ func (c *leanConn) Read(p []byte) (int, error) {
 	if c.limiting {
 		c.headLeft -= int64(n)
 	}
-	if err != nil && !c.headDeadline.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(c.headDeadline) {
+	if err != nil && headCut && errors.Is(err, os.ErrDeadlineExceeded) && !c.canceled.Load() {
 		err = errLeanHeadTimeout
 	}
 	return n, err
 }
 
-// Write writes to the instance for bw, each write given readTimeout.
+// Write writes to the instance for bw, each write given readTimeout
+// (less leanDeadlineSlack at most).
 func (c *leanConn) Write(p []byte) (int, error) {
 	if c.readTimeout > 0 {
-		if err := c.conn.SetWriteDeadline(time.Now().Add(c.readTimeout)); err != nil {
+		if err := c.setDeadline(&c.writeDeadline, time.Now().Add(c.readTimeout), c.conn.SetWriteDeadline); err != nil {
 			return 0, err
 		}
 	}
@@ -141,6 +145,23 @@ func (c *leanConn) Write(p []byte) (int, error) {
 	n, err := c.conn.Write(p)
 	c.sent += int64(n)
 	return n, err
+}
+
+// leanDeadlineSlack is how much sooner than its timeout a read or a
+// write may be cut: a deadline moves later only by more than that, so
+// that the requests of a busy connection, a few milliseconds apart, do
+// not each move the runtime's timers (a lock and a heap update each).
+const leanDeadlineSlack = 10 * time.Millisecond
+
+// setDeadline sets a deadline (set), of which *last is the one set
+// before: at once when it comes sooner, or none, and when it comes
+// more than leanDeadlineSlack later.
+func (c *leanConn) setDeadline(last *time.Time, d time.Time, set func(time.Time) error) error {
+	if d.Equal(*last) || (!d.IsZero() && !last.IsZero() && d.After(*last) && d.Sub(*last) <= leanDeadlineSlack) {
+		return nil
+	}
+	*last = d
+	return set(d)
 }
 
 // arm makes ctx's end abort the connection's reads and writes, until
