@@ -299,12 +299,8 @@ func TestLeanAnswerBeforeTheWholeUpload(t *testing.T) {
 	// A client of its own: Go's, its upload cut short by the gateway's
 	// server in turn (which closes a connection whose body it did not
 	// read), may report its failed write before the answer it got.
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+gatewayPort, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialGateway(t)
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	const size = 8 << 20
 	sent := make(chan struct{})
 	go func() {
