@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -30,9 +29,8 @@ type leanClient struct {
 	pool        *leanPool
 	headTimeout time.Duration
 	// proxy, when the environment names an HTTP proxy, says which
-	// addresses it takes (remembered per address in proxied).
-	proxy   func(*url.URL) (*url.URL, error)
-	proxied sync.Map
+	// addresses it takes.
+	proxy func(*url.URL) (*url.URL, error)
 }
 
 // newLeanClient makes the client with cfg's timeouts and starts its
@@ -63,13 +61,8 @@ func (l *leanClient) carries(r *http.Request, addr string) bool {
 	if l.proxy == nil {
 		return true
 	}
-	if v, ok := l.proxied.Load(addr); ok {
-		return !v.(bool)
-	}
 	p, err := l.proxy(&url.URL{Scheme: "http", Host: addr})
-	proxied := p != nil || err != nil // an error is the Transport's to report
-	l.proxied.Store(addr, proxied)
-	return !proxied
+	return p == nil && err == nil // an error is the Transport's to report
 }
 
 // attempt sends r to the instance at addr and writes its answer to w,

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/routing"
 )
 
 // scripted is an instance whose answers a test writes byte by byte:
@@ -350,5 +351,24 @@ func TestLeanClientLeaving(t *testing.T) {
 	testkit.Eventually(t, 5*time.Second, "the gateway to close the instance's connection", func() bool { return inst.closed() == 1 })
 	if status, body, _ := send(t, "GET", "/leaving/after"); status != 200 || body != "ok" {
 		t.Errorf("the next request: %d %q", status, body)
+	}
+}
+
+// An instance the environment's HTTP_PROXY and NO_PROXY send through a
+// proxy is left to net/http's Transport, which goes through it; one on
+// loopback or in NO_PROXY goes direct, on the lean client. The
+// environment is read when the transport is made.
+func TestLeanLeavesProxiedInstancesToTheTransport(t *testing.T) {
+	r := httptest.NewRequest("GET", "http://gw/a", nil)
+	t.Setenv("NO_PROXY", "10.0.0.2")
+	for _, proxy := range []string{"", "http://127.0.0.1:3128"} {
+		t.Setenv("HTTP_PROXY", proxy)
+		l := newLeanClient(routing.Config{}.WithDefaults(), time.Now)
+		for addr, direct := range map[string]bool{"10.0.0.1:8080": proxy == "", "10.0.0.2:8080": true, "127.0.0.1:8080": true} {
+			if got := l.carries(r, addr); got != direct {
+				t.Errorf("HTTP_PROXY=%q: the lean client carries %s: %t, want %t", proxy, addr, got, direct)
+			}
+		}
+		l.close()
 	}
 }
