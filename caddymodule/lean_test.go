@@ -2,6 +2,8 @@ package caddymodule
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"net"
@@ -370,5 +372,59 @@ func TestLeanLeavesProxiedInstancesToTheTransport(t *testing.T) {
 			}
 		}
 		l.close()
+	}
+}
+
+// As net/http's Transport: a request without Accept-Encoding (and no
+// Range, not a HEAD) asks the instance for gzip, and the client gets the
+// answer un-gzipped, of unknown length; a client that asked for gzip
+// itself gets the instance's gzip as it came.
+func TestLeanGzipAsNetHTTP(t *testing.T) {
+	inst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Asked", r.Header.Get("Accept-Encoding"))
+		if r.Header.Get("Accept-Encoding") != "gzip" {
+			io.WriteString(w, "plain")
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, "unzipped")
+		zw.Close()
+	}))
+	t.Cleanup(inst.Close)
+	loadConfig(t, gatewayConfig("registry "+newRegistry("gzip"), ""))
+	registerVia(t, registryURL, serverBackend("g", inst).instance("zipped"))
+	for _, c := range []struct {
+		method, header, asked, encoding, body string
+		length                                int64
+	}{
+		{"GET", "", "gzip", "", "unzipped", -1},
+		{"GET", "Range: bytes=0-\r\n", "", "", "plain", 5},
+		{"HEAD", "", "", "", "", 5},
+		{"GET", "Accept-Encoding: gzip\r\n", "gzip", "gzip", "", -2},
+	} {
+		conn := dialGateway(t)
+		io.WriteString(conn, c.method+" /zipped/x HTTP/1.1\r\nHost: gw\r\n"+c.header+"Connection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: c.method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		got := resp.Header.Get("X-Asked") + " " + resp.Header.Get("Content-Encoding")
+		if want := c.asked + " " + c.encoding; got != want {
+			t.Errorf("%s %q: asked, encoding %q, want %q", c.method, c.header, got, want)
+		}
+		if c.length == -2 { // the instance's gzip, untouched
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatalf("%s %q: %v", c.method, c.header, err)
+			}
+			body, _ = io.ReadAll(zr)
+			c.body, c.length = "unzipped", resp.ContentLength
+		}
+		if string(body) != c.body || resp.ContentLength != c.length {
+			t.Errorf("%s %q: %q of length %d, want %q of %d", c.method, c.header, body, resp.ContentLength, c.body, c.length)
+		}
 	}
 }
