@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -425,6 +426,32 @@ func TestLeanGzipAsNetHTTP(t *testing.T) {
 		}
 		if string(body) != c.body || resp.ContentLength != c.length {
 			t.Errorf("%s %q: %q of length %d, want %q of %d", c.method, c.header, body, resp.ContentLength, c.body, c.length)
+		}
+	}
+}
+
+// An upload of unknown length goes to the instance in chunks, whole; one
+// of known length with its Content-Length.
+func TestLeanUploads(t *testing.T) {
+	inst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "%v %d %d %v", r.TransferEncoding, r.ContentLength, n, err)
+	}))
+	t.Cleanup(inst.Close)
+	loadConfig(t, gatewayConfig("registry "+newRegistry("uploads"), ""))
+	registerVia(t, registryURL, serverBackend("u", inst).instance("uploads"))
+	const size = 300 << 10
+	for _, c := range []struct {
+		body io.Reader
+		want string
+	}{
+		{io.MultiReader(strings.NewReader(strings.Repeat("x", size))), "[chunked] -1 307200 <nil>"}, // no length: chunked
+		{strings.NewReader(strings.Repeat("x", size)), "[] 307200 307200 <nil>"},
+	} {
+		req, _ := http.NewRequest("POST", gatewayURL+"/uploads/u", c.body)
+		resp, body := testkit.Do(t, client, req)
+		if resp.StatusCode != 200 || body != c.want {
+			t.Errorf("an upload: %d %q, want %q", resp.StatusCode, body, c.want)
 		}
 	}
 }
