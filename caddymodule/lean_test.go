@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"net/textproto"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -453,5 +454,32 @@ func TestLeanUploads(t *testing.T) {
 		if resp.StatusCode != 200 || body != c.want {
 			t.Errorf("an upload: %d %q, want %q", resp.StatusCode, body, c.want)
 		}
+	}
+}
+
+// A config unloaded closes its gateway's idle connections to instances
+// and stops its pool's sweeper: none is left beside the new config's.
+func TestLeanPoolEndsWithItsConfig(t *testing.T) {
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false
+	})
+	inst.behind(t, "unload", "")
+	if status, body, _ := send(t, "GET", "/unload/a"); status != 200 || body != "ok" {
+		t.Fatalf("%d %q", status, body)
+	}
+	loadConfig(t, gatewayConfig("registry "+newRegistry("unload"), "")) // unloads the first
+	testkit.Eventually(t, 5*time.Second, "the unloaded gateway's idle connection to close", func() bool { return inst.closed() == 1 })
+	testkit.Eventually(t, 5*time.Second, "one sweeper, the new config's", func() bool { return sweepers() == 1 })
+}
+
+// sweepers is how many lean pools' sweepers run.
+func sweepers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "caddymodule.newLeanPool.func1")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
