@@ -110,6 +110,11 @@ func (l *leanClient) exchange(w *statusWriter, r *http.Request, c *leanConn) (*h
 	c.got, c.sent, c.spent = 0, 0, false
 	c.disarm = c.arm(r.Context())
 	gzip, err := c.writeRequest(r)
+	var bre bodyReadError
+	if errors.As(err, &bre) {
+		c.disarm()
+		return nil, bre.error // the client's failure, as net/http returns it
+	}
 	if err != nil && c.sent > 0 && hasBody(r) && !timedOut(err) && r.Context().Err() == nil {
 		// The instance may have answered before it took the whole body
 		// (a 413, say) and closed: its answer is the attempt's, as

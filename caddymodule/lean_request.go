@@ -177,7 +177,7 @@ func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
 	if chunked {
 		return gzip, writeChunked(bw, body)
 	}
-	n, err := io.Copy(bw, io.LimitReader(body, length))
+	n, err := io.Copy(bw, io.LimitReader(clientBody{body}, length))
 	if err != nil {
 		return gzip, err
 	}
@@ -229,11 +229,29 @@ func writeChunked(bw interface {
 			break
 		}
 		if rerr != nil {
-			return rerr
+			return bodyReadError{rerr}
 		}
 	}
 	bw.WriteString("0\r\n\r\n")
 	return bw.Flush()
+}
+
+// bodyReadError is a failure to read the request's body from the
+// client, not to write it to the instance: the instance, which did not
+// get the whole request, is not waited for.
+type bodyReadError struct{ error }
+
+func (e bodyReadError) Unwrap() error { return e.error }
+
+// clientBody is a request's body whose read errors are bodyReadErrors.
+type clientBody struct{ r io.Reader }
+
+func (b clientBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = bodyReadError{err}
+	}
+	return n, err
 }
 
 // hasCTL reports whether s has a control character.

@@ -483,3 +483,33 @@ func sweepers() int {
 		buf = make([]byte, 2*len(buf))
 	}
 }
+
+// An upload whose body fails to read on the gateway's side (over
+// request_body's max_size, in chunks) ends the attempt at once, as on
+// net/http's Transport: the instance, which got part of it, is not
+// waited for (its answer would come at response_header_timeout, if
+// ever).
+func TestLeanUploadCutOnTheGatewaysSide(t *testing.T) {
+	readErr := make(chan error, 1)
+	inst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.Copy(io.Discard, r.Body)
+		readErr <- err
+	}))
+	t.Cleanup(inst.Close)
+	loadConfig(t, testConfig("", "registry "+newRegistry("cut-upload"), site(registryPort, "\teureka_server"),
+		site(gatewayPort, "\trequest_body {\n\t\tmax_size 10KB\n\t}\n\teureka_gateway {\n\t\tresponse_header_timeout 1m\n\t}")))
+	registerVia(t, registryURL, serverBackend("c", inst).instance("uploads"))
+	req, _ := http.NewRequest("POST", gatewayURL+"/uploads/u", io.MultiReader(strings.NewReader(strings.Repeat("x", 100<<10))))
+	resp, body := testkit.Do(t, client, req) // client's 10 s, not the minute
+	if resp.StatusCode < 400 {
+		t.Errorf("an upload over max_size: %d %q", resp.StatusCode, body)
+	}
+	select {
+	case err := <-readErr:
+		if err == nil {
+			t.Error("the instance read a whole body cut on the gateway's side")
+		}
+	case <-time.After(10 * time.Second): // a bound, not a wait
+		t.Fatal("the instance is still reading a body the gateway cut")
+	}
+}
