@@ -60,8 +60,9 @@ type leanConn struct {
 const leanBufferSize = 4 << 10
 
 // maxLeanResponseHead bounds an instance's response head (status line
-// and headers, each informational answer's apart from the one after
-// it): over it the attempt fails, 502. It is net/http's server's bound
+// and headers, with the 100 Continue before it; each informational
+// answer forwarded to the client bounded apart): over it the attempt
+// fails, 502. It is net/http's server's bound
 // on a request head (DefaultMaxHeaderBytes).
 const maxLeanResponseHead = 1 << 20
 
