@@ -36,12 +36,16 @@ func checkTransport(v string) error {
 // ownTransport carries eureka_gateway's attempts to the instance routing
 // picked without reverse_proxy, whose per-request work (cloning the
 // request, the replacer, its logger's fields, its upstream bookkeeping)
-// cost more than routing itself: a net/http Transport per kind of
-// connection, keeping connections alive per instance, with the router's
-// timeouts. What it does to the headers is reverse_proxy's (see
-// prepareOutgoing and writeResponse), so that instances and clients see
-// the same bytes either way.
+// cost more than routing itself: plain-HTTP requests on the gateway's
+// lean client (leanClient: on the handler's goroutine, connections kept
+// alive per instance), and TLS to secure ports, Upgrade tunnels and
+// instances behind the environment's HTTP proxy on a net/http Transport
+// per kind of connection, all with the router's timeouts. What it does
+// to the headers is reverse_proxy's (see prepareOutgoing and
+// writeResponse), so that instances and clients see the same bytes
+// either way.
 type ownTransport struct {
+	lean *leanClient
 	// by [secure][upgrade]: to the plain or the secure ports (over TLS),
 	// and for Upgrade requests, whose tunnels may stay quiet as long as
 	// they like, without the read timeout.
@@ -75,7 +79,7 @@ func newOwnTransport(cfg routing.Config, caFiles []string) (*ownTransport, error
 			}
 		}
 	}
-	t := &ownTransport{}
+	t := &ownTransport{lean: newLeanClient(cfg, time.Now)}
 	for secure := range 2 {
 		for upgrade := range 2 {
 			readTimeout := cfg.ReadTimeout
@@ -105,8 +109,10 @@ func newOwnTransport(cfg routing.Config, caFiles []string) (*ownTransport, error
 	return t, nil
 }
 
-// close closes the idle connections and the tunnels.
+// close closes the idle connections and the tunnels, and stops the lean
+// client's sweeper.
 func (t *ownTransport) close() {
+	t.lean.close()
 	for secure := range 2 {
 		for upgrade := range 2 {
 			t.rt[secure][upgrade].CloseIdleConnections()

@@ -25,8 +25,18 @@ var errAborted = errors.New("eureka_gateway: the response broke after it began")
 // response to w, or returns the attempt's error in reverse_proxy's form
 // (a caddyhttp.HandlerError: 502, 504 after a timeout, 499 when the
 // client went away; a dialError within for a connection not made), which
-// failureOf classifies. r's headers are prepareOutgoing's.
+// failureOf classifies. r's headers are prepareOutgoing's. The lean
+// client carries what it can (leanClient.carries), net/http's Transport
+// the rest.
 func (t *ownTransport) attempt(w *statusWriter, r *http.Request, secure, upgrade bool, addr string) error {
+	if !secure && !upgrade && t.lean.carries(r, addr) {
+		return t.lean.attempt(w, r, addr)
+	}
+	return t.roundTrip(w, r, secure, upgrade, addr)
+}
+
+// roundTrip is attempt on net/http's Transport.
+func (t *ownTransport) roundTrip(w *statusWriter, r *http.Request, secure, upgrade bool, addr string) error {
 	out := r.WithContext(r.Context()) // a shallow copy, r's headers shared
 	u := *r.URL
 	u.Scheme, u.Host = "http", addr
@@ -75,7 +85,11 @@ func writeResponse(w *statusWriter, res *http.Response) error {
 	delete(h, "Server")
 	h["Via"] = append(h["Via"], via(res.ProtoMajor, res.ProtoMinor))
 	for k, vv := range res.Header {
-		h[k] = append(h[k], vv...)
+		if prior := h[k]; len(prior) > 0 {
+			h[k] = append(prior, vv...)
+		} else {
+			h[k] = vv // res is done with: its values move over, uncopied
+		}
 	}
 	if len(res.Trailer) > 0 {
 		keys := make([]string, 0, len(res.Trailer))

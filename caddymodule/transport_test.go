@@ -50,11 +50,7 @@ func TestTransportsSendTheSameHeaders(t *testing.T) {
 	for _, transport := range []string{"eureka", "reverse_proxy"} {
 		loadConfig(t, gatewayConfig("registry "+newRegistry("transport-headers"), "transport "+transport+"\n\t\trequest_id off"))
 		registerVia(t, registryURL, serverBackend("h", inst).instance("heads"))
-		conn, err := net.DialTimeout("tcp", "127.0.0.1:"+gatewayPort, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		conn := dialGateway(t)
 		fmt.Fprintf(conn, "GET /heads/a/b?q=1 HTTP/1.1\r\nHost: gw.example\r\nConnection: X-Hop-Req, keep-alive\r\nX-Hop-Req: 1\r\n"+
 			"Te: trailers, deflate\r\nVia: 1.0 client\r\nX-Forwarded-For: 6.6.6.6\r\nX-End: kept\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -106,12 +102,8 @@ func TestTunnelClosedWithItsConfig(t *testing.T) {
 	t.Cleanup(inst.Close)
 	loadConfig(t, gatewayConfig("registry "+newRegistry("tunnel-unload"), ""))
 	registerVia(t, registryURL, serverBackend("t", inst).instance("tunnel"))
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+gatewayPort, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialGateway(t)
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	fmt.Fprintf(conn, "GET /tunnel/t HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: x-test\r\n\r\n")
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, nil)
@@ -129,6 +121,18 @@ func TestTunnelClosedWithItsConfig(t *testing.T) {
 	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatal("the tunnel is open after its config was unloaded")
 	}
+}
+
+// dialGateway connects to the gateway, for a client that writes its
+// own bytes, its reads and writes given 10 s.
+func dialGateway(t *testing.T) net.Conn {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+gatewayPort, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	return conn
 }
 
 // serverBackend is srv, a test server of the test's own, as the backend

@@ -1,0 +1,56 @@
+package caddymodule
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/eurekagate/eurekagate/routing"
+)
+
+// BenchmarkAttempt is one attempt of a GET, as eureka_gateway makes it
+// (prepareOutgoing's headers, a request context that can end), to an
+// instance on loopback answering 200 with 2 bytes: on the lean client
+// and on net/http's Transport. The instance's work is in both.
+func BenchmarkAttempt(b *testing.B) {
+	inst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	defer inst.Close()
+	addr := inst.Listener.Addr().String()
+	t, err := newOwnTransport(routing.Config{}.WithDefaults(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer t.close()
+	for _, c := range []struct {
+		name    string
+		attempt func(w *statusWriter, r *http.Request) error
+	}{
+		{"lean", func(w *statusWriter, r *http.Request) error { return t.lean.attempt(w, r, addr) }},
+		{"transport", func(w *statusWriter, r *http.Request) error { return t.roundTrip(w, r, false, false, addr) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := httptest.NewRequestWithContext(ctx, "GET", "http://gw.example/svc/x", nil)
+			r.Header.Set("X-Canary", "1")
+			r.Header.Set("X-User-Id", "user-42")
+			r.Header.Set("Cookie", "session=abc")
+			prepareOutgoing(r, false, false)
+			out := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(out.h)
+				w := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: out}}
+				if err := c.attempt(w, r); err != nil || w.status != 200 {
+					b.Fatalf("%d %v", w.status, err)
+				}
+			}
+		})
+	}
+}

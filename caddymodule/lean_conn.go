@@ -1,0 +1,185 @@
+package caddymodule
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// leanConn is a connection of the lean client to an instance, with its
+// reader and writer, kept alive in the pool between attempts. Only the
+// goroutine of the attempt that holds it uses it; the client's leaving
+// reaches it through cancel, from the context's own goroutine.
+type leanConn struct {
+	conn net.Conn
+	br   *bufio.Reader
+	bw   *bufio.Writer
+	addr string
+	// readTimeout bounds each read and each write: an instance silent
+	// (or not taking the request) that long fails the attempt. Counting
+	// a write as the instance's sign of life, as readTimeoutConn does,
+	// lets an upload longer than it through.
+	readTimeout time.Duration
+	// headDeadline, while the response head is read, is when the
+	// instance's ResponseHeaderTimeout ends (zero: none).
+	headDeadline time.Time
+	// The read and the write deadlines set last (see setDeadline).
+	readDeadline, writeDeadline time.Time
+	// headLeft is what the response head may still take while it is
+	// read (limiting), as net/http's Transport counts it: the bytes read
+	// from the connection, read-ahead included.
+	headLeft int64
+	limiting bool
+	// got is how many bytes of the answer the attempt read (none: the
+	// instance did not begin to answer), sent how many of the request
+	// it wrote.
+	got, sent int64
+	// spent says the request could not be written whole: the
+	// connection is not used again, whatever the answer.
+	spent bool
+	// The answer's body and its un-gzipping, kept with the connection.
+	body leanBody
+	gz   leanGzip
+	// idleSince is when the connection went back to the pool; reused
+	// says it served an attempt before this one.
+	idleSince time.Time
+	reused    bool
+	// canceled is set once the attempt's client left; disarm ends the
+	// watch on its leaving (see arm).
+	canceled atomic.Bool
+	disarm   func() bool
+}
+
+// leanBufferSize is the size of a connection's reader and writer:
+// net/http's.
+const leanBufferSize = 4 << 10
+
+// maxLeanResponseHead bounds an instance's response head (status line
+// and headers, with the 100 Continue before it; each informational
+// answer forwarded to the client bounded apart): over it the attempt
+// fails, 502. It is net/http's server's bound
+// on a request head (DefaultMaxHeaderBytes).
+const maxLeanResponseHead = 1 << 20
+
+// errLeanHeadTooLarge is the error of a response head over
+// maxLeanResponseHead.
+var errLeanHeadTooLarge = fmt.Errorf("the instance's response head exceeded %d bytes", maxLeanResponseHead)
+
+// errLeanCanceled is a read or a write of an attempt whose client left.
+var errLeanCanceled = errors.New("the client went away")
+
+// leanTimeout is a timeout of the lean client's own (the response
+// head's), a net.Error that says so.
+type leanTimeout string
+
+func (e leanTimeout) Error() string   { return string(e) }
+func (e leanTimeout) Timeout() bool   { return true }
+func (e leanTimeout) Temporary() bool { return true }
+
+// errLeanHeadTimeout is an instance that sent no response head within
+// ResponseHeaderTimeout.
+const errLeanHeadTimeout = leanTimeout("timeout awaiting the instance's response headers")
+
+// longAgo is a deadline in the past: it aborts a blocked read or write.
+var longAgo = time.Unix(1, 0)
+
+func newLeanConn(c net.Conn, addr string, readTimeout time.Duration) *leanConn {
+	lc := &leanConn{conn: c, addr: addr, readTimeout: readTimeout}
+	lc.br = bufio.NewReaderSize(lc, leanBufferSize)
+	lc.bw = bufio.NewWriterSize(lc, leanBufferSize)
+	return lc
+}
+
+// Read reads from the instance for br: each read given readTimeout
+// (while the head is read, ending at headDeadline at the latest; either
+// cut sooner by leanDeadlineSlack at most), and the head bounded.
+func (c *leanConn) Read(p []byte) (int, error) {
+	if c.limiting {
+		if c.headLeft <= 0 {
+			return 0, errLeanHeadTooLarge
+		}
+		if int64(len(p)) > c.headLeft {
+			p = p[:c.headLeft]
+		}
+	}
+	var d time.Time
+	if c.readTimeout > 0 {
+		d = time.Now().Add(c.readTimeout)
+	}
+	headCut := !c.headDeadline.IsZero() && (d.IsZero() || c.headDeadline.Before(d))
+	if headCut {
+		d = c.headDeadline
+	}
+	if err := c.setDeadline(&c.readDeadline, d, c.conn.SetReadDeadline); err != nil {
+		return 0, err
+	}
+	if c.canceled.Load() { // after the deadline: cancel's past one stays
+		return 0, errLeanCanceled
+	}
+	n, err := c.conn.Read(p)
+	c.got += int64(n)
+	if c.limiting {
+		c.headLeft -= int64(n)
+	}
+	if err != nil && headCut && errors.Is(err, os.ErrDeadlineExceeded) && !c.canceled.Load() {
+		err = errLeanHeadTimeout
+	}
+	return n, err
+}
+
+// Write writes to the instance for bw, each write given readTimeout
+// (less leanDeadlineSlack at most).
+func (c *leanConn) Write(p []byte) (int, error) {
+	if c.readTimeout > 0 {
+		if err := c.setDeadline(&c.writeDeadline, time.Now().Add(c.readTimeout), c.conn.SetWriteDeadline); err != nil {
+			return 0, err
+		}
+	}
+	if c.canceled.Load() {
+		return 0, errLeanCanceled
+	}
+	n, err := c.conn.Write(p)
+	c.sent += int64(n)
+	return n, err
+}
+
+// leanDeadlineSlack is how much sooner than its timeout a read or a
+// write may be cut: a deadline moves later only by more than that, so
+// that the requests of a busy connection, a few milliseconds apart, do
+// not each move the runtime's timers (a lock and a heap update each).
+const leanDeadlineSlack = 10 * time.Millisecond
+
+// setDeadline sets a deadline (set), of which *last is the one set
+// before: at once when it comes sooner, or none, and when it comes
+// more than leanDeadlineSlack later.
+func (c *leanConn) setDeadline(last *time.Time, d time.Time, set func(time.Time) error) error {
+	if d.Equal(*last) || (!d.IsZero() && !last.IsZero() && d.After(*last) && d.Sub(*last) <= leanDeadlineSlack) {
+		return nil
+	}
+	*last = d
+	return set(d)
+}
+
+// arm makes ctx's end abort the connection's reads and writes, until
+// the returned stop; stop reports false when it did (the connection is
+// not to be used again).
+func (c *leanConn) arm(ctx context.Context) (stop func() bool) {
+	if ctx.Done() == nil {
+		return func() bool { return true }
+	}
+	return context.AfterFunc(ctx, c.cancel)
+}
+
+// cancel aborts the connection's reads and writes, for good.
+func (c *leanConn) cancel() {
+	c.canceled.Store(true)
+	c.conn.SetDeadline(longAgo)
+}
+
+// close closes the connection.
+func (c *leanConn) close() { c.conn.Close() }
