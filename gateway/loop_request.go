@@ -6,6 +6,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -154,14 +155,18 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 // send sends the exchange's request to the instance the router's Retry
 // picks: on a kept-alive connection of this loop, or on a new one.
 func (lp *loopState) send(ex *exchange) {
-	g := lp.l.g
+	lp.sendTo(ex, keyOf(ex.app, lp.attempt(ex), false))
+}
+
+// attempt starts the exchange's next attempt, and returns its instance.
+func (lp *loopState) attempt(ex *exchange) *eureka.InstanceInfo {
 	inst := ex.try.Next()
 	ex.inst = inst
 	ex.obs.attempt(inst)
-	if g.countInFlight {
+	if lp.l.g.countInFlight {
 		ex.end = ex.try.Begin()
 	}
-	lp.sendTo(ex, keyOf(ex.app, inst, false))
+	return inst
 }
 
 // finish ends the client's exchange.

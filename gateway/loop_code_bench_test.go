@@ -1,0 +1,95 @@
+package gateway
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/eurekagate/eurekagate/internal/fixture"
+	"github.com/eurekagate/eurekagate/registry"
+	"github.com/eurekagate/eurekagate/registry/regions"
+	"github.com/eurekagate/eurekagate/routing"
+)
+
+// BenchmarkLoopsCode is the Go code a loop runs for one proxied request,
+// without the sockets: the request's parse, checks, route and header
+// edits, the request's bytes for the instance, the response's parse and
+// bytes for the client, the observation and the access log's line. The
+// same request and gateways as BenchmarkLoopsProxy's, whose time the
+// kernel's loopback path and the scheduling dominate.
+//
+//	go test ./gateway -run XXX -bench LoopsCode -benchmem
+func BenchmarkLoopsCode(b *testing.B) {
+	b.Run("bare", func(b *testing.B) { benchLoopsCode(b, false) })
+	b.Run("every-feature", func(b *testing.B) { benchLoopsCode(b, true) })
+}
+
+func benchLoopsCode(b *testing.B, every bool) {
+	lp, cc := codeLoop(b, every)
+	var req strings.Builder
+	req.WriteString("GET /svc/x HTTP/1.1\r\nHost: gateway\r\nUser-Agent: wrk\r\n")
+	for _, h := range fixture.RuleHeaders {
+		req.WriteString(h[0] + ": " + h[1] + "\r\n")
+	}
+	req.WriteString("\r\n")
+	header := []byte(req.String())
+	resp := []byte("HTTP/1.1 200 OK\r\nServer: fasthttp\r\nDate: Sun, 06 Dec 2026 17:00:00 GMT\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 2\r\n\r\nok")
+	hl := headerLen(resp)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		ex := lp.exchange()
+		if !lp.start(cc, ex, header) {
+			b.Fatal("the loop would not serve the request")
+		}
+		lp.attempt(ex)
+		lp.request(ex)
+		h, err := lp.responseHeader(resp[:hl])
+		if err != nil {
+			b.Fatal(err)
+		}
+		lp.response(ex, h, resp[hl:])
+		lp.finish(ex)
+	}
+}
+
+// codeLoop returns a loop's state and a client connection on it, of a
+// gateway (bare, or with every feature on: 20 rules and an access log)
+// routing SVC to instances that are never dialled.
+func codeLoop(b *testing.B, every bool) (*loopState, *clientConn) {
+	store := registry.New(registry.Config{})
+	cfg := Config{}
+	versions := []string{""}
+	if every {
+		rules, err := routing.ParseRules("bench rules", []byte(fixture.TwentyRules()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Routing.Rules = rules
+		cfg.AccessLog = io.Discard
+		versions = []string{"2.0", "2.1"}
+	}
+	for _, v := range versions {
+		i := fixture.Inst("SVC", "backend-"+v)
+		i.HostName, i.Port.Number = "127.0.0.1", 9
+		if v != "" {
+			i.Metadata = map[string]string{"version": v}
+		}
+		if err := store.Register(i, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg.Routing.Instances = regions.InstancesOf(store)
+	g, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { g.Close() })
+	lp := &loopState{l: &loops{g: g, n: 1}}
+	lp.br = bufio.NewReaderSize(&lp.rd, bufferSize)
+	cc := &clientConn{lp: lp, remote: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}}
+	cc.ip = appendClientIP(nil, cc.remote)
+	return lp, cc
+}
