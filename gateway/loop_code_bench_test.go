@@ -40,12 +40,14 @@ func benchLoopsCode(b *testing.B, every bool) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
+		lp.clock() // the client's event
 		ex := lp.exchange()
 		if !lp.start(cc, ex, header) {
 			b.Fatal("the loop would not serve the request")
 		}
 		lp.attempt(ex)
 		lp.request(ex)
+		lp.clock() // the instance's event
 		h, err := lp.responseHeader(resp[:hl])
 		if err != nil {
 			b.Fatal(err)

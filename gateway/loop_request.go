@@ -22,7 +22,7 @@ func (lp *loopState) serve(cc *clientConn) gnet.Action {
 		n := headerLen(buf)
 		if n < 0 {
 			if cc.headerStart == 0 {
-				cc.headerStart = now() // the tick cuts it at HeaderTimeout
+				cc.headerStart = lp.mono // the tick cuts it at HeaderTimeout
 			}
 			if len(buf) >= bufferSize {
 				return lp.handoff(cc) // fasthttp answers 431
@@ -99,7 +99,7 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 	}
 	refused := !g.router.Limit(&rt, &rr)
 	// Observed from here, as the client sent it: the loop serves it.
-	g.begin(&ex.obs, h, cc.remote, &ex.line)
+	g.beginAt(&ex.obs, h, cc.remote, &ex.line, lp.wall)
 	g.observe(&ex.obs, &rt)
 	if refused {
 		// The loop answers the 429 or 503 itself: the fasthttp path

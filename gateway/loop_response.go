@@ -12,7 +12,7 @@ import (
 func (lp *loopState) write(up *upConn, ex *exchange) {
 	up.ex, ex.up = ex, up
 	up.got, up.headed = false, false
-	ex.sent = now()
+	ex.sent = lp.mono
 	ex.asked = ex.sent
 	lp.setHost(ex, up)
 	up.c.Write(lp.request(ex)) // a failure closes up: OnClose fails the request
@@ -37,7 +37,7 @@ func (lp *loopState) answer(up *upConn) gnet.Action {
 		return gnet.Close // an idle connection does not speak
 	}
 	up.got = true
-	ex.sent = now()
+	ex.sent = lp.mono
 	for {
 		buf, _ := up.c.Peek(-1)
 		hl := headerLen(buf)
@@ -128,7 +128,7 @@ func (lp *loopState) response(ex *exchange, h *fasthttp.ResponseHeader, body []b
 	}
 	lp.out = append(lp.out, body...)
 	ex.try.Succeeded()
-	ex.obs.done(&ex.h, h.StatusCode(), int64(len(body)))
+	ex.obs.doneAt(&ex.h, h.StatusCode(), int64(len(body)), lp.wall)
 	return lp.out
 }
 
