@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
@@ -28,14 +31,7 @@ func BenchmarkLoopsCode(b *testing.B) {
 
 func benchLoopsCode(b *testing.B, every bool) {
 	lp, cc := codeLoop(b, every)
-	var req strings.Builder
-	req.WriteString("GET /svc/x HTTP/1.1\r\nHost: gateway\r\nUser-Agent: wrk\r\n")
-	for _, h := range fixture.RuleHeaders {
-		req.WriteString(h[0] + ": " + h[1] + "\r\n")
-	}
-	req.WriteString("\r\n")
-	header := []byte(req.String())
-	resp := []byte("HTTP/1.1 200 OK\r\nServer: fasthttp\r\nDate: Sun, 06 Dec 2026 17:00:00 GMT\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 2\r\n\r\nok")
+	header, resp := codeRequest(), codeResponse
 	hl := headerLen(resp)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -56,6 +52,40 @@ func benchLoopsCode(b *testing.B, every bool) {
 		lp.finish(ex)
 	}
 }
+
+// BenchmarkLoopsStrip is the hop-by-hop scans and removals of
+// BenchmarkLoopsCode's request and response, which have no field to
+// remove.
+//
+//	go test ./gateway -run XXX -bench LoopsStrip -benchmem -cpu 1
+func BenchmarkLoopsStrip(b *testing.B) {
+	var h fasthttp.RequestHeader
+	var r fasthttp.ResponseHeader
+	if h.Read(bufio.NewReader(bytes.NewReader(codeRequest()))) != nil || r.Read(bufio.NewReader(bytes.NewReader(codeResponse))) != nil {
+		b.Fatal("the request or the response does not parse")
+	}
+	var s hopSet
+	b.ReportAllocs()
+	for range b.N {
+		stripRequest(&h, &s)
+		stripResponse(&r, false, &s)
+	}
+}
+
+// codeRequest is the benchmarks' request: the gateway study's, with
+// wrk's User-Agent.
+func codeRequest() []byte {
+	var req strings.Builder
+	req.WriteString("GET /svc/x HTTP/1.1\r\nHost: gateway\r\nUser-Agent: wrk\r\n")
+	for _, h := range fixture.RuleHeaders {
+		req.WriteString(h[0] + ": " + h[1] + "\r\n")
+	}
+	req.WriteString("\r\n")
+	return []byte(req.String())
+}
+
+// codeResponse is the benchmarks' response, as fasthttp answers "ok".
+var codeResponse = []byte("HTTP/1.1 200 OK\r\nServer: fasthttp\r\nDate: Sun, 06 Dec 2026 17:00:00 GMT\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 2\r\n\r\nok")
 
 // codeLoop returns a loop's state and a client connection on it, of a
 // gateway (bare, or with every feature on: 20 rules and an access log)
