@@ -117,9 +117,12 @@ type clientConn struct {
 	c      gnet.Conn
 	lp     *loopState
 	remote net.Addr
-	ip     []byte    // remote's IP, as X-Forwarded-For gives it
-	ex     *exchange // the request in flight
-	last   int64     // when the client last sent something
+	ip     []byte // remote's IP, as X-Forwarded-For gives it
+	// logRemote is remote as the access log's lines have it, made for
+	// the connection's first request when the log is on.
+	logRemote []byte
+	ex        *exchange // the request in flight
+	last      int64     // when the client last sent something
 	// headerStart is when the part of a request header that has come
 	// was first seen; 0 when none is waiting.
 	headerStart int64

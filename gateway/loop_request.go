@@ -99,6 +99,10 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 	}
 	refused := !g.router.Limit(&rt, &rr)
 	// Observed from here, as the client sent it: the loop serves it.
+	if g.log != nil && cc.logRemote == nil {
+		cc.logRemote = appendRemote(nil, cc.remote) // once a connection
+	}
+	ex.line.remote, ex.line.noClientID = cc.logRemote, req.has&hasRequestID == 0
 	g.beginAt(&ex.obs, h, cc.remote, &ex.line, lp.wall)
 	g.observe(&ex.obs, &rt)
 	if refused {
