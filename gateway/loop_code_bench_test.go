@@ -3,17 +3,12 @@ package gateway
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"net"
-	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/eurekagate/eurekagate/internal/fixture"
-	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/regions"
-	"github.com/eurekagate/eurekagate/routing"
 )
 
 // BenchmarkLoopsCode is the Go code a loop runs for one proxied request,
@@ -72,17 +67,9 @@ func BenchmarkLoopsStrip(b *testing.B) {
 	}
 }
 
-// codeRequest is the benchmarks' request: the gateway study's, with
-// wrk's User-Agent.
-func codeRequest() []byte {
-	var req strings.Builder
-	req.WriteString("GET /svc/x HTTP/1.1\r\nHost: gateway\r\nUser-Agent: wrk\r\n")
-	for _, h := range fixture.RuleHeaders {
-		req.WriteString(h[0] + ": " + h[1] + "\r\n")
-	}
-	req.WriteString("\r\n")
-	return []byte(req.String())
-}
+// codeRequest is the benchmarks' request: the gateway study's, with a
+// User-Agent.
+func codeRequest() []byte { return studyRequest("User-Agent: wrk\r\n") }
 
 // codeResponse is the benchmarks' response, as fasthttp answers "ok".
 var codeResponse = []byte("HTTP/1.1 200 OK\r\nServer: fasthttp\r\nDate: Sun, 06 Dec 2026 17:00:00 GMT\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 2\r\n\r\nok")
@@ -91,28 +78,7 @@ var codeResponse = []byte("HTTP/1.1 200 OK\r\nServer: fasthttp\r\nDate: Sun, 06 
 // gateway (bare, or with every feature on: 20 rules and an access log)
 // routing SVC to instances that are never dialled.
 func codeLoop(b *testing.B, every bool) (*loopState, *clientConn) {
-	store := registry.New(registry.Config{})
-	cfg := Config{}
-	versions := []string{""}
-	if every {
-		rules, err := routing.ParseRules("bench rules", []byte(fixture.TwentyRules()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		cfg.Routing.Rules = rules
-		cfg.AccessLog = io.Discard
-		versions = []string{"2.0", "2.1"}
-	}
-	for _, v := range versions {
-		i := fixture.Inst("SVC", "backend-"+v)
-		i.HostName, i.Port.Number = "127.0.0.1", 9
-		if v != "" {
-			i.Metadata = map[string]string{"version": v}
-		}
-		if err := store.Register(i, false); err != nil {
-			b.Fatal(err)
-		}
-	}
+	cfg, store := benchGateway(b, every, 9)
 	cfg.Routing.Instances = regions.InstancesOf(store)
 	g, err := New(cfg)
 	if err != nil {
