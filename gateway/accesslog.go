@@ -162,6 +162,7 @@ func (a *accessLog) get() *logLine {
 		l = new(logLine)
 	}
 	l.log, l.pooled = a, true
+	l.remote, l.noClientID = nil, false
 	return l
 }
 
@@ -178,6 +179,13 @@ type logLine struct {
 	// client_request_id when the instance got another.
 	client []byte
 	cut    bool
+	// remote is the client's address as the line has it (appendRemote)
+	// when the caller keeps it for the client's connection (the loops),
+	// nil when the line formats it.
+	remote []byte
+	// noClientID says the request has no X-Request-Id, when the caller
+	// knows it (the loops' header scan): the line does not look for one.
+	noClientID bool
 }
 
 // request starts the line with the request as the client sent it.
@@ -185,7 +193,31 @@ func (l *logLine) request(h *fasthttp.RequestHeader, remote net.Addr) {
 	if cap(l.b) < lineRoom+512 {
 		l.b = make([]byte, 0, 1024)
 	}
-	b := append(l.b[:lineRoom], `"request":{"remote_ip":`...)
+	b := append(l.b[:lineRoom], `"request":{`...)
+	if l.remote != nil {
+		b = append(b, l.remote...)
+	} else {
+		b = appendRemote(b, remote)
+	}
+	b = appendJSONBytes(append(b, `,"proto":`...), h.Protocol())
+	b = appendJSONBytes(append(b, `,"method":`...), h.Method())
+	b = appendJSONBytes(append(b, `,"host":`...), h.Host())
+	b = appendJSONBytes(append(b, `,"uri":`...), h.RequestURI())
+	var id []byte
+	if !l.noClientID {
+		id = h.PeekBytes(headerRequestID)
+	}
+	l.cut = len(id) > routing.MaxRequestIDLen
+	l.client = append(l.client[:0], id[:min(len(id), routing.MaxRequestIDLen)]...)
+	if ua := h.UserAgent(); len(ua) > 0 {
+		b = append(appendJSONBytes(append(b, `,"headers":{"User-Agent":[`...), ua), "]}"...)
+	}
+	l.b = append(b, '}')
+}
+
+// appendRemote appends the line's fields of the client's address.
+func appendRemote(b []byte, remote net.Addr) []byte {
+	b = append(b, `"remote_ip":`...)
 	if a, ok := remote.(*net.TCPAddr); ok {
 		b = append(b, '"')
 		if ip, ok := netip.AddrFromSlice(a.IP); ok {
@@ -193,25 +225,13 @@ func (l *logLine) request(h *fasthttp.RequestHeader, remote net.Addr) {
 		}
 		b = append(b, `","remote_port":"`...)
 		b = strconv.AppendInt(b, int64(a.Port), 10)
-		b = append(b, '"')
-	} else {
-		var addr string
-		if remote != nil {
-			addr = remote.String()
-		}
-		b = append(appendJSONString(b, addr), `,"remote_port":""`...)
+		return append(b, '"')
 	}
-	b = appendJSONBytes(append(b, `,"proto":`...), h.Protocol())
-	b = appendJSONBytes(append(b, `,"method":`...), h.Method())
-	b = appendJSONBytes(append(b, `,"host":`...), h.Host())
-	b = appendJSONBytes(append(b, `,"uri":`...), h.RequestURI())
-	id := h.PeekBytes(headerRequestID)
-	l.cut = len(id) > routing.MaxRequestIDLen
-	l.client = append(l.client[:0], id[:min(len(id), routing.MaxRequestIDLen)]...)
-	if ua := h.UserAgent(); len(ua) > 0 {
-		b = append(appendJSONBytes(append(b, `,"headers":{"User-Agent":[`...), ua), "]}"...)
+	var addr string
+	if remote != nil {
+		addr = remote.String()
 	}
-	l.b = append(b, '}')
+	return append(appendJSONString(b, addr), `,"remote_port":""`...)
 }
 
 // response adds what the gateway did with the request, and the status

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/binary"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -90,24 +89,53 @@ var jsonPlain = func() (t [256]bool) {
 
 // appendSeconds appends ns nanoseconds as seconds, a decimal number
 // (1.5, 0.000412), as Caddy writes times and durations but exact.
+//
+// It writes the digits two at a time from the right, the point among
+// them, where two strconv calls took twice as long: a line has two such
+// numbers (its time and its duration).
 func appendSeconds(b []byte, ns int64) []byte {
+	u := uint64(ns)
 	if ns < 0 {
 		b = append(b, '-')
-		ns = -ns
+		u = -u
 	}
-	b = strconv.AppendInt(b, ns/1e9, 10)
-	frac := ns % 1e9
-	if frac == 0 {
-		return b
+	var t [32]byte // up to 11 digits of seconds, the point and 9 of a fraction
+	i, end := len(t), len(t)
+	if frac := u % 1e9; frac != 0 {
+		for range 4 {
+			q := frac / 100
+			i -= 2
+			copy(t[i:], digitPairs[2*(frac-q*100):][:2])
+			frac = q
+		}
+		i--
+		t[i] = byte('0' + frac)
+		i--
+		t[i] = '.'
+		for t[end-1] == '0' {
+			end--
+		}
 	}
-	// 1 and the nine digits of frac, the 1 then made the point.
-	n := len(b)
-	b = strconv.AppendInt(b, 1e9+frac, 10)
-	b[n] = '.'
-	for b[len(b)-1] == '0' {
-		b = b[:len(b)-1]
+	sec := u / 1e9
+	for sec >= 100 {
+		q := sec / 100
+		i -= 2
+		copy(t[i:], digitPairs[2*(sec-q*100):][:2])
+		sec = q
 	}
-	return b
+	if sec >= 10 {
+		i -= 2
+		copy(t[i:], digitPairs[2*sec:][:2])
+	} else {
+		i--
+		t[i] = byte('0' + sec)
+	}
+	return append(b, t[i:end]...)
 }
+
+// digitPairs are 00 to 99, two bytes each.
+const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" + "30313233343536373839" +
+	"40414243444546474849" + "50515253545556575859" + "60616263646566676869" + "70717273747576777879" +
+	"80818283848586878889" + "90919293949596979899"
 
 const hexDigit = "0123456789abcdef"

@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -54,6 +56,20 @@ func TestAppendSeconds(t *testing.T) {
 		1796181460263819700: "1796181460.2638197", -5e8: "-0.5"} {
 		if got := string(appendSeconds(nil, ns)); got != want {
 			t.Errorf("%d ns: %s, want %s", ns, got, want)
+		}
+	}
+	// Every count of digits of the seconds (up to 9: 10 overflow int64
+	// nanoseconds) and of the fraction, against the seconds and the
+	// nanoseconds printed apart.
+	for sec := int64(0); sec < 1e9; sec = sec*10 + 9 {
+		for _, frac := range []int64{0, 5, 10, 99, 100, 120000, 999999999, 100000000, 123456789} {
+			want := strconv.FormatInt(sec, 10)
+			if frac != 0 {
+				want += strings.TrimRight(fmt.Sprintf(".%09d", frac), "0")
+			}
+			if got := string(appendSeconds([]byte("x"), sec*1e9+frac)); got != "x"+want {
+				t.Errorf("%d s %d ns: %s, want x%s", sec, frac, got, want)
+			}
 		}
 	}
 }

@@ -102,33 +102,59 @@ const (
 // named copies.
 func (s *hopSet) reset() { *s = hopSet{named: s.named} }
 
+// scanName is one of the names scan looks for: of ownHeaders (own) or
+// of hopHeaders, at index i.
+type scanName struct {
+	name []byte
+	own  bool
+	i    int
+}
+
+// scanNames are ownHeaders and hopHeaders by length: a field name is
+// compared with the one to three of its length, where scan compared it
+// with each of the 21 in turn (on every field of every request and
+// response).
+var scanNames = func() (t [20][]scanName) {
+	for i, h := range ownHeaders {
+		t[len(h)] = append(t[len(h)], scanName{h, true, i})
+	}
+	for i, h := range hopHeaders {
+		t[len(h)] = append(t[len(h)], scanName{h, false, i})
+	}
+	return t
+}()
+
 // scan looks at one header.
 func (s *hopSet) scan(k, v []byte) {
 	if len(k) < 2 {
 		return
 	}
-	switch k[0] | 0x20 {
-	case 'x', 'd', 'f', 't':
-		for i, h := range ownHeaders {
-			if len(k) == len(h) && bytes.EqualFold(k, h) {
-				s.dup |= s.has & (1 << i)
-				s.has |= 1 << i
+	var hop *scanName
+	if len(k) < len(scanNames) {
+		for j := range scanNames[len(k)] {
+			n := &scanNames[len(k)][j]
+			if !bytes.EqualFold(k, n.name) {
+				continue
+			}
+			if n.own {
+				s.dup |= s.has & (1 << n.i)
+				s.has |= 1 << n.i
 				return
 			}
+			hop = n
+			break
 		}
 	}
-	if bytes.IndexByte(k, '_') >= 0 {
-		s.underscore = true
+	if hop == nil {
+		// None of the names has an underscore.
+		if bytes.IndexByte(k, '_') >= 0 {
+			s.underscore = true
+		}
 		return
 	}
-	for i, h := range hopHeaders {
-		if len(k) == len(h) && bytes.EqualFold(k, h) {
-			s.found |= 1 << i
-			if i == 0 {
-				s.connectionTokens(v)
-			}
-			return
-		}
+	s.found |= 1 << hop.i
+	if hop.i == 0 {
+		s.connectionTokens(v)
 	}
 }
 

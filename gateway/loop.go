@@ -79,8 +79,16 @@ const (
 	maxInbound = 1 << 20
 )
 
-// now is the monotonic time in nanoseconds since epoch.
-func now() int64 { return int64(time.Since(epoch)) }
+// clock reads the time for the event the loop serves now: each of its
+// events (a connection opened, data arrived, a connection closed, the
+// tick, a failed dial) starts with it, and what the event does reads
+// lp.mono and lp.wall instead of the clock, as nginx reads its clock
+// once a turn of its loop: a proxied request's two events read it twice
+// where it read it eight times (timeouts, the observation, the log).
+func (lp *loopState) clock() {
+	lp.wall = time.Now()
+	lp.mono = int64(lp.wall.Sub(epoch)) // the monotonic reading: no second read
+}
 
 // loopState is one event loop's: touched only on that loop.
 type loopState struct {
@@ -98,6 +106,10 @@ type loopState struct {
 	br       *bufio.Reader
 	out      []byte
 	hops     hopSet // stripRequest's and stripResponse's, one message at a time
+	// wall and mono are the time of the event being served (clock):
+	// mono the monotonic time in nanoseconds since epoch.
+	wall time.Time
+	mono int64
 }
 
 // clientConn is a client connection served on a loop.
@@ -105,9 +117,12 @@ type clientConn struct {
 	c      gnet.Conn
 	lp     *loopState
 	remote net.Addr
-	ip     []byte    // remote's IP, as X-Forwarded-For gives it
-	ex     *exchange // the request in flight
-	last   int64     // when the client last sent something
+	ip     []byte // remote's IP, as X-Forwarded-For gives it
+	// logRemote is remote as the access log's lines have it, made for
+	// the connection's first request when the log is on.
+	logRemote []byte
+	ex        *exchange // the request in flight
+	last      int64     // when the client last sent something
 	// headerStart is when the part of a request header that has come
 	// was first seen; 0 when none is waiting.
 	headerStart int64
@@ -177,6 +192,7 @@ func (l *loops) state(el gnet.EventLoop) *loopState {
 // for a connection to an instance.
 func (l *loops) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if up, ok := c.Context().(*upConn); ok {
+		up.lp.clock()
 		up.c = c
 		if !up.counted {
 			up.counted = true
@@ -190,7 +206,8 @@ func (l *loops) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.Close
 	}
 	lp := l.state(c.EventLoop())
-	cc := &clientConn{c: c, lp: lp, remote: c.RemoteAddr(), last: now()}
+	lp.clock()
+	cc := &clientConn{c: c, lp: lp, remote: c.RemoteAddr(), last: lp.mono}
 	cc.ip = appendClientIP(nil, cc.remote)
 	c.SetContext(cc)
 	lp.clients[cc] = struct{}{}
@@ -203,7 +220,8 @@ func (l *loops) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 func (l *loops) OnTraffic(c gnet.Conn) gnet.Action {
 	switch v := c.Context().(type) {
 	case *clientConn:
-		v.last = now()
+		v.lp.clock()
+		v.last = v.lp.mono
 		if a := v.lp.serve(v); a != gnet.None {
 			return a
 		}
@@ -214,6 +232,7 @@ func (l *loops) OnTraffic(c gnet.Conn) gnet.Action {
 		}
 		return gnet.None
 	case *upConn:
+		v.lp.clock()
 		return v.lp.answer(v)
 	}
 	return gnet.Close
@@ -227,6 +246,7 @@ func (l *loops) OnClose(c gnet.Conn, err error) gnet.Action {
 			return gnet.None
 		}
 		lp := v.lp
+		lp.clock()
 		lp.forget(v)
 		if ex := v.ex; ex != nil {
 			v.ex = nil
@@ -240,6 +260,7 @@ func (l *loops) OnClose(c gnet.Conn, err error) gnet.Action {
 			lp.recycle(ex)
 		}
 	case *upConn:
+		v.lp.clock()
 		v.lp.uncount(v)
 		if v.gone && v.ex == nil {
 			return gnet.None

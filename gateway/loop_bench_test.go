@@ -74,8 +74,31 @@ func startLoopsProxy(b testing.TB, every bool) (roundTrip func() error) {
 	go backend.Serve(ln)
 	b.Cleanup(func() { backend.Shutdown() })
 
+	cfg, store := benchGateway(b, every, ln.Addr().(*net.TCPAddr).Port)
+	base, _, _ := startServer(b, cfg, ServerConfig{}, store)
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	raw := studyRequest("")
+	br := bufio.NewReader(conn)
+	body := make([]byte, 64)
+	return func() error {
+		if _, err := conn.Write(raw); err != nil {
+			return err
+		}
+		return readOK(br, body)
+	}
+}
+
+// benchGateway returns the config of the benchmarks' gateway, bare or
+// with every feature on (the gateway study's 20 rules, the matching one
+// last, and an access log), and its registry, where SVC's instances
+// (versions 2.0 and 2.1 with the rules) listen on port of 127.0.0.1.
+func benchGateway(b testing.TB, every bool, port int) (Config, *registry.Store) {
 	store := registry.New(registry.Config{})
-	port := ln.Addr().(*net.TCPAddr).Port
 	cfg := Config{}
 	versions := []string{""}
 	if every {
@@ -97,28 +120,19 @@ func startLoopsProxy(b testing.TB, every bool) (roundTrip func() error) {
 			b.Fatal(err)
 		}
 	}
-	base, _, _ := startServer(b, cfg, ServerConfig{}, store)
+	return cfg, store
+}
 
-	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
+// studyRequest is the gateway study's request, with the fields head
+// (lines ending in CRLF) after its Host.
+func studyRequest(head string) []byte {
 	var req strings.Builder
-	req.WriteString("GET /svc/x HTTP/1.1\r\nHost: gateway\r\n")
+	req.WriteString("GET /svc/x HTTP/1.1\r\nHost: gateway\r\n" + head)
 	for _, h := range fixture.RuleHeaders {
 		req.WriteString(h[0] + ": " + h[1] + "\r\n")
 	}
 	req.WriteString("\r\n")
-	raw := []byte(req.String())
-	br := bufio.NewReader(conn)
-	body := make([]byte, 64)
-	return func() error {
-		if _, err := conn.Write(raw); err != nil {
-			return err
-		}
-		return readOK(br, body)
-	}
+	return []byte(req.String())
 }
 
 // readOK reads one response of status 200 and its body, into body,

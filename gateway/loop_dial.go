@@ -34,6 +34,7 @@ func (lp *loopState) dial(up *upConn) {
 		}
 		if err != nil {
 			lp.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+				lp.clock()
 				lp.dialFailed(up, err)
 				return nil
 			}))

@@ -79,7 +79,7 @@ func (lp *loopState) answerPlain(ex *exchange, a routing.Answer) {
 		lp.out = append(lp.out, a.Reason...)
 		size = len(a.Reason)
 	}
-	ex.obs.done(&ex.h, a.Status, int64(size))
+	ex.obs.doneAt(&ex.h, a.Status, int64(size), lp.wall)
 	lp.finish(ex)
 	cc.c.Write(lp.out)
 }

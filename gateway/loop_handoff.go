@@ -69,7 +69,7 @@ func (lp *loopState) stream(up *upConn, ex *exchange) gnet.Action {
 	key, addr := up.key, up.addr
 	// Counted when its header came: the body streams from a goroutine,
 	// which logs it once it has gone.
-	line := ex.obs.answered(&ex.h, lp.respH.StatusCode())
+	line := ex.obs.answeredAt(&ex.h, lp.respH.StatusCode(), lp.wall)
 	if line != nil {
 		line = line.detached()
 	}

@@ -11,7 +11,7 @@ func (lp *loopState) sendTo(ex *exchange, key instKey) {
 	if lp.conns[key] >= lp.maxConns {
 		// Wait for one to come free (putIdle) or close (uncount), as
 		// fasthttp's pool waits; the tick answers 503 after DialTimeout.
-		ex.up, ex.queued, ex.key, ex.sent = nil, true, key, now()
+		ex.up, ex.queued, ex.key, ex.sent = nil, true, key, lp.mono
 		lp.waiting[key] = append(lp.waiting[key], ex)
 		return
 	}
@@ -19,7 +19,7 @@ func (lp *loopState) sendTo(ex *exchange, key instKey) {
 	lp.conns[key]++
 	lp.l.g.loopConns(key).Add(1)
 	ex.up = up
-	ex.sent = now()
+	ex.sent = lp.mono
 	lp.setHost(ex, up)
 	lp.dial(up)
 }
@@ -58,7 +58,7 @@ func (lp *loopState) putIdle(up *upConn) {
 		lp.write(up, ex)
 		return
 	}
-	up.since = now()
+	up.since = lp.mono
 	lp.idle[up.key] = append(lp.idle[up.key], up)
 }
 

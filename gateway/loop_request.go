@@ -6,6 +6,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/eurekagate/eurekagate/balancer"
+	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/routing"
 )
 
@@ -21,7 +22,7 @@ func (lp *loopState) serve(cc *clientConn) gnet.Action {
 		n := headerLen(buf)
 		if n < 0 {
 			if cc.headerStart == 0 {
-				cc.headerStart = now() // the tick cuts it at HeaderTimeout
+				cc.headerStart = lp.mono // the tick cuts it at HeaderTimeout
 			}
 			if len(buf) >= bufferSize {
 				return lp.handoff(cc) // fasthttp answers 431
@@ -98,7 +99,11 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 	}
 	refused := !g.router.Limit(&rt, &rr)
 	// Observed from here, as the client sent it: the loop serves it.
-	g.begin(&ex.obs, h, cc.remote, &ex.line)
+	if g.log != nil && cc.logRemote == nil {
+		cc.logRemote = appendRemote(nil, cc.remote) // once a connection
+	}
+	ex.line.remote, ex.line.noClientID = cc.logRemote, req.has&hasRequestID == 0
+	g.beginAt(&ex.obs, h, cc.remote, &ex.line, lp.wall)
 	g.observe(&ex.obs, &rt)
 	if refused {
 		// The loop answers the 429 or 503 itself: the fasthttp path
@@ -154,14 +159,18 @@ func (lp *loopState) start(cc *clientConn, ex *exchange, header []byte) bool {
 // send sends the exchange's request to the instance the router's Retry
 // picks: on a kept-alive connection of this loop, or on a new one.
 func (lp *loopState) send(ex *exchange) {
-	g := lp.l.g
+	lp.sendTo(ex, keyOf(ex.app, lp.attempt(ex), false))
+}
+
+// attempt starts the exchange's next attempt, and returns its instance.
+func (lp *loopState) attempt(ex *exchange) *eureka.InstanceInfo {
 	inst := ex.try.Next()
 	ex.inst = inst
 	ex.obs.attempt(inst)
-	if g.countInFlight {
+	if lp.l.g.countInFlight {
 		ex.end = ex.try.Begin()
 	}
-	lp.sendTo(ex, keyOf(ex.app, inst, false))
+	return inst
 }
 
 // finish ends the client's exchange.

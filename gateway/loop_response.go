@@ -12,14 +12,20 @@ import (
 func (lp *loopState) write(up *upConn, ex *exchange) {
 	up.ex, ex.up = ex, up
 	up.got, up.headed = false, false
-	ex.sent = now()
+	ex.sent = lp.mono
 	ex.asked = ex.sent
 	lp.setHost(ex, up)
+	up.c.Write(lp.request(ex)) // a failure closes up: OnClose fails the request
+}
+
+// request returns the exchange's request as the instance gets it, in
+// lp.out.
+func (lp *loopState) request(ex *exchange) []byte {
 	lp.out = ex.h.AppendBytes(lp.out[:0])
 	if len(ex.fwd) > 0 { // before the blank line that ends the header
 		lp.out = append(append(lp.out[:len(lp.out)-2], ex.fwd...), "\r\n"...)
 	}
-	up.c.Write(lp.out) // a failure closes up: OnClose fails the request
+	return lp.out
 }
 
 // answer reads an instance's response and, once it has all of it, writes
@@ -31,7 +37,7 @@ func (lp *loopState) answer(up *upConn) gnet.Action {
 		return gnet.Close // an idle connection does not speak
 	}
 	up.got = true
-	ex.sent = now()
+	ex.sent = lp.mono
 	for {
 		buf, _ := up.c.Peek(-1)
 		hl := headerLen(buf)
@@ -41,15 +47,9 @@ func (lp *loopState) answer(up *upConn) gnet.Action {
 			}
 			return gnet.None
 		}
-		h := &lp.respH
-		h.SetNoDefaultContentType(true) // as the instance sent it
-		lp.rd.Reset(buf[:hl])
-		lp.br.Reset(&lp.rd)
-		if err := h.Read(lp.br); err != nil {
+		h, err := lp.responseHeader(buf[:hl])
+		if err != nil {
 			return lp.broken(up, ex, err)
-		}
-		if lp.rd.Len()+lp.br.Buffered() != 0 {
-			return lp.broken(up, ex, errors.New("gateway: malformed response header"))
 		}
 		status := h.StatusCode()
 		if status >= 100 && status < 200 && status != fasthttp.StatusSwitchingProtocols {
@@ -73,10 +73,47 @@ func (lp *loopState) answer(up *upConn) gnet.Action {
 	}
 }
 
+// responseHeader reads an instance's response header, all of header,
+// into lp.respH.
+func (lp *loopState) responseHeader(header []byte) (*fasthttp.ResponseHeader, error) {
+	h := &lp.respH
+	h.SetNoDefaultContentType(true) // as the instance sent it
+	lp.rd.Reset(header)
+	lp.br.Reset(&lp.rd)
+	if err := h.Read(lp.br); err != nil {
+		return nil, err
+	}
+	if lp.rd.Len()+lp.br.Buffered() != 0 {
+		return nil, errors.New("gateway: malformed response header")
+	}
+	return h, nil
+}
+
 // respond writes a whole response to the client, and hands the instance's
 // connection back to the pool (or closes it when the instance said so).
 func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeader, body []byte, size int) gnet.Action {
 	upClose := h.ConnectionClose()
+	cc := ex.cc
+	out := lp.response(ex, h, body)
+	up.c.Discard(size)
+	up.ex, ex.up = nil, nil
+	lp.finish(ex)
+	cc.c.Write(out) // before putIdle, which may send a waiting request (lp.out)
+	action := gnet.None
+	if upClose || up.c.InboundBuffered() > 0 { // said so, or sent more than its length
+		up.gone = true
+		action = gnet.Close
+	} else {
+		up.reused = true
+		lp.putIdle(up)
+	}
+	lp.next(cc)
+	return action
+}
+
+// response returns, in lp.out, the response of header h and body the
+// client gets for ex, and ends ex's attempt and observation as a success.
+func (lp *loopState) response(ex *exchange, h *fasthttp.ResponseHeader, body []byte) []byte {
 	stripResponse(h, false, &lp.hops) // adds a Date when the instance sent none
 	cc := ex.cc
 	if cc.closing || lp.l.stopping.Load() {
@@ -90,22 +127,9 @@ func (lp *loopState) respond(up *upConn, ex *exchange, h *fasthttp.ResponseHeade
 		lp.out = append(lp.out[:len(lp.out)-2], "Connection: keep-alive\r\n\r\n"...)
 	}
 	lp.out = append(lp.out, body...)
-	up.c.Discard(size)
 	ex.try.Succeeded()
-	up.ex, ex.up = nil, nil
-	ex.obs.done(&ex.h, h.StatusCode(), int64(len(body)))
-	lp.finish(ex)
-	cc.c.Write(lp.out) // before putIdle, which may send a waiting request (lp.out)
-	action := gnet.None
-	if upClose || up.c.InboundBuffered() > 0 { // said so, or sent more than its length
-		up.gone = true
-		action = gnet.Close
-	} else {
-		up.reused = true
-		lp.putIdle(up)
-	}
-	lp.next(cc)
-	return action
+	ex.obs.doneAt(&ex.h, h.StatusCode(), int64(len(body)), lp.wall)
+	return lp.out
 }
 
 // appendResponse appends h's status line and fields as they are, the

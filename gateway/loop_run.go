@@ -96,7 +96,8 @@ func (l *loops) tickAll() {
 // leaves idle, and hands over the connections that waited for their
 // responses to be flushed.
 func (lp *loopState) tick() {
-	t := now()
+	lp.clock()
+	t := lp.mono
 	l := lp.l
 	stopping := l.stopping.Load()
 	clientRead, write, clientHeader := int64(l.cfg.ReadTimeout), int64(l.cfg.WriteTimeout), int64(l.cfg.HeaderTimeout)

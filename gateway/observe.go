@@ -31,7 +31,12 @@ type observed struct {
 // line, when the log is on, takes its request part, in own when given
 // (the loops' exchange has its line), else in one from the log's pool.
 func (g *Gateway) begin(o *observed, h *fasthttp.RequestHeader, remote net.Addr, own *logLine) {
-	o.Begun = time.Now()
+	g.beginAt(o, h, remote, own, time.Now())
+}
+
+// beginAt is begin for a request that came at t (the loops' event).
+func (g *Gateway) beginAt(o *observed, h *fasthttp.RequestHeader, remote net.Addr, own *logLine, t time.Time) {
+	o.Begun = t
 	if g.log == nil {
 		return
 	}
@@ -66,7 +71,13 @@ func (o *observed) attempt(inst *eureka.InstanceInfo) {
 // done ends the observation of the request of header h: the client got
 // status and size bytes of body.
 func (o *observed) done(h *fasthttp.RequestHeader, status int, size int64) {
-	if l := o.answered(h, status); l != nil {
+	o.doneAt(h, status, size, time.Now())
+}
+
+// doneAt is done for a client that got its answer at t (the loops'
+// event).
+func (o *observed) doneAt(h *fasthttp.RequestHeader, status int, size int64, t time.Time) {
+	if l := o.answeredAt(h, status, t); l != nil {
 		l.finishAt(size, o.ended)
 	}
 }
@@ -76,11 +87,16 @@ func (o *observed) done(h *fasthttp.RequestHeader, status int, size int64) {
 // log's line (nil when there is none), for the caller to finish when the
 // body has gone.
 func (o *observed) answered(h *fasthttp.RequestHeader, status int) *logLine {
+	return o.answeredAt(h, status, time.Now())
+}
+
+// answeredAt is answered at t.
+func (o *observed) answeredAt(h *fasthttp.RequestHeader, status int, t time.Time) *logLine {
 	if !o.Active() && o.line == nil && !o.Guarded() {
 		o.EndAttempt()
 		return nil
 	}
-	o.ended = time.Now()
+	o.ended = t
 	o.End(h.Method(), status, o.ended)
 	return o.endLine(h, status)
 }

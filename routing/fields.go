@@ -60,36 +60,34 @@ func CheckHost[T text](host T) string {
 // character is read differently by different servers too. nginx refuses
 // both.
 func CheckFields[T text](raw T) string {
+	// One pass: each line's name is read up to its colon, and the value
+	// skipped to the line's end.
 	for len(raw) > 0 {
-		end := 0
-		for end < len(raw) && raw[end] != '\n' {
-			end++
+		i := 0
+		for i < len(raw) && tokens[raw[i]] {
+			i++
 		}
-		line := raw[:end]
-		if end < len(raw) {
-			raw = raw[end+1:]
-		} else {
-			raw = raw[end:]
-		}
-		if len(line) > 0 && line[len(line)-1] == '\r' {
-			line = line[:len(line)-1]
-		}
-		if len(line) == 0 {
-			return "" // the end of the header section
-		}
-		if line[0] == ' ' || line[0] == '\t' {
-			return "a header line is folded onto the one before it"
-		}
-		colon := 0
-		for colon < len(line) && line[colon] != ':' {
-			if !isToken(line[colon]) {
-				return "a header name has a character a name may not have"
+		if i < len(raw) && raw[i] == ':' && i > 0 {
+			for i < len(raw) && raw[i] != '\n' {
+				i++
 			}
-			colon++
+			if i == len(raw) {
+				return ""
+			}
+			raw = raw[i+1:]
+			continue
 		}
-		if colon == 0 || colon == len(line) {
+		// No name and a colon: the name's end, or the line's, says why.
+		lineEnd := i == len(raw) || raw[i] == '\n' || (raw[i] == '\r' && (i+1 == len(raw) || raw[i+1] == '\n'))
+		switch {
+		case i == 0 && lineEnd:
+			return "" // the empty line that ends the header section
+		case i == 0 && (raw[0] == ' ' || raw[0] == '\t'):
+			return "a header line is folded onto the one before it"
+		case lineEnd || raw[i] == ':':
 			return "a header line has no name or no colon"
 		}
+		return "a header name has a character a name may not have"
 	}
 	return ""
 }
@@ -109,7 +107,17 @@ func HasUnderscore[T text](name T) bool {
 }
 
 // isToken reports whether c may stand in a token (RFC 9110 section 5.6.2).
-func isToken(c byte) bool {
+func isToken(c byte) bool { return tokens[c] }
+
+// tokens are the bytes a token may have, by value.
+var tokens = func() (t [256]bool) {
+	for c := range t {
+		t[c] = tokenByte(byte(c))
+	}
+	return t
+}()
+
+func tokenByte(c byte) bool {
 	switch {
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		return true
