@@ -83,14 +83,18 @@ func TrustedCA(t *testing.T) string {
 }
 
 // newTLSBackend is newBackend serving HTTPS, with a certificate for
-// 127.0.0.1 that the suite's CA signs.
-func newTLSBackend(t *testing.T, name string, handler http.Handler) *backend {
+// 127.0.0.1 that the suite's CA signs; configure edits its server before
+// it starts.
+func newTLSBackend(t *testing.T, name string, handler http.Handler, configure ...func(*http.Server)) *backend {
 	t.Helper()
 	if handler == nil {
 		handler = echoHandler(name)
 	}
 	srv := httptest.NewUnstartedServer(handler)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pki(t).leaf}, MinVersion: tls.VersionTLS12}
+	for _, c := range configure { // before it serves: its goroutines read the config
+		c(srv.Config)
+	}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return &backend{name: name, srv: srv, port: srv.Listener.Addr().(*net.TCPAddr).Port}

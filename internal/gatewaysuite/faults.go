@@ -61,8 +61,7 @@ func interimThenHang(t *testing.T, start Starter) {
 // POST, which is never sent twice, gets through.
 func secureIdleClosed(t *testing.T, start Starter) {
 	base, store, _ := start(t)
-	v := newTLSBackend(t, "vault", nil)
-	v.srv.Config.IdleTimeout = 100 * time.Millisecond
+	v := newTLSBackend(t, "vault", nil, func(s *http.Server) { s.IdleTimeout = 100 * time.Millisecond })
 	i := instance("vault", "vault-idle", testkit.FreePort(t))
 	i.Port.Enabled = false
 	i.SecurePort = eureka.Port{Number: v.port, Enabled: true}
