@@ -487,9 +487,9 @@ func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) e
 		defer cancelStop()
 		return srv.Stop(stopCtx)
 	case "caddy":
-		return serveCaddy(ctx, listen, backend, eurekaGatewayHandler, out)
+		return serveCaddy(ctx, listen, backend, eurekaGatewayHandler, profile, out)
 	case "caddy-static":
-		return serveCaddy(ctx, listen, backend, staticProxyHandler(backend, "/svc"), out)
+		return serveCaddy(ctx, listen, backend, staticProxyHandler(backend, "/svc"), profile, out)
 	case roleCaddyFull, roleCaddyFullRP, roleCaddyStaticFull:
 		return serveCaddyFull(ctx, role, listen, backend, profile, out)
 	case "bare":
@@ -519,8 +519,9 @@ func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) e
 
 // serveCaddy runs Caddy with the registry (on a port of its own) and
 // handlers on listen, registers the backend through the registry's REST
-// API, says "ready" on out and serves until ctx is done.
-func serveCaddy(ctx context.Context, listen, backend, handlers string, out io.Writer) error {
+// API, says "ready" on out and serves until ctx is done; with profile, a
+// CPU profile of the process.
+func serveCaddy(ctx context.Context, listen, backend, handlers, profile string, out io.Writer) error {
 	ports, err := freePorts(1)
 	if err != nil {
 		return err
@@ -533,6 +534,13 @@ func serveCaddy(ctx context.Context, listen, backend, handlers string, out io.Wr
 	defer stop()
 	if err := registerBackend(regAddr, backend); err != nil {
 		return err
+	}
+	if profile != "" {
+		stopProfile, err := startCPUProfile(profile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
 	}
 	fmt.Fprintln(out, "ready")
 	<-ctx.Done()
