@@ -49,6 +49,9 @@ type leanConn struct {
 	// says it served an attempt before this one.
 	idleSince time.Time
 	reused    bool
+	// peek is what stillOpen's look at the socket needs, made at the
+	// first look.
+	peek *leanPeek
 	// canceled is set once the attempt's client left; disarm ends the
 	// watch on its leaving (see arm).
 	canceled atomic.Bool

@@ -1,0 +1,74 @@
+package caddymodule
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/eurekagate/eurekagate/internal/testkit"
+	"github.com/eurekagate/eurekagate/routing"
+)
+
+// leanDo makes one attempt of method on l to the instance at addr and
+// returns what the client got: the status (0: none) and the body.
+func leanDo(t *testing.T, l *leanClient, method, addr string) (int, string, error) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	w := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: rec}}
+	err := l.attempt(w, httptest.NewRequest(method, "http://gw/a", nil), addr)
+	return w.status, rec.Body.String(), err
+}
+
+// An instance that sends a second answer after the first, while the
+// connection is back in the pool (a request it answered twice), has the
+// connection closed when it is taken next, however soon: the second
+// answer never reaches the next client of that connection, which gets
+// its own answer on a new one. The pool's clock does not move: the
+// connection was idle for no time at all.
+func TestLeanUnaskedAnswerNeverReachesTheNextClient(t *testing.T) {
+	unasked := make(chan struct{})
+	n := 0
+	addr := testkit.RawServer(t, func(c net.Conn) {
+		n++
+		first := n == 1
+		go func() {
+			defer c.Close()
+			br := bufio.NewReader(c)
+			for {
+				r, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, r.Body)
+				if !first {
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood")
+					continue
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				<-unasked
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil")
+				first = false
+			}
+		}()
+	})
+	clock := testkit.NewFakeClock()
+	l := newLeanClient(routing.Config{}.WithDefaults(), clock.Now)
+	defer l.close()
+	if status, body, err := leanDo(t, l, "GET", addr.String()); status != 200 || body != "ok" {
+		t.Fatalf("the first request: %d %q %v", status, body, err)
+	}
+	l.pool.mu.Lock()
+	pooled := l.pool.idle[addr.String()].conns[0]
+	l.pool.mu.Unlock()
+	close(unasked)
+	testkit.Eventually(t, 5*time.Second, "the unasked answer to reach the gateway", func() bool { return !pooled.stillOpen() })
+	if status, body, err := leanDo(t, l, "GET", addr.String()); status != 200 || body != "good" {
+		t.Errorf("the next request: %d %q %v, want its own answer, 200 \"good\"", status, body, err)
+	}
+}
