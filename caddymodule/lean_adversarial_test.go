@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,4 +73,29 @@ func TestLeanUnaskedAnswerNeverReachesTheNextClient(t *testing.T) {
 	if status, body, err := leanDo(t, l, "GET", addr.String()); status != 200 || body != "good" {
 		t.Errorf("the next request: %d %q %v, want its own answer, 200 \"good\"", status, body, err)
 	}
+}
+
+// A method that is not a token (a config's method directive fed from the
+// query, which may carry a line break) is refused before anything is
+// written, 502, as net/http's Transport refuses it: no second request
+// smuggled to the instance in the first's line.
+func TestLeanRefusesAMethodThatIsNotAToken(t *testing.T) {
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false
+	})
+	loadConfig(t, testConfig("", "registry "+newRegistry("methods"), site(registryPort, "\teureka_server"),
+		site(gatewayPort, "\tmethod {query.m}\n\teureka_gateway")))
+	registerVia(t, registryURL, (&backend{name: "methods", port: inst.addr.Port}).instance("methods"))
+	smuggled := url.QueryEscape("GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\nGET")
+	if status, body, _ := send(t, "GET", "/methods/a?m="+smuggled); status != http.StatusBadGateway {
+		t.Errorf("a method with a line break: %d %q, want 502", status, body)
+	}
+	if status, body, _ := send(t, "GET", "/methods/b?m=get"); status != 200 || body != "ok" {
+		t.Errorf("a method rewritten to GET: %d %q", status, body)
+	}
+	var read []string // the request lines, on whichever connection
+	for _, s := range inst.seen() {
+		read = append(read, s[strings.Index(s, " ")+1:])
+	}
+	testkit.Want(t, "what the instance read", read, []string{"GET /b"})
 }
