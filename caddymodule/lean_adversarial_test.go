@@ -99,3 +99,39 @@ func TestLeanRefusesAMethodThatIsNotAToken(t *testing.T) {
 	}
 	testkit.Want(t, "what the instance read", read, []string{"GET /b"})
 }
+
+// An instance's informational answers count, with the final answer's
+// head, towards one bound of maxLeanResponseHead, as net/http's
+// Transport counts them when it does not hand them out: a flood of 103
+// Early Hints (3 MiB of them) ends in a 502 after at most the bound's
+// worth reached the client, not in the flood forwarded whole.
+func TestLeanInformationalFloodBounded(t *testing.T) {
+	hint := "HTTP/1.1 103 Early Hints\r\nLink: </" + strings.Repeat("a", 1000) + ".css>; rel=preload\r\n\r\n"
+	const hints = 3 << 10
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		return strings.Repeat(hint, hints) + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false
+	})
+	inst.behind(t, "flood", "lb_retries 0") // one attempt: each has the bound
+	conn := dialGateway(t)
+	defer conn.Close()
+	io.WriteString(conn, "GET /flood/x HTTP/1.1\r\nHost: gw\r\n\r\n")
+	br := bufio.NewReader(conn)
+	forwarded := 0
+	for {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("after %d informational answers: %v", forwarded, err)
+		}
+		if resp.StatusCode >= 200 {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadGateway {
+				t.Errorf("a flood of %d 103s: %d, want 502", hints, resp.StatusCode)
+			}
+			break
+		}
+		forwarded++
+	}
+	if max := maxLeanResponseHead / len(hint); forwarded > max {
+		t.Errorf("%d informational answers reached the client, more than the bound's %d", forwarded, max)
+	}
+}

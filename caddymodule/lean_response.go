@@ -20,7 +20,7 @@ import (
 // readResponse reads the answer to r from c: an informational answer
 // is forwarded to the client as reverse_proxy forwards it (103 Early
 // Hints, say) but 100 Continue, which is skipped, and the next head
-// read, with a bound of its own; a gzip body the client did not ask for
+// read, all of them within the one bound; a gzip body the client did not ask for
 // is un-gzipped (gzip: the request asked for it). The body reads from
 // c.body, which notes its end.
 func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout time.Duration, gzip bool) (*http.Response, error) {
@@ -53,7 +53,6 @@ func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout ti
 		}
 		if code != http.StatusContinue {
 			forwardInformational(w, res)
-			c.headLeft = maxLeanResponseHead // the client has it: the next head's own bound
 		}
 	}
 }
