@@ -135,3 +135,36 @@ func TestLeanInformationalFloodBounded(t *testing.T) {
 		t.Errorf("%d informational answers reached the client, more than the bound's %d", forwarded, max)
 	}
 }
+
+// An answer without a body (Content-Length: 0, a 204, a 304) that says
+// Content-Encoding: gzip reaches the client with it, as through
+// net/http's Transport (and reverse_proxy), which un-gzips only a body
+// there is: the lean client asked for gzip, but has nothing to un-gzip.
+func TestLeanGzipOnlyWithABody(t *testing.T) {
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		switch r.URL.Path {
+		case "/204":
+			return "HTTP/1.1 204 No Content\r\nContent-Encoding: gzip\r\n\r\n", false
+		case "/304":
+			return "HTTP/1.1 304 Not Modified\r\nContent-Encoding: gzip\r\nETag: \"v1\"\r\n\r\n", false
+		}
+		return "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 0\r\n\r\n", false
+	})
+	for _, transport := range []string{"", "transport reverse_proxy"} {
+		inst.behind(t, "nobody", transport)
+		for _, path := range []string{"/200", "/204", "/304"} {
+			conn := dialGateway(t) // a client that asks no gzip: the gateway does
+			io.WriteString(conn, "GET /nobody"+path+" HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n")
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			conn.Close()
+			body := string(b)
+			if got := resp.Header.Get("Content-Encoding"); got != "gzip" || body != "" || resp.ContentLength > 0 {
+				t.Errorf("%q %s: %d Content-Encoding %q, %q of length %d, want gzip and no body", transport, path, resp.StatusCode, got, body, resp.ContentLength)
+			}
+		}
+	}
+}

@@ -41,7 +41,7 @@ func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout ti
 		if code < 100 || code > 199 || code == http.StatusSwitchingProtocols {
 			c.body = leanBody{body: res.Body}
 			res.Body = &c.body
-			if gzip && strings.EqualFold(res.Header.Get("Content-Encoding"), "gzip") {
+			if gzip && res.ContentLength != 0 && strings.EqualFold(res.Header.Get("Content-Encoding"), "gzip") { // a body there is, as net/http
 				c.gz = leanGzip{src: &c.body}
 				res.Body = &c.gz
 				res.Header.Del("Content-Encoding")
