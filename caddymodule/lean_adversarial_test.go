@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -167,4 +168,78 @@ func TestLeanGzipOnlyWithABody(t *testing.T) {
 			}
 		}
 	}
+}
+
+// framingCases are answers an instance may frame wrongly or
+// ambiguously (RFC 9112 sections 4 - 7), each after its request's
+// method and path.
+var framingCases = []struct{ method, name, answer string }{
+	{"GET", "cl-and-te", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"},
+	{"GET", "two-lengths", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok!"},
+	{"GET", "signed-length", "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok"},
+	{"GET", "length-with-space", "HTTP/1.1 200 OK\r\nContent-Length: 2 2\r\n\r\nok"},
+	{"GET", "chunk-overflow", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1ffffffffffffffff\r\nhello\r\n0\r\n\r\n"},
+	{"GET", "chunk-extension", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n0\r\n\r\n"},
+	{"GET", "chunk-not-hex", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"},
+	{"GET", "te-not-chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\nok"},
+	{"GET", "bare-lf", "HTTP/1.1 200 OK\nContent-Length: 2\n\nok"},
+	{"GET", "obs-fold", "HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\nContent-Length: 2\r\n\r\nok"},
+	{"GET", "space-in-name", "HTTP/1.1 200 OK\r\nX A: b\r\nContent-Length: 2\r\n\r\nok"},
+	{"GET", "space-before-colon", "HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok"},
+	{"GET", "not-http", "ICY 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+	{"GET", "status-not-3-digits", "HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\nok"},
+	{"GET", "two-answers", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil"},
+	{"GET", "204-with-body", "HTTP/1.1 204 No Content\r\nContent-Length: 4\r\n\r\nevil"},
+	{"GET", "304-with-body", "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nevil\r\n0\r\n\r\n"},
+	{"HEAD", "head-with-body", "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil"},
+	{"GET", "short-then-close", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"},
+}
+
+// Each wrongly framed answer reaches the client through the lean client
+// as through net/http's Transport (reverse_proxy): the same status, body
+// and break, a malformed head a 502, a malformed body a cut answer; and
+// whatever is left of it on the connection never reaches the next
+// request, which gets its own answer.
+func TestLeanFramingAsNetHTTP(t *testing.T) {
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		for _, c := range framingCases {
+			if r.URL.Path == "/"+c.name {
+				// A name with a space before its colon is not
+				// Content-Length: the body is read to the close.
+				return c.answer, c.name == "short-then-close" || c.name == "space-before-colon"
+			}
+		}
+		return "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext", false
+	})
+	got := map[string][]string{}
+	for _, transport := range []string{"transport reverse_proxy", ""} {
+		inst.behind(t, "framing", "lb_retries 0\n\t\t"+transport)
+		for _, c := range framingCases {
+			got[c.name] = append(got[c.name], clientSees(t, c.method, "/framing/"+c.name))
+			if status, body, _ := send(t, "GET", "/framing/next"); status != 200 || body != "next" {
+				t.Errorf("%q: the request after %s: %d %q", transport, c.name, status, body)
+			}
+		}
+	}
+	for _, c := range framingCases {
+		if seen := got[c.name]; seen[0] != seen[1] {
+			t.Errorf("%s: the client got %s through the lean client, %s through net/http's Transport", c.name, seen[1], seen[0])
+		}
+	}
+}
+
+// clientSees is what a client gets for method and path from the gateway,
+// on a connection of its own: the status, the body and whether the
+// answer broke.
+func clientSees(t *testing.T, method, path string) string {
+	t.Helper()
+	conn := dialGateway(t)
+	defer conn.Close()
+	io.WriteString(conn, method+" "+path+" HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: method})
+	if err != nil {
+		return "no answer: " + err.Error()
+	}
+	body, err := io.ReadAll(resp.Body)
+	return fmt.Sprintf("%d %q broke=%t", resp.StatusCode, body, err != nil)
 }
