@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -242,4 +243,135 @@ func clientSees(t *testing.T, method, path string) string {
 	}
 	body, err := io.ReadAll(resp.Body)
 	return fmt.Sprintf("%d %q broke=%t", resp.StatusCode, body, err != nil)
+}
+
+// An instance that goes silent at any point ends the attempt at its
+// timeout, and its connection is closed (none left open at the
+// instance): silent before its head (response_header_timeout: 504),
+// after its head within the body (read_timeout: the answer cut), not
+// taking the request's body (read_timeout on the write: 504); and a
+// client that leaves while its answer's body is stalled ends the
+// attempt then (read_timeout a minute), its connection closed too.
+func TestLeanSilentInstanceTimesOut(t *testing.T) {
+	var mu sync.Mutex
+	opened, open := 0, 0
+	addr := testkit.RawServer(t, func(c net.Conn) {
+		mu.Lock()
+		opened++
+		open++
+		mu.Unlock()
+		go func() {
+			defer func() {
+				c.Close()
+				mu.Lock()
+				open--
+				mu.Unlock()
+			}()
+			r, err := http.ReadRequest(bufio.NewReader(c))
+			if err != nil {
+				return
+			}
+			switch r.URL.Path {
+			case "/stall":
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+			case "/leave": // in chunks: the gateway flushes each to the client
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
+			}
+			io.Copy(io.Discard, c) // the request's body untaken, or silence; until the gateway closes
+		}()
+	})
+	silent := func(readTimeout string) {
+		loadConfig(t, gatewayConfig("registry "+newRegistry("silent"), "response_header_timeout 300ms\n\t\tread_timeout "+readTimeout+"\n\t\tlb_retries 0"))
+		registerVia(t, registryURL, (&backend{name: "silent", port: addr.Port}).instance("silent"))
+	}
+	closedAll := func(what string) {
+		t.Helper()
+		testkit.Eventually(t, 5*time.Second, what+": the gateway to close its connections", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return open == 0
+		})
+	}
+	silent("300ms")
+	if got := clientSees(t, "GET", "/silent/head"); !strings.HasPrefix(got, "504 ") {
+		t.Errorf("no head: %s, want 504", got)
+	}
+	closedAll("no head")
+	if got := clientSees(t, "GET", "/silent/stall"); got != `200 "abc" broke=true` {
+		t.Errorf("a stalled body: %s, want the answer cut", got)
+	}
+	closedAll("a stalled body")
+	req, _ := http.NewRequest("POST", gatewayURL+"/silent/upload", strings.NewReader(strings.Repeat("x", 32<<20)))
+	if resp, err := client.Do(req); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusGatewayTimeout {
+			t.Errorf("an upload the instance does not take: %d, want 504", resp.StatusCode)
+		}
+	} // else the gateway's server closed a connection whose body it did not read
+	closedAll("an upload not taken")
+	silent("1m")
+	conn := dialGateway(t)
+	defer conn.Close()
+	io.WriteString(conn, "GET /silent/leave HTTP/1.1\r\nHost: gw\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadFull(resp.Body, make([]byte, 3)) // the body's beginning: the client then leaves
+	conn.Close()
+	closedAll("a client that left")
+	mu.Lock()
+	defer mu.Unlock()
+	if opened != 4 {
+		t.Errorf("the instance saw %d connections, want 4", opened)
+	}
+}
+
+// Many clients at once through one instance, on connections the lean
+// client keeps and reuses, each get their own answer (the instance
+// echoes the path, in a body of a length that varies), with the
+// uploads they sent; run it with -race.
+func TestLeanConcurrentClientsGetTheirOwnAnswers(t *testing.T) {
+	inst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %s %s", r.URL.Path, body, strings.Repeat(".", len(r.URL.Path)*97))
+	}))
+	t.Cleanup(inst.Close)
+	loadConfig(t, gatewayConfig("registry "+newRegistry("many"), ""))
+	registerVia(t, registryURL, serverBackend("m", inst).instance("many"))
+	const clients, each = 16, 25
+	var wg sync.WaitGroup
+	errs := make(chan string, clients*each)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range each {
+				path, up := fmt.Sprintf("/c%d/r%d", i, j), fmt.Sprintf("u%d-%d", i, j)
+				method, body := "GET", io.Reader(nil)
+				if j%3 == 0 {
+					method, body = "POST", strings.NewReader(up)
+				} else {
+					up = ""
+				}
+				req, _ := http.NewRequest(method, gatewayURL+"/many"+path, body)
+				resp, err := keepAlive.Do(req)
+				if err != nil {
+					errs <- err.Error()
+					continue
+				}
+				got, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if want := fmt.Sprintf("%s %s %s", path, up, strings.Repeat(".", len(path)*97)); resp.StatusCode != 200 || string(got) != want {
+					errs <- fmt.Sprintf("%s %s: %d %.40q", method, path, resp.StatusCode, got)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }
