@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -373,5 +374,48 @@ func TestLeanConcurrentClientsGetTheirOwnAnswers(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// An instance that answers an upload at once without taking it and
+// keeps its connection open (a 401 before the body, say) has its answer
+// reach the client, as through net/http's Transport, which reads while
+// it writes: not a 504 at read_timeout, with the instance taken for a
+// failed one.
+func TestLeanAnswerBeforeAnUploadNotTaken(t *testing.T) {
+	done := make(chan struct{})
+	addr := testkit.RawServer(t, func(c net.Conn) {
+		go func() {
+			defer c.Close()
+			if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 7\r\n\r\nsign in")
+			<-done // the body untaken, the connection open
+		}()
+	})
+	t.Cleanup(func() { close(done) }) // before RawServer's
+	for _, transport := range []string{"transport reverse_proxy", ""} {
+		loadConfig(t, gatewayConfig("registry "+newRegistry("early"), "read_timeout 1m\n\t\tlb_retries 0\n\t\t"+transport))
+		registerVia(t, registryURL, (&backend{name: "early", port: addr.Port}).instance("early"))
+		conn := dialGateway(t)
+		const size = 64 << 20
+		sent := make(chan struct{})
+		go func() {
+			defer close(sent)
+			io.WriteString(conn, "POST /early/u HTTP/1.1\r\nHost: gw\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n")
+			conn.Write(make([]byte, size)) // cut short: its error is not the test's
+		}()
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Errorf("%q: %v", transport, err)
+		} else {
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusUnauthorized || string(body) != "sign in" {
+				t.Errorf("%q: %d %q, want the instance's 401", transport, resp.StatusCode, body)
+			}
+		}
+		conn.Close()
+		<-sent
 	}
 }
