@@ -2,6 +2,8 @@ package caddymodule
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net"
@@ -417,5 +419,116 @@ func TestLeanAnswerBeforeAnUploadNotTaken(t *testing.T) {
 		}
 		conn.Close()
 		<-sent
+	}
+}
+
+// A client that announces a body longer than it sends and then leaves
+// ends the attempt: the instance never gets a whole request, each
+// connection the gateway made to it is closed (none goes back to the
+// pool), and the next request gets its answer on a new one.
+func TestLeanShortUploadNeverReachesTheInstanceWhole(t *testing.T) {
+	var mu sync.Mutex
+	var whole []string
+	open := 0
+	inst := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, r.Body); err == nil {
+			mu.Lock()
+			whole = append(whole, r.Method+" "+r.URL.Path)
+			mu.Unlock()
+		}
+		io.WriteString(w, "ok")
+	}))
+	inst.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case http.StateNew:
+			open++
+		case http.StateClosed:
+			open--
+		}
+	}
+	inst.Start()
+	t.Cleanup(inst.Close)
+	loadConfig(t, gatewayConfig("registry "+newRegistry("short"), "lb_retries 0"))
+	registerVia(t, registryURL, serverBackend("s", inst).instance("short"))
+	for _, size := range []int{100, 64 << 10} { // within the writer's buffer and beyond
+		conn := dialGateway(t)
+		io.WriteString(conn, "POST /short/u HTTP/1.1\r\nHost: gw\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n")
+		conn.Write(make([]byte, size/2))
+		conn.Close()
+	}
+	testkit.Eventually(t, 5*time.Second, "the gateway to close the connections it made for the short uploads", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return open == 0
+	})
+	if status, body, _ := send(t, "GET", "/short/next"); status != 200 || body != "ok" {
+		t.Errorf("the next request: %d %q", status, body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	testkit.Want(t, "what the instance read whole", whole, []string{"GET /next"})
+}
+
+// A gzip body the lean client un-gzips streams: a bomb (16 MiB of
+// zeros in a few KiB) reaches the client whole while the instance still
+// holds back its end, nothing of it kept; a body that is not gzip
+// breaks the answer (it began: the client's connection is closed), as
+// through net/http's Transport, and its connection is not used again.
+func TestLeanGzipStreamsAndBreaks(t *testing.T) {
+	const size = 16 << 20
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write(make([]byte, size))
+	zw.Flush() // all of it but the gzip trailer
+	head := zipped.Len()
+	zw.Close()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	addr := testkit.RawServer(t, func(c net.Conn) {
+		go func() {
+			defer c.Close()
+			br := bufio.NewReader(c)
+			for {
+				r, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				switch r.URL.Path {
+				case "/bomb":
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", head, zipped.Bytes()[:head])
+					<-release
+					fmt.Fprintf(c, "%x\r\n%s\r\n0\r\n\r\n", zipped.Len()-head, zipped.Bytes()[head:])
+				case "/bad":
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello")
+				default:
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext")
+				}
+			}
+		}()
+	})
+	var seen []string
+	for _, transport := range []string{"transport reverse_proxy", ""} {
+		loadConfig(t, gatewayConfig("registry "+newRegistry("gz"), "lb_retries 0\n\t\t"+transport))
+		registerVia(t, registryURL, (&backend{name: "gz", port: addr.Port}).instance("gz"))
+		seen = append(seen, clientSees(t, "GET", "/gz/bad"))
+		if status, body, _ := send(t, "GET", "/gz/next"); status != 200 || body != "next" {
+			t.Errorf("%q: the request after a bad gzip body: %d %q", transport, status, body)
+		}
+	}
+	if seen[0] != `200 "" broke=true` || seen[1] != seen[0] {
+		t.Errorf("a body that is not gzip: %s through the lean client, %s through net/http's Transport, want the answer broken", seen[1], seen[0])
+	}
+	conn := dialGateway(t)
+	defer conn.Close()
+	io.WriteString(conn, "GET /gz/bomb HTTP/1.1\r\nHost: gw\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, size))
+	if n != size || resp.Header.Get("Content-Encoding") != "" {
+		t.Errorf("the bomb before its end: %d of %d bytes (%v), Content-Encoding %q", n, size, err, resp.Header.Get("Content-Encoding"))
 	}
 }
