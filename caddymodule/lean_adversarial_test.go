@@ -32,18 +32,15 @@ func leanDo(t *testing.T, l *leanClient, method, addr string) (int, string, erro
 	return w.status, rec.Body.String(), err
 }
 
-// An instance that sends a second answer after the first, while the
-// connection is back in the pool (a request it answered twice), has the
-// connection closed when it is taken next, however soon: the second
-// answer never reaches the next client of that connection, which gets
-// its own answer on a new one. The pool's clock does not move: the
-// connection was idle for no time at all.
-func TestLeanUnaskedAnswerNeverReachesTheNextClient(t *testing.T) {
-	unasked := make(chan struct{})
+// rawInstance is an instance on loopback that reads the requests of
+// each connection in turn and has answer write the bytes it chooses for
+// each (the request's body left to it); conn numbers the connections
+// from 1.
+func rawInstance(t *testing.T, answer func(conn int, c net.Conn, r *http.Request)) *net.TCPAddr {
 	n := 0
-	addr := testkit.RawServer(t, func(c net.Conn) {
+	return testkit.RawServer(t, func(c net.Conn) {
 		n++
-		first := n == 1
+		conn := n
 		go func() {
 			defer c.Close()
 			br := bufio.NewReader(c)
@@ -52,17 +49,28 @@ func TestLeanUnaskedAnswerNeverReachesTheNextClient(t *testing.T) {
 				if err != nil {
 					return
 				}
-				io.Copy(io.Discard, r.Body)
-				if !first {
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood")
-					continue
-				}
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-				<-unasked
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil")
-				first = false
+				answer(conn, c, r)
 			}
 		}()
+	})
+}
+
+// An instance that sends a second answer after the first, while the
+// connection is back in the pool (a request it answered twice), has the
+// connection closed when it is taken next, however soon: the second
+// answer never reaches the next client of that connection, which gets
+// its own answer on a new one. The pool's clock does not move: the
+// connection was idle for no time at all.
+func TestLeanUnaskedAnswerNeverReachesTheNextClient(t *testing.T) {
+	unasked := make(chan struct{})
+	addr := rawInstance(t, func(conn int, c net.Conn, r *http.Request) {
+		if conn > 1 || r.URL.Path != "/a" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood")
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		<-unasked
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil")
 	})
 	clock := testkit.NewFakeClock()
 	l := newLeanClient(routing.Config{}.WithDefaults(), clock.Now)
@@ -486,27 +494,17 @@ func TestLeanGzipStreamsAndBreaks(t *testing.T) {
 	zw.Close()
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	addr := testkit.RawServer(t, func(c net.Conn) {
-		go func() {
-			defer c.Close()
-			br := bufio.NewReader(c)
-			for {
-				r, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				switch r.URL.Path {
-				case "/bomb":
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", head, zipped.Bytes()[:head])
-					<-release
-					fmt.Fprintf(c, "%x\r\n%s\r\n0\r\n\r\n", zipped.Len()-head, zipped.Bytes()[head:])
-				case "/bad":
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello")
-				default:
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext")
-				}
-			}
-		}()
+	addr := rawInstance(t, func(conn int, c net.Conn, r *http.Request) {
+		switch r.URL.Path {
+		case "/bomb":
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", head, zipped.Bytes()[:head])
+			<-release
+			fmt.Fprintf(c, "%x\r\n%s\r\n0\r\n\r\n", zipped.Len()-head, zipped.Bytes()[head:])
+		case "/bad":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello")
+		default:
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext")
+		}
 	})
 	var seen []string
 	for _, transport := range []string{"transport reverse_proxy", ""} {
