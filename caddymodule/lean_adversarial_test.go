@@ -530,3 +530,28 @@ func TestLeanGzipStreamsAndBreaks(t *testing.T) {
 		t.Errorf("the bomb before its end: %d of %d bytes (%v), Content-Encoding %q", n, size, err, resp.Header.Get("Content-Encoding"))
 	}
 }
+
+// An answer whose status line is not HTTP/1.x (RFC 9112 section 2.3:
+// an HTTP/2.0 or HTTP/0.9 in HTTP/1 framing) is not passed on as one:
+// 502, its connection closed, the next request answered on a new one.
+func TestLeanRefusesAnAnswerNotHTTP1(t *testing.T) {
+	inst := newScripted(t, func(conn, req int, r *http.Request) (string, bool) {
+		switch r.URL.Path {
+		case "/2.0":
+			return "HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\nok", false
+		case "/0.9":
+			return "HTTP/0.9 200 OK\r\nContent-Length: 2\r\n\r\nok", false
+		}
+		return "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4\r\n\r\nnext", false
+	})
+	inst.behind(t, "versions", "lb_retries 0")
+	for _, version := range []string{"2.0", "0.9"} {
+		if got := clientSees(t, "GET", "/versions/"+version); !strings.HasPrefix(got, "502 ") {
+			t.Errorf("an HTTP/%s answer: %s, want 502", version, got)
+		}
+		if status, body, _ := send(t, "GET", "/versions/next"); status != 200 || body != "next" {
+			t.Errorf("the request after an HTTP/%s answer: %d %q", version, status, body)
+		}
+	}
+	testkit.Eventually(t, 5*time.Second, "the gateway to close the two connections", func() bool { return inst.closed() == 2 })
+}

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"compress/gzip"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -15,7 +16,9 @@ import (
 // the status line, the headers and the body's framing are read alike:
 // Content-Length, chunked with its trailers, to the connection's close,
 // none for HEAD, 204 and 304), on the connection's reader, the head
-// bounded by maxLeanResponseHead and ResponseHeaderTimeout.
+// bounded by maxLeanResponseHead and ResponseHeaderTimeout. An answer
+// whose version is not HTTP/1.x, which net/http takes, fails the
+// attempt (502).
 
 // readResponse reads the answer to r from c: an informational answer
 // is forwarded to the client as reverse_proxy forwards it (103 Early
@@ -36,6 +39,9 @@ func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout ti
 				err = errLeanHeadTooLarge
 			}
 			return nil, err
+		}
+		if res.ProtoMajor != 1 { // not HTTP/1 framing (RFC 9112 section 2.3), whatever net/http takes
+			return nil, fmt.Errorf("the instance answered %s, not HTTP/1.x", res.Proto)
 		}
 		code := res.StatusCode
 		if code < 100 || code > 199 || code == http.StatusSwitchingProtocols {
