@@ -555,3 +555,38 @@ func TestLeanRefusesAnAnswerNotHTTP1(t *testing.T) {
 	}
 	testkit.Eventually(t, 5*time.Second, "the gateway to close the two connections", func() bool { return inst.closed() == 2 })
 }
+
+// A client's Expect: 100-continue gets its 100 Continue from the
+// gateway's server when the upload is read, and the instance the body
+// whole and the Expect (which it may answer with a 100 Continue of its
+// own, which reverse_proxy forwards and the lean client skips), as
+// through net/http's Transport.
+func TestLeanExpectContinue(t *testing.T) {
+	inst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "expect=%q body=%q", r.Header.Get("Expect"), body)
+	}))
+	t.Cleanup(inst.Close)
+	for _, transport := range []string{"transport reverse_proxy", ""} {
+		loadConfig(t, gatewayConfig("registry "+newRegistry("expect"), transport))
+		registerVia(t, registryURL, serverBackend("e", inst).instance("expect"))
+		conn := dialGateway(t)
+		io.WriteString(conn, "POST /expect/u HTTP/1.1\r\nHost: gw\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != http.StatusContinue {
+			t.Fatalf("%q: before the body: %v %v, want 100 Continue", transport, resp, err)
+		}
+		io.WriteString(conn, "hello")
+		for resp.StatusCode < 200 { // reverse_proxy forwards the instance's 100 too
+			if resp, err = http.ReadResponse(br, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		body, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		if want := `expect="100-continue" body="hello"`; resp.StatusCode != 200 || string(body) != want {
+			t.Errorf("%q: %d %q, want 200 %q", transport, resp.StatusCode, body, want)
+		}
+	}
+}
