@@ -64,8 +64,9 @@ const leanBufferSize = 4 << 10
 
 // maxLeanResponseHead bounds an instance's response head (status line
 // and headers, with the informational answers before it, forwarded or
-// not, so that a flood of them ends): over it the attempt fails, 502. It is net/http's server's bound
-// on a request head (DefaultMaxHeaderBytes).
+// not, so that a flood of them ends): over it the attempt fails, 502.
+// It is net/http's server's bound on a request head
+// (DefaultMaxHeaderBytes).
 const maxLeanResponseHead = 1 << 20
 
 // errLeanHeadTooLarge is the error of a response head over
