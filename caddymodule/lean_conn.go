@@ -49,6 +49,9 @@ type leanConn struct {
 	// says it served an attempt before this one.
 	idleSince time.Time
 	reused    bool
+	// peek is what stillOpen's look at the socket needs, made at the
+	// first look.
+	peek *leanPeek
 	// canceled is set once the attempt's client left; disarm ends the
 	// watch on its leaving (see arm).
 	canceled atomic.Bool
@@ -60,10 +63,10 @@ type leanConn struct {
 const leanBufferSize = 4 << 10
 
 // maxLeanResponseHead bounds an instance's response head (status line
-// and headers, with the 100 Continue before it; each informational
-// answer forwarded to the client bounded apart): over it the attempt
-// fails, 502. It is net/http's server's bound
-// on a request head (DefaultMaxHeaderBytes).
+// and headers, with the informational answers before it, forwarded or
+// not, so that a flood of them ends): over it the attempt fails, 502.
+// It is net/http's server's bound on a request head
+// (DefaultMaxHeaderBytes).
 const maxLeanResponseHead = 1 << 20
 
 // errLeanHeadTooLarge is the error of a response head over
@@ -133,20 +136,49 @@ func (c *leanConn) Read(p []byte) (int, error) {
 }
 
 // Write writes to the instance for bw, each write given readTimeout
-// (less leanDeadlineSlack at most).
+// (less leanDeadlineSlack at most). A write that waits leanAnswerLook
+// looks whether the instance answered meanwhile (or closed): it then
+// ends, errLeanAnswered, its answer to be read (as net/http's
+// Transport, reading while it writes, has it), not waited for until
+// readTimeout while the instance takes nothing more.
 func (c *leanConn) Write(p []byte) (int, error) {
+	now := time.Now()
+	var end time.Time
 	if c.readTimeout > 0 {
-		if err := c.setDeadline(&c.writeDeadline, time.Now().Add(c.readTimeout), c.conn.SetWriteDeadline); err != nil {
-			return 0, err
+		end = now.Add(c.readTimeout)
+	}
+	written := 0
+	for {
+		d, look := now.Add(leanAnswerLook), true
+		if !end.IsZero() && !d.Before(end) {
+			d, look = end, false
 		}
+		if err := c.setDeadline(&c.writeDeadline, d, c.conn.SetWriteDeadline); err != nil {
+			return written, err
+		}
+		if c.canceled.Load() {
+			return written, errLeanCanceled
+		}
+		n, err := c.conn.Write(p[written:])
+		written += n
+		c.sent += int64(n)
+		if err == nil || !look || !errors.Is(err, os.ErrDeadlineExceeded) || c.canceled.Load() {
+			return written, err
+		}
+		if !c.stillOpen() {
+			return written, errLeanAnswered
+		}
+		now = time.Now()
 	}
-	if c.canceled.Load() {
-		return 0, errLeanCanceled
-	}
-	n, err := c.conn.Write(p)
-	c.sent += int64(n)
-	return n, err
 }
+
+// leanAnswerLook is how long a write to the instance waits before it
+// looks whether the instance answered instead of taking the request.
+const leanAnswerLook = 100 * time.Millisecond
+
+// errLeanAnswered is a write the instance stopped taking after it sent
+// something: its answer, which the attempt reads.
+var errLeanAnswered = errors.New("the instance answered before it took the whole request")
 
 // leanDeadlineSlack is how much sooner than its timeout a read or a
 // write may be cut: a deadline moves later only by more than that, so

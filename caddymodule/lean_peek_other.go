@@ -6,3 +6,6 @@ package caddymodule
 // without a look at the socket here, it may, and a connection the
 // instance closed is left to the retry on a new connection.
 func (c *leanConn) stillOpen() bool { return true }
+
+// leanPeek is nothing here: there is no look.
+type leanPeek struct{}

@@ -32,15 +32,6 @@ type leanPool struct {
 // leanIdle are one address's idle connections, the oldest first.
 type leanIdle struct{ conns []*leanConn }
 
-// leanPeekAfter is how long a connection must have been idle to be
-// looked at before it is used again: one whose instance closed it (an
-// idle timeout of its own: Tomcat's 20 s, Node's 5 s) or sent something
-// unasked is closed instead, so that a POST does not go out on it and
-// fail. A connection back in the pool more recently is used without the
-// look (a system call), its rare failure left to the retry on a new
-// connection.
-const leanPeekAfter = 50 * time.Millisecond
-
 // newLeanPool makes a pool and starts its sweeper, which close stops.
 func newLeanPool(dialTimeout, readTimeout, idleTimeout, sweepEvery time.Duration, maxIdle int, now func() time.Time) *leanPool {
 	p := &leanPool{
@@ -61,11 +52,17 @@ func newLeanPool(dialTimeout, readTimeout, idleTimeout, sweepEvery time.Duration
 }
 
 // get returns an idle connection to addr that may still be used, or a
-// new one (a failure to make it is a dialError).
+// new one (a failure to make it is a dialError). Each idle connection is
+// looked at before it is used again (a system call), however short its
+// idleness: one whose instance closed it (an idle timeout of its own:
+// Tomcat's 20 s, Node's 5 s), so that a POST does not go out on it and
+// fail, or sent something unasked (a second answer to the request
+// before), which would be read as the next request's answer, is closed
+// instead.
 func (p *leanPool) get(ctx context.Context, addr string) (*leanConn, error) {
 	for c := p.take(addr); c != nil; c = p.take(addr) {
 		idle := p.now().Sub(c.idleSince)
-		if idle >= p.idleTimeout || (idle >= leanPeekAfter && !c.stillOpen()) {
+		if idle >= p.idleTimeout || !c.stillOpen() {
 			c.close()
 			continue
 		}

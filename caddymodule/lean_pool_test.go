@@ -80,7 +80,6 @@ func TestLeanPoolDropsConnectionsClosedWhileIdle(t *testing.T) {
 	p.put(first)
 	(<-accepted).Close() // the instance's idle timeout
 	testkit.Eventually(t, 5*time.Second, "the instance's close to arrive", func() bool { return !first.stillOpen() })
-	clock.Advance(leanPeekAfter)
 	next, err := p.get(context.Background(), inst.String())
 	if err != nil {
 		t.Fatal(err)

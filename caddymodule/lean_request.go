@@ -108,6 +108,8 @@ func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
 	method := r.Method
 	if method == "" {
 		method = http.MethodGet
+	} else if !httpguts.ValidHeaderFieldName(method) { // a token, as net/http's validMethod
+		return false, fmt.Errorf("net/http: invalid method %q", method)
 	}
 
 	bw := c.bw

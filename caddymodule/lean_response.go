@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"compress/gzip"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -15,12 +16,14 @@ import (
 // the status line, the headers and the body's framing are read alike:
 // Content-Length, chunked with its trailers, to the connection's close,
 // none for HEAD, 204 and 304), on the connection's reader, the head
-// bounded by maxLeanResponseHead and ResponseHeaderTimeout.
+// bounded by maxLeanResponseHead and ResponseHeaderTimeout. An answer
+// whose version is not HTTP/1.x, which net/http takes, fails the
+// attempt (502).
 
 // readResponse reads the answer to r from c: an informational answer
 // is forwarded to the client as reverse_proxy forwards it (103 Early
 // Hints, say) but 100 Continue, which is skipped, and the next head
-// read, with a bound of its own; a gzip body the client did not ask for
+// read, all of them within the one bound; a gzip body the client did not ask for
 // is un-gzipped (gzip: the request asked for it). The body reads from
 // c.body, which notes its end.
 func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout time.Duration, gzip bool) (*http.Response, error) {
@@ -37,11 +40,14 @@ func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout ti
 			}
 			return nil, err
 		}
+		if res.ProtoMajor != 1 { // not HTTP/1 framing (RFC 9112 section 2.3), whatever net/http takes
+			return nil, fmt.Errorf("the instance answered %s, not HTTP/1.x", res.Proto)
+		}
 		code := res.StatusCode
 		if code < 100 || code > 199 || code == http.StatusSwitchingProtocols {
 			c.body = leanBody{body: res.Body}
 			res.Body = &c.body
-			if gzip && strings.EqualFold(res.Header.Get("Content-Encoding"), "gzip") {
+			if gzip && res.ContentLength != 0 && strings.EqualFold(res.Header.Get("Content-Encoding"), "gzip") { // a body there is, as net/http
 				c.gz = leanGzip{src: &c.body}
 				res.Body = &c.gz
 				res.Header.Del("Content-Encoding")
@@ -53,7 +59,6 @@ func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout ti
 		}
 		if code != http.StatusContinue {
 			forwardInformational(w, res)
-			c.headLeft = maxLeanResponseHead // the client has it: the next head's own bound
 		}
 	}
 }
