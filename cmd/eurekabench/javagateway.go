@@ -182,7 +182,7 @@ func (r *javaRun) gateways() error {
 		if row.cpu != nil {
 			cpu = fmt.Sprintf("   proxy CPU %6.1f µs/request", 1e6*median(row.cpu))
 		}
-		fmt.Fprintf(r.out, "  %-52s %8.0f req/s   p99 %8v%s\n", row.name, median(row.rates), median(row.p99s), cpu)
+		fmt.Fprintf(r.out, "  %-52s %8.0f req/s   p99 %8v%s\n", row.name, median(row.rates), median(row.p99s).Round(10*time.Microsecond), cpu)
 	}
 	r.compare("fasthttp gateway vs spring cloud gateway req/s", median(fast.rates), median(spring.rates), "/s", false)
 	r.compare("fasthttp gateway vs spring cloud gateway p99", median(fast.p99s).Seconds(), median(spring.p99s).Seconds(), "s", true)
