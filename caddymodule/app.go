@@ -236,6 +236,12 @@ type App struct {
 	// (see XDS). Default: none.
 	XDS *XDS `json:"xds,omitempty"`
 
+	// SpareProcessor raises GOMAXPROCS by one when the app starts, once a
+	// process and never lowered again, unless the GOMAXPROCS environment
+	// variable is set (spareprocessor.go). Default: off in a Caddy built
+	// with xcaddy, on in cmd/caddy (SpareProcessorByDefault).
+	SpareProcessor *bool `json:"spare_processor,omitempty"`
+
 	// Redis is the Redis of the eureka_gateway limits with shared: true
 	// (redis.go). Default: none, and shared: true is refused.
 	Redis  string                `json:"redis,omitempty"`
@@ -428,6 +434,9 @@ func (a *App) check() error {
 // cancel instances.
 func (a *App) Start() error {
 	a.warnExposed()
+	if on := SpareProcessorByDefault; a.SpareProcessor != nil && *a.SpareProcessor || a.SpareProcessor == nil && on {
+		spareProcessor(a.log)
+	}
 	if err := a.entry.start(); err != nil {
 		return err
 	}

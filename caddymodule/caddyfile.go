@@ -258,6 +258,11 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = a.parseAuthz(d)
 		case "redis":
 			err = oneArg(d, &a.Redis)
+		case "spare_processor":
+			var on bool
+			if err = onOffArg(d, "spare_processor", &on); err == nil {
+				a.SpareProcessor = boolPtr(on)
+			}
 		default:
 			err = d.Errf("unrecognized eureka option %q", d.Val())
 		}

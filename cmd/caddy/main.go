@@ -16,7 +16,12 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	_ "github.com/eurekagate/eurekagate/caddymodule"
+	"github.com/eurekagate/eurekagate/caddymodule"
 )
 
-func main() { caddycmd.Main() }
+func main() {
+	// A processor spare, as cmd/eureka runs its gateway (the eureka app's
+	// spare_processor; GOMAXPROCS in the environment is kept).
+	caddymodule.SpareProcessorByDefault = true
+	caddycmd.Main()
+}

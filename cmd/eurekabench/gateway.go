@@ -17,6 +17,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/eurekagate/eurekagate/caddymodule"
 	"github.com/eurekagate/eurekagate/gateway"
 	"github.com/eurekagate/eurekagate/internal/fixture"
 	"github.com/eurekagate/eurekagate/registry"
@@ -522,6 +523,7 @@ func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) e
 // API, says "ready" on out and serves until ctx is done; with profile, a
 // CPU profile of the process.
 func serveCaddy(ctx context.Context, listen, backend, handlers, profile string, out io.Writer) error {
+	caddymodule.SpareProcessorByDefault = true // as cmd/caddy runs Caddy
 	ports, err := freePorts(1)
 	if err != nil {
 		return err
