@@ -78,7 +78,12 @@ func benchInstance(addr string) *eureka.InstanceInfo {
 // registerBackend registers the backend at backendAddr as SVC with the
 // registry at regAddr, through its REST API.
 func registerBackend(regAddr, backendAddr string) error {
-	status, err := request(regAddr, "POST", "/eureka/apps/SVC", eureka.AppendInstanceJSON(nil, benchInstance(backendAddr)))
+	return registerInstance(regAddr, benchInstance(backendAddr))
+}
+
+// registerInstance registers i through the registry's REST API at regAddr.
+func registerInstance(regAddr string, i *eureka.InstanceInfo) error {
+	status, err := request(regAddr, "POST", "/eureka/apps/"+i.App, eureka.AppendInstanceJSON(nil, i))
 	if err != nil || status != fasthttp.StatusNoContent {
 		return fmt.Errorf("registering the backend: %d %v", status, err)
 	}

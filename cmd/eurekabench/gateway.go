@@ -475,15 +475,10 @@ func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) e
 		if err := srv.Start(); err != nil {
 			return err
 		}
-		if profile != "" {
-			stop, err := startCPUProfile(profile)
-			if err != nil {
-				return err
-			}
-			defer stop()
+		if err := serveProfiled(ctx, profile, out); err != nil {
+			srv.Stop(context.Background())
+			return err
 		}
-		fmt.Fprintln(out, "ready")
-		<-ctx.Done()
 		stopCtx, cancelStop := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancelStop()
 		return srv.Stop(stopCtx)
@@ -537,16 +532,7 @@ func serveCaddy(ctx context.Context, listen, backend, handlers, profile string, 
 	if err := registerBackend(regAddr, backend); err != nil {
 		return err
 	}
-	if profile != "" {
-		stopProfile, err := startCPUProfile(profile)
-		if err != nil {
-			return err
-		}
-		defer stopProfile()
-	}
-	fmt.Fprintln(out, "ready")
-	<-ctx.Done()
-	return nil
+	return serveProfiled(ctx, profile, out)
 }
 
 // startNginx runs nginx in the foreground with a generated configuration

@@ -8,10 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/valyala/fasthttp"
 
 	"github.com/eurekagate/eurekagate/caddymodule"
-	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/fixture"
 )
 
@@ -110,25 +108,12 @@ func serveCaddyFull(ctx context.Context, role, listen, backend, profile string, 
 		return fmt.Errorf("loading caddy: %v", err)
 	}
 	defer caddy.Stop()
-	for _, v := range []string{"2.0", "2.1"} {
-		i := benchInstance(backend)
-		i.InstanceID = "backend-" + v
-		i.Metadata = map[string]string{"version": v}
-		status, err := request(regAddr, "POST", "/eureka/apps/SVC", eureka.AppendInstanceJSON(nil, i))
-		if err != nil || status != fasthttp.StatusNoContent {
-			return fmt.Errorf("registering the backend: %d %v", status, err)
-		}
-	}
-	if profile != "" {
-		stop, err := startCPUProfile(profile)
-		if err != nil {
+	for _, i := range versionInstances(backend) {
+		if err := registerInstance(regAddr, i); err != nil {
 			return err
 		}
-		defer stop()
 	}
-	fmt.Fprintln(out, "ready")
-	<-ctx.Done()
-	return nil
+	return serveProfiled(ctx, profile, out)
 }
 
 // caddyComparisons are the Caddy targets' comparisons, in the

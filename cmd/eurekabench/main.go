@@ -59,6 +59,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -175,6 +176,22 @@ func listCommands(w io.Writer) {
 	for _, c := range commands[1:] {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.about)
 	}
+}
+
+// serveProfiled says "ready" on out and serves until ctx is done, with a
+// CPU profile of the process to profile while it serves, if named (a
+// server role's -cpuprofile).
+func serveProfiled(ctx context.Context, profile string, out io.Writer) error {
+	if profile != "" {
+		stop, err := startCPUProfile(profile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	fmt.Fprintln(out, "ready")
+	<-ctx.Done()
+	return nil
 }
 
 // startCPUProfile writes a CPU profile of this process to path until stop
