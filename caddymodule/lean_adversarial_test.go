@@ -409,13 +409,7 @@ func TestLeanAnswerBeforeAnUploadNotTaken(t *testing.T) {
 		loadConfig(t, gatewayConfig("registry "+newRegistry("early"), "read_timeout 1m\n\t\tlb_retries 0\n\t\t"+transport))
 		registerVia(t, registryURL, (&backend{name: "early", port: addr.Port}).instance("early"))
 		conn := dialGateway(t)
-		const size = 64 << 20
-		sent := make(chan struct{})
-		go func() {
-			defer close(sent)
-			io.WriteString(conn, "POST /early/u HTTP/1.1\r\nHost: gw\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n")
-			conn.Write(make([]byte, size)) // cut short: its error is not the test's
-		}()
+		sent := startUpload(conn, "/early/u", 64<<20)
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		if err != nil {
 			t.Errorf("%q: %v", transport, err)

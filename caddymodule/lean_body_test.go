@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -140,13 +141,7 @@ func TestLeanAnswerBeforeTheWholeUpload(t *testing.T) {
 	// read), may report its failed write before the answer it got.
 	conn := dialGateway(t)
 	defer conn.Close()
-	const size = 8 << 20
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		io.WriteString(conn, "POST /uploads/u HTTP/1.1\r\nHost: gw\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n")
-		conn.Write(make([]byte, size)) // cut short: its error is not the test's
-	}()
+	sent := startUpload(conn, "/uploads/u", 8<<20)
 	defer func() { conn.Close(); <-sent }()
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
@@ -186,4 +181,17 @@ func TestLeanUploadCutOnTheGatewaysSide(t *testing.T) {
 	case <-time.After(10 * time.Second): // a bound, not a wait
 		t.Fatal("the instance is still reading a body the gateway cut")
 	}
+}
+
+// startUpload writes on conn a POST of path with a body of size zero
+// bytes, which the gateway may cut short (its error is not the test's);
+// the channel is closed once the writing stopped.
+func startUpload(conn net.Conn, path string, size int) <-chan struct{} {
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		io.WriteString(conn, "POST "+path+" HTTP/1.1\r\nHost: gw\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n")
+		conn.Write(make([]byte, size))
+	}()
+	return sent
 }
