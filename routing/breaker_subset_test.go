@@ -43,6 +43,14 @@ func (b *breakerRouter) askTrack(canary bool) (Route, int) {
 	return rt, rt.Answer.Status
 }
 
+// failCanary sends n requests to the canary subset, each failing 500.
+func (b *breakerRouter) failCanary(n int) {
+	for range n {
+		rt, _ := b.askTrack(true)
+		rt.Guard.Done(500, 0, false)
+	}
+}
+
 // With per_subset, a canary subset whose requests fail opens its own
 // breaker: its requests get the 503 naming the app and the subset, and
 // are not sent to the stable subset; the stable subset's requests go on
@@ -94,10 +102,7 @@ func TestBreakerPerSubset(t *testing.T) {
 // per_subset is for.
 func TestBreakerPerAppCoversSubsets(t *testing.T) {
 	b := newSubsetBreakerRouter(t, "false")
-	for range 4 {
-		rt, _ := b.askTrack(true)
-		rt.Guard.Done(500, 0, false)
-	}
+	b.failCanary(4)
 	b.movesAre(t, "ORDERS open")
 	rt, s := b.askTrack(false)
 	if s != 503 || rt.Limit.OpenSubset() != "" {
@@ -141,10 +146,7 @@ func TestSubsetBreakerAllocatesNothing(t *testing.T) {
 // open, as for an app's: the new document's start closed.
 func TestSubsetBreakerClosedOnReload(t *testing.T) {
 	b := newSubsetBreakerRouter(t, "true")
-	for range 4 {
-		rt, _ := b.askTrack(true)
-		rt.Guard.Done(500, 0, false)
-	}
+	b.failCanary(4)
 	rules, err := ParseRules("rules.yaml", []byte(fmt.Sprintf(subsetBreakerRules, "true")))
 	if err != nil {
 		t.Fatal(err)
