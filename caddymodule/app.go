@@ -434,7 +434,11 @@ func (a *App) check() error {
 // cancel instances.
 func (a *App) Start() error {
 	a.warnExposed()
-	if on := SpareProcessorByDefault; a.SpareProcessor != nil && *a.SpareProcessor || a.SpareProcessor == nil && on {
+	spare := SpareProcessorByDefault
+	if a.SpareProcessor != nil {
+		spare = *a.SpareProcessor
+	}
+	if spare {
 		spareProcessor(a.log)
 	}
 	if err := a.entry.start(); err != nil {
