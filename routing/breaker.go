@@ -95,17 +95,24 @@ type breaker struct {
 	probesOK    int
 }
 
+// closedGen returns the state's generation while the breaker is closed,
+// when a request goes on whatever the time.
+func (b *breaker) closedGen() (gen uint32, closed bool) {
+	if BreakerState(b.state.Load()) != BreakerClosed {
+		return 0, false
+	}
+	return b.gen.Load(), true
+}
+
 // admit decides a request: ok says it goes on, probe that it is one of a
 // half-open breaker's probes, gen the state it was let through in, and
 // moved that it moved the breaker to half-open.
 func (b *breaker) admit(now int64) (ok, probe, moved bool, gen uint32) {
-	switch BreakerState(b.state.Load()) {
-	case BreakerClosed:
-		return true, false, false, b.gen.Load()
-	case BreakerOpen:
-		if now < b.halfAt.Load() {
-			return false, false, false, 0
-		}
+	if gen, closed := b.closedGen(); closed {
+		return true, false, false, gen
+	}
+	if BreakerState(b.state.Load()) == BreakerOpen && now < b.halfAt.Load() {
+		return false, false, false, 0
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

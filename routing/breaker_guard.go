@@ -66,6 +66,11 @@ type guardSlot struct{ cur atomic.Pointer[guard] }
 // guardOf returns app's guard under rules, nil when rules give it neither
 // a breaker nor a retry budget.
 func (r *Router) guardOf(rules *Rules, app string) *guard {
+	if slot := r.guards.Lookup(app); slot != nil {
+		if g := slot.cur.Load(); g != nil && g.rules == rules {
+			return g // the document's guard, made already
+		}
+	}
 	br, bu := rules.policiesOf(app)
 	if br == nil && bu == nil {
 		return nil
@@ -144,18 +149,22 @@ func (r *Router) admit(rules *Rules, rt *Route) bool {
 	pass := Guard{g: g}
 	if g.br != nil {
 		b := g.of(rt.Subset)
-		now := r.now()
-		ok, probe, moved, gen := b.admit(now)
-		if moved {
-			b.moved(BreakerHalfOpen)
+		if gen, closed := b.closedGen(); closed { // no clock read
+			pass.b, pass.gen = b, gen
+		} else {
+			now := r.now()
+			ok, probe, moved, gen := b.admit(now)
+			if moved {
+				b.moved(BreakerHalfOpen)
+			}
+			if !ok {
+				rt.Answer = Answer{Status: 503, Reason: b.reason}
+				rt.Limit = Limited{open: b, retry: b.halfAt.Load() - now}
+				rt.Instances = nil
+				return false
+			}
+			pass.b, pass.gen, pass.probe = b, gen, probe
 		}
-		if !ok {
-			rt.Answer = Answer{Status: 503, Reason: b.reason}
-			rt.Limit = Limited{open: b, retry: b.halfAt.Load() - now}
-			rt.Instances = nil
-			return false
-		}
-		pass.b, pass.gen, pass.probe = b, gen, probe
 	}
 	if g.budget != nil {
 		g.budget.active.Add(1)

@@ -184,10 +184,12 @@ func (r *Router) Limit(rt *Route, req *Request) bool {
 	if rules == nil || !rules.limited && !rules.guarded || rt.Answer.Status != 0 || rt.Other {
 		return true
 	}
-	if limits := rules.limitsOf(rt.App); rules.limited && len(limits) > 0 { // none: no clock read
-		if rt.Answer, rt.Limit = allow(limits, rt.App, req, rt.Subset); rt.Answer.Status != 0 {
-			rt.Instances = nil
-			return false
+	if rules.limited {
+		if limits := rules.limitsOf(rt.App); len(limits) > 0 { // none: no clock read
+			if rt.Answer, rt.Limit = allow(limits, rt.App, req, rt.Subset); rt.Answer.Status != 0 {
+				rt.Instances = nil
+				return false
+			}
 		}
 	}
 	return !rules.guarded || r.admit(rules, rt) // the breaker and retry budget, breaker_guard.go
