@@ -14,6 +14,12 @@ import (
 func TestLoopsLeaveAProcessorFree(t *testing.T) {
 	store := registry.New(registry.Config{})
 	before := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { // after the servers' own: the package's later tests as before
+		runtime.GOMAXPROCS(before)
+		procs.Lock()
+		procs.base = 0
+		procs.Unlock()
+	})
 	startServer(t, Config{}, ServerConfig{}, store)
 	if procs := runtime.GOMAXPROCS(0); procs != before {
 		t.Fatalf("GOMAXPROCS %d, was %d: a Server without SpareProcessor changed it", procs, before)

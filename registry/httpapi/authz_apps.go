@@ -21,10 +21,8 @@ type appSet struct {
 func newAppSet(apps []string) appSet {
 	s := appSet{names: map[string]struct{}{}}
 	for _, p := range apps {
-		s.list = append(s.list, strings.ToUpper(strings.TrimSpace(p)))
-	}
-	for _, p := range apps {
 		p = strings.ToUpper(strings.TrimSpace(p))
+		s.list = append(s.list, p)
 		if strings.Contains(p, "*") {
 			s.patterns = append(s.patterns, p)
 		} else {
@@ -58,16 +56,17 @@ func globMatch(pattern, s string) bool {
 		return false
 	}
 	s = s[len(first):]
-	parts := strings.Split(rest, "*")
-	last := parts[len(parts)-1]
-	for _, p := range parts[:len(parts)-1] {
+	for { // each piece between stars at its first place, the last at the end; no allocation
+		p, more, star := strings.Cut(rest, "*")
+		if !star {
+			return strings.HasSuffix(s, p)
+		}
 		n := strings.Index(s, p)
 		if n < 0 {
 			return false
 		}
-		s = s[n+len(p):]
+		s, rest = s[n+len(p):], more
 	}
-	return len(s) >= len(last) && strings.HasSuffix(s, last)
 }
 
 // checkPattern refuses an app name or pattern that could match nothing
