@@ -20,22 +20,24 @@ func (c *leanConn) stillOpen() bool {
 			return false
 		}
 		p := &leanPeek{rc: rc}
-		p.look = func(fd uintptr) bool {
+		p.look = func(fd uintptr) {
 			_, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 			p.open = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
-			return true
 		}
 		c.peek = p
 	}
 	p := c.peek
 	p.open = false
-	return p.rc.Read(p.look) == nil && p.open
+	// Control, not Read: Read refuses at once once the read deadline the
+	// last answer set has passed (a connection idle longer than the read
+	// timeout), and would look at nothing (gateway's unsolicited alike).
+	return p.rc.Control(p.look) == nil && p.open
 }
 
 // leanPeek is what a connection's look at its socket needs.
 type leanPeek struct {
 	rc   syscall.RawConn
-	look func(fd uintptr) bool
+	look func(fd uintptr)
 	buf  [1]byte
 	open bool
 }

@@ -91,6 +91,32 @@ func TestLeanPoolDropsConnectionsClosedWhileIdle(t *testing.T) {
 	(<-accepted).Close()
 }
 
+// A connection idle longer than the read timeout, whose last read's
+// deadline has passed, is still looked at and used again: the look does
+// not wait on the deadline.
+func TestLeanPoolReusesAConnectionPastItsReadDeadline(t *testing.T) {
+	accepted := make(chan net.Conn, 2)
+	inst := testkit.RawServer(t, func(c net.Conn) { accepted <- c })
+	p := newLeanPool(time.Second, time.Second, time.Minute, time.Minute, 4, testkit.NewFakeClock().Now)
+	defer p.close()
+	first, err := p.get(context.Background(), inst.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer (<-accepted).Close()
+	// As the last answer's read left it once the read timeout has passed.
+	first.conn.SetReadDeadline(time.Now().Add(-time.Second))
+	p.put(first)
+	next, err := p.get(context.Background(), inst.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.close()
+	if next != first {
+		t.Error("an open connection idle past its read deadline was dialed anew")
+	}
+}
+
 // A config unloaded closes its gateway's idle connections to instances
 // and stops its pool's sweeper: none is left beside the new config's.
 func TestLeanPoolEndsWithItsConfig(t *testing.T) {
