@@ -119,7 +119,9 @@ func withClient(api *httpapi.API, r *http.Request) *http.Request {
 	}
 	var c httpapi.Client
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		c.User = repl.ReplaceAll("{http.auth.user.id}", "")
+		if v, ok := repl.Get("http.auth.user.id"); ok { // ReplaceAll would format the string anew
+			c.User, _ = v.(string)
+		}
 	}
 	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok {
 		c.Addr, _ = netip.ParseAddr(ip)

@@ -253,7 +253,7 @@ func serverConfig(opts *options, p serverParams, log *zap.Logger) (httpapi.Serve
 		cfg.Other = mountActuator(act, cfg.Other, protect)
 	}
 	auth := opts.registry.API.Auth
-	if len(auth.Users) == 0 && auth.Peer == nil && len(auth.PeerCertNames) == 0 && len(auth.CertApps) == 0 && !loopbackOnly(cfg.Addr) {
+	if !auth.Enabled() && !loopbackOnly(cfg.Addr) {
 		log.Warn("the registry listens beyond loopback without credentials: anyone who reaches it can register or cancel instances; set -auth-users",
 			zap.String("addr", cfg.Addr))
 	}

@@ -95,12 +95,12 @@ type AuthConfig struct {
 	Audit *audit.Log
 }
 
-// enabled reports whether any credential is configured that the API
+// Enabled reports whether any credential is configured that the API
 // checks itself. A certificate binding is one only when the API knows the
 // users: with ExternalUsers the host authenticates (Caddy verifies the
 // certificates), and a check of its users' passwords against no account
 // would refuse them all.
-func (c *AuthConfig) enabled() bool {
+func (c *AuthConfig) Enabled() bool {
 	return len(c.Users) > 0 || c.Peer != nil || len(c.PeerCertNames) > 0 || len(c.CertApps) > 0 && !c.ExternalUsers
 }
 
@@ -111,7 +111,7 @@ func (c *AuthConfig) enabled() bool {
 // that names no account or an app pattern that is not one (checkBindings).
 // NewAPI does not call it; servers call it before they start.
 func (c *AuthConfig) Check() error {
-	if c.RequireForReads && !c.enabled() {
+	if c.RequireForReads && !c.Enabled() {
 		return errors.New("closing reads needs an account: RequireForReads (-auth-reads) is set without any user (-auth-users)")
 	}
 	accounts := c.Users
@@ -173,7 +173,7 @@ type check struct {
 func authSlots() int { return max(1, runtime.GOMAXPROCS(0)/4) }
 
 func newAuthenticator(cfg AuthConfig) *authenticator {
-	if !cfg.enabled() {
+	if !cfg.Enabled() {
 		return nil
 	}
 	a := &authenticator{cfg: cfg, queue: newCheckQueue(authSlots()), validMax: validCacheSize, refusedMax: refusedCacheSize,
