@@ -18,7 +18,6 @@ import (
 // Caddy's access log fields, which get the app and the instance.
 type observed struct {
 	traffic.Observed
-	extra *caddyhttp.ExtraLogFields
 	// inst is the instance of the last attempt, nil before the first.
 	inst *eureka.InstanceInfo
 }
@@ -32,11 +31,10 @@ const logFieldsKey = "eureka_gateway"
 func (g *Gateway) observe(o *observed, rt *routing.Route, r *http.Request) {
 	o.Begun = time.Now()
 	o.Route(g.traffic, rt)
-	o.extra, _ = r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields)
-	if o.extra != nil {
+	if extra, _ := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); extra != nil {
 		// One field for all of ours, read when the line is written: each
 		// Set of Caddy's costs an allocation (it clears a sync.Map).
-		o.extra.Set(zapcore.Field{Key: logFieldsKey, Type: zapcore.InlineMarshalerType, Interface: o})
+		extra.Set(zapcore.Field{Key: logFieldsKey, Type: zapcore.InlineMarshalerType, Interface: o})
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // used after idleTimeout idle (closed when taken, and by the pool's
 // sweeper, which runs every sweepEvery until close).
 type leanPool struct {
-	dialer      net.Dialer
+	dialConn    func(ctx context.Context, network, addr string) (net.Conn, error) // the transports' dialer
 	readTimeout time.Duration
 	idleTimeout time.Duration
 	maxIdle     int
@@ -35,7 +35,7 @@ type leanIdle struct{ conns []*leanConn }
 // newLeanPool makes a pool and starts its sweeper, which close stops.
 func newLeanPool(dialTimeout, readTimeout, idleTimeout, sweepEvery time.Duration, maxIdle int, now func() time.Time) *leanPool {
 	p := &leanPool{
-		dialer:      net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second},
+		dialConn:    dialer(dialTimeout, 0), // the lean connection times its reads itself
 		readTimeout: readTimeout,
 		idleTimeout: idleTimeout,
 		maxIdle:     maxIdle,
@@ -88,9 +88,9 @@ func (p *leanPool) take(addr string) *leanConn {
 
 // dial makes a new connection to addr.
 func (p *leanPool) dial(ctx context.Context, addr string) (*leanConn, error) {
-	c, err := p.dialer.DialContext(ctx, "tcp", addr)
+	c, err := p.dialConn(ctx, "tcp", addr)
 	if err != nil {
-		return nil, dialError{err}
+		return nil, err // a dialError
 	}
 	return newLeanConn(c, addr, p.readTimeout), nil
 }

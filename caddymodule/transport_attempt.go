@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -67,8 +66,7 @@ func attemptError(r *http.Request, err error) error {
 	if r.Context().Err() != nil {
 		return caddyhttp.Error(statusClientClosed, err)
 	}
-	var ne net.Error
-	if !isDialError(err) && errors.As(err, &ne) && ne.Timeout() {
+	if !isDialError(err) && timedOut(err) {
 		return caddyhttp.Error(http.StatusGatewayTimeout, err)
 	}
 	return caddyhttp.Error(http.StatusBadGateway, err)
