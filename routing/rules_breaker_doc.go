@@ -134,13 +134,9 @@ func (p *parser) budget(n *yaml.Node, at string) (*budgetConfig, error) {
 	c := budgetConfig{ratio: DefaultRetryBudgetRatio, min: DefaultRetryBudgetMinConcurrency}
 	err := p.mapping(n, at, map[string]func(*yaml.Node, string) error{
 		"ratio": func(n *yaml.Node, at string) (err error) { c.ratio, err = p.ratio(n, at); return err },
-		"min_concurrency": func(n *yaml.Node, at string) error {
-			v, err := strconv.Atoi(n.Value)
-			if n.Kind != yaml.ScalarNode || err != nil || v < 0 || v > maxPolicyCount {
-				return p.fail(n, at, fmt.Sprintf("%q is not a whole number from 0 to %d", p.lim.echo(n.Value), maxPolicyCount))
-			}
-			c.min = v
-			return nil
+		"min_concurrency": func(n *yaml.Node, at string) (err error) {
+			c.min, err = p.wholeIn(n, at, 0, maxPolicyCount)
+			return err
 		},
 	})
 	return &c, err

@@ -196,9 +196,14 @@ func (p *parser) setSCG(rules *Rules) {
 
 // whole reads a whole number from 1 to most.
 func (p *parser) whole(n *yaml.Node, at string, most int) (int, error) {
+	return p.wholeIn(n, at, 1, most)
+}
+
+// wholeIn reads a whole number from least to most.
+func (p *parser) wholeIn(n *yaml.Node, at string, least, most int) (int, error) {
 	v, err := strconv.Atoi(n.Value)
-	if n.Kind != yaml.ScalarNode || err != nil || v < 1 || v > most {
-		return 0, p.fail(n, at, fmt.Sprintf("%q is not a whole number from 1 to %d", p.lim.echo(n.Value), most))
+	if n.Kind != yaml.ScalarNode || err != nil || v < least || v > most {
+		return 0, p.fail(n, at, fmt.Sprintf("%q is not a whole number from %d to %d", p.lim.echo(n.Value), least, most))
 	}
 	return v, nil
 }
