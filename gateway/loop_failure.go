@@ -69,11 +69,7 @@ func (lp *loopState) answerPlain(ex *exchange, a routing.Answer) {
 	if lp.l.stopping.Load() {
 		cc.closing = true
 	}
-	lp.out = appendPlain(lp.out[:0], a.Status, len(a.Reason), cc.closing, &ex.limit)
-	if !cc.closing && !ex.h.IsHTTP11() {
-		// As respond tells an HTTP/1.0 client that asked to keep it.
-		lp.out = append(lp.out[:len(lp.out)-2], "Connection: keep-alive\r\n\r\n"...)
-	}
+	lp.out = keepAlive10(appendPlain(lp.out[:0], a.Status, len(a.Reason), cc.closing, &ex.limit), ex)
 	size := 0
 	if !ex.head {
 		lp.out = append(lp.out, a.Reason...)

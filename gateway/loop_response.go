@@ -120,12 +120,7 @@ func (lp *loopState) response(ex *exchange, h *fasthttp.ResponseHeader, body []b
 		cc.closing = true
 		h.SetConnectionClose()
 	}
-	lp.out = appendResponse(lp.out[:0], h)
-	if !cc.closing && !ex.h.IsHTTP11() {
-		// An HTTP/1.0 client that asked to keep the connection is told
-		// it is kept, as fasthttp tells it.
-		lp.out = append(lp.out[:len(lp.out)-2], "Connection: keep-alive\r\n\r\n"...)
-	}
+	lp.out = keepAlive10(appendResponse(lp.out[:0], h), ex)
 	lp.out = append(lp.out, body...)
 	ex.try.Succeeded()
 	ex.obs.doneAt(&ex.h, h.StatusCode(), int64(len(body)), lp.wall)
@@ -178,4 +173,15 @@ func (lp *loopState) serveLater(cc *clientConn) {
 	if lp.serve(cc) == gnet.Close {
 		lp.el.Close(cc.c)
 	}
+}
+
+// keepAlive10 ends head, a response's head to ex's client, with
+// Connection: keep-alive when that client speaks HTTP/1.0 and its
+// connection stays open: an HTTP/1.0 client that asked to keep the
+// connection is told it is kept, as fasthttp tells it.
+func keepAlive10(head []byte, ex *exchange) []byte {
+	if ex.cc.closing || ex.h.IsHTTP11() {
+		return head
+	}
+	return append(head[:len(head)-2], "Connection: keep-alive\r\n\r\n"...)
 }
