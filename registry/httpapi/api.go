@@ -189,9 +189,11 @@ type Request struct {
 	Body                    []byte
 	// checked is what the API's credential check found of this
 	// request, when it ran (known), so that the bindings do not hash and
-	// look the credentials up again.
-	checked role
-	known   bool
+	// look the credentials up again, and the user name of the basic
+	// credentials it checked.
+	checked     role
+	checkedUser string
+	known       bool
 	// Client is the client's address (unmapped from IPv4-in-IPv6), which
 	// credential checks queue by and the audit trail records. Front doors
 	// fill it only when the API checks credentials or binds them to apps.

@@ -216,9 +216,15 @@ func parseBasic(header string) (user, pass string, ok bool) {
 // credentials, or from a new check once the client's turn comes (busy if
 // it does not within the wait bound).
 func (a *authenticator) who(header string, addr netip.Addr) role {
+	r, _ := a.whoIs(header, addr)
+	return r
+}
+
+// whoIs is who, with the user name the credentials in header give.
+func (a *authenticator) whoIs(header string, addr netip.Addr) (role, string) {
 	user, pass, ok := parseBasic(header)
 	if !ok {
-		return refused
+		return refused, ""
 	}
 	key := sha256.Sum256([]byte(user + ":" + pass)) // a user name has no colon
 	// Under the read lock, so that known clients take no lock that
@@ -230,21 +236,21 @@ func (a *authenticator) who(header string, addr netip.Addr) role {
 	a.mu.RUnlock()
 	switch {
 	case ok:
-		return r
+		return r, user
 	case c != nil:
 		<-c.done
-		return c.result
+		return c.result, user
 	case a.queue.full(addr):
-		return busy
+		return busy, user
 	}
 	a.mu.Lock()
 	if r, c, ok := a.lookup(key); ok || c != nil { // done or started meanwhile
 		a.mu.Unlock()
 		if c != nil {
 			<-c.done
-			return c.result
+			return c.result, user
 		}
-		return r
+		return r, user
 	}
 	c = &check{done: make(chan struct{})}
 	a.pending[key] = c
@@ -275,7 +281,7 @@ func (a *authenticator) who(header string, addr netip.Addr) role {
 	}
 	a.mu.Unlock()
 	close(c.done)
-	return c.result
+	return c.result, user
 }
 
 // lookup returns the known outcome for key (ok), or the check in progress
@@ -322,8 +328,8 @@ func (a *authenticator) decide(req *Request, write, peer bool) int {
 	if !write && !peer && !a.cfg.RequireForReads {
 		return 0
 	}
-	r := a.role(req)
-	req.checked, req.known = r, true
+	r, user := a.role(req)
+	req.checked, req.checkedUser, req.known = r, user, true
 	switch {
 	case r == busy:
 		return http.StatusServiceUnavailable

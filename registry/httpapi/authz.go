@@ -88,15 +88,14 @@ func (a *API) callerOf(req *Request) caller {
 			return caller{name: n, cert: true}
 		}
 	}
-	r := req.checked
+	r, user := req.checked, req.checkedUser
 	if !req.known {
-		r = a.auth.who(req.Authorization, req.Client)
+		r, user = a.auth.whoIs(req.Authorization, req.Client)
 	}
 	switch r {
 	case asPeer:
 		return caller{peer: true}
 	case asUser:
-		user, _, _ := parseBasic(req.Authorization)
 		return caller{name: user}
 	}
 	return caller{}

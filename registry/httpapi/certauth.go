@@ -36,17 +36,17 @@ func (a *authenticator) boundCert(c *x509.Certificate) string {
 
 // role returns asPeer for a request with a peer's verified certificate,
 // asUser for one with a certificate bound to apps (CertApps), else who
-// its Authorization header is.
-func (a *authenticator) role(req *Request) role {
+// its Authorization header is, with the user name it gives.
+func (a *authenticator) role(req *Request) (role, string) {
 	if c := req.ClientCert; c != nil {
 		if a.peerCert(c) {
-			return asPeer
+			return asPeer, ""
 		}
 		if a.boundCert(c) != "" {
-			return asUser
+			return asUser, ""
 		}
 	}
-	return a.who(req.Authorization, req.Client)
+	return a.whoIs(req.Authorization, req.Client)
 }
 
 // peerRestricted reports whether only the peer may send replication.
