@@ -486,7 +486,7 @@ func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) e
 		return serveCaddy(ctx, listen, backend, eurekaGatewayHandler, profile, out)
 	case "caddy-static":
 		return serveCaddy(ctx, listen, backend, staticProxyHandler(backend, "/svc"), profile, out)
-	case roleCaddyFull, roleCaddyFullRP, roleCaddyStaticFull:
+	case roleCaddyFull, roleCaddyFullRP, roleCaddyStaticFull, roleCaddyFloor:
 		return serveCaddyFull(ctx, role, listen, backend, profile, out)
 	case "bare":
 		// The least a fasthttp proxy does: no routing, no header work, the

@@ -37,13 +37,13 @@ func TestGatewayStudySmall(t *testing.T) {
 		"gateway, a per-client limit", "gateway, a limit / without",
 		"gateway, every feature on", "every-feature/bare: ours=", "every-feature/bare.cpu: ours=", "every-feature/bare.p99: ours=",
 		"Caddy eureka_gateway, all on", "Caddy gateway via reverse_proxy", "Caddy reverse_proxy, log+metrics",
-		"caddy-all-on/via-reverse_proxy: ours=", "caddy-all-on/caddy-static: ours="} {
+		"caddy-all-on/via-reverse_proxy: ours=", "caddy-all-on/caddy-static: ours=", "Caddy, the least a proxy handler does", "caddy-all-on/caddy-floor: ours="} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in the output", want)
 		}
 	}
 	anchors := map[string][]string{
-		c.nginx:   {"nginx, access log to a file", "every-feature/nginx-log: ours=", "bare/nginx: ours="},
+		c.nginx:   {"nginx, access log to a file", "every-feature/nginx-log: ours=", "bare/nginx: ours=", "caddy-floor/nginx-log: ours="},
 		c.haproxy: {"HAProxy, static upstream", "every-feature/haproxy: ours=", "bare/haproxy: ours="},
 	}
 	for path, wants := range anchors {

@@ -15,20 +15,23 @@ import (
 
 // The gateway study's Caddy targets with every feature on, as users run
 // eureka_gateway: the study's 20 traffic rules (the matching one last),
-// Caddy's access log written to a file, Caddy's HTTP metrics and
-// eureka_gateway's request ids; once with eureka_gateway's own transport
-// (the default) and once with transport reverse_proxy, beside Caddy's
-// reverse_proxy with a static upstream, the same access log and metrics.
+// Caddy's access log written to a file through eureka_buffered (as nginx's
+// is buffered), Caddy's HTTP metrics and eureka_gateway's request ids;
+// once with eureka_gateway's own transport (the default) and once with
+// transport reverse_proxy, beside Caddy's reverse_proxy with a static
+// upstream and the least a proxy handler does (caddyfloor.go), with the
+// same access log and metrics.
 
 // The roles of the Caddy targets with every feature on.
 const (
 	roleCaddyFull       = "caddy-full"        // eureka_gateway, its own transport
 	roleCaddyFullRP     = "caddy-full-rp"     // eureka_gateway, transport reverse_proxy
 	roleCaddyStaticFull = "caddy-static-full" // reverse_proxy, static upstream
+	roleCaddyFloor      = "caddy-floor"       // eurekabench_floor (caddyfloor.go)
 )
 
 // caddyFullRoles are the roles serveCaddyFull serves.
-var caddyFullRoles = []string{roleCaddyFull, roleCaddyFullRP, roleCaddyStaticFull}
+var caddyFullRoles = []string{roleCaddyFull, roleCaddyFullRP, roleCaddyStaticFull, roleCaddyFloor}
 
 // startCaddyFull starts a process for each of caddyFullRoles, each on a
 // port of its own, adding its stop to stops, and returns their targets.
@@ -41,6 +44,7 @@ func (c gatewayBenchConfig) startCaddyFull(backend string, stops *[]func()) ([]*
 		roleCaddyFull:       "Caddy eureka_gateway, all on",
 		roleCaddyFullRP:     "Caddy gateway via reverse_proxy",
 		roleCaddyStaticFull: "Caddy reverse_proxy, log+metrics",
+		roleCaddyFloor:      "Caddy, the least a proxy handler does",
 	}
 	var out []*target
 	for k, role := range caddyFullRoles {
@@ -79,6 +83,8 @@ func serveCaddyFull(ctx context.Context, role, listen, backend, profile string, 
 		handlers = fmt.Sprintf(`{"handler": "eureka_gateway", "rules_file": %q, "transport": "reverse_proxy"}`, rules)
 	case roleCaddyStaticFull:
 		handlers = staticProxyHandler(backend, "/svc")
+	case roleCaddyFloor:
+		handlers = fmt.Sprintf(`{"handler": "eurekabench_floor", "backend": %q}`, backend)
 	default:
 		return fmt.Errorf("unknown role %q", role)
 	}
@@ -92,7 +98,7 @@ func serveCaddyFull(ctx context.Context, role, listen, backend, profile string, 
 		"storage": {"module": "file_system", "root": %q},
 		"logging": {"logs": {
 			"default": {"level": "ERROR", "exclude": ["http.log.access.access"]},
-			"access": {"writer": {"output": "file", "filename": %q}, "encoder": {"format": "json"}, "include": ["http.log.access.access"]}
+			"access": {"writer": {"output": "eureka_buffered", "writer": {"output": "file", "filename": %q}}, "encoder": {"format": "json"}, "include": ["http.log.access.access"]}
 		}},
 		"apps": {
 			"eureka": {"registry": "bench"},
@@ -123,9 +129,9 @@ func serveCaddyFull(ctx context.Context, role, listen, backend, profile string, 
 // anchors (nginx with its access log, HAProxy; left out when nil). full
 // is startCaddyFull's targets.
 func caddyComparisons(full []*target, nginxLog, haproxy *target) []anchorComparison {
-	own, viaRP, static := full[0], full[1], full[2]
-	cs := []anchorComparison{{"caddy-all-on/via-reverse_proxy", own, viaRP}, {"caddy-all-on/caddy-static", own, static}}
-	for _, c := range []anchorComparison{{"caddy-all-on/nginx-log", own, nginxLog}, {"caddy-all-on/haproxy", own, haproxy}} {
+	own, viaRP, static, floor := full[0], full[1], full[2], full[3]
+	cs := []anchorComparison{{"caddy-all-on/via-reverse_proxy", own, viaRP}, {"caddy-all-on/caddy-static", own, static}, {"caddy-all-on/caddy-floor", own, floor}}
+	for _, c := range []anchorComparison{{"caddy-all-on/nginx-log", own, nginxLog}, {"caddy-all-on/haproxy", own, haproxy}, {"caddy-floor/nginx-log", floor, nginxLog}} {
 		if c.anchor != nil {
 			cs = append(cs, c)
 		}
