@@ -52,8 +52,10 @@ type BufferedWriter struct {
 	FlushInterval caddy.Duration `json:"flush_interval,omitempty"`
 
 	wrapped caddy.WriterOpener
-	// after arms a timer (nil: time.AfterFunc; tests set one).
-	after func(time.Duration, func()) (stop func() bool)
+	// after arms a timer (nil: time.AfterFunc), errOut takes a timer's
+	// failed write (nil: the standard error); tests set them.
+	after  func(time.Duration, func()) (stop func() bool)
+	errOut io.Writer
 }
 
 // CaddyModule returns the Caddy module information.
@@ -109,9 +111,12 @@ func (b *BufferedWriter) OpenWriter() (io.WriteCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &bufferedLog{key: b.WriterKey(), under: w, size: b.size(), interval: b.flushInterval(), after: b.after}
+	l := &bufferedLog{key: b.WriterKey(), under: w, size: b.size(), interval: b.flushInterval(), after: b.after, errOut: b.errOut}
 	if l.after == nil {
 		l.after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	if l.errOut == nil {
+		l.errOut = os.Stderr
 	}
 	bufferedLogs.Lock()
 	bufferedLogs.open[l.key] = l
@@ -153,6 +158,7 @@ type bufferedLog struct {
 	size     int
 	interval time.Duration
 	after    func(time.Duration, func()) (stop func() bool)
+	errOut   io.Writer // where a tick's failed write is reported
 
 	mu     sync.Mutex
 	buf    []byte
@@ -187,12 +193,17 @@ func (l *bufferedLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// tick is the timer's: the oldest entry has waited FlushInterval.
+// tick is the timer's: the oldest entry has waited FlushInterval. A
+// failed write goes to the standard error, as zap reports the writes
+// of Caddy's writers that fail (not to a log, which may be this one).
 func (l *bufferedLog) tick() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.stop = nil
-	l.flushLocked()
+	err := l.flushLocked()
+	l.mu.Unlock()
+	if err != nil {
+		fmt.Fprintf(l.errOut, "%s eureka_buffered: writing the log's entries: %v\n", time.Now().UTC().Format(time.RFC3339), err)
+	}
 }
 
 // flushLocked writes the buffer to the wrapped writer. What a failed

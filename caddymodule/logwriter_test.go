@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -257,4 +258,36 @@ func TestBufferedWriterCaddyfile(t *testing.T) {
 		{name: "stdout with an argument", caddyfile: site("\t\t\toutput stdout now\n"), want: []string{"wrong argument count"}},
 		{name: "unknown writer", caddyfile: site("\t\t\toutput nowhere\n"), want: []string{"caddy.logging.writers.nowhere"}},
 	})
+}
+
+// failingWriter fails every write.
+type failingWriter struct{ recordingWriter }
+
+func (f *failingWriter) Write([]byte) (int, error)           { return 0, errors.New("disk full") }
+func (f *failingWriter) OpenWriter() (io.WriteCloser, error) { return f, nil }
+
+// A write the timer makes that fails is reported on the error output
+// (the log may be the one failing) and drops that chunk alone: the
+// entries after it are buffered and written as usual.
+func TestBufferedWriterReportsAFailedFlush(t *testing.T) {
+	var errOut bytes.Buffer
+	under := new(failingWriter)
+	timer := new(manualTimer)
+	b := &BufferedWriter{wrapped: under, after: timer.after, errOut: &errOut}
+	w, err := b.OpenWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Write([]byte("one\n"))
+	timer.fire()
+	if !strings.Contains(errOut.String(), "eureka_buffered: writing the log's entries: disk full") {
+		t.Fatalf("error output %q", errOut.String())
+	}
+	if n, err := w.Write([]byte("two\n")); n != 4 || err != nil {
+		t.Fatalf("the entry after a failed write: %d, %v", n, err)
+	}
+	if timer.fire() != 1 {
+		t.Error("no timer armed for the entry after a failed write")
+	}
 }
