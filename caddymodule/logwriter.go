@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -34,10 +32,17 @@ func init() { caddy.RegisterModule(new(BufferedWriter)) }
 // up to Size bytes, at least every FlushInterval, as nginx's access_log
 // buffer= does. Caddy's own writers write each entry with a system call
 // of its own, which for an access log is one more per request; this one
-// writes one per chunk. An entry is never split across two writes. The
-// entries still in memory are written when Caddy stops or a config that
-// no longer has the log replaces this one; those of a process killed
-// (SIGKILL, a crash) are lost, at most a FlushInterval's worth.
+// writes one per chunk. An entry is never split across two writes.
+//
+// The configs that name the same wrapped writer share one buffer in
+// front of it (the last config loaded sets its size and interval), as
+// Caddy shares the wrapped writer itself. When no config has the log
+// any more (a reload without it, Caddy's stop), what is buffered is
+// written, and the entries after it, such as Caddy's last lines before
+// it exits, are written at once. Entries are lost when the process is
+// killed (SIGKILL, a crash: at most a FlushInterval's worth), and with
+// them a panic or fatal entry, which zap cannot make this writer write
+// at once through Caddy: buffer access logs, not Caddy's default log.
 type BufferedWriter struct {
 	// The writer the entries go to, any of Caddy's log writer modules
 	// (file, net, stdout, ...). Required.
@@ -52,8 +57,10 @@ type BufferedWriter struct {
 	FlushInterval caddy.Duration `json:"flush_interval,omitempty"`
 
 	wrapped caddy.WriterOpener
-	// after arms a timer (nil: time.AfterFunc), errOut takes a timer's
-	// failed write (nil: the standard error); tests set them.
+	log     *bufferedLog // the shared buffer this config holds; nil when none
+	// after arms a timer (nil: time.AfterFunc), errOut takes the failed
+	// writes of entries already taken (nil: the standard error); tests
+	// set them.
 	after  func(time.Duration, func()) (stop func() bool)
 	errOut io.Writer
 }
@@ -63,7 +70,8 @@ func (*BufferedWriter) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{ID: "caddy.logging.writers.eureka_buffered", New: func() caddy.Module { return new(BufferedWriter) }}
 }
 
-// Provision loads the wrapped writer and checks the bounds.
+// Provision loads the wrapped writer, checks the bounds and takes a hold
+// of the buffer in front of the wrapped writer.
 func (b *BufferedWriter) Provision(ctx caddy.Context) error {
 	if b.WriterRaw == nil {
 		return fmt.Errorf("eureka_buffered: writer: required, the writer the entries go to, such as {\"output\": \"file\", \"filename\": \"access.log\"}")
@@ -71,180 +79,70 @@ func (b *BufferedWriter) Provision(ctx caddy.Context) error {
 	if b.Size < 0 || b.Size > maxLogBufferSize {
 		return fmt.Errorf("eureka_buffered: size: %d bytes is outside 1 byte to 64 MiB", b.Size)
 	}
-	if b.FlushInterval < 0 || b.FlushInterval > 0 && time.Duration(b.FlushInterval) < minLogFlushInterval {
-		return fmt.Errorf("eureka_buffered: flush_interval: %v is below 1ms", time.Duration(b.FlushInterval))
+	if err := checkLogFlushInterval(time.Duration(b.FlushInterval)); err != nil {
+		return fmt.Errorf("eureka_buffered: flush_interval: %v", err)
 	}
 	mod, err := ctx.LoadModule(b, "WriterRaw")
 	if err != nil {
 		return fmt.Errorf("eureka_buffered: writer: %v", err)
 	}
 	b.wrapped = mod.(caddy.WriterOpener)
+	b.hold()
 	return nil
 }
 
-func (b *BufferedWriter) size() int {
-	if b.Size == 0 {
-		return DefaultLogBufferSize
+// checkLogFlushInterval refuses a flush_interval below the bound (0 is
+// the default).
+func checkLogFlushInterval(d time.Duration) error {
+	if d < 0 || d > 0 && d < minLogFlushInterval {
+		return fmt.Errorf("%v is below 1ms", d)
 	}
-	return b.Size
+	return nil
 }
 
-func (b *BufferedWriter) flushInterval() time.Duration {
-	if b.FlushInterval == 0 {
-		return DefaultLogFlushInterval
+// hold takes a hold of the buffer in front of the wrapped writer, with
+// this config's settings.
+func (b *BufferedWriter) hold() {
+	size, interval := b.Size, time.Duration(b.FlushInterval)
+	if size == 0 {
+		size = DefaultLogBufferSize
 	}
-	return time.Duration(b.FlushInterval)
+	if interval == 0 {
+		interval = DefaultLogFlushInterval
+	}
+	b.log = bufferedLogs.hold(b.WriterKey(), size, interval, b.after, b.errOut)
+}
+
+// Cleanup lets go of the buffer when the config stops: the last config
+// to let go writes what is buffered. Caddy does not close a log writer
+// when a config stops (it keeps it open for the configs after), so this
+// is where a buffered log is written before a reload drops it or the
+// process exits.
+func (b *BufferedWriter) Cleanup() error {
+	if b.log == nil {
+		return nil // not provisioned
+	}
+	l := b.log
+	b.log = nil
+	return bufferedLogs.release(l)
 }
 
 // String names the writer to humans.
 func (b *BufferedWriter) String() string { return "buffered " + b.wrapped.String() }
 
-// WriterKey is the wrapped writer's key with the buffer's settings:
-// Caddy keeps one writer per key across config reloads.
-func (b *BufferedWriter) WriterKey() string {
-	return fmt.Sprintf("eureka_buffered:%d:%v:%s", b.size(), b.flushInterval(), b.wrapped.WriterKey())
-}
+// WriterKey is the wrapped writer's: Caddy keeps one writer per key
+// across configs, and the buffer goes with the writer it is in front of.
+func (b *BufferedWriter) WriterKey() string { return "eureka_buffered:" + b.wrapped.WriterKey() }
 
-// OpenWriter opens the wrapped writer and buffers in front of it.
+// OpenWriter opens the wrapped writer behind the buffer. Caddy calls it
+// once per key, the first time a config names the writer.
 func (b *BufferedWriter) OpenWriter() (io.WriteCloser, error) {
 	w, err := b.wrapped.OpenWriter()
 	if err != nil {
 		return nil, err
 	}
-	l := &bufferedLog{key: b.WriterKey(), under: w, size: b.size(), interval: b.flushInterval(), after: b.after, errOut: b.errOut}
-	if l.after == nil {
-		l.after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
-	}
-	if l.errOut == nil {
-		l.errOut = os.Stderr
-	}
-	bufferedLogs.Lock()
-	bufferedLogs.open[l.key] = l
-	bufferedLogs.Unlock()
-	return l, nil
-}
-
-// Cleanup writes what the config's log holds when the config stops.
-// Caddy keeps a log writer open by its key for the configs after (it
-// does not close it when a config stops), so without this a reload
-// that drops the log, or Caddy's stop, after which the process exits,
-// would leave the last entries in memory.
-func (b *BufferedWriter) Cleanup() error {
-	if b.wrapped == nil {
-		return nil // not provisioned
-	}
-	bufferedLogs.Lock()
-	l := bufferedLogs.open[b.WriterKey()]
-	bufferedLogs.Unlock()
-	if l == nil {
-		return nil
-	}
-	return l.Sync()
-}
-
-// bufferedLogs are the open eureka_buffered writers, by key, for their
-// configs' Cleanup.
-var bufferedLogs = struct {
-	sync.Mutex
-	open map[string]*bufferedLog
-}{open: map[string]*bufferedLog{}}
-
-// bufferedLog is an open eureka_buffered writer. It has no goroutine of
-// its own: a timer, armed by the first entry into an empty buffer, writes
-// the buffer when FlushInterval has passed, so an idle log costs nothing.
-type bufferedLog struct {
-	key      string
-	under    io.WriteCloser
-	size     int
-	interval time.Duration
-	after    func(time.Duration, func()) (stop func() bool)
-	errOut   io.Writer // where a tick's failed write is reported
-
-	mu     sync.Mutex
-	buf    []byte
-	stop   func() bool // the armed timer's; nil when none is
-	closed bool
-}
-
-// Write buffers an entry, writing the buffer first if the entry does
-// not fit, so that no entry is split across two writes; an entry as
-// long as the buffer is written at once.
-func (l *bufferedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return 0, os.ErrClosed
-	}
-	if len(l.buf)+len(p) > l.size {
-		if err := l.flushLocked(); err != nil {
-			return 0, err
-		}
-	}
-	if len(p) >= l.size {
-		return l.under.Write(p)
-	}
-	if l.buf == nil {
-		l.buf = make([]byte, 0, l.size)
-	}
-	l.buf = append(l.buf, p...)
-	if l.stop == nil {
-		l.stop = l.after(l.interval, l.tick)
-	}
-	return len(p), nil
-}
-
-// tick is the timer's: the oldest entry has waited FlushInterval. A
-// failed write goes to the standard error, as zap reports the writes
-// of Caddy's writers that fail (not to a log, which may be this one).
-func (l *bufferedLog) tick() {
-	l.mu.Lock()
-	l.stop = nil
-	err := l.flushLocked()
-	l.mu.Unlock()
-	if err != nil {
-		fmt.Fprintf(l.errOut, "%s eureka_buffered: writing the log's entries: %v\n", time.Now().UTC().Format(time.RFC3339), err)
-	}
-}
-
-// flushLocked writes the buffer to the wrapped writer. What a failed
-// write held is dropped (the wrapped writer said why), so that one
-// failure does not fail every entry after it.
-func (l *bufferedLog) flushLocked() error {
-	if len(l.buf) == 0 {
-		return nil
-	}
-	_, err := l.under.Write(l.buf)
-	l.buf = l.buf[:0]
-	return err
-}
-
-// Sync writes what is buffered: zap calls it after a fatal entry, and
-// Cleanup when a config stops.
-func (l *bufferedLog) Sync() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stop != nil {
-		l.stop()
-		l.stop = nil
-	}
-	return l.flushLocked()
-}
-
-// Close writes what is buffered and closes the wrapped writer.
-func (l *bufferedLog) Close() error {
-	err := l.Sync()
-	l.mu.Lock()
-	l.closed = true
-	l.mu.Unlock()
-	bufferedLogs.Lock()
-	if bufferedLogs.open[l.key] == l {
-		delete(bufferedLogs.open, l.key)
-	}
-	bufferedLogs.Unlock()
-	if cerr := l.under.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	b.log.attach(w)
+	return b.log, nil
 }
 
 // Interface guards

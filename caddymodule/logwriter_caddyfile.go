@@ -1,6 +1,8 @@
 package caddymodule
 
 import (
+	"time"
+
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -33,7 +35,11 @@ func (b *BufferedWriter) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				b.Size = int(n)
 			}
 		case "flush_interval":
-			err = durationArg(d, &b.FlushInterval)
+			if err = durationArg(d, &b.FlushInterval); err == nil {
+				if cerr := checkLogFlushInterval(time.Duration(b.FlushInterval)); cerr != nil {
+					err = d.Errf("flush_interval %v", cerr)
+				}
+			}
 		case "output":
 			err = b.unmarshalOutput(d)
 		default:
@@ -63,8 +69,8 @@ func (b *BufferedWriter) unmarshalOutput(d *caddyfile.Dispenser) error {
 	var wo caddy.WriterOpener
 	switch name {
 	case "stdout", "stderr", "discard":
-		if err := noArgs(d); err != nil {
-			return err
+		if d.NextArg() || d.NextBlock(d.Nesting()) {
+			return d.Errf("eureka_buffered: output %s takes no arguments and no block", name)
 		}
 		wo = map[string]caddy.WriterOpener{"stdout": caddy.StdoutWriter{}, "stderr": caddy.StderrWriter{}, "discard": caddy.DiscardWriter{}}[name]
 	default:

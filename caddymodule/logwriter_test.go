@@ -28,7 +28,7 @@ type recordingWriter struct {
 }
 
 func (r *recordingWriter) String() string    { return "recording" }
-func (r *recordingWriter) WriterKey() string { return "recording" }
+func (r *recordingWriter) WriterKey() string { return fmt.Sprintf("recording:%p", r) }
 func (r *recordingWriter) OpenWriter() (io.WriteCloser, error) {
 	return r, nil
 }
@@ -78,6 +78,18 @@ func (m *manualTimer) fire() int {
 	return len(fs)
 }
 
+// openBuffered provisions b's hold as Provision does (b.wrapped set by
+// the test) and opens it as Caddy does.
+func openBuffered(t *testing.T, b *BufferedWriter) io.WriteCloser {
+	t.Helper()
+	b.hold()
+	w, err := b.OpenWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // The writer hands entries to the one it wraps in chunks: none until the
 // buffer would overflow or the timer fires, never an entry split across
 // two writes, an entry as long as the buffer at once, the rest when it
@@ -87,10 +99,7 @@ func TestBufferedWriterWritesInChunks(t *testing.T) {
 	under := new(recordingWriter)
 	timer := new(manualTimer)
 	b := &BufferedWriter{Size: 64, wrapped: under, after: timer.after}
-	w, err := b.OpenWriter()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openBuffered(t, b)
 	line := func(n int) string { return fmt.Sprintf("entry %02d %s\n", n, strings.Repeat("x", 10)) } // 20 bytes
 	for n := range 3 {
 		w.Write([]byte(line(n)))
@@ -127,23 +136,34 @@ func TestBufferedWriterWritesInChunks(t *testing.T) {
 	}
 }
 
-// A config's Cleanup writes what its log holds, without waiting for the
-// timer: Caddy keeps the writer open for the next config.
+// The last config to let go of the log writes what it holds, without
+// waiting for the timer (Caddy keeps the writer open, for the next config
+// or until the process exits), and the entries after it go straight
+// through; a config that lets go while another holds it writes nothing.
 func TestBufferedWriterCleanupWrites(t *testing.T) {
 	under := new(recordingWriter)
 	timer := new(manualTimer)
 	b := &BufferedWriter{wrapped: under, after: timer.after}
-	w, err := b.OpenWriter()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openBuffered(t, b)
 	defer w.Close()
+	next := &BufferedWriter{wrapped: under, after: timer.after} // a reload that keeps the log
+	next.hold()
 	w.Write([]byte("one\n"))
 	if err := b.Cleanup(); err != nil {
 		t.Fatal(err)
 	}
+	if got, _ := under.got(); len(got) != 0 {
+		t.Fatalf("written when a config let go while the next one holds the log: %q", got)
+	}
+	if err := next.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
 	if got, closed := under.got(); len(got) != 1 || got[0] != "one\n" || closed {
-		t.Fatalf("after Cleanup: %q, closed %v; want the entry written, the writer open", got, closed)
+		t.Fatalf("after the last Cleanup: %q, closed %v; want the entry written, the writer open", got, closed)
+	}
+	w.Write([]byte("two\n")) // Caddy's lines after its stop, before the process exits
+	if got, _ := under.got(); len(got) != 2 || got[1] != "two\n" {
+		t.Fatalf("an entry after the last Cleanup: %q, want it written at once", got)
 	}
 }
 
@@ -255,7 +275,9 @@ func TestBufferedWriterCaddyfile(t *testing.T) {
 		{name: "size not a size", caddyfile: site("\t\t\tsize lots\n\t\t\toutput stdout\n"), want: []string{`size "lots" is not a size`}},
 		{name: "size too big", caddyfile: site("\t\t\tsize 1GiB\n\t\t\toutput stdout\n"), want: []string{`size "1GiB"`, "64MiB"}},
 		{name: "unknown option", caddyfile: site("\t\t\tbuffer 1KiB\n\t\t\toutput stdout\n"), want: []string{`no option "buffer"`}},
-		{name: "stdout with an argument", caddyfile: site("\t\t\toutput stdout now\n"), want: []string{"wrong argument count"}},
+		{name: "stdout with an argument", caddyfile: site("\t\t\toutput stdout now\n"), want: []string{"output stdout takes no arguments and no block"}},
+		{name: "stdout with a block", caddyfile: site("\t\t\toutput stdout {\n\t\t\t\tx\n\t\t\t}\n"), want: []string{"output stdout takes no arguments and no block"}},
+		{name: "flush_interval below 1ms", caddyfile: site("\t\t\tflush_interval 500us\n\t\t\toutput stdout\n"), want: []string{"flush_interval 500µs is below 1ms"}},
 		{name: "unknown writer", caddyfile: site("\t\t\toutput nowhere\n"), want: []string{"caddy.logging.writers.nowhere"}},
 	})
 }
@@ -265,19 +287,18 @@ type failingWriter struct{ recordingWriter }
 
 func (f *failingWriter) Write([]byte) (int, error)           { return 0, errors.New("disk full") }
 func (f *failingWriter) OpenWriter() (io.WriteCloser, error) { return f, nil }
+func (f *failingWriter) WriterKey() string                   { return fmt.Sprintf("failing:%p", f) }
 
-// A write the timer makes that fails is reported on the error output
-// (the log may be the one failing) and drops that chunk alone: the
-// entries after it are buffered and written as usual.
+// A write of the buffer that fails, the timer's or one that makes room,
+// is reported on the error output (the log may be the one failing) and
+// drops that chunk alone: the entry that made room and those after it
+// are taken and written as usual.
 func TestBufferedWriterReportsAFailedFlush(t *testing.T) {
 	var errOut bytes.Buffer
 	under := new(failingWriter)
 	timer := new(manualTimer)
-	b := &BufferedWriter{wrapped: under, after: timer.after, errOut: &errOut}
-	w, err := b.OpenWriter()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := &BufferedWriter{Size: 8, wrapped: under, after: timer.after, errOut: &errOut}
+	w := openBuffered(t, b)
 	defer w.Close()
 	w.Write([]byte("one\n"))
 	timer.fire()
@@ -289,5 +310,10 @@ func TestBufferedWriterReportsAFailedFlush(t *testing.T) {
 	}
 	if timer.fire() != 1 {
 		t.Error("no timer armed for the entry after a failed write")
+	}
+	errOut.Reset()
+	w.Write([]byte("three\n"))
+	if n, err := w.Write([]byte("four\n")); n != 5 || err != nil || !strings.Contains(errOut.String(), "disk full") {
+		t.Fatalf("the entry whose room a failed write made: %d, %v; error output %q", n, err, errOut.String())
 	}
 }
