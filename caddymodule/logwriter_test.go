@@ -317,3 +317,31 @@ func TestBufferedWriterReportsAFailedFlush(t *testing.T) {
 		t.Fatalf("the entry whose room a failed write made: %d, %v; error output %q", n, err, errOut.String())
 	}
 }
+
+// A timer's tick that arrives after its timer was disarmed (the last
+// config let go of the log meanwhile) leaves the newer timer armed: the
+// entries after it still have one, and Close stops it.
+func TestBufferedWriterLateTickLeavesTheNewerTimer(t *testing.T) {
+	under, timer := new(recordingWriter), new(manualTimer)
+	b := &BufferedWriter{wrapped: under, after: timer.after}
+	w := openBuffered(t, b)
+	defer w.Close()
+	w.Write([]byte("one\n")) // arms timer 1
+	timer.mu.Lock()
+	late := timer.armed[0] // fired, its tick on its way
+	timer.armed = nil
+	timer.mu.Unlock()
+	b.Cleanup() // the last hold: "one" written, timer 1 disarmed
+	next := &BufferedWriter{wrapped: under, after: timer.after}
+	next.hold() // a config with the log again
+	defer next.Cleanup()
+	w.Write([]byte("two\n")) // arms timer 2
+	late()
+	w.Write([]byte("three\n"))
+	if n := timer.fire(); n != 1 {
+		t.Fatalf("%d timers armed, want timer 2 alone (a late tick of timer 1 left it unstoppable, and a third was armed)", n)
+	}
+	if got, _ := under.got(); strings.Join(got, "") != "one\ntwo\nthree\n" {
+		t.Fatalf("written %q", got)
+	}
+}
