@@ -108,7 +108,7 @@ func (l *leanClient) attempt(w *statusWriter, r *http.Request, addr string) erro
 // writes aborted should r's client leave (until c.disarm).
 func (l *leanClient) exchange(w *statusWriter, r *http.Request, c *leanConn) (*http.Response, error) {
 	c.got, c.sent, c.spent = 0, 0, false
-	c.disarm = c.arm(r.Context())
+	c.arm(r.Context())
 	gzip, err := c.writeRequest(r)
 	var bre bodyReadError
 	if errors.As(err, &bre) {
