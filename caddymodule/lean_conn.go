@@ -45,6 +45,8 @@ type leanConn struct {
 	// The answer's body and its un-gzipping, kept with the connection.
 	body leanBody
 	gz   leanGzip
+	// head reads the ordinary answers.
+	head leanHead
 	// idleSince is when the connection went back to the pool; reused
 	// says it served an attempt before this one.
 	idleSince time.Time

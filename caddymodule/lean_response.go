@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// How the lean client reads an answer: net/http's own parser
-// (http.ReadResponse, the one net/http's Transport reads with, so that
+// How the lean client reads an answer: an ordinary one by leanHead,
+// any other by net/http's own parser (http.ReadResponse, the one net/http's Transport reads with, so that
 // the status line, the headers and the body's framing are read alike:
 // Content-Length, chunked with its trailers, to the connection's close,
 // none for HEAD, 204 and 304), on the connection's reader, the head
@@ -33,7 +33,10 @@ func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout ti
 	}
 	defer func() { c.limiting, c.headDeadline = false, time.Time{} }()
 	for {
-		res, err := http.ReadResponse(c.br, r)
+		res, err := c.head.read(c.br, r)
+		if res == nil && err == nil {
+			res, err = http.ReadResponse(c.br, r)
+		}
 		if err != nil {
 			if c.headLeft <= 0 {
 				err = errLeanHeadTooLarge
