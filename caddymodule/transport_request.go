@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,9 @@ var hopHeaders = [...]string{
 	"Alt-Svc", "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
 }
+
+// isHopHeader reports whether k, canonical, is one of hopHeaders.
+func isHopHeader(k string) bool { return slices.Contains(hopHeaders[:], k) }
 
 // removeHopByHop removes from h the headers its Connection header names,
 // then hopHeaders; a request's "Te: trailers" stays (request).
