@@ -41,7 +41,7 @@ func BenchmarkAttempt(b *testing.B) {
 			r.Header.Set("X-Canary", "1")
 			r.Header.Set("X-User-Id", "user-42")
 			r.Header.Set("Cookie", "session=abc")
-			prepareOutgoing(r, false, false)
+			prepareOutgoing(r, false, false, nil)
 			out := &discardWriter{h: http.Header{}}
 			b.ReportAllocs()
 			for b.Loop() {

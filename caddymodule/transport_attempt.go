@@ -84,7 +84,12 @@ func writeResponse(w *statusWriter, res *http.Response) error {
 	}
 	h := w.Header()
 	delete(h, "Server")
-	h["Via"] = append(h["Via"], via(res.ProtoMajor, res.ProtoMinor))
+	if prior := h["Via"]; len(prior) > 0 {
+		h["Via"] = append(prior, via(res.ProtoMajor, res.ProtoMinor))
+	} else {
+		w.via[0] = via(res.ProtoMajor, res.ProtoMinor)
+		h["Via"] = w.via[:1:1] // capped: an append elsewhere copies
+	}
 	for k, vv := range res.Header {
 		if !named && isHopHeader(k) {
 			continue // as removeHopByHop, without a delete for each
