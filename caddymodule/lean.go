@@ -114,20 +114,22 @@ func (l *leanClient) exchange(w *statusWriter, r *http.Request, c *leanConn) (*h
 		c.disarm()
 		return nil, bre.error // the client's failure, as net/http returns it
 	}
-	if err != nil && c.sent > 0 && hasBody(r) && !timedOut(err) && r.Context().Err() == nil {
+	if err != nil {
+		if c.sent == 0 || !hasBody(r) || timedOut(err) || r.Context().Err() != nil {
+			c.disarm()
+			return nil, err
+		}
 		// The instance may have answered before it took the whole body
 		// (a 413, say) and closed: its answer is the attempt's, as
 		// net/http, reading while it writes, would have it.
 		c.spent = true
-		if res, rerr := c.readResponse(w, r, l.headTimeout, gzip); rerr == nil {
-			return res, nil
-		}
+	}
+	res, rerr := c.readResponse(w, r, l.headTimeout, gzip)
+	if rerr == nil {
+		return res, nil
 	}
 	if err == nil {
-		var res *http.Response
-		if res, err = c.readResponse(w, r, l.headTimeout, gzip); err == nil {
-			return res, nil
-		}
+		err = rerr
 	}
 	c.disarm()
 	return nil, err
