@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/textproto"
+	"strings"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -53,24 +54,24 @@ func (h *leanHead) read(br *bufio.Reader, r *http.Request) (*http.Response, erro
 	if end < 0 || !ordinaryStatus(buf[:end]) {
 		return nil, nil
 	}
-	lines, length, ok := ordinaryFields(buf[:end+2])
+	var fields [maxLeanFields]headField
+	n, length, ok := ordinaryFields(buf[:end+2], &fields)
 	if !ok {
 		return nil, nil
 	}
 	s := string(buf[:end+2])
-	vals := make([]string, lines)
+	vals := make([]string, n)
 	if h.hdr == nil {
-		h.hdr = make(http.Header, lines)
+		h.hdr = make(http.Header, n)
 	} else {
 		clear(h.hdr)
 	}
-	status, rest, _ := cutCRLF(s)
-	for i := 0; rest != ""; i++ {
-		var line string
-		line, rest, _ = cutCRLF(rest)
-		colon := indexColon(line)
-		k := textproto.CanonicalMIMEHeaderKey(line[:colon])
-		v := textproto.TrimString(line[colon+1:])
+	for i, f := range fields[:n] {
+		k := s[f.k:f.colon]
+		if !f.canon {
+			k = textproto.CanonicalMIMEHeaderKey(k)
+		}
+		v := s[f.v:f.e]
 		if prior, ok := h.hdr[k]; ok {
 			h.hdr[k] = append(prior, v)
 			continue
@@ -78,6 +79,7 @@ func (h *leanHead) read(br *bufio.Reader, r *http.Request) (*http.Response, erro
 		vals[i] = v
 		h.hdr[k] = vals[i : i+1 : i+1] // capped: an append elsewhere copies
 	}
+	status, _, _ := strings.Cut(s, "\r\n")
 	br.Discard(end + len(crlf2))
 	code := int(status[9]-'0')*100 + int(status[10]-'0')*10 + int(status[11]-'0')
 	h.res = http.Response{Status: status[9:], StatusCode: code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
@@ -107,35 +109,75 @@ func ordinaryStatus(head []byte) bool {
 	return code >= "200" && code <= "599" && code != "204" && code != "304"
 }
 
-// ordinaryFields reads the header fields of head (the status line and
-// the fields, each line ending in CRLF): how many there are, and the
-// Content-Length; ok is false for a head that is not ordinary (see
-// leanHead).
-func ordinaryFields(head []byte) (lines int, length int64, ok bool) {
-	i := bytes.Index(head, []byte("\r\n"))
-	if bytes.IndexByte(head[:i], '\n') >= 0 || bytes.IndexByte(head[:i], '\r') >= 0 {
+// maxLeanFields is how many header fields an ordinary answer has at
+// most.
+const maxLeanFields = 32
+
+// headField is where a header field of an ordinary head is: its name
+// head[k:colon], its value head[v:e], trimmed; canon says the name is
+// in canonical form already.
+type headField struct {
+	k, colon, v, e int
+	canon          bool
+}
+
+// tokenBytes are the bytes of a token (a header field's name).
+var tokenBytes = func() (t [256]bool) {
+	for c := range t {
+		t[c] = httpguts.IsTokenRune(rune(c))
+	}
+	return t
+}()
+
+// ordinaryFields finds the header fields of head (the status line and
+// the fields, each line ending in CRLF) in one pass: how many there are,
+// each in fields, and the Content-Length; ok is false for a head that is
+// not ordinary (see leanHead).
+func ordinaryFields(head []byte, fields *[maxLeanFields]headField) (n int, length int64, ok bool) {
+	i := bytes.IndexByte(head, '\n')
+	if i < 1 || head[i-1] != '\r' || bytes.IndexByte(head[:i-1], '\r') >= 0 {
 		return 0, 0, false
 	}
-	rest := head[i+2:]
+	i++
 	length = -1
-	for len(rest) > 0 {
-		i := bytes.Index(rest, []byte("\r\n"))
-		line := rest[:i]
-		rest = rest[i+2:]
-		if len(line) == 0 || line[0] == ' ' || line[0] == '\t' {
+	for i < len(head) {
+		if n == maxLeanFields {
 			return 0, 0, false
 		}
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 || !httpguts.ValidHeaderFieldName(string(line[:colon])) {
+		f := headField{k: i, canon: true}
+		upper := true
+		for ; i < len(head) && head[i] != ':'; i++ {
+			c := head[i]
+			if !tokenBytes[c] {
+				return 0, 0, false // a space, a line break, a folded line
+			}
+			if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
+				f.canon = false
+			}
+			upper = c == '-'
+		}
+		if i == f.k || i == len(head) {
 			return 0, 0, false
 		}
-		v := line[colon+1:]
-		for _, c := range v {
-			if (c < ' ' && c != '\t') || c == 0x7f {
+		f.colon = i
+		for i++; i < len(head) && head[i] != '\r'; i++ {
+			if c := head[i]; (c < ' ' && c != '\t') || c == 0x7f {
 				return 0, 0, false
 			}
 		}
-		switch name := line[:colon]; {
+		if i+1 >= len(head) || head[i+1] != '\n' {
+			return 0, 0, false
+		}
+		f.v, f.e = f.colon+1, i
+		for f.v < f.e && (head[f.v] == ' ' || head[f.v] == '\t') {
+			f.v++
+		}
+		for f.e > f.v && (head[f.e-1] == ' ' || head[f.e-1] == '\t') {
+			f.e--
+		}
+		i += 2
+		name, v := head[f.k:f.colon], head[f.v:f.e]
+		switch {
 		case fold(name, "Transfer-Encoding"), fold(name, "Trailer"), fold(name, "Pragma"):
 			return 0, 0, false
 		case fold(name, "Connection"):
@@ -143,15 +185,16 @@ func ordinaryFields(head []byte) (lines int, length int64, ok bool) {
 				return 0, 0, false
 			}
 		case fold(name, "Content-Length"):
-			n, ok := digits(bytes.Trim(v, " \t"))
+			l, ok := digits(v)
 			if !ok || length >= 0 {
 				return 0, 0, false
 			}
-			length = n
+			length = l
 		}
-		lines++
+		fields[n] = f
+		n++
 	}
-	return lines, length, length >= 0
+	return n, length, length >= 0
 }
 
 // fold reports whether name is key, whatever their case (ASCII).
@@ -172,26 +215,6 @@ func digits(b []byte) (int64, bool) {
 		n = n*10 + int64(c-'0')
 	}
 	return n, true
-}
-
-// cutCRLF cuts s at its first CRLF.
-func cutCRLF(s string) (line, rest string, ok bool) {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] == '\r' && s[i+1] == '\n' {
-			return s[:i], s[i+2:], true
-		}
-	}
-	return s, "", false
-}
-
-// indexColon is where line's first colon is.
-func indexColon(line string) int {
-	for i := 0; i < len(line); i++ {
-		if line[i] == ':' {
-			return i
-		}
-	}
-	return -1
 }
 
 // leanFixed is the body of an ordinary answer, of its Content-Length, as
