@@ -16,7 +16,8 @@ import (
 // header map, a string for each value, the body's reader): an HTTP/1.1
 // answer to a request other than HEAD, of status 200 to 599 but 204 and
 // 304, whose head is wholly in the connection's buffer, every line of it
-// ending in CRLF, with one Content-Length of digits, no
+// ending in CRLF, with at most maxLeanFields fields, one Content-Length
+// of digits, no
 // Transfer-Encoding, Trailer, Pragma or Connection: close, no folded
 // line, and only the bytes net/http takes in its names and values. It
 // costs one string (the head's, whose parts the names and values are)
