@@ -383,7 +383,7 @@ func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt
 	prior, _ := httpFields(r.Header).Field(forwardedPrefix)
 	x.vals.set(r.Header, forwardedPrefix, prefixValue(target, prior, trusted, appName))
 	if g.ownsAttempts(r) {
-		prepareOutgoing(r, trusted, upgrade)
+		prepareOutgoing(r, trusted, upgrade, &x.vals)
 	}
 	r.URL.Path, r.URL.RawPath = path, ""
 	if r.URL.EscapedPath() != rest {

@@ -26,6 +26,9 @@ import (
 type statusWriter struct {
 	*caddyhttp.ResponseWriterWrapper
 	status int
+	// via holds the response's Via value, so that it costs no slice of
+	// its own (the writer is not pooled: see exchange).
+	via [1]string
 }
 
 func (w *statusWriter) WriteHeader(status int) {

@@ -30,10 +30,11 @@ func newExchange(w http.ResponseWriter) *exchange {
 }
 
 // headerValues holds the values of the request header fields the gateway
-// sets (the route, the region, the request id, X-Forwarded-Prefix), so
-// that setting one does not allocate a slice of its own.
+// sets (the route, the region, the request id, X-Forwarded-Prefix, and
+// prepareOutgoing's: User-Agent, X-Forwarded-For, -Proto and -Host, Via),
+// so that setting one does not allocate a slice of its own.
 type headerValues struct {
-	v [4]string
+	v [9]string
 	n int
 	// id holds the bytes of the request id the gateway made, which
 	// newRequestID's string is: written once, before the string is made,

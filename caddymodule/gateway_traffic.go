@@ -72,7 +72,7 @@ func (o *observed) done(r *http.Request, status int, err error) {
 			}
 		}
 	}
-	if status == 499 || r.Context().Err() != nil && err != nil {
+	if status == 499 || err != nil && r.Context().Err() != nil {
 		o.Abandon() // the client went away
 		return
 	}

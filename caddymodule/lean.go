@@ -108,30 +108,41 @@ func (l *leanClient) attempt(w *statusWriter, r *http.Request, addr string) erro
 // writes aborted should r's client leave (until c.disarm).
 func (l *leanClient) exchange(w *statusWriter, r *http.Request, c *leanConn) (*http.Response, error) {
 	c.got, c.sent, c.spent = 0, 0, false
-	c.disarm = c.arm(r.Context())
+	c.arm(r.Context())
 	gzip, err := c.writeRequest(r)
-	var bre bodyReadError
-	if errors.As(err, &bre) {
+	if bre, ok := asBodyReadError(err); ok {
 		c.disarm()
 		return nil, bre.error // the client's failure, as net/http returns it
 	}
-	if err != nil && c.sent > 0 && hasBody(r) && !timedOut(err) && r.Context().Err() == nil {
+	if err != nil {
+		if c.sent == 0 || !hasBody(r) || timedOut(err) || r.Context().Err() != nil {
+			c.disarm()
+			return nil, err
+		}
 		// The instance may have answered before it took the whole body
 		// (a 413, say) and closed: its answer is the attempt's, as
 		// net/http, reading while it writes, would have it.
 		c.spent = true
-		if res, rerr := c.readResponse(w, r, l.headTimeout, gzip); rerr == nil {
-			return res, nil
-		}
+	}
+	res, rerr := c.readResponse(w, r, l.headTimeout, gzip)
+	if rerr == nil {
+		return res, nil
 	}
 	if err == nil {
-		var res *http.Response
-		if res, err = c.readResponse(w, r, l.headTimeout, gzip); err == nil {
-			return res, nil
-		}
+		err = rerr
 	}
 	c.disarm()
 	return nil, err
+}
+
+// asBodyReadError is errors.As for a bodyReadError, whose target, given
+// to errors.As, would cost an allocation each time: only for an error.
+func asBodyReadError(err error) (bodyReadError, bool) {
+	if err == nil {
+		return bodyReadError{}, false
+	}
+	var bre bodyReadError
+	return bre, errors.As(err, &bre)
 }
 
 // mayRetry reports whether r's attempt on c, failed with err, may go

@@ -45,6 +45,8 @@ type leanConn struct {
 	// The answer's body and its un-gzipping, kept with the connection.
 	body leanBody
 	gz   leanGzip
+	// head reads the ordinary answers.
+	head leanHead
 	// idleSince is when the connection went back to the pool; reused
 	// says it served an attempt before this one.
 	idleSince time.Time
@@ -52,10 +54,12 @@ type leanConn struct {
 	// peek is what stillOpen's look at the socket needs, made at the
 	// first look.
 	peek *leanPeek
-	// canceled is set once the attempt's client left; disarm ends the
-	// watch on its leaving (see arm).
+	// canceled is set once the attempt's client left; ctx is the
+	// attempt's request context while it is watched (see arm), and stop
+	// ends the hook on its end once one is set.
 	canceled atomic.Bool
-	disarm   func() bool
+	ctx      context.Context
+	stop     func() bool
 }
 
 // leanBufferSize is the size of a connection's reader and writer:
@@ -100,7 +104,9 @@ func newLeanConn(c net.Conn, addr string, readTimeout time.Duration) *leanConn {
 
 // Read reads from the instance for br: each read given readTimeout
 // (while the head is read, ending at headDeadline at the latest; either
-// cut sooner by leanDeadlineSlack at most), and the head bounded.
+// cut sooner by leanDeadlineSlack at most), and the head bounded. A read
+// of a watched attempt without its hook yet (see arm) that waits
+// leanAnswerLook sets the hook and goes on waiting.
 func (c *leanConn) Read(p []byte) (int, error) {
 	if c.limiting {
 		if c.headLeft <= 0 {
@@ -110,34 +116,50 @@ func (c *leanConn) Read(p []byte) (int, error) {
 			p = p[:c.headLeft]
 		}
 	}
-	var d time.Time
-	if c.readTimeout > 0 {
-		d = time.Now().Add(c.readTimeout)
+	for {
+		var d time.Time
+		now := time.Now()
+		if c.readTimeout > 0 {
+			d = now.Add(c.readTimeout)
+		}
+		headCut := !c.headDeadline.IsZero() && (d.IsZero() || c.headDeadline.Before(d))
+		if headCut {
+			d = c.headDeadline
+		}
+		look := false
+		if c.unhooked() {
+			if l := now.Add(leanAnswerLook); d.IsZero() || l.Before(d) {
+				d, look, headCut = l, true, false
+			}
+		}
+		if err := c.setDeadline(&c.readDeadline, d, c.conn.SetReadDeadline); err != nil {
+			return 0, err
+		}
+		if c.canceled.Load() { // after the deadline: cancel's past one stays
+			return 0, errLeanCanceled
+		}
+		n, err := c.conn.Read(p)
+		c.got += int64(n)
+		if c.limiting {
+			c.headLeft -= int64(n)
+		}
+		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !c.canceled.Load() {
+			if look && n == 0 {
+				c.hook()
+				continue
+			}
+			if headCut {
+				err = errLeanHeadTimeout
+			}
+		}
+		return n, err
 	}
-	headCut := !c.headDeadline.IsZero() && (d.IsZero() || c.headDeadline.Before(d))
-	if headCut {
-		d = c.headDeadline
-	}
-	if err := c.setDeadline(&c.readDeadline, d, c.conn.SetReadDeadline); err != nil {
-		return 0, err
-	}
-	if c.canceled.Load() { // after the deadline: cancel's past one stays
-		return 0, errLeanCanceled
-	}
-	n, err := c.conn.Read(p)
-	c.got += int64(n)
-	if c.limiting {
-		c.headLeft -= int64(n)
-	}
-	if err != nil && headCut && errors.Is(err, os.ErrDeadlineExceeded) && !c.canceled.Load() {
-		err = errLeanHeadTimeout
-	}
-	return n, err
 }
 
 // Write writes to the instance for bw, each write given readTimeout
 // (less leanDeadlineSlack at most). A write that waits leanAnswerLook
-// looks whether the instance answered meanwhile (or closed): it then
+// sets the attempt's hook on its client's leaving, if it has none yet,
+// and looks whether the instance answered meanwhile (or closed): it then
 // ends, errLeanAnswered, its answer to be read (as net/http's
 // Transport, reading while it writes, has it), not waited for until
 // readTimeout while the instance takes nothing more.
@@ -165,6 +187,7 @@ func (c *leanConn) Write(p []byte) (int, error) {
 		if err == nil || !look || !errors.Is(err, os.ErrDeadlineExceeded) || c.canceled.Load() {
 			return written, err
 		}
+		c.hook()
 		if !c.stillOpen() {
 			return written, errLeanAnswered
 		}
@@ -173,7 +196,9 @@ func (c *leanConn) Write(p []byte) (int, error) {
 }
 
 // leanAnswerLook is how long a write to the instance waits before it
-// looks whether the instance answered instead of taking the request.
+// looks whether the instance answered instead of taking the request, and
+// how long a read or a write of a watched attempt waits before it sets
+// the hook on its client's leaving (see arm).
 const leanAnswerLook = 100 * time.Millisecond
 
 // errLeanAnswered is a write the instance stopped taking after it sent
@@ -198,13 +223,44 @@ func (c *leanConn) setDeadline(last *time.Time, d time.Time, set func(time.Time)
 }
 
 // arm makes ctx's end abort the connection's reads and writes, until
-// the returned stop; stop reports false when it did (the connection is
-// not to be used again).
-func (c *leanConn) arm(ctx context.Context) (stop func() bool) {
+// disarm. The hook that does it (context.AfterFunc: an allocation, and
+// a place in the context's children taken under its lock and given back)
+// is set only once a read or a write waited leanAnswerLook, or at once
+// when ctx already ended: the usual attempt, answered within it, costs
+// none, and the instance's connection of a client that left is aborted
+// within leanAnswerLook, as soon as the hook is set.
+func (c *leanConn) arm(ctx context.Context) {
+	c.ctx, c.stop = nil, nil
 	if ctx.Done() == nil {
-		return func() bool { return true }
+		return
 	}
-	return context.AfterFunc(ctx, c.cancel)
+	c.ctx = ctx
+	if ctx.Err() != nil {
+		c.hook()
+	}
+}
+
+// unhooked reports whether the attempt is watched and its hook not set
+// yet.
+func (c *leanConn) unhooked() bool { return c.ctx != nil && c.stop == nil }
+
+// hook sets the hook on the watched attempt's client leaving, if it has
+// none yet.
+func (c *leanConn) hook() {
+	if c.unhooked() {
+		c.stop = context.AfterFunc(c.ctx, c.cancel)
+	}
+}
+
+// disarm ends the watch on the attempt's client leaving, and reports
+// false when it aborted the connection (which is not to be used again).
+func (c *leanConn) disarm() bool {
+	ok := !c.canceled.Load()
+	if c.stop != nil {
+		ok = c.stop() && ok
+	}
+	c.ctx, c.stop = nil, nil
+	return ok
 }
 
 // cancel aborts the connection's reads and writes, for good.

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,7 +55,7 @@ const defaultUserAgent = "Go-http-client/1.1"
 
 // maxSortedHeaders is how many header names are sorted without an
 // allocation.
-const maxSortedHeaders = 64
+const maxSortedHeaders = 32
 
 // writeRequest sends r's head and body on c, and reports whether it
 // asked for gzip. A request the Transport would refuse is refused
@@ -62,6 +63,7 @@ const maxSortedHeaders = 64
 func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
 	var keyBuf [maxSortedHeaders]string
 	keys := keyBuf[:0]
+	var acceptEncoding, rangeField []string
 	for k, vv := range r.Header {
 		if !httpguts.ValidHeaderFieldName(k) {
 			return false, fmt.Errorf("net/http: invalid header field name %q", k)
@@ -74,6 +76,10 @@ func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
 		switch k {
 		case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer":
 			continue
+		case "Accept-Encoding":
+			acceptEncoding = vv
+		case "Range":
+			rangeField = vv
 		}
 		keys = append(keys, k)
 	}
@@ -161,7 +167,7 @@ func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
 			writeField(bw, k, v)
 		}
 	}
-	gzip = method != http.MethodHead && r.Header.Get("Accept-Encoding") == "" && r.Header.Get("Range") == ""
+	gzip = method != http.MethodHead && firstValue(acceptEncoding) == "" && firstValue(rangeField) == ""
 	if gzip {
 		bw.WriteString("Accept-Encoding: gzip\r\n")
 	}
@@ -189,20 +195,24 @@ func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
 	return gzip, bw.Flush()
 }
 
-// writeField writes one header field line, as net/http's Header.write.
-func writeField(bw interface{ WriteString(string) (int, error) }, k, v string) {
-	if strings.ContainsAny(v, "\r\n") {
-		v = newlineToSpace.Replace(v)
+// firstValue is vv's first value, as Header.Get gives it.
+func firstValue(vv []string) string {
+	if len(vv) == 0 {
+		return ""
 	}
+	return vv[0]
+}
+
+// writeField writes one header field line, as net/http's Header.write
+// does a valid one (httpguts.ValidHeaderFieldValue: without a line
+// break, which net/http would make a space).
+func writeField(bw *bufio.Writer, k, v string) {
 	v = textproto.TrimString(v)
 	bw.WriteString(k)
 	bw.WriteString(": ")
 	bw.WriteString(v)
 	bw.WriteString("\r\n")
 }
-
-// newlineToSpace is net/http's headerNewlineToSpace.
-var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ")
 
 // writeChunked sends body in chunks, each flushed as it is read (as
 // net/http streams a request body of unknown length), then the last

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// How the lean client reads an answer: net/http's own parser
-// (http.ReadResponse, the one net/http's Transport reads with, so that
+// How the lean client reads an answer: an ordinary one by leanHead,
+// any other by net/http's own parser (http.ReadResponse, the one net/http's Transport reads with, so that
 // the status line, the headers and the body's framing are read alike:
 // Content-Length, chunked with its trailers, to the connection's close,
 // none for HEAD, 204 and 304), on the connection's reader, the head
@@ -33,7 +33,10 @@ func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout ti
 	}
 	defer func() { c.limiting, c.headDeadline = false, time.Time{} }()
 	for {
-		res, err := http.ReadResponse(c.br, r)
+		res, err := c.head.read(c.br, r)
+		if res == nil && err == nil {
+			res, err = http.ReadResponse(c.br, r)
+		}
 		if err != nil {
 			if c.headLeft <= 0 {
 				err = errLeanHeadTooLarge
@@ -95,6 +98,29 @@ func (b *leanBody) Read(p []byte) (int, error) {
 }
 
 func (b *leanBody) Close() error { return nil }
+
+// whole is the rest of the body when it is an ordinary answer's
+// (leanHead) and wholly in the connection's buffer, else nil.
+func (b *leanBody) whole() []byte {
+	f, ok := b.body.(*leanFixed)
+	if !ok || b.eof || f.eof || f.left <= 0 || int64(f.br.Buffered()) < f.left {
+		return nil
+	}
+	p, _ := f.br.Peek(int(f.left))
+	return p
+}
+
+// take returns whole and reads it: the bytes stay valid until the
+// connection's next read.
+func (b *leanBody) take() []byte {
+	p := b.whole()
+	if p != nil {
+		f := b.body.(*leanFixed)
+		f.br.Discard(len(p))
+		f.left, f.eof, b.eof = 0, true, true
+	}
+	return p
+}
 
 // leanGzip un-gzips a body the client gets as it would through
 // net/http's Transport, with a gzip.Reader of gzipReaders.

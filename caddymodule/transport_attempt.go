@@ -78,11 +78,22 @@ func attemptError(r *http.Request, err error) error {
 // streams (flushed as it comes when its length is unknown).
 func writeResponse(w *statusWriter, res *http.Response) error {
 	defer res.Body.Close()
-	removeHopByHop(res.Header, false)
+	_, named := res.Header["Connection"]
+	if named {
+		removeHopByHop(res.Header, false)
+	}
 	h := w.Header()
 	delete(h, "Server")
-	h["Via"] = append(h["Via"], via(res.ProtoMajor, res.ProtoMinor))
+	if prior := h["Via"]; len(prior) > 0 {
+		h["Via"] = append(prior, via(res.ProtoMajor, res.ProtoMinor))
+	} else {
+		w.via[0] = via(res.ProtoMajor, res.ProtoMinor)
+		h["Via"] = w.via[:1:1] // capped: an append elsewhere copies
+	}
 	for k, vv := range res.Header {
+		if !named && isHopHeader(k) {
+			continue // as removeHopByHop, without a delete for each
+		}
 		if prior := h[k]; len(prior) > 0 {
 			h[k] = append(prior, vv...)
 		} else {
@@ -98,7 +109,11 @@ func writeResponse(w *statusWriter, res *http.Response) error {
 	}
 	w.WriteHeader(res.StatusCode)
 	var err error
-	if res.ContentLength == -1 {
+	if whole, ok := res.Body.(wholeBody); ok && whole.whole() != nil {
+		// Already read whole: one Write, without io.Copy's way down
+		// Caddy's writers' ReadFrom (a LimitReader each, a copy buffer).
+		_, err = w.Write(whole.take())
+	} else if res.ContentLength == -1 {
 		err = copyFlushing(w, res.Body)
 	} else {
 		_, err = io.Copy(w, res.Body)
@@ -111,6 +126,13 @@ func writeResponse(w *statusWriter, res *http.Response) error {
 		h[http.TrailerPrefix+k] = vv
 	}
 	return nil
+}
+
+// wholeBody is a body that may be wholly in memory already: whole is
+// it then (else nil), take gives it, read.
+type wholeBody interface {
+	whole() []byte
+	take() []byte
 }
 
 // copyFlushing copies a body of unknown length, a stream (server-sent

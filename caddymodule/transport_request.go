@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,9 @@ var hopHeaders = [...]string{
 	"Alt-Svc", "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
 }
+
+// isHopHeader reports whether k, canonical, is one of hopHeaders.
+func isHopHeader(k string) bool { return slices.Contains(hopHeaders[:], k) }
 
 // removeHopByHop removes from h the headers its Connection header names,
 // then hopHeaders; a request's "Te: trailers" stays (request).
@@ -45,8 +49,9 @@ func removeHopByHop(h http.Header, request bool) {
 // prepareOutgoing edits r's headers for its instance: the hop-by-hop
 // ones removed (an Upgrade kept as Connection: Upgrade and its Upgrade),
 // no User-Agent of Go's own added, X-Forwarded-For, -Proto and -Host
-// set (extended or kept from a trusted proxy), and Caddy in Via.
-func prepareOutgoing(r *http.Request, trusted, upgrade bool) {
+// set (extended or kept from a trusted proxy), and Caddy in Via; the
+// values of the fields it sets anew are held in vals (see headerValues).
+func prepareOutgoing(r *http.Request, trusted, upgrade bool, vals *headerValues) {
 	h := r.Header
 	var upType string
 	if upgrade {
@@ -58,16 +63,20 @@ func prepareOutgoing(r *http.Request, trusted, upgrade bool) {
 		h["Upgrade"] = []string{upType}
 	}
 	if _, ok := h["User-Agent"]; !ok {
-		h["User-Agent"] = []string{""} // net/http would add its own
+		vals.set(h, "User-Agent", "") // net/http would add its own
 	}
-	setForwarded(r, trusted)
-	h["Via"] = append(h["Via"], via(r.ProtoMajor, r.ProtoMinor))
+	setForwarded(r, trusted, vals)
+	if prior := h["Via"]; len(prior) > 0 {
+		h["Via"] = append(prior, via(r.ProtoMajor, r.ProtoMinor))
+	} else {
+		vals.set(h, "Via", via(r.ProtoMajor, r.ProtoMinor))
+	}
 }
 
 // setForwarded sets X-Forwarded-For, -Proto and -Host for the client's
 // request; a trusted proxy's X-Forwarded-For is extended, its -Proto and
 // -Host kept.
-func setForwarded(r *http.Request, trusted bool) {
+func setForwarded(r *http.Request, trusted bool, vals *headerValues) {
 	h := r.Header
 	clientIP, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil { // a Unix socket's "@", say: no client address
@@ -87,23 +96,23 @@ func setForwarded(r *http.Request, trusted bool) {
 		}
 		h["X-Forwarded-For"] = []string{v}
 	} else if clientIP != "" {
-		h["X-Forwarded-For"] = []string{clientIP}
+		vals.set(h, "X-Forwarded-For", clientIP)
 	}
 	proto := "https"
 	if r.TLS == nil {
 		proto = "http"
 	}
-	setLast(h, "X-Forwarded-Proto", proto, trusted)
-	setLast(h, "X-Forwarded-Host", r.Host, trusted)
+	setLast(h, "X-Forwarded-Proto", proto, trusted, vals)
+	setLast(h, "X-Forwarded-Host", r.Host, trusted, vals)
 }
 
 // setLast sets h's key to v, or, from a trusted proxy, to the last value
 // it sent.
-func setLast(h http.Header, key, v string, trusted bool) {
+func setLast(h http.Header, key, v string, trusted bool, vals *headerValues) {
 	if prior := h[key]; trusted && len(prior) > 0 && prior[len(prior)-1] != "" {
 		v = prior[len(prior)-1]
 	}
-	h[key] = []string{v}
+	vals.set(h, key, v)
 }
 
 // via is the Via field value Caddy adds for a message of that version.
