@@ -80,16 +80,14 @@ type bufferedLog struct {
 	closed   bool
 }
 
-// hold takes a config's hold with its settings; a buffer made smaller
-// is written first.
+// hold takes a config's hold with its settings; a buffer of another size
+// is written first, and made anew at the next entry.
 func (l *bufferedLog) hold(size int, interval time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.buf) > size {
-		l.flushLocked()
-	}
-	if cap(l.buf) != size {
-		l.buf = nil // made at the next entry, of the new size
+	if l.buf != nil && cap(l.buf) != size {
+		l.report(l.flushLocked())
+		l.buf = nil
 	}
 	l.size, l.interval = size, interval
 	l.holds++

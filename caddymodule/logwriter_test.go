@@ -345,3 +345,22 @@ func TestBufferedWriterLateTickLeavesTheNewerTimer(t *testing.T) {
 		t.Fatalf("written %q", got)
 	}
 }
+
+// A config that loads the log with another size takes over the buffer
+// without losing what it held: it is written first.
+func TestBufferedWriterResizeKeepsEntries(t *testing.T) {
+	under, timer := new(recordingWriter), new(manualTimer)
+	b := &BufferedWriter{Size: 64, wrapped: under, after: timer.after}
+	w := openBuffered(t, b)
+	defer w.Close()
+	w.Write([]byte("one\n"))
+	next := &BufferedWriter{Size: 128, wrapped: under, after: timer.after}
+	next.hold()
+	defer next.Cleanup()
+	b.Cleanup()
+	w.Write([]byte("two\n"))
+	timer.fire()
+	if got, _ := under.got(); strings.Join(got, "") != "one\ntwo\n" {
+		t.Fatalf("written %q, want both entries", got)
+	}
+}
