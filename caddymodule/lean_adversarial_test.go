@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -582,5 +583,37 @@ func TestLeanExpectContinue(t *testing.T) {
 		if want := `expect="100-continue" body="hello"`; resp.StatusCode != 200 || string(body) != want {
 			t.Errorf("%q: %d %q, want 200 %q", transport, resp.StatusCode, body, want)
 		}
+	}
+}
+
+// A client that leaves while its instance sends the answer in pieces,
+// each coming sooner than leanAnswerLook, has the attempt aborted: the
+// hook on its leaving is set once the attempt is leanAnswerLook old, not
+// only when one read waits that long. The instance's pieces would go on
+// for 2 s; the client leaves after the first.
+func TestLeanClientLeavingWhileTheInstanceTrickles(t *testing.T) {
+	const pieces = 40
+	first := make(chan struct{})
+	addr := rawInstance(t, func(_ int, c net.Conn, _ *http.Request) {
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", pieces)
+		for i := range pieces {
+			if _, err := io.WriteString(c, "x"); err != nil {
+				return
+			}
+			if i == 0 {
+				close(first)
+			}
+			time.Sleep(50 * time.Millisecond) // an instance that trickles
+		}
+	})
+	l := newLeanClient(routing.Config{}.WithDefaults(), time.Now)
+	defer l.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-first; cancel() }()
+	rec := httptest.NewRecorder()
+	w := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: rec}}
+	err := l.attempt(w, httptest.NewRequest("GET", "http://gw/a", nil).WithContext(ctx), addr.String())
+	if err == nil || rec.Body.Len() == pieces {
+		t.Fatalf("the attempt of a client that left went on to the answer's end: %d bytes, error %v", rec.Body.Len(), err)
 	}
 }

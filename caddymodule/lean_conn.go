@@ -59,6 +59,7 @@ type leanConn struct {
 	// ends the hook on its end once one is set.
 	canceled atomic.Bool
 	ctx      context.Context
+	armed    time.Time // when the watch began
 	stop     func() bool
 }
 
@@ -105,8 +106,8 @@ func newLeanConn(c net.Conn, addr string, readTimeout time.Duration) *leanConn {
 // Read reads from the instance for br: each read given readTimeout
 // (while the head is read, ending at headDeadline at the latest; either
 // cut sooner by leanDeadlineSlack at most), and the head bounded. A read
-// of a watched attempt without its hook yet (see arm) that waits
-// leanAnswerLook sets the hook and goes on waiting.
+// of a watched attempt without its hook yet (see arm) sets it once the
+// attempt is leanAnswerLook old, waiting no longer than that for it.
 func (c *leanConn) Read(p []byte) (int, error) {
 	if c.limiting {
 		if c.headLeft <= 0 {
@@ -116,19 +117,21 @@ func (c *leanConn) Read(p []byte) (int, error) {
 			p = p[:c.headLeft]
 		}
 	}
+	now := time.Now()
+	var end time.Time
+	if c.readTimeout > 0 {
+		end = now.Add(c.readTimeout)
+	}
 	for {
-		var d time.Time
-		now := time.Now()
-		if c.readTimeout > 0 {
-			d = now.Add(c.readTimeout)
-		}
+		d := end
 		headCut := !c.headDeadline.IsZero() && (d.IsZero() || c.headDeadline.Before(d))
 		if headCut {
 			d = c.headDeadline
 		}
+		c.hookWhenOld(now)
 		look := false
 		if c.unhooked() {
-			if l := now.Add(leanAnswerLook); d.IsZero() || l.Before(d) {
+			if l := c.armed.Add(leanAnswerLook); d.IsZero() || l.Before(d) {
 				d, look, headCut = l, true, false
 			}
 		}
@@ -146,6 +149,7 @@ func (c *leanConn) Read(p []byte) (int, error) {
 		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !c.canceled.Load() {
 			if look && n == 0 {
 				c.hook()
+				now = time.Now()
 				continue
 			}
 			if headCut {
@@ -170,6 +174,7 @@ func (c *leanConn) Write(p []byte) (int, error) {
 		end = now.Add(c.readTimeout)
 	}
 	written := 0
+	c.hookWhenOld(now)
 	for {
 		d, look := now.Add(leanAnswerLook), true
 		if !end.IsZero() && !d.Before(end) {
@@ -225,17 +230,26 @@ func (c *leanConn) setDeadline(last *time.Time, d time.Time, set func(time.Time)
 // arm makes ctx's end abort the connection's reads and writes, until
 // disarm. The hook that does it (context.AfterFunc: an allocation, and
 // a place in the context's children taken under its lock and given back)
-// is set only once a read or a write waited leanAnswerLook, or at once
-// when ctx already ended: the usual attempt, answered within it, costs
-// none, and the instance's connection of a client that left is aborted
-// within leanAnswerLook, as soon as the hook is set.
+// is set only once the attempt is leanAnswerLook old, or at once when
+// ctx already ended: the usual attempt, answered within it, costs none,
+// and the instance's connection of a client that left is aborted within
+// leanAnswerLook of the later of its leaving and the attempt's start.
 func (c *leanConn) arm(ctx context.Context) {
 	c.ctx, c.stop = nil, nil
 	if ctx.Done() == nil {
 		return
 	}
-	c.ctx = ctx
+	c.ctx, c.armed = ctx, time.Now()
 	if ctx.Err() != nil {
+		c.hook()
+	}
+}
+
+// hookWhenOld sets the hook once the attempt is leanAnswerLook old (at
+// now), so that an instance that keeps sending pieces, each read waiting
+// less than that, still has its client's leaving seen.
+func (c *leanConn) hookWhenOld(now time.Time) {
+	if c.unhooked() && now.Sub(c.armed) >= leanAnswerLook {
 		c.hook()
 	}
 }
