@@ -50,53 +50,79 @@ func TestLeanHeadReadsOrdinaryAnswers(t *testing.T) {
 	}
 }
 
-// FuzzLeanHead: whatever the bytes, the lean client reads the same answer
-// as http.ReadResponse (status, headers, framing, body, what is left on
-// the connection), or fails where it fails. The seeds are the framing
-// table's answers and ordinary ones; go test -fuzz FuzzLeanHead explores.
+// FuzzLeanHead: whatever the bytes, the request's method and the pieces
+// the connection delivers them in, the lean client reads the same
+// answers in turn as http.ReadResponse (status, headers, framing, body,
+// what is left on the connection), or fails where it fails. The seeds
+// are the framing table's answers and ordinary ones, whole, split and
+// two in a row; go test -fuzz FuzzLeanHead explores.
 func FuzzLeanHead(f *testing.F) {
 	for _, c := range framingCases {
-		f.Add([]byte(c.answer))
+		f.Add([]byte(c.answer), uint8(0), uint16(leanBufferSize))
 	}
 	for _, a := range ordinaryAnswers {
-		f.Add([]byte(a))
+		f.Add([]byte(a), uint8(0), uint16(leanBufferSize))
+		f.Add([]byte(a), uint8(0), uint16(7))   // the head split across reads
+		f.Add([]byte(a+a), uint8(1), uint16(4)) // two answers on the connection, to HEAD
 	}
-	f.Add([]byte("HTTP/1.1 200 OK\r\nx-a: 1\r\nX-A: 2\r\ncontent-LENGTH: 1\r\nconnection: Close\r\n\r\nx"))
-	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\nPragma: no-cache\r\n\r\nx"))
-	f.Add([]byte("HTTP/1.1 200 OK\r\nX: a\nContent-Length: 1\r\n folded\r\n\r\nx"))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		req := &http.Request{Method: "GET"}
-		want, werr := http.ReadResponse(bufio.NewReaderSize(bytes.NewReader(raw), leanBufferSize), req)
+	f.Add([]byte("HTTP/1.1 200 OK\r\nx-a: 1\r\nX-A: 2\r\ncontent-LENGTH: 1\r\nconnection: Close\r\n\r\nx"), uint8(0), uint16(leanBufferSize))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\nPragma: no-cache\r\n\r\nx"), uint8(0), uint16(leanBufferSize))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nX: a\nContent-Length: 1\r\n folded\r\n\r\nx"), uint8(0), uint16(leanBufferSize))
+	methods := []string{"GET", "HEAD", "POST", "CONNECT", "OPTIONS"}
+	f.Fuzz(func(t *testing.T, raw []byte, method uint8, chunk uint16) {
+		req := &http.Request{Method: methods[int(method)%len(methods)]}
+		reads := max(int(chunk), 1)
+		br := bufio.NewReaderSize(&piecesReader{raw, reads}, leanBufferSize)
+		wbr := bufio.NewReaderSize(&piecesReader{raw, reads}, leanBufferSize)
 		var h leanHead
-		br := bufio.NewReaderSize(bytes.NewReader(raw), leanBufferSize)
-		got, err := h.read(br, req)
-		if got == nil && err == nil {
-			got, err = http.ReadResponse(br, req) // left whole for it
-		}
-		if (err != nil) != (werr != nil) {
-			t.Fatalf("%q: error %v, http.ReadResponse's %v", raw, err, werr)
-		}
-		if err != nil {
-			return
-		}
-		wbr := bufio.NewReaderSize(bytes.NewReader(raw), leanBufferSize)
-		want, _ = http.ReadResponse(wbr, req)
-		if got.Status != want.Status || got.StatusCode != want.StatusCode || got.Proto != want.Proto ||
-			got.ProtoMajor != want.ProtoMajor || got.ProtoMinor != want.ProtoMinor ||
-			got.ContentLength != want.ContentLength || got.Close != want.Close ||
-			!reflect.DeepEqual(got.Header, want.Header) || !reflect.DeepEqual(got.Trailer, want.Trailer) ||
-			!reflect.DeepEqual(got.TransferEncoding, want.TransferEncoding) {
-			t.Fatalf("%q:\n got %+v\nwant %+v", raw, got, want)
-		}
-		body, berr := io.ReadAll(got.Body)
-		wbody, wberr := io.ReadAll(want.Body)
-		if !bytes.Equal(body, wbody) || fmt.Sprint(berr) != fmt.Sprint(wberr) {
-			t.Fatalf("%q: body %q %v, http.ReadResponse's %q %v", raw, body, berr, wbody, wberr)
+		for answer := range 3 { // the answers a kept connection carries in turn
+			want, werr := http.ReadResponse(wbr, req)
+			got, err := h.read(br, req)
+			if got == nil && err == nil {
+				got, err = http.ReadResponse(br, req) // left whole for it
+			}
+			if (err != nil) != (werr != nil) {
+				t.Fatalf("%s, answer %d of %q: error %v, http.ReadResponse's %v", req.Method, answer, raw, err, werr)
+			}
+			if err != nil {
+				return
+			}
+			if got.Status != want.Status || got.StatusCode != want.StatusCode || got.Proto != want.Proto ||
+				got.ProtoMajor != want.ProtoMajor || got.ProtoMinor != want.ProtoMinor ||
+				got.ContentLength != want.ContentLength || got.Close != want.Close ||
+				!reflect.DeepEqual(got.Header, want.Header) || !reflect.DeepEqual(got.Trailer, want.Trailer) ||
+				!reflect.DeepEqual(got.TransferEncoding, want.TransferEncoding) {
+				t.Fatalf("%s, answer %d of %q:\n got %+v\nwant %+v", req.Method, answer, raw, got, want)
+			}
+			body, berr := io.ReadAll(got.Body)
+			wbody, wberr := io.ReadAll(want.Body)
+			if !bytes.Equal(body, wbody) || fmt.Sprint(berr) != fmt.Sprint(wberr) {
+				t.Fatalf("%s, answer %d of %q: body %q %v, http.ReadResponse's %q %v", req.Method, answer, raw, body, berr, wbody, wberr)
+			}
+			if want.Close || berr != nil {
+				break
+			}
 		}
 		left, _ := io.ReadAll(br)
 		wleft, _ := io.ReadAll(wbr)
 		if !bytes.Equal(left, wleft) {
-			t.Fatalf("%q: %q left, http.ReadResponse leaves %q", raw, left, wleft)
+			t.Fatalf("%s, %q: %q left, http.ReadResponse leaves %q", req.Method, raw, left, wleft)
 		}
 	})
+}
+
+// piecesReader reads its bytes at most n at a time, as a connection
+// delivers a head in pieces.
+type piecesReader struct {
+	b []byte
+	n int
+}
+
+func (r *piecesReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.n)], r.b)
+	r.b = r.b[n:]
+	return n, nil
 }
