@@ -110,7 +110,7 @@ func (l *leanClient) exchange(w *statusWriter, r *http.Request, c *leanConn) (*h
 	c.got, c.sent, c.spent = 0, 0, false
 	c.arm(r.Context())
 	gzip, err := c.writeRequest(r)
-	if bre, ok := asBodyReadError(err); ok {
+	if bre, ok := errors.AsType[bodyReadError](err); ok {
 		c.disarm()
 		return nil, bre.error // the client's failure, as net/http returns it
 	}
@@ -133,16 +133,6 @@ func (l *leanClient) exchange(w *statusWriter, r *http.Request, c *leanConn) (*h
 	}
 	c.disarm()
 	return nil, err
-}
-
-// asBodyReadError is errors.As for a bodyReadError, whose target, given
-// to errors.As, would cost an allocation each time: only for an error.
-func asBodyReadError(err error) (bodyReadError, bool) {
-	if err == nil {
-		return bodyReadError{}, false
-	}
-	var bre bodyReadError
-	return bre, errors.As(err, &bre)
 }
 
 // mayRetry reports whether r's attempt on c, failed with err, may go

@@ -99,26 +99,17 @@ func (b *leanBody) Read(p []byte) (int, error) {
 
 func (b *leanBody) Close() error { return nil }
 
-// whole is the rest of the body when it is an ordinary answer's
-// (leanHead) and wholly in the connection's buffer, else nil.
-func (b *leanBody) whole() []byte {
+// take returns the rest of the body, read, when it is an ordinary
+// answer's (leanHead) and wholly in the connection's buffer, else nil
+// (nothing read). The bytes stay valid until the connection's next read.
+func (b *leanBody) take() []byte {
 	f, ok := b.body.(*leanFixed)
 	if !ok || b.eof || f.eof || f.left <= 0 || int64(f.br.Buffered()) < f.left {
 		return nil
 	}
 	p, _ := f.br.Peek(int(f.left))
-	return p
-}
-
-// take returns whole and reads it: the bytes stay valid until the
-// connection's next read.
-func (b *leanBody) take() []byte {
-	p := b.whole()
-	if p != nil {
-		f := b.body.(*leanFixed)
-		f.br.Discard(len(p))
-		f.left, f.eof, b.eof = 0, true, true
-	}
+	f.br.Discard(len(p))
+	f.left, f.eof, b.eof = 0, true, true
 	return p
 }
 

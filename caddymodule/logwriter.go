@@ -124,7 +124,7 @@ func (b *BufferedWriter) Cleanup() error {
 	}
 	l := b.log
 	b.log = nil
-	return bufferedLogs.release(l)
+	return l.release()
 }
 
 // String names the writer to humans.

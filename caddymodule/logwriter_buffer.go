@@ -40,13 +40,6 @@ func (s *bufferedLogSet) hold(key string, size int, interval time.Duration, afte
 	return l
 }
 
-// release lets go of a config's hold of l.
-func (s *bufferedLogSet) release(l *bufferedLog) error {
-	s.Lock()
-	defer s.Unlock()
-	return l.release()
-}
-
 // forget drops l from the set, when it is closed.
 func (s *bufferedLogSet) forget(l *bufferedLog) {
 	s.Lock()
@@ -127,10 +120,11 @@ func (l *bufferedLog) Write(p []byte) (int, error) {
 	if l.closed {
 		return 0, os.ErrClosed
 	}
-	if l.holds <= 0 || len(p) >= l.size || len(l.buf)+len(p) > l.size {
+	direct := l.holds <= 0 || len(p) >= l.size
+	if direct || len(l.buf)+len(p) > l.size {
 		l.report(l.flushLocked())
 	}
-	if l.holds <= 0 || len(p) >= l.size {
+	if direct {
 		if l.under == nil {
 			return 0, errLogNotOpen
 		}

@@ -6,7 +6,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/dustin/go-humanize"
 )
 
 // UnmarshalCaddyfile sets up the writer from Caddyfile tokens, in a log
@@ -26,13 +25,8 @@ func (b *BufferedWriter) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		var err error
 		switch d.Val() {
 		case "size":
-			var v string
-			if err = oneArg(d, &v); err == nil {
-				n, perr := humanize.ParseBytes(v)
-				if perr != nil || n == 0 || n > maxLogBufferSize {
-					err = d.Errf("size %q is not a size from 1 byte to 64MiB; write a number of bytes or a size such as 64KiB (the default)", v)
-				}
-				b.Size = int(n)
+			if err = sizeArg(d, &b.Size); err == nil && b.Size > maxLogBufferSize {
+				err = d.Errf("size %q is above 64MiB, the most a log's buffer takes", d.Val())
 			}
 		case "flush_interval":
 			if err = durationArg(d, &b.FlushInterval); err == nil {

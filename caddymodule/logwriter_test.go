@@ -273,7 +273,7 @@ func TestBufferedWriterCaddyfile(t *testing.T) {
 		{name: "no output", caddyfile: site("\t\t\tsize 1KiB\n"), want: []string{"eureka_buffered: output is required"}},
 		{name: "output twice", caddyfile: site("\t\t\toutput stdout\n\t\t\toutput stderr\n"), want: []string{"output given twice"}},
 		{name: "size not a size", caddyfile: site("\t\t\tsize lots\n\t\t\toutput stdout\n"), want: []string{`size "lots" is not a size`}},
-		{name: "size too big", caddyfile: site("\t\t\tsize 1GiB\n\t\t\toutput stdout\n"), want: []string{`size "1GiB"`, "64MiB"}},
+		{name: "size too big", caddyfile: site("\t\t\tsize 1GiB\n\t\t\toutput stdout\n"), want: []string{`size "1GiB" is above 64MiB`}},
 		{name: "unknown option", caddyfile: site("\t\t\tbuffer 1KiB\n\t\t\toutput stdout\n"), want: []string{`no option "buffer"`}},
 		{name: "stdout with an argument", caddyfile: site("\t\t\toutput stdout now\n"), want: []string{"output stdout takes no arguments and no block"}},
 		{name: "stdout with a block", caddyfile: site("\t\t\toutput stdout {\n\t\t\t\tx\n\t\t\t}\n"), want: []string{"output stdout takes no arguments and no block"}},

@@ -78,10 +78,7 @@ func attemptError(r *http.Request, err error) error {
 // streams (flushed as it comes when its length is unknown).
 func writeResponse(w *statusWriter, res *http.Response) error {
 	defer res.Body.Close()
-	_, named := res.Header["Connection"]
-	if named {
-		removeHopByHop(res.Header, false)
-	}
+	removeConnectionNamed(res.Header)
 	h := w.Header()
 	delete(h, "Server")
 	if prior := h["Via"]; len(prior) > 0 {
@@ -91,7 +88,7 @@ func writeResponse(w *statusWriter, res *http.Response) error {
 		h["Via"] = w.via[:1:1] // capped: an append elsewhere copies
 	}
 	for k, vv := range res.Header {
-		if !named && isHopHeader(k) {
+		if isHopHeader(k) {
 			continue // as removeHopByHop, without a delete for each
 		}
 		if prior := h[k]; len(prior) > 0 {
@@ -109,10 +106,14 @@ func writeResponse(w *statusWriter, res *http.Response) error {
 	}
 	w.WriteHeader(res.StatusCode)
 	var err error
-	if whole, ok := res.Body.(wholeBody); ok && whole.whole() != nil {
+	var whole []byte
+	if wb, ok := res.Body.(wholeBody); ok {
+		whole = wb.take()
+	}
+	if whole != nil {
 		// Already read whole: one Write, without io.Copy's way down
 		// Caddy's writers' ReadFrom (a LimitReader each, a copy buffer).
-		_, err = w.Write(whole.take())
+		_, err = w.Write(whole)
 	} else if res.ContentLength == -1 {
 		err = copyFlushing(w, res.Body)
 	} else {
@@ -128,10 +129,9 @@ func writeResponse(w *statusWriter, res *http.Response) error {
 	return nil
 }
 
-// wholeBody is a body that may be wholly in memory already: whole is
-// it then (else nil), take gives it, read.
+// wholeBody is a body that may be wholly in memory already: take gives
+// it then, read (else nil, and reads nothing).
 type wholeBody interface {
-	whole() []byte
 	take() []byte
 }
 

@@ -30,19 +30,25 @@ func isHopHeader(k string) bool { return slices.Contains(hopHeaders[:], k) }
 // removeHopByHop removes from h the headers its Connection header names,
 // then hopHeaders; a request's "Te: trailers" stays (request).
 func removeHopByHop(h http.Header, request bool) {
-	for _, v := range h["Connection"] {
-		for name := range strings.SplitSeq(v, ",") {
-			if name = textproto.TrimString(name); name != "" {
-				h.Del(name)
-			}
-		}
-	}
+	removeConnectionNamed(h)
 	for _, k := range hopHeaders {
 		if k == "Te" && request && httpguts.HeaderValuesContainsToken(h["Te"], "trailers") {
 			h["Te"] = []string{"trailers"}
 			continue
 		}
 		delete(h, k)
+	}
+}
+
+// removeConnectionNamed removes from h the headers its Connection header
+// names.
+func removeConnectionNamed(h http.Header) {
+	for _, v := range h["Connection"] {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = textproto.TrimString(name); name != "" {
+				h.Del(name)
+			}
+		}
 	}
 }
 
