@@ -87,7 +87,7 @@ func replayBody(r *http.Request) (body *bytes.Buffer, resend bool, err error) {
 	if !routing.Resendable(r.Method, true) {
 		return nil, false, nil
 	}
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+	if !hasBody(r) {
 		return nil, true, nil
 	}
 	if r.ContentLength < 0 || r.ContentLength > routing.MaxReplayBody {

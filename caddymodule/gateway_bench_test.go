@@ -67,9 +67,9 @@ func benchGateway(b *testing.B) *Gateway {
 	addr := fixedAnswerServer(b)
 	var svc []*eureka.InstanceInfo
 	for _, v := range []string{"2.0", "2.1"} {
-		svc = append(svc, &eureka.InstanceInfo{InstanceID: "backend-" + v, HasInstanceID: true, App: "SVC",
-			HostName: "127.0.0.1", IPAddr: "127.0.0.1", Status: eureka.StatusUp, Metadata: map[string]string{"version": v},
-			Port: eureka.Port{Number: addr.Port, Enabled: true}})
+		i := fixture.Inst("SVC", "backend-"+v)
+		i.HostName, i.Port.Number, i.Metadata = "127.0.0.1", addr.Port, map[string]string{"version": v}
+		svc = append(svc, i)
 	}
 	g := &Gateway{log: zap.NewNop(), traffic: traffic.New()}
 	cfg, err := g.routerConfig()

@@ -45,9 +45,9 @@ type headerValues struct {
 
 // newRequestID returns a new request id (routing.AppendRequestID) held
 // in vals' own bytes the first time, so that it costs no allocation;
-// later, or with a nil vals, a string of its own.
+// later a string of its own.
 func (vals *headerValues) newRequestID() string {
-	if vals == nil || vals.idMade {
+	if vals.idMade {
 		return string(routing.AppendRequestID(nil))
 	}
 	vals.idMade = true

@@ -78,7 +78,7 @@ func attemptError(r *http.Request, err error) error {
 // streams (flushed as it comes when its length is unknown).
 func writeResponse(w *statusWriter, res *http.Response) error {
 	defer res.Body.Close()
-	removeConnectionNamed(res.Header)
+	removeConnectionNamed(res.Header, true) // the copy below leaves out hopHeaders
 	h := w.Header()
 	delete(h, "Server")
 	if prior := h["Via"]; len(prior) > 0 {

@@ -30,7 +30,7 @@ func isHopHeader(k string) bool { return slices.Contains(hopHeaders[:], k) }
 // removeHopByHop removes from h the headers its Connection header names,
 // then hopHeaders; a request's "Te: trailers" stays (request).
 func removeHopByHop(h http.Header, request bool) {
-	removeConnectionNamed(h)
+	removeConnectionNamed(h, false) // a request's "Connection: te" removes its Te first
 	for _, k := range hopHeaders {
 		if k == "Te" && request && httpguts.HeaderValuesContainsToken(h["Te"], "trailers") {
 			h["Te"] = []string{"trailers"}
@@ -41,15 +41,27 @@ func removeHopByHop(h http.Header, request bool) {
 }
 
 // removeConnectionNamed removes from h the headers its Connection header
-// names.
-func removeConnectionNamed(h http.Header) {
+// names; with skipHop, not those of hopHeaders, which the caller leaves
+// out itself (an answer's "Connection: keep-alive" then costs no
+// canonical name made and deleted).
+func removeConnectionNamed(h http.Header, skipHop bool) {
 	for _, v := range h["Connection"] {
 		for name := range strings.SplitSeq(v, ",") {
-			if name = textproto.TrimString(name); name != "" {
+			if name = textproto.TrimString(name); name != "" && !(skipHop && isHopName(name)) {
 				h.Del(name)
 			}
 		}
 	}
+}
+
+// isHopName reports whether name, in any case, is one of hopHeaders.
+func isHopName(name string) bool {
+	for _, k := range hopHeaders {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // prepareOutgoing edits r's headers for its instance: the hop-by-hop

@@ -104,13 +104,12 @@ func (b *breaker) closedGen() (gen uint32, closed bool) {
 	return b.gen.Load(), true
 }
 
-// admit decides a request: ok says it goes on, probe that it is one of a
+// admit decides a request through a breaker its caller found not
+// closed (closedGen, which lets the closed one's requests through
+// without a clock read): ok says it goes on, probe that it is one of a
 // half-open breaker's probes, gen the state it was let through in, and
 // moved that it moved the breaker to half-open.
 func (b *breaker) admit(now int64) (ok, probe, moved bool, gen uint32) {
-	if gen, closed := b.closedGen(); closed {
-		return true, false, false, gen
-	}
 	if BreakerState(b.state.Load()) == BreakerOpen && now < b.halfAt.Load() {
 		return false, false, false, 0
 	}

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -397,6 +398,9 @@ func (c gatewayBenchConfig) startServer(role, listen, backend string) (stop func
 func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) error {
 	ctx, cancel := untilInterrupted()
 	defer cancel()
+	if strings.HasPrefix(role, "caddy") { // the Caddy roles
+		caddymodule.SpareProcessorByDefault = true // as cmd/caddy runs Caddy
+	}
 	switch role {
 	case "backend":
 		ln, err := net.Listen("tcp", listen)
@@ -518,7 +522,6 @@ func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) e
 // API, says "ready" on out and serves until ctx is done; with profile, a
 // CPU profile of the process.
 func serveCaddy(ctx context.Context, listen, backend, handlers, profile string, out io.Writer) error {
-	caddymodule.SpareProcessorByDefault = true // as cmd/caddy runs Caddy
 	ports, err := freePorts(1)
 	if err != nil {
 		return err

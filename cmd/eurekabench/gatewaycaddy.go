@@ -9,7 +9,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/eurekagate/eurekagate/caddymodule"
 	"github.com/eurekagate/eurekagate/internal/fixture"
 )
 
@@ -65,7 +64,6 @@ func (c gatewayBenchConfig) startCaddyFull(backend string, stops *[]func()) ([]*
 // as the two versions the rules select, the access log in a temporary
 // file; with profile, a CPU profile of the process.
 func serveCaddyFull(ctx context.Context, role, listen, backend, profile string, out io.Writer) error {
-	caddymodule.SpareProcessorByDefault = true // as cmd/caddy runs Caddy
 	dir, err := os.MkdirTemp("", "eurekabench-caddy-full-")
 	if err != nil {
 		return err
