@@ -403,7 +403,7 @@ func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body.Bytes()))
 		}
-		err := g.carry(w, r, next, rt.Secure, upgrade, balancer.Address(inst, rt.Secure))
+		err := g.carry(w, r, &x.vals, next, rt.Secure, upgrade, balancer.Address(inst, rt.Secure))
 		if err == nil {
 			try.Succeeded()
 			return nil
@@ -426,11 +426,12 @@ func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt
 }
 
 // carry is one attempt, to the instance at addr, by the configured
-// transport.
-func (g *Gateway) carry(w *statusWriter, r *http.Request, next caddyhttp.Handler, secure, upgrade bool, addr string) error {
+// transport; r's header fields are its header's and vals' pending ones.
+func (g *Gateway) carry(w *statusWriter, r *http.Request, vals *headerValues, next caddyhttp.Handler, secure, upgrade bool, addr string) error {
 	if g.ownsAttempts(r) {
-		return g.own.attempt(w, r, secure, upgrade, addr)
+		return g.own.attempt(w, r, vals, secure, upgrade, addr)
 	}
+	vals.apply(r.Header)
 	caddyhttp.SetVar(r.Context(), dialVar, addr)
 	return g.proxies[b2i(secure)][b2i(upgrade)].ServeHTTP(w, r, next)
 }

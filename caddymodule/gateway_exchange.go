@@ -32,10 +32,18 @@ func newExchange(w http.ResponseWriter) *exchange {
 // headerValues holds the values of the request header fields the gateway
 // sets (the route, the region, the request id, X-Forwarded-Prefix, and
 // prepareOutgoing's: User-Agent, X-Forwarded-For, -Proto and -Host, Via),
-// so that setting one does not allocate a slice of its own.
+// so that setting one does not allocate a slice of its own. A field the
+// client did not send waits here (pending) rather than in the header: a
+// client's header holds a few fields, and the nine more would grow its
+// map, which cost more than the rest of setting them. The lean client
+// writes the pending fields with the header's; every other way of
+// sending the request has them added first (apply).
 type headerValues struct {
 	v [9]string
-	n int
+	// key[i] is the name of v[i] while it is pending, "" once it is in
+	// the header or removed.
+	key [9]string
+	n   int
 	// id holds the bytes of the request id the gateway made, which
 	// newRequestID's string is: written once, before the string is made,
 	// and never after (idMade).
@@ -55,17 +63,76 @@ func (vals *headerValues) newRequestID() string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// set sets h's field key, in canonical form, to v alone; a nil vals, or
-// one whose values are taken, allocates the field's slice.
+// set sets the field key, in canonical form, to v alone: in h when h has
+// it, else pending in vals. A nil vals, or one whose values are taken,
+// sets it in h with a slice of its own.
 func (vals *headerValues) set(h http.Header, key, v string) {
 	if vals == nil || vals.n == len(vals.v) {
+		vals.remove(key)
 		h[key] = []string{v}
 		return
 	}
-	vals.v[vals.n] = v
-	// Capped at its one value: an append elsewhere copies it.
-	h[key] = vals.v[vals.n : vals.n+1 : vals.n+1]
+	i := vals.n
 	vals.n++
+	vals.v[i] = v
+	if _, ok := h[key]; ok {
+		// Capped at its one value: an append elsewhere copies it.
+		h[key] = vals.v[i : i+1 : i+1]
+		return
+	}
+	vals.remove(key)
+	vals.key[i] = key
+}
+
+// pending returns the values of the pending field key (canonical), nil
+// when it is not one.
+func (vals *headerValues) pending(key string) []string {
+	if vals == nil {
+		return nil
+	}
+	for i := range vals.n {
+		if vals.key[i] == key {
+			return vals.v[i : i+1 : i+1]
+		}
+	}
+	return nil
+}
+
+// remove drops the pending field key (canonical), as delete does a
+// header's.
+func (vals *headerValues) remove(key string) {
+	if vals == nil {
+		return
+	}
+	for i := range vals.n {
+		if vals.key[i] == key {
+			vals.key[i] = ""
+		}
+	}
+}
+
+// apply adds the pending fields to h, for a way of sending the request
+// that reads its header alone.
+func (vals *headerValues) apply(h http.Header) {
+	if vals == nil {
+		return
+	}
+	for i := range vals.n {
+		if k := vals.key[i]; k != "" {
+			h[k] = vals.v[i : i+1 : i+1]
+			vals.key[i] = ""
+		}
+	}
+}
+
+// field returns the values of h's field key (canonical) or, when h has
+// none, of the pending one, and whether there is either.
+func (vals *headerValues) field(h http.Header, key string) ([]string, bool) {
+	if vv, ok := h[key]; ok {
+		return vv, true
+	}
+	vv := vals.pending(key)
+	return vv, vv != nil
 }
 
 // prefixValue is the X-Forwarded-Prefix routing.AppendPrefix makes for a

@@ -1,9 +1,12 @@
 package caddymodule
 
 import (
+	"bytes"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/routing"
@@ -19,6 +22,7 @@ func TestHeaderValuesKeepEachFieldApart(t *testing.T) {
 	for _, k := range names {
 		vals.set(h, k, "v"+k)
 	}
+	vals.apply(h)
 	(*headerValues)(nil).set(h, "F", "vF")
 	for _, k := range names[:len(names)-1] {
 		h.Add(k, "more")
@@ -31,6 +35,56 @@ func TestHeaderValuesKeepEachFieldApart(t *testing.T) {
 		if got := h.Values(k); len(got) != len(want) || got[0] != want[0] || len(got) == 2 && got[1] != want[1] {
 			t.Errorf("%s: %q, want %q", k, got, want)
 		}
+	}
+}
+
+// A field the client did not send waits in headerValues (pending) until
+// apply adds it to the header; one the client sent is replaced in the
+// header at once; a field set again, or removed, is not written twice or
+// at all; and the lean client writes the pending fields with the
+// header's, in net/http's order.
+func TestHeaderValuesPending(t *testing.T) {
+	h := http.Header{"X-Request-Id": {"client"}, "Accept": {"*/*"}}
+	var vals headerValues
+	vals.set(h, "X-Request-Id", "id-1")
+	vals.set(h, "Via", "1.1 Caddy")
+	vals.set(h, "X-Forwarded-Proto", "http")
+	vals.set(h, "X-Forwarded-Proto", "https")
+	vals.set(h, "X-Forwarded-Host", "gw")
+	if got := h["X-Request-Id"]; len(got) != 1 || got[0] != "id-1" {
+		t.Errorf("the client's field: %q", got)
+	}
+	if len(h) != 2 {
+		t.Errorf("the header has the pending fields: %v", h)
+	}
+	if vv, ok := vals.field(h, "Via"); !ok || vv[0] != "1.1 Caddy" {
+		t.Errorf("Via pending: %q %v", vv, ok)
+	}
+	removeConnectionNamed(http.Header{"Connection": {"x-forwarded-host"}}, false, &vals)
+	if vv, ok := vals.field(h, "X-Forwarded-Host"); ok {
+		t.Errorf("a pending field named by Connection is kept: %q", vv)
+	}
+
+	var out bytes.Buffer
+	c := newLeanConn(takingConn{}, "127.0.0.1:8080", time.Minute)
+	c.bw.Reset(&out)
+	r := httptest.NewRequest("GET", "http://gw/x", nil)
+	r.Header = h
+	if _, err := c.writeRequest(r, &vals); err != nil {
+		t.Fatal(err)
+	}
+	want := "GET /x HTTP/1.1\r\nHost: gw\r\nUser-Agent: Go-http-client/1.1\r\nAccept: */*\r\nVia: 1.1 Caddy\r\n" +
+		"X-Forwarded-Proto: https\r\nX-Request-Id: id-1\r\nAccept-Encoding: gzip\r\n\r\n"
+	if out.String() != want {
+		t.Errorf("the lean client wrote\n%q, want\n%q", out.String(), want)
+	}
+
+	vals.apply(h)
+	if len(h) != 4 || h.Get("Via") != "1.1 Caddy" || len(h["X-Forwarded-Proto"]) != 1 || h.Get("X-Forwarded-Proto") != "https" || h["X-Forwarded-Host"] != nil {
+		t.Errorf("applied: %v", h)
+	}
+	if vals.pending("Via") != nil {
+		t.Error("a field applied is still pending")
 	}
 }
 

@@ -65,25 +65,25 @@ func (l *leanClient) carries(r *http.Request, addr string) bool {
 	return p == nil && err == nil // an error is the Transport's to report
 }
 
-// attempt sends r to the instance at addr and writes its answer to w,
-// or returns the attempt's error as the Transport path does (see
-// ownTransport.attempt). A connection from the pool that fails before
+// attempt sends r, with the pending fields of vals, to the instance at
+// addr and writes its answer to w, or returns the attempt's error as the
+// Transport path does (see ownTransport.attempt). A connection from the pool that fails before
 // any byte of the answer is retried once on a new connection when r may
 // be sent again, as net/http does: without a body, and either nothing
 // of it written or its method idempotent and safe (GET, HEAD, OPTIONS,
 // TRACE) or it carries an Idempotency-Key.
-func (l *leanClient) attempt(w *statusWriter, r *http.Request, addr string) error {
+func (l *leanClient) attempt(w *statusWriter, r *http.Request, vals *headerValues, addr string) error {
 	c, err := l.pool.get(r.Context(), addr)
 	if err != nil {
 		return attemptError(r, err)
 	}
-	res, err := l.exchange(w, r, c)
+	res, err := l.exchange(w, r, vals, c)
 	if err != nil && mayRetry(r, c, err) {
 		c.close()
 		if c, err = l.pool.dial(r.Context(), addr); err != nil {
 			return attemptError(r, err)
 		}
-		res, err = l.exchange(w, r, c)
+		res, err = l.exchange(w, r, vals, c)
 	}
 	if err != nil {
 		c.close()
@@ -104,12 +104,13 @@ func (l *leanClient) attempt(w *statusWriter, r *http.Request, addr string) erro
 	return err
 }
 
-// exchange writes r on c and reads the answer's head, c's reads and
-// writes aborted should r's client leave (until c.disarm).
-func (l *leanClient) exchange(w *statusWriter, r *http.Request, c *leanConn) (*http.Response, error) {
+// exchange writes r (with the pending fields of vals) on c and reads the
+// answer's head, c's reads and writes aborted should r's client leave
+// (until c.disarm).
+func (l *leanClient) exchange(w *statusWriter, r *http.Request, vals *headerValues, c *leanConn) (*http.Response, error) {
 	c.got, c.sent, c.spent = 0, 0, false
 	c.arm(r.Context())
-	gzip, err := c.writeRequest(r)
+	gzip, err := c.writeRequest(r, vals)
 	if bre, ok := errors.AsType[bodyReadError](err); ok {
 		c.disarm()
 		return nil, bre.error // the client's failure, as net/http returns it

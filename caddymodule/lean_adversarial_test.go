@@ -29,7 +29,7 @@ func leanDo(t *testing.T, l *leanClient, method, addr string) (int, string, erro
 	t.Helper()
 	rec := httptest.NewRecorder()
 	w := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: rec}}
-	err := l.attempt(w, httptest.NewRequest(method, "http://gw/a", nil), addr)
+	err := l.attempt(w, httptest.NewRequest(method, "http://gw/a", nil), nil, addr)
 	return w.status, rec.Body.String(), err
 }
 
@@ -612,7 +612,7 @@ func TestLeanClientLeavingWhileTheInstanceTrickles(t *testing.T) {
 	go func() { <-first; cancel() }()
 	rec := httptest.NewRecorder()
 	w := &statusWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: rec}}
-	err := l.attempt(w, httptest.NewRequest("GET", "http://gw/a", nil).WithContext(ctx), addr.String())
+	err := l.attempt(w, httptest.NewRequest("GET", "http://gw/a", nil).WithContext(ctx), nil, addr.String())
 	if err == nil || rec.Body.Len() == pieces {
 		t.Fatalf("the attempt of a client that left went on to the answer's end: %d bytes, error %v", rec.Body.Len(), err)
 	}

@@ -36,7 +36,7 @@ func BenchmarkAttempt(b *testing.B) {
 		name    string
 		attempt func(w *statusWriter, r *http.Request) error
 	}{
-		{"lean", func(w *statusWriter, r *http.Request) error { return t.lean.attempt(w, r, addr) }},
+		{"lean", func(w *statusWriter, r *http.Request) error { return t.lean.attempt(w, r, nil, addr) }},
 		{"transport", func(w *statusWriter, r *http.Request) error { return t.roundTrip(w, r, false, false, addr) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -79,7 +79,7 @@ func BenchmarkLeanWriteRequest(b *testing.B) {
 	c := newLeanConn(takingConn{}, "127.0.0.1:8080", time.Minute)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := c.writeRequest(r); err != nil {
+		if _, err := c.writeRequest(r, &vals); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -57,21 +57,17 @@ const defaultUserAgent = "Go-http-client/1.1"
 // allocation.
 const maxSortedHeaders = 32
 
-// writeRequest sends r's head and body on c, and reports whether it
+// writeRequest sends r's head, its header's fields and the pending ones
+// of vals (headerValues), and its body on c, and reports whether it
 // asked for gzip. A request the Transport would refuse is refused
 // before anything is written.
-func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
+func (c *leanConn) writeRequest(r *http.Request, vals *headerValues) (gzip bool, err error) {
 	var keyBuf [maxSortedHeaders]string
 	keys := keyBuf[:0]
 	var acceptEncoding, rangeField []string
 	for k, vv := range r.Header {
-		if !httpguts.ValidHeaderFieldName(k) {
-			return false, fmt.Errorf("net/http: invalid header field name %q", k)
-		}
-		for _, v := range vv {
-			if !httpguts.ValidHeaderFieldValue(v) {
-				return false, fmt.Errorf("net/http: invalid header field value for %q", k)
-			}
+		if !validField(k, vv) {
+			return false, fieldError(k, vv)
 		}
 		switch k {
 		case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer":
@@ -82,6 +78,20 @@ func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
 			rangeField = vv
 		}
 		keys = append(keys, k)
+	}
+	if vals != nil {
+		for i := range vals.n {
+			k, vv := vals.key[i], vals.v[i:i+1]
+			if k == "" {
+				continue
+			}
+			if !validField(k, vv) {
+				return false, fieldError(k, vv)
+			}
+			if k != "User-Agent" { // the fields skipped above are never pending
+				keys = append(keys, k)
+			}
+		}
 	}
 	slices.Sort(keys)
 	host := r.Host
@@ -133,7 +143,7 @@ func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
 	bw.WriteString(host)
 	bw.WriteString("\r\n")
 	ua := defaultUserAgent
-	if vv, ok := r.Header["User-Agent"]; ok {
+	if vv, ok := vals.field(r.Header, "User-Agent"); ok {
 		ua = ""
 		if len(vv) > 0 {
 			ua = vv[0]
@@ -163,7 +173,8 @@ func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
 		bw.WriteString("\r\n")
 	}
 	for _, k := range keys {
-		for _, v := range r.Header[k] {
+		vv, _ := vals.field(r.Header, k)
+		for _, v := range vv {
 			writeField(bw, k, v)
 		}
 	}
@@ -193,6 +204,28 @@ func (c *leanConn) writeRequest(r *http.Request) (gzip bool, err error) {
 		return gzip, fmt.Errorf("http: ContentLength=%d with Body length %d", length, n)
 	}
 	return gzip, bw.Flush()
+}
+
+// validField reports whether net/http's Transport sends the field k
+// with the values vv.
+func validField(k string, vv []string) bool {
+	if !httpguts.ValidHeaderFieldName(k) {
+		return false
+	}
+	for _, v := range vv {
+		if !httpguts.ValidHeaderFieldValue(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// fieldError is the Transport's error for a field validField refuses.
+func fieldError(k string, vv []string) error {
+	if !httpguts.ValidHeaderFieldName(k) {
+		return fmt.Errorf("net/http: invalid header field name %q", k)
+	}
+	return fmt.Errorf("net/http: invalid header field value for %q", k)
 }
 
 // firstValue is vv's first value, as Header.Get gives it.

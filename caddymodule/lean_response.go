@@ -72,7 +72,7 @@ func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout ti
 func forwardInformational(w *statusWriter, res *http.Response) {
 	h := w.Header()
 	own := h.Clone()
-	removeHopByHop(res.Header, false)
+	removeHopByHop(res.Header, false, nil)
 	for k, vv := range res.Header {
 		h[k] = append(h[k], vv...)
 	}

@@ -24,13 +24,14 @@ var errAborted = errors.New("eureka_gateway: the response broke after it began")
 // response to w, or returns the attempt's error in reverse_proxy's form
 // (a caddyhttp.HandlerError: 502, 504 after a timeout, 499 when the
 // client went away; a dialError within for a connection not made), which
-// failureOf classifies. r's headers are prepareOutgoing's. The lean
-// client carries what it can (leanClient.carries), net/http's Transport
-// the rest.
-func (t *ownTransport) attempt(w *statusWriter, r *http.Request, secure, upgrade bool, addr string) error {
+// failureOf classifies. r's headers are prepareOutgoing's, with the
+// pending fields of vals. The lean client carries what it can
+// (leanClient.carries), net/http's Transport the rest.
+func (t *ownTransport) attempt(w *statusWriter, r *http.Request, vals *headerValues, secure, upgrade bool, addr string) error {
 	if !secure && !upgrade && t.lean.carries(r, addr) {
-		return t.lean.attempt(w, r, addr)
+		return t.lean.attempt(w, r, vals, addr)
 	}
+	vals.apply(r.Header)
 	return t.roundTrip(w, r, secure, upgrade, addr)
 }
 
@@ -78,7 +79,7 @@ func attemptError(r *http.Request, err error) error {
 // streams (flushed as it comes when its length is unknown).
 func writeResponse(w *statusWriter, res *http.Response) error {
 	defer res.Body.Close()
-	removeConnectionNamed(res.Header, true) // the copy below leaves out hopHeaders
+	removeConnectionNamed(res.Header, true, nil) // the copy below leaves out hopHeaders
 	h := w.Header()
 	delete(h, "Server")
 	if prior := h["Via"]; len(prior) > 0 {
