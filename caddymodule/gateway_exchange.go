@@ -66,21 +66,28 @@ func (vals *headerValues) newRequestID() string {
 // set sets the field key, in canonical form, to v alone: in h when h has
 // it, else pending in vals. A nil vals, or one whose values are taken,
 // sets it in h with a slice of its own.
-func (vals *headerValues) set(h http.Header, key, v string) {
+func (vals *headerValues) set(h http.Header, key, v string) { vals.keep(h, key, v, true) }
+
+// put sets the field key, in canonical form, to v alone in h, pending or
+// not: a field that Caddy's handlers and placeholders read after the
+// gateway's (the request id, which log_append may log).
+func (vals *headerValues) put(h http.Header, key, v string) { vals.keep(h, key, v, false) }
+
+// keep is set, or put when not pending.
+func (vals *headerValues) keep(h http.Header, key, v string, pending bool) {
+	vals.remove(key)
 	if vals == nil || vals.n == len(vals.v) {
-		vals.remove(key)
 		h[key] = []string{v}
 		return
 	}
 	i := vals.n
 	vals.n++
 	vals.v[i] = v
-	if _, ok := h[key]; ok {
+	if _, ok := h[key]; ok || !pending {
 		// Capped at its one value: an append elsewhere copies it.
 		h[key] = vals.v[i : i+1 : i+1]
 		return
 	}
-	vals.remove(key)
 	vals.key[i] = key
 }
 
