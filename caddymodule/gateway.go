@@ -381,7 +381,7 @@ func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt
 		setRequestID(r.Header, trusted, &x.vals)
 	}
 	prior, _ := httpFields(r.Header).Field(forwardedPrefix)
-	x.vals.set(r.Header, forwardedPrefix, prefixValue(target, prior, trusted, appName))
+	x.vals.put(r.Header, forwardedPrefix, prefixValue(target, prior, trusted, appName))
 	if g.ownsAttempts(r) {
 		prepareOutgoing(r, trusted, upgrade, &x.vals)
 	}

@@ -32,9 +32,12 @@ func newExchange(w http.ResponseWriter) *exchange {
 // headerValues holds the values of the request header fields the gateway
 // sets (the route, the region, the request id, X-Forwarded-Prefix, and
 // prepareOutgoing's: User-Agent, X-Forwarded-For, -Proto and -Host, Via),
-// so that setting one does not allocate a slice of its own. A field the
-// client did not send waits here (pending) rather than in the header: a
-// client's header holds a few fields, and the nine more would grow its
+// so that setting one does not allocate a slice of its own. The gateway's
+// own fields go into the request's header (put), where Caddy's
+// placeholders after the gateway read them. prepareOutgoing's, when the
+// client did not send them, wait here (set: pending), as reverse_proxy
+// adds them to its own copy of the request, out of the placeholders'
+// sight: a client's header holds a few fields, and nine more grew its
 // map, which cost more than the rest of setting them. The lean client
 // writes the pending fields with the header's; every other way of
 // sending the request has them added first (apply).
@@ -68,9 +71,9 @@ func (vals *headerValues) newRequestID() string {
 // sets it in h with a slice of its own.
 func (vals *headerValues) set(h http.Header, key, v string) { vals.keep(h, key, v, true) }
 
-// put sets the field key, in canonical form, to v alone in h, pending or
-// not: a field that Caddy's handlers and placeholders read after the
-// gateway's (the request id, which log_append may log).
+// put sets the field key, in canonical form, to v alone in h, never
+// pending: a field of the gateway's own, which Caddy's handlers and
+// placeholders after the gateway read (a log_append of the request id).
 func (vals *headerValues) put(h http.Header, key, v string) { vals.keep(h, key, v, false) }
 
 // keep is set, or put when not pending.

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -28,20 +29,33 @@ func TestTrustedProxyRequestIDThroughCaddy(t *testing.T) {
 	gatewaysuite.RequestIDs(t, gatewayURL, v.store, true)
 }
 
-// The request id the instance gets is the one Caddy's placeholders see
-// after eureka_gateway ({http.request.header.X-Request-Id}, in a
-// log_append), with either transport: a new id and a kept one alike.
-func TestRequestIDInCaddysAccessLog(t *testing.T) {
+// The gateway's own fields (the request id the instance gets, new or
+// kept, X-Forwarded-Prefix) are what Caddy's placeholders see after
+// eureka_gateway ({http.request.header.*}, in a log_append), and the
+// forwarding fields reverse_proxy adds to its own copy of the request
+// (X-Forwarded-For, Via) are out of their sight, with either transport
+// alike.
+func TestGatewayFieldsInCaddysPlaceholders(t *testing.T) {
 	got := make(chan string, 1)
 	inst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r.Header.Get("X-Request-Id")
 	}))
 	t.Cleanup(inst.Close)
+	type entry struct {
+		ID  string `json:"request_id"`
+		Pre string `json:"prefix"`
+		XFF string `json:"xff"`
+		Via string `json:"via"`
+	}
+	seen := map[string][]entry{}
 	for _, transport := range []string{"eureka", "reverse_proxy"} {
 		file := filepath.Join(t.TempDir(), "access.log")
 		name := newRegistry("request-id-log")
 		loadConfig(t, testConfig("", "registry "+name, site(registryPort, "\teureka_server"),
-			site(gatewayPort, fmt.Sprintf("\tlog {\n\t\toutput file %s\n\t}\n\tlog_append request_id {http.request.header.X-Request-Id}\n\teureka_gateway {\n\t\ttransport %s\n\t}", file, transport))))
+			site(gatewayPort, fmt.Sprintf("\tlog {\n\t\toutput file %s\n\t}\n"+
+				"\tlog_append request_id {http.request.header.X-Request-Id}\n\tlog_append prefix {http.request.header.X-Forwarded-Prefix}\n"+
+				"\tlog_append xff {http.request.header.X-Forwarded-For}\n\tlog_append via {http.request.header.Via}\n"+
+				"\teureka_gateway {\n\t\ttransport %s\n\t}", file, transport))))
 		registerVia(t, registryURL, serverBackend("i", inst).instance("ids"))
 		for _, sent := range []string{"", "client-chosen-request-id-0001"} {
 			req, _ := http.NewRequest(http.MethodGet, gatewayURL+"/ids/x", nil)
@@ -57,10 +71,24 @@ func TestRequestIDInCaddysAccessLog(t *testing.T) {
 			if id == "" || sent != "" && id != sent {
 				t.Fatalf("%s: the instance got X-Request-Id %q (sent %q)", transport, id, sent)
 			}
+			var e entry
 			testkit.Eventually(t, 5*time.Second, "the access log entry of "+id, func() bool {
 				data, _ := os.ReadFile(file)
-				return strings.Contains(string(data), `"request_id":"`+id+`"`)
+				for l := range strings.SplitSeq(string(data), "\n") {
+					if strings.Contains(l, `"request_id":"`+id+`"`) {
+						return json.Unmarshal([]byte(l), &e) == nil
+					}
+				}
+				return false
 			})
+			if e.Pre != "/ids" {
+				t.Errorf("%s: {http.request.header.X-Forwarded-Prefix} after the gateway %q, want /ids", transport, e.Pre)
+			}
+			e.ID = "" // new ids differ between the transports
+			seen[transport] = append(seen[transport], e)
 		}
+	}
+	if own, rp := seen["eureka"], seen["reverse_proxy"]; fmt.Sprint(own) != fmt.Sprint(rp) {
+		t.Errorf("the placeholders after the gateway saw %+v with its own transport, %+v with reverse_proxy", own, rp)
 	}
 }

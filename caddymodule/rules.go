@@ -126,13 +126,13 @@ func ruleRequest(r *http.Request) routing.Request {
 
 // setRoute tells the instance the subset its request goes to, in
 // balancer.RouteHeader, in place of any the client sent (the value kept
-// in vals, see headerValues.set).
+// in vals, see headerValues.put).
 func setRoute(h http.Header, sub *routing.Subset, vals *headerValues) {
 	if sub == nil {
 		delete(h, balancer.RouteHeader)
 		return
 	}
-	vals.set(h, balancer.RouteHeader, sub.Label())
+	vals.put(h, balancer.RouteHeader, sub.Label())
 }
 
 // setRegion tells the instance, in routing.RegionHeader, that its request
@@ -142,7 +142,7 @@ func setRegion(h http.Header, region string, vals *headerValues) {
 		delete(h, routing.RegionHeader)
 		return
 	}
-	vals.set(h, routing.RegionHeader, region)
+	vals.put(h, routing.RegionHeader, region)
 }
 
 // unmarshalRules reads the Caddyfile's rules options: rules, a heredoc
