@@ -67,11 +67,11 @@ func (l *leanClient) carries(r *http.Request, addr string) bool {
 
 // attempt sends r, with the pending fields of vals, to the instance at
 // addr and writes its answer to w, or returns the attempt's error as the
-// Transport path does (see ownTransport.attempt). A connection from the pool that fails before
-// any byte of the answer is retried once on a new connection when r may
-// be sent again, as net/http does: without a body, and either nothing
-// of it written or its method idempotent and safe (GET, HEAD, OPTIONS,
-// TRACE) or it carries an Idempotency-Key.
+// Transport path does (see ownTransport.attempt). A connection from the
+// pool that fails before any byte of the answer is retried once on a new
+// connection when r may be sent again, as net/http does: without a body,
+// and either nothing of it written or its method idempotent and safe
+// (GET, HEAD, OPTIONS, TRACE) or it carries an Idempotency-Key.
 func (l *leanClient) attempt(w *statusWriter, r *http.Request, vals *headerValues, addr string) error {
 	c, err := l.pool.get(r.Context(), addr)
 	if err != nil {
