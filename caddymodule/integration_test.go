@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +20,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/freeport"
 	"github.com/eurekagate/eurekagate/internal/registrytest"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
@@ -65,22 +64,15 @@ var (
 	gatewayURL  string // the gateway, on gatewayPort
 )
 
-// testPorts returns n loopback ports that nothing listens on, at random
-// below the ephemeral ranges (Linux starts at 32768, BSDs and Windows at
-// 49152), so that no outgoing connection takes one while a config leaves
-// it unbound.
+// testPorts returns n loopback ports that nothing listens on, below the
+// ephemeral range (freeport), so that no outgoing connection takes one
+// while a config leaves it unbound.
 func testPorts(n int) []string {
-	var out []string
-	for len(out) < n {
-		port := strconv.Itoa(20000 + rand.IntN(12000))
-		ln, err := net.Listen("tcp", "127.0.0.1:"+port)
-		if err != nil || slices.Contains(out, port) {
-			continue
-		}
-		ln.Close()
-		out = append(out, port)
+	ports, err := freeport.Loopback(n)
+	if err != nil {
+		panic(err)
 	}
-	return out
+	return ports
 }
 
 // testConfig is a test Caddyfile: the admin where caddytest expects it, the

@@ -2,8 +2,6 @@ package readmecheck
 
 import (
 	"context"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eurekagate/eurekagate/internal/freeport"
 	"github.com/eurekagate/eurekagate/internal/proc"
 	"github.com/eurekagate/eurekagate/internal/testkit"
 )
@@ -129,21 +128,17 @@ func TestWalks(t *testing.T) {
 }
 
 // freeFixedPort returns a loopback port that is free now, below the
-// kernel's ephemeral range (32768 and up): the walk binds it seconds
-// later, and the other packages' tests, run beside this one, take their
-// ports (":0" listeners, outgoing connections) from that range, where one
-// could take it first.
+// kernel's ephemeral range (freeport): the walk binds it seconds later,
+// and the other packages' tests, run beside this one, take their ports
+// (":0" listeners, outgoing connections) from that range, where one could
+// take it first.
 func freeFixedPort(t *testing.T) string {
 	t.Helper()
-	for range 1000 {
-		port := strconv.Itoa(20000 + rand.IntN(12000))
-		if ln, err := net.Listen("tcp", "127.0.0.1:"+port); err == nil {
-			ln.Close()
-			return port
-		}
+	ports, err := freeport.Loopback(1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port between 20000 and 32000")
-	return ""
+	return ports[0]
 }
 
 func runWalk(t *testing.T, w walk) {
