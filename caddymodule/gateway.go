@@ -426,12 +426,12 @@ func (g *Gateway) proxy(x *exchange, r *http.Request, next caddyhttp.Handler, rt
 }
 
 // carry is one attempt, to the instance at addr, by the configured
-// transport; r's header fields are its header's and vals' pending ones.
+// transport; r's header fields are its header's and vals' pending ones
+// (none when reverse_proxy carries it, see headerValues).
 func (g *Gateway) carry(w *statusWriter, r *http.Request, vals *headerValues, next caddyhttp.Handler, secure, upgrade bool, addr string) error {
 	if g.ownsAttempts(r) {
 		return g.own.attempt(w, r, vals, secure, upgrade, addr)
 	}
-	vals.apply(r.Header)
 	caddyhttp.SetVar(r.Context(), dialVar, addr)
 	return g.proxies[b2i(secure)][b2i(upgrade)].ServeHTTP(w, r, next)
 }

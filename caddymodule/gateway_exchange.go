@@ -39,8 +39,10 @@ func newExchange(w http.ResponseWriter) *exchange {
 // adds them to its own copy of the request, out of the placeholders'
 // sight: a client's header holds a few fields, and nine more grew its
 // map, which cost more than the rest of setting them. The lean client
-// writes the pending fields with the header's; every other way of
-// sending the request has them added first (apply).
+// writes the pending fields with the header's; net/http's Transport gets
+// a copy of the header with them added (addTo). With transport
+// reverse_proxy none is pending: prepareOutgoing does not run, and
+// reverse_proxy sets the forwarding fields on its own copy.
 type headerValues struct {
 	v [9]string
 	// key[i] is the name of v[i] while it is pending, "" once it is in
@@ -121,16 +123,29 @@ func (vals *headerValues) remove(key string) {
 	}
 }
 
-// apply adds the pending fields to h, for a way of sending the request
-// that reads its header alone.
-func (vals *headerValues) apply(h http.Header) {
+// anyPending reports whether a field is pending.
+func (vals *headerValues) anyPending() bool {
+	if vals == nil {
+		return false
+	}
+	for i := range vals.n {
+		if vals.key[i] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// addTo adds the pending fields to h, a copy of the request's header for
+// a way of sending it that reads its header alone; they stay pending,
+// for the next attempt's.
+func (vals *headerValues) addTo(h http.Header) {
 	if vals == nil {
 		return
 	}
 	for i := range vals.n {
 		if k := vals.key[i]; k != "" {
 			h[k] = vals.v[i : i+1 : i+1]
-			vals.key[i] = ""
 		}
 	}
 }

@@ -68,7 +68,7 @@ var (
 // ephemeral range (freeport), so that no outgoing connection takes one
 // while a config leaves it unbound.
 func testPorts(n int) []string {
-	ports, err := freeport.Loopback(n)
+	ports, err := freeport.CaddyTests.Loopback(n)
 	if err != nil {
 		panic(err)
 	}

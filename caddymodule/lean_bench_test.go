@@ -37,7 +37,7 @@ func BenchmarkAttempt(b *testing.B) {
 		attempt func(w *statusWriter, r *http.Request) error
 	}{
 		{"lean", func(w *statusWriter, r *http.Request) error { return t.lean.attempt(w, r, nil, addr) }},
-		{"transport", func(w *statusWriter, r *http.Request) error { return t.roundTrip(w, r, false, false, addr) }},
+		{"transport", func(w *statusWriter, r *http.Request) error { return t.roundTrip(w, r, nil, false, false, addr) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())

@@ -34,11 +34,13 @@ func TestTrustedProxyRequestIDThroughCaddy(t *testing.T) {
 // eureka_gateway ({http.request.header.*}, in a log_append), and the
 // forwarding fields reverse_proxy adds to its own copy of the request
 // (X-Forwarded-For, Via) are out of their sight, with either transport
-// alike.
+// alike, and whether the lean client or net/http's Transport (an Upgrade
+// request, answered without one) carries the attempt.
 func TestGatewayFieldsInCaddysPlaceholders(t *testing.T) {
-	got := make(chan string, 1)
+	type got struct{ id, via string }
+	gots := make(chan got, 1)
 	inst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got <- r.Header.Get("X-Request-Id")
+		gots <- got{r.Header.Get("X-Request-Id"), r.Header.Get("Via")}
 	}))
 	t.Cleanup(inst.Close)
 	type entry struct {
@@ -57,25 +59,32 @@ func TestGatewayFieldsInCaddysPlaceholders(t *testing.T) {
 				"\tlog_append xff {http.request.header.X-Forwarded-For}\n\tlog_append via {http.request.header.Via}\n"+
 				"\teureka_gateway {\n\t\ttransport %s\n\t}", file, transport))))
 		registerVia(t, registryURL, serverBackend("i", inst).instance("ids"))
-		for _, sent := range []string{"", "client-chosen-request-id-0001"} {
+		for _, c := range []struct {
+			sent    string
+			upgrade bool // carried by net/http's Transport
+		}{{"", false}, {"client-chosen-request-id-0001", false}, {"", true}} {
 			req, _ := http.NewRequest(http.MethodGet, gatewayURL+"/ids/x", nil)
-			if sent != "" {
-				req.Header.Set("X-Request-Id", sent)
+			if c.upgrade {
+				req.Header.Set("Connection", "Upgrade")
+				req.Header.Set("Upgrade", "x-test")
+			}
+			if c.sent != "" {
+				req.Header.Set("X-Request-Id", c.sent)
 			}
 			resp, err := probe.Do(req)
 			if err != nil {
 				t.Fatalf("%s: %v", transport, err)
 			}
 			resp.Body.Close()
-			id := <-got
-			if id == "" || sent != "" && id != sent {
-				t.Fatalf("%s: the instance got X-Request-Id %q (sent %q)", transport, id, sent)
+			g := <-gots
+			if g.id == "" || c.sent != "" && g.id != c.sent || g.via != "1.1 Caddy" {
+				t.Fatalf("%s: the instance got X-Request-Id %q (sent %q), Via %q", transport, g.id, c.sent, g.via)
 			}
 			var e entry
-			testkit.Eventually(t, 5*time.Second, "the access log entry of "+id, func() bool {
+			testkit.Eventually(t, 5*time.Second, "the access log entry of "+g.id, func() bool {
 				data, _ := os.ReadFile(file)
 				for l := range strings.SplitSeq(string(data), "\n") {
-					if strings.Contains(l, `"request_id":"`+id+`"`) {
+					if strings.Contains(l, `"request_id":"`+g.id+`"`) {
 						return json.Unmarshal([]byte(l), &e) == nil
 					}
 				}

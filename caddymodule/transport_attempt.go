@@ -31,13 +31,17 @@ func (t *ownTransport) attempt(w *statusWriter, r *http.Request, vals *headerVal
 	if !secure && !upgrade && t.lean.carries(r, addr) {
 		return t.lean.attempt(w, r, vals, addr)
 	}
-	vals.apply(r.Header)
-	return t.roundTrip(w, r, secure, upgrade, addr)
+	return t.roundTrip(w, r, vals, secure, upgrade, addr)
 }
 
 // roundTrip is attempt on net/http's Transport.
-func (t *ownTransport) roundTrip(w *statusWriter, r *http.Request, secure, upgrade bool, addr string) error {
+func (t *ownTransport) roundTrip(w *statusWriter, r *http.Request, vals *headerValues, secure, upgrade bool, addr string) error {
 	out := r.WithContext(r.Context()) // a shallow copy, r's headers shared
+	if vals.anyPending() {
+		// On a copy: Caddy's placeholders after the gateway read r's.
+		out.Header = r.Header.Clone()
+		vals.addTo(out.Header)
+	}
 	u := *r.URL
 	u.Scheme, u.Host = "http", addr
 	if secure {

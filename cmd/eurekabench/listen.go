@@ -13,4 +13,4 @@ func newLoopbackListener() (net.Listener, error) { return net.Listen("tcp", "127
 // freePorts finds n free loopback ports for the servers the benchmark
 // starts as processes of their own (freeport: below the ephemeral range,
 // where no outgoing connection takes one before its server binds it).
-func freePorts(n int) ([]string, error) { return freeport.Loopback(n) }
+func freePorts(n int) ([]string, error) { return freeport.Benchmarks.Loopback(n) }

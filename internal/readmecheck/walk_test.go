@@ -134,7 +134,7 @@ func TestWalks(t *testing.T) {
 // take it first.
 func freeFixedPort(t *testing.T) string {
 	t.Helper()
-	ports, err := freeport.Loopback(1)
+	ports, err := freeport.Walks.Loopback(1)
 	if err != nil {
 		t.Fatal(err)
 	}
