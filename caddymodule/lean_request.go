@@ -66,8 +66,8 @@ func (c *leanConn) writeRequest(r *http.Request, vals *headerValues) (gzip bool,
 	keys := keyBuf[:0]
 	var acceptEncoding, rangeField []string
 	for k, vv := range r.Header {
-		if !validField(k, vv) {
-			return false, fieldError(k, vv)
+		if err := checkField(k, vv); err != nil {
+			return false, err
 		}
 		switch k {
 		case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer":
@@ -85,8 +85,8 @@ func (c *leanConn) writeRequest(r *http.Request, vals *headerValues) (gzip bool,
 			if k == "" {
 				continue
 			}
-			if !validField(k, vv) {
-				return false, fieldError(k, vv)
+			if err := checkField(k, vv); err != nil {
+				return false, err
 			}
 			if k != "User-Agent" { // the fields skipped above are never pending
 				keys = append(keys, k)
@@ -206,26 +206,18 @@ func (c *leanConn) writeRequest(r *http.Request, vals *headerValues) (gzip bool,
 	return gzip, bw.Flush()
 }
 
-// validField reports whether net/http's Transport sends the field k
-// with the values vv.
-func validField(k string, vv []string) bool {
-	if !httpguts.ValidHeaderFieldName(k) {
-		return false
-	}
-	for _, v := range vv {
-		if !httpguts.ValidHeaderFieldValue(v) {
-			return false
-		}
-	}
-	return true
-}
-
-// fieldError is the Transport's error for a field validField refuses.
-func fieldError(k string, vv []string) error {
+// checkField returns the error net/http's Transport refuses the field k
+// with the values vv with, nil when it sends it.
+func checkField(k string, vv []string) error {
 	if !httpguts.ValidHeaderFieldName(k) {
 		return fmt.Errorf("net/http: invalid header field name %q", k)
 	}
-	return fmt.Errorf("net/http: invalid header field value for %q", k)
+	for _, v := range vv {
+		if !httpguts.ValidHeaderFieldValue(v) {
+			return fmt.Errorf("net/http: invalid header field value for %q", k)
+		}
+	}
+	return nil
 }
 
 // firstValue is vv's first value, as Header.Get gives it.

@@ -11,14 +11,14 @@ import (
 	"time"
 )
 
-// How the lean client reads an answer: an ordinary one by leanHead,
-// any other by net/http's own parser (http.ReadResponse, the one net/http's Transport reads with, so that
-// the status line, the headers and the body's framing are read alike:
-// Content-Length, chunked with its trailers, to the connection's close,
-// none for HEAD, 204 and 304), on the connection's reader, the head
-// bounded by maxLeanResponseHead and ResponseHeaderTimeout. An answer
-// whose version is not HTTP/1.x, which net/http takes, fails the
-// attempt (502).
+// How the lean client reads an answer: an ordinary one by leanHead, any
+// other by net/http's own parser (http.ReadResponse, the one net/http's
+// Transport reads with, so that the status line, the headers and the
+// body's framing are read alike: Content-Length, chunked with its
+// trailers, to the connection's close, none for HEAD, 204 and 304), on
+// the connection's reader, the head bounded by maxLeanResponseHead and
+// ResponseHeaderTimeout. An answer whose version is not HTTP/1.x, which
+// net/http takes, fails the attempt (502).
 
 // readResponse reads the answer to r from c: an informational answer
 // is forwarded to the client as reverse_proxy forwards it (103 Early
@@ -72,7 +72,7 @@ func (c *leanConn) readResponse(w *statusWriter, r *http.Request, headTimeout ti
 func forwardInformational(w *statusWriter, res *http.Response) {
 	h := w.Header()
 	own := h.Clone()
-	removeHopByHop(res.Header, false, nil)
+	removeHopByHop(res.Header, false)
 	for k, vv := range res.Header {
 		h[k] = append(h[k], vv...)
 	}

@@ -103,10 +103,7 @@ func (l *bufferedLog) release() error {
 func (l *bufferedLog) attach(w io.WriteCloser) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.under != nil {
-		l.under.Close()
-	}
-	l.under, l.closed = w, false
+	l.under = w
 }
 
 // Write takes an entry. The buffer is written first when the entry does

@@ -83,7 +83,7 @@ func attemptError(r *http.Request, err error) error {
 // streams (flushed as it comes when its length is unknown).
 func writeResponse(w *statusWriter, res *http.Response) error {
 	defer res.Body.Close()
-	removeConnectionNamed(res.Header, true, nil) // the copy below leaves out hopHeaders
+	removeConnectionNamed(res.Header, true) // the copy below leaves out hopHeaders
 	h := w.Header()
 	delete(h, "Server")
 	if prior := h["Via"]; len(prior) > 0 {
@@ -112,8 +112,8 @@ func writeResponse(w *statusWriter, res *http.Response) error {
 	w.WriteHeader(res.StatusCode)
 	var err error
 	var whole []byte
-	if wb, ok := res.Body.(wholeBody); ok {
-		whole = wb.take()
+	if lb, ok := res.Body.(*leanBody); ok {
+		whole = lb.take()
 	}
 	if whole != nil {
 		// Already read whole: one Write, without io.Copy's way down
@@ -132,12 +132,6 @@ func writeResponse(w *statusWriter, res *http.Response) error {
 		h[http.TrailerPrefix+k] = vv
 	}
 	return nil
-}
-
-// wholeBody is a body that may be wholly in memory already: take gives
-// it then, read (else nil, and reads nothing).
-type wholeBody interface {
-	take() []byte
 }
 
 // copyFlushing copies a body of unknown length, a stream (server-sent

@@ -28,10 +28,9 @@ var hopHeaders = [...]string{
 func isHopHeader(k string) bool { return slices.Contains(hopHeaders[:], k) }
 
 // removeHopByHop removes from h the headers its Connection header names,
-// the pending fields of vals it names too, then hopHeaders (none of
-// which the gateway sets); a request's "Te: trailers" stays (request).
-func removeHopByHop(h http.Header, request bool, vals *headerValues) {
-	removeConnectionNamed(h, false, vals) // a request's "Connection: te" removes its Te first
+// then hopHeaders; a request's "Te: trailers" stays (request).
+func removeHopByHop(h http.Header, request bool) {
+	removeConnectionNamed(h, false) // a request's "Connection: te" removes its Te first
 	for _, k := range hopHeaders {
 		if k == "Te" && request && httpguts.HeaderValuesContainsToken(h["Te"], "trailers") {
 			h["Te"] = []string{"trailers"}
@@ -41,18 +40,15 @@ func removeHopByHop(h http.Header, request bool, vals *headerValues) {
 	}
 }
 
-// removeConnectionNamed removes from h, and from the pending fields of
-// vals (nil: none), the headers h's Connection header names; with
-// skipHop, not those of hopHeaders, which the caller leaves out itself
-// (an answer's "Connection: keep-alive" then costs no canonical name made
-// and deleted).
-func removeConnectionNamed(h http.Header, skipHop bool, vals *headerValues) {
+// removeConnectionNamed removes from h the headers its Connection header
+// names; with skipHop, not those of hopHeaders, which the caller leaves
+// out itself (an answer's "Connection: keep-alive" then costs no
+// canonical name made and deleted).
+func removeConnectionNamed(h http.Header, skipHop bool) {
 	for _, v := range h["Connection"] {
 		for name := range strings.SplitSeq(v, ",") {
 			if name = textproto.TrimString(name); name != "" && !(skipHop && isHopName(name)) {
-				key := textproto.CanonicalMIMEHeaderKey(name)
-				delete(h, key)
-				vals.remove(key)
+				h.Del(name)
 			}
 		}
 	}
@@ -79,7 +75,7 @@ func prepareOutgoing(r *http.Request, trusted, upgrade bool, vals *headerValues)
 	if upgrade {
 		upType = strings.ToLower(h.Get("Upgrade"))
 	}
-	removeHopByHop(h, true, vals)
+	removeHopByHop(h, true) // before the pending fields are set: none is named
 	if upType != "" {
 		h["Connection"] = []string{"Upgrade"}
 		h["Upgrade"] = []string{upType}

@@ -27,7 +27,7 @@ func (t *ownTransport) tunnel(w *statusWriter, r *http.Request, res *http.Respon
 		backConn.Close()
 		return caddyhttp.Error(http.StatusBadGateway, errors.New("the instance switched to a protocol not asked for: "+got))
 	}
-	removeHopByHop(res.Header, false, nil)
+	removeHopByHop(res.Header, false)
 	h := w.Header()
 	for k, vv := range res.Header {
 		h[k] = append(h[k], vv...)

@@ -522,11 +522,11 @@ func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) e
 // API, says "ready" on out and serves until ctx is done; with profile, a
 // CPU profile of the process.
 func serveCaddy(ctx context.Context, listen, backend, handlers, profile string, out io.Writer) error {
-	ports, err := freePorts(1)
+	port, err := serverPort()
 	if err != nil {
 		return err
 	}
-	regAddr := "127.0.0.1:" + ports[0]
+	regAddr := "127.0.0.1:" + port
 	stop, err := runCaddy(caddyServer{"registry", regAddr, eurekaServerHandler}, caddyServer{"gateway", listen, handlers})
 	if err != nil {
 		return err

@@ -86,11 +86,11 @@ func serveCaddyFull(ctx context.Context, role, listen, backend, profile string, 
 	default:
 		return fmt.Errorf("unknown role %q", role)
 	}
-	ports, err := freePorts(1)
+	port, err := serverPort()
 	if err != nil {
 		return err
 	}
-	regAddr := "127.0.0.1:" + ports[0]
+	regAddr := "127.0.0.1:" + port
 	cfg := fmt.Sprintf(`{
 		"admin": {"disabled": true, "config": {"persist": false}},
 		"storage": {"module": "file_system", "root": %q},

@@ -23,7 +23,11 @@ type Range struct{ Lowest, Highest int }
 // The callers' ranges, apart from each other and below 32768.
 var (
 	// Benchmarks is cmd/eurekabench's, for the servers it starts.
-	Benchmarks = Range{25000, 31999}
+	Benchmarks = Range{25000, 29999}
+	// BenchmarkServers is its servers' own, for the ports they bind
+	// themselves: apart from Benchmarks, whose ports picked for the
+	// servers started after them are still unbound.
+	BenchmarkServers = Range{30000, 31999}
 	// CaddyTests is caddymodule's tests', for the ports its configs
 	// bind in turn.
 	CaddyTests = Range{20000, 23999}

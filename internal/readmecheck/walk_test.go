@@ -127,20 +127,6 @@ func TestWalks(t *testing.T) {
 	}
 }
 
-// freeFixedPort returns a loopback port that is free now, below the
-// kernel's ephemeral range (freeport): the walk binds it seconds later,
-// and the other packages' tests, run beside this one, take their ports
-// (":0" listeners, outgoing connections) from that range, where one could
-// take it first.
-func freeFixedPort(t *testing.T) string {
-	t.Helper()
-	ports, err := freeport.Walks.Loopback(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ports[0]
-}
-
 func runWalk(t *testing.T, w walk) {
 	for _, tool := range walkTools {
 		for _, s := range w.steps {
@@ -157,17 +143,18 @@ func runWalk(t *testing.T, w walk) {
 	}
 	tmp := t.TempDir()
 
-	// Free ports for the documented ones, distinct from each other.
+	// Free ports for the documented ones, distinct from each other and
+	// below the kernel's ephemeral range (freeport): the walk binds them
+	// seconds later, and the other packages' tests, run beside this one,
+	// take their ports (":0" listeners, outgoing connections) from that
+	// range, where one could take them first.
+	free, err := freeport.Walks.Loopback(len(walkPorts))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ports := map[string]string{}
-	taken := map[string]bool{}
-	for _, p := range walkPorts {
-		for {
-			free := freeFixedPort(t)
-			if !taken[free] && !slices.Contains(walkPorts, free) {
-				ports[p], taken[free] = free, true
-				break
-			}
-		}
+	for i, p := range walkPorts {
+		ports[p] = free[i]
 	}
 	portRE := regexp.MustCompile(`\b(` + strings.Join(walkPorts, "|") + `)\b`)
 	dirs := map[string]string{}
