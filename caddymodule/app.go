@@ -18,6 +18,7 @@ import (
 	"github.com/eurekagate/eurekagate/balancer"
 	"github.com/eurekagate/eurekagate/discovery"
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/internal/heapfloor"
 	"github.com/eurekagate/eurekagate/internal/tlsfiles"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
@@ -242,12 +243,24 @@ type App struct {
 	// with xcaddy, on in cmd/caddy (SpareProcessorByDefault).
 	SpareProcessor *bool `json:"spare_processor,omitempty"`
 
+	// HeapFloor lets the heap grow by this many bytes past the live heap
+	// before Go's garbage collector runs (heapfloor.go): with GOGC's
+	// default a gateway beside a small registry collects dozens of times
+	// a second under load. The process may hold that much more memory;
+	// past the floor GOGC's rule applies, and a memory limit (GOMEMLIMIT,
+	// which cmd/caddy sets from a container's limit) still bounds the
+	// heap, the floor at most a quarter of it. Not applied when the GOGC
+	// environment variable is set. 0: none. Default: none in a Caddy
+	// built with xcaddy, 32 MiB in cmd/caddy (HeapFloorByDefault).
+	HeapFloor *int64 `json:"heap_floor,omitempty"`
+
 	// Redis is the Redis of the eureka_gateway limits with shared: true
 	// (redis.go). Default: none, and shared: true is refused.
 	Redis  string                `json:"redis,omitempty"`
 	shared *routing.SharedLimits // nil without Redis
 
 	entry   *entry
+	floor   *heapfloor.Floor  // startHeapFloor's
 	checker *balancer.Checker // nil without active health checks
 	feeds   *feeds.Feeds      // this config's; nil without remote regions
 	log     *zap.Logger
@@ -411,6 +424,9 @@ func (a *App) check() error {
 	if a.MaxResponseSize < 0 || a.MaxResponseSize > math.MaxInt {
 		return fmt.Errorf("max_response_size %d must be a positive number of bytes; leave it out for the default, 1GiB", a.MaxResponseSize)
 	}
+	if a.HeapFloor != nil && *a.HeapFloor < 0 {
+		return fmt.Errorf("heap_floor %d must not be negative; 0 is none, leave it out for the default", *a.HeapFloor)
+	}
 	if a.MaxBodySize < 0 {
 		return fmt.Errorf("max_body_size %d must not be negative; leave it out for the default, 1MiB", a.MaxBodySize)
 	}
@@ -457,13 +473,18 @@ func (a *App) Start() error {
 	if a.feeds != nil {
 		a.feeds.Start()
 	}
-	return a.startXDS()
+	if err := a.startXDS(); err != nil {
+		return err
+	}
+	a.startHeapFloor() // last: Caddy stops no app whose Start failed
+	return nil
 }
 
 // Stop stops the active health checks and the remote regions' feeds, and
 // the background work unless another running config uses the same
 // registry.
 func (a *App) Stop() error {
+	a.stopHeapFloor()
 	a.stopXDS()
 	if a.checker != nil {
 		a.checker.Stop()

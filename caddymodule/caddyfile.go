@@ -88,6 +88,9 @@ func init() {
 //		auth_apps <user>|cert:<name> <apps...> (see Authz)
 //		auth_operators <users...>
 //		audit_log <path>|stdout
+//		redis <url>
+//		spare_processor on|off
+//		heap_floor <size>|off
 //	}
 func parseGlobalOption(d *caddyfile.Dispenser, existing any) (any, error) {
 	if existing != nil {
@@ -263,6 +266,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err = onOffArg(d, "spare_processor", &on); err == nil {
 				a.SpareProcessor = boolPtr(on)
 			}
+		case "heap_floor":
+			err = heapFloorArg(d, &a.HeapFloor)
 		default:
 			err = d.Errf("unrecognized eureka option %q", d.Val())
 		}

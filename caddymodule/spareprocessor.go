@@ -11,8 +11,8 @@ import (
 // SpareProcessorByDefault is the eureka app's spare_processor when the
 // config does not say: false, so that a Caddy built with xcaddy keeps
 // the GOMAXPROCS Go and Caddy chose; cmd/caddy, our binary, sets it
-// true before Caddy starts, as cmd/eureka spares a processor beside its
-// loops.
+// true before Caddy starts (BinaryDefaults), as cmd/eureka spares a
+// processor beside its loops.
 var SpareProcessorByDefault bool
 
 // spare is whether this process raised GOMAXPROCS already: once a

@@ -20,8 +20,9 @@ import (
 )
 
 func main() {
-	// A processor spare, as cmd/eureka runs its gateway (the eureka app's
-	// spare_processor; GOMAXPROCS in the environment is kept).
-	caddymodule.SpareProcessorByDefault = true
+	// A processor spare, as cmd/eureka runs its gateway, and a heap floor
+	// (the eureka app's spare_processor and heap_floor; GOMAXPROCS and
+	// GOGC in the environment are kept).
+	caddymodule.BinaryDefaults()
 	caddycmd.Main()
 }

@@ -399,7 +399,7 @@ func serveRole(role, listen, backend, profile, redisURL string, out io.Writer) e
 	ctx, cancel := untilInterrupted()
 	defer cancel()
 	if strings.HasPrefix(role, "caddy") { // the Caddy roles
-		caddymodule.SpareProcessorByDefault = true // as cmd/caddy runs Caddy
+		caddymodule.BinaryDefaults() // as cmd/caddy runs Caddy
 	}
 	switch role {
 	case "backend":
