@@ -247,11 +247,13 @@ type App struct {
 	// before Go's garbage collector runs (heapfloor.go): with GOGC's
 	// default a gateway beside a small registry collects dozens of times
 	// a second under load. The process may hold that much more memory;
-	// past the floor GOGC's rule applies, and a memory limit (GOMEMLIMIT,
-	// which cmd/caddy sets from a container's limit) still bounds the
-	// heap, the floor at most a quarter of it. Not applied when the GOGC
-	// environment variable is set. 0: none. Default: none in a Caddy
-	// built with xcaddy, 32 MiB in cmd/caddy (HeapFloorByDefault).
+	// past the floor GOGC's rule applies, and a memory limit (GOMEMLIMIT;
+	// `caddy run` sets one at 90 % of a container's memory limit, or of
+	// the machine's memory, when it is not set) still bounds the heap,
+	// the floor at most a quarter of it. Not kept when the collector's
+	// percentage is the user's (GOGC in the environment). 0: none.
+	// Default: none in a Caddy built with xcaddy, 32 MiB in cmd/caddy
+	// (HeapFloorByDefault).
 	HeapFloor *int64 `json:"heap_floor,omitempty"`
 
 	// Redis is the Redis of the eureka_gateway limits with shared: true

@@ -4,14 +4,16 @@
 // live heap is a few MiB (a gateway beside a small registry) collects
 // dozens of times a second under load, and each collection also empties
 // the sync.Pools its requests draw from. Past the floor GOGC's rule
-// applies unchanged: a registry of a million instances collects as it
-// would without one.
+// applies: a registry of a million instances collects as it would
+// without one.
 //
 // The floor is kept by setting the collector's percentage, at Start and
-// after each collection, to 100×floor/live when that is above GOGC's
-// default. A memory limit (GOMEMLIMIT, debug.SetMemoryLimit; Caddy sets
-// one from a container's limit) still bounds the heap, and the floor is
-// never more than a quarter of it.
+// after collections, to 100×floor/live when that is above GOGC's
+// default. The live heap is the one the last collection left, so while
+// it grows fast the next collection may come later than GOGC's rule
+// would have it; a memory limit (GOMEMLIMIT, debug.SetMemoryLimit)
+// bounds the heap all the same, and the floor is never more than a
+// quarter of it.
 package heapfloor
 
 import (
@@ -22,18 +24,24 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 )
 
-// ErrGOGCSet is Start's answer when the GOGC environment variable is
-// set: the user's percentage is kept.
-var ErrGOGCSet = errors.New("GOGC is set in the environment")
+// ErrPercentSet is Start's answer when the collector's percentage is
+// the user's: the GOGC environment variable is set, or the percentage is
+// not GOGC's default (debug.SetGCPercent). It is kept.
+var ErrPercentSet = errors.New("the garbage collector's percentage is set (GOGC or debug.SetGCPercent)")
 
 // defaultPercent is GOGC's default, the least the floor sets.
 const defaultPercent = 100
 
-// maxPercent bounds the percentage, so that a live heap near nothing
-// does not make it overflow.
+// minHeap is the runtime's least heap goal at GOGC's default, which it
+// scales with the percentage (4 MiB × percent/100): the live heap the
+// percentage is figured on is never taken as less, or that least goal
+// would exceed the floor.
+const minHeap = 4 << 20
+
+// maxPercent bounds the percentage (a floor of 40 GiB over the least
+// heap), so that the runtime's least goal, scaled by it, cannot overflow.
 const maxPercent = 1 << 20
 
 // Floor is one Start's floor, until its Stop.
@@ -42,30 +50,39 @@ type Floor struct {
 }
 
 // started holds the floors started and not stopped, oldest first: the
-// last one applies. hook is the collections' hook while there is one.
+// last one applies. hooked says the collections' hook is set, chain
+// which one it is: a hook left from before a Stop and a Start, its
+// cleanup still to run, ends instead of arming a second.
 var started struct {
 	sync.Mutex
-	floors []*Floor
-	hook   *hook
+	floors  []*Floor
+	hooked  bool
+	chain   int
+	percent int // the percentage set last
+	armed   int // sentinels whose cleanup has not run yet
 }
 
 // Start keeps a floor of bytes from now until Stop. A floor started
 // later applies in place of the earlier ones until it stops (a Caddy
 // reload's new config starts before the old one stops); when the last
-// stops, the percentage goes back to GOGC's default. With the GOGC
-// environment variable set, Start keeps nothing and returns ErrGOGCSet.
+// stops, the percentage goes back to GOGC's default. When the percentage
+// is the user's, Start keeps nothing and returns ErrPercentSet; a
+// debug.SetGCPercent while a floor is kept is undone by the floor.
 func Start(bytes uint64) (*Floor, error) {
-	if os.Getenv("GOGC") != "" {
-		return nil, ErrGOGCSet
-	}
-	f := &Floor{bytes: bytes}
 	started.Lock()
 	defer started.Unlock()
-	started.floors = append(started.floors, f)
-	if started.hook == nil {
-		started.hook = newHook()
+	if len(started.floors) == 0 && (os.Getenv("GOGC") != "" || gcPercent() != defaultPercent) {
+		return nil, ErrPercentSet
 	}
-	started.hook.apply(bytes)
+	f := &Floor{bytes: bytes}
+	started.floors = append(started.floors, f)
+	if !started.hooked {
+		started.hooked = true
+		started.chain++
+		started.percent = defaultPercent
+		arm(started.chain)
+	}
+	apply()
 	return f, nil
 }
 
@@ -76,86 +93,82 @@ func (f *Floor) Stop() {
 	for i, g := range started.floors {
 		if g == f {
 			started.floors = append(started.floors[:i], started.floors[i+1:]...)
-			break
+			apply()
+			return
 		}
 	}
-	switch n := len(started.floors); {
-	case n > 0:
-		started.hook.apply(started.floors[n-1].bytes)
-	case started.hook != nil:
-		started.hook.stopped.Store(true)
-		started.hook = nil
-		debug.SetGCPercent(defaultPercent)
+}
+
+// apply sets the percentage the floor that applies asks for with the
+// live heap the last collection left, or GOGC's default when no floor
+// is left (and the hook ends), under started's lock.
+func apply() {
+	p := defaultPercent
+	if n := len(started.floors); n > 0 {
+		p = percent(started.floors[n-1].bytes, liveHeap(), debug.SetMemoryLimit(-1))
+	} else {
+		started.hooked = false
 	}
-}
-
-// Percent is the collector's percentage that lets a live heap of live
-// bytes grow by floor (at most a quarter of limit, the memory limit)
-// before the next collection: never under GOGC's default.
-func Percent(floor, live uint64, limit int64) int {
-	if limit > 0 && limit < math.MaxInt64 {
-		floor = min(floor, uint64(limit)/4)
-	}
-	p := 100 * float64(floor) / float64(max(live, 1))
-	return int(min(max(p, defaultPercent), maxPercent))
-}
-
-// hook sets the percentage after each collection, from the runtime's
-// finalizer goroutine (see arm), for the floor that applies.
-type hook struct {
-	floor   atomic.Uint64
-	percent int // the one set last; under started's lock
-	stopped atomic.Bool
-}
-
-func newHook() *hook {
-	h := &hook{percent: -1}
-	arm(&sentinel{h: h})
-	return h
-}
-
-// apply sets the percentage floor asks for with the live heap the last
-// collection left, under started's lock.
-func (h *hook) apply(floor uint64) {
-	h.floor.Store(floor)
-	p := Percent(floor, liveHeap(), debug.SetMemoryLimit(-1))
-	if p != h.percent {
-		h.percent = p
+	if p != started.percent {
+		started.percent = p
 		debug.SetGCPercent(p)
 	}
 }
 
-// sentinel is an object nothing refers to: its finalizer runs once a
-// collection has found it so, and sets itself again for the next.
-type sentinel struct{ h *hook }
+// percent is the collector's percentage that lets a live heap of live
+// bytes grow by floor, at most a quarter of the memory limit, before the
+// next collection: never under GOGC's default.
+func percent(floor, live uint64, limit int64) int {
+	if limit < math.MaxInt64 {
+		floor = min(floor, uint64(max(limit, 0))/4)
+	}
+	p := 100 * float64(floor) / float64(max(live, minHeap))
+	return int(min(max(p, defaultPercent), maxPercent))
+}
 
-func arm(s *sentinel) { runtime.SetFinalizer(s, afterCollection) }
+// arm sets the hook on the next collection: a cleanup of an object
+// nothing refers to, which runs once a collection has found it so (on
+// the runtime's cleanup goroutines, apart from finalizers) and arms the
+// next. A collection that comes while the hook of the one before has not
+// run yet has none of its own.
+func arm(chain int) {
+	started.armed++
+	runtime.AddCleanup(new(sentinel), afterCollection, chain)
+}
 
-// collected, when set (by tests), is called after each collection's
-// percentage is set.
+// sentinel is what arm's cleanup waits on: a pointer, so that it is an
+// object of its own (the runtime batches small objects without one).
+type sentinel struct{ _ *byte }
+
+// collected, when set (by this package's tests: a hook on each call),
+// is called after each collection's percentage is set.
 var collected func()
 
-func afterCollection(s *sentinel) {
+func afterCollection(chain int) {
 	started.Lock()
-	stopped := s.h.stopped.Load()
-	if !stopped {
-		s.h.apply(s.h.floor.Load())
-	}
-	done := collected
-	started.Unlock()
-	if stopped {
+	started.armed--
+	if !started.hooked || chain != started.chain {
+		started.Unlock()
 		return
 	}
+	apply()
+	done := collected
+	arm(chain)
+	started.Unlock()
 	if done != nil {
 		done()
 	}
-	arm(s)
 }
 
 // liveHeap is the heap the last collection marked live (0 before the
 // first).
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+func liveHeap() uint64 { return readUint64("/gc/heap/live:bytes") }
+
+// gcPercent is the collector's percentage now.
+func gcPercent() int { return int(readUint64("/gc/gogc:percent")) }
+
+func readUint64(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
