@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -46,6 +47,30 @@ func expectCaddyfileErrors(t *testing.T, cases []caddyfileError) map[string]stri
 		}
 	}
 	return msgs
+}
+
+// expectAppOption adapts, for each of lines (the eureka block's lines of
+// an option) the Caddyfile withEurekaOptions makes, and checks the
+// option's value in the app (get), nil when absent.
+func expectAppOption[T comparable](t *testing.T, option string, get func(*App) *T, lines map[string]*T) {
+	t.Helper()
+	for line, want := range lines {
+		app, _ := adaptApp(t, withEurekaOptions("\t\t"+line+"\n"))
+		if app == nil {
+			t.Fatalf("%q: no eureka app", line)
+		}
+		if got := get(app); (got == nil) != (want == nil) || got != nil && *got != *want {
+			t.Errorf("%q: %s %s, want %s", line, option, optionValue(got), optionValue(want))
+		}
+	}
+}
+
+// optionValue is an option's value, or "absent".
+func optionValue[T any](v *T) string {
+	if v == nil {
+		return "absent"
+	}
+	return fmt.Sprint(*v)
 }
 
 // appError is an eureka app's JSON config that provisioning must refuse,

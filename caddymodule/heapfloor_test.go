@@ -16,23 +16,12 @@ func gcPercent() uint64 {
 // to HeapFloorByDefault); what is not a size, and a negative floor in
 // JSON, are refused.
 func TestHeapFloorOption(t *testing.T) {
-	for _, c := range []struct {
-		body string
-		want *int64
-	}{
-		{withEurekaOptions("\t\theap_floor 32MiB\n"), int64Ptr(32 << 20)},
-		{withEurekaOptions("\t\theap_floor 1048576\n"), int64Ptr(1 << 20)},
-		{withEurekaOptions("\t\theap_floor off\n"), int64Ptr(0)},
-		{withEurekaOptions("\t\tregistry r\n"), nil},
-	} {
-		app, _ := adaptApp(t, c.body)
-		if app == nil {
-			t.Fatalf("%q: no eureka app", c.body)
-		}
-		if (app.HeapFloor == nil) != (c.want == nil) || app.HeapFloor != nil && *app.HeapFloor != *c.want {
-			t.Errorf("%q: heap_floor %v, want %v", c.body, app.HeapFloor, c.want)
-		}
-	}
+	expectAppOption(t, "heap_floor", func(a *App) *int64 { return a.HeapFloor }, map[string]*int64{
+		"heap_floor 32MiB":   int64Ptr(32 << 20),
+		"heap_floor 1048576": int64Ptr(1 << 20),
+		"heap_floor off":     int64Ptr(0),
+		"registry r":         nil,
+	})
 	expectCaddyfileErrors(t, []caddyfileError{
 		{name: "heap_floor lots", caddyfile: withEurekaOptions("\t\theap_floor lots\n"), want: []string{`heap_floor "lots" is not a size`}},
 		{name: "heap_floor 0", caddyfile: withEurekaOptions("\t\theap_floor 0\n"), want: []string{`heap_floor "0" is not a size`, "off"}},

@@ -32,21 +32,10 @@ func TestSpareProcessor(t *testing.T) {
 // spare_processor in the Caddyfile, on and off; absent, the app leaves
 // it to SpareProcessorByDefault.
 func TestSpareProcessorOption(t *testing.T) {
-	for _, c := range []struct {
-		body string
-		want *bool
-	}{
-		{withEurekaOptions("\t\tspare_processor on\n"), boolPtr(true)},
-		{withEurekaOptions("\t\tspare_processor off\n"), boolPtr(false)},
-		{withEurekaOptions("\t\tregistry r\n"), nil},
-	} {
-		app, _ := adaptApp(t, c.body)
-		if app == nil {
-			t.Fatalf("%q: no eureka app", c.body)
-		}
-		if (app.SpareProcessor == nil) != (c.want == nil) || app.SpareProcessor != nil && *app.SpareProcessor != *c.want {
-			t.Errorf("%q: spare_processor %v, want %v", c.body, app.SpareProcessor, c.want)
-		}
-	}
+	expectAppOption(t, "spare_processor", func(a *App) *bool { return a.SpareProcessor }, map[string]*bool{
+		"spare_processor on":  boolPtr(true),
+		"spare_processor off": boolPtr(false),
+		"registry r":          nil,
+	})
 	expectCaddyfileErrors(t, []caddyfileError{{name: "spare_processor maybe", caddyfile: withEurekaOptions("\t\tspare_processor maybe\n"), want: []string{"spare_processor"}}})
 }
