@@ -158,20 +158,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "max_body_size":
 			var v string
 			if err = oneArg(d, &v); err == nil {
-				size, perr := humanize.ParseBytes(v)
-				if perr != nil || size == 0 || size > math.MaxInt64 {
-					err = d.Errf("max_body_size %q is not a size; write a number of bytes or a size such as 512KiB or 1MiB (the default)", v)
-				}
-				a.MaxBodySize = int64(size)
+				a.MaxBodySize, err = parseSize(d, "max_body_size", v, "512KiB or 1MiB (the default)")
 			}
 		case "max_response_size":
 			var v string
 			if err = oneArg(d, &v); err == nil {
-				size, perr := humanize.ParseBytes(v)
-				if perr != nil || size == 0 || size > math.MaxInt {
-					err = d.Errf("max_response_size %q is not a size; write a number of bytes or a size such as 512MiB or 1GiB (the default)", v)
-				}
-				a.MaxResponseSize = int64(size)
+				a.MaxResponseSize, err = parseSize(d, "max_response_size", v, "512MiB or 1GiB (the default)")
 			}
 		case "allowed_hosts":
 			if a.AllowedHosts = d.RemainingArgs(); len(a.AllowedHosts) == 0 {
@@ -644,6 +636,28 @@ func intArg(d *caddyfile.Dispenser, dst *int) error {
 	}
 	*dst = n
 	return nil
+}
+
+// sizeArg reads a size in bytes above 0 (1048576, 64MiB) into dst.
+func sizeArg(d *caddyfile.Dispenser, dst *int) error {
+	option := d.Val()
+	var v string
+	if err := oneArg(d, &v); err != nil {
+		return err
+	}
+	size, err := parseSize(d, option, v, "64MiB")
+	*dst = int(size)
+	return err
+}
+
+// parseSize parses v, option's size in bytes above 0 (1048576, 64MiB),
+// or says it is not one, with examples of sizes.
+func parseSize(d *caddyfile.Dispenser, option, v, examples string) (int64, error) {
+	size, err := humanize.ParseBytes(v)
+	if err != nil || size == 0 || size > math.MaxInt {
+		return 0, d.Errf("%s %q is not a size; write a number of bytes or a size such as %s", option, v, examples)
+	}
+	return int64(size), nil
 }
 
 // durationArg reads a positive duration into dst.

@@ -2,10 +2,8 @@ package caddymodule
 
 import (
 	"errors"
-	"math"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
 
 	"github.com/eurekagate/eurekagate/internal/heapfloor"
@@ -52,7 +50,7 @@ func (a *App) startHeapFloor() {
 		return
 	}
 	a.floor = f
-	a.log.Info("heap_floor: the garbage collector lets the heap grow by the floor past the live heap", zap.Int64("bytes", floor))
+	a.log.Info("heap_floor: the garbage collector lets the heap grow by the floor past the live heap", zap.Int64("heap_floor", floor))
 }
 
 // stopHeapFloor ends what startHeapFloor kept.
@@ -71,11 +69,10 @@ func heapFloorArg(d *caddyfile.Dispenser, dst **int64) error {
 	}
 	var floor int64
 	if v != "off" {
-		size, err := humanize.ParseBytes(v)
-		if err != nil || size == 0 || size > math.MaxInt64 {
-			return d.Errf("heap_floor %q is not a size; write a size such as 32MiB, or off", v)
+		var err error
+		if floor, err = parseSize(d, "heap_floor", v, "32MiB, or off"); err != nil {
+			return err
 		}
-		floor = int64(size)
 	}
 	*dst = &floor
 	return nil

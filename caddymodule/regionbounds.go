@@ -2,10 +2,8 @@ package caddymodule
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/dustin/go-humanize"
 
 	"github.com/eurekagate/eurekagate/registry"
 )
@@ -28,21 +26,6 @@ func (a *App) checkRegionBounds() error {
 			return fmt.Errorf("%s applies to remote regions and would be ignored without remote_regions; remove it, or add remote_regions", b.name)
 		}
 	}
-	return nil
-}
-
-// sizeArg reads a size in bytes above 0 (1048576, 64MiB) into dst.
-func sizeArg(d *caddyfile.Dispenser, dst *int) error {
-	option := d.Val()
-	var v string
-	if err := oneArg(d, &v); err != nil {
-		return err
-	}
-	size, err := humanize.ParseBytes(v)
-	if err != nil || size == 0 || size > math.MaxInt {
-		return d.Errf("%s %q is not a size; write a number of bytes or a size such as 64MiB", option, v)
-	}
-	*dst = int(size)
 	return nil
 }
 

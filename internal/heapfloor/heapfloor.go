@@ -50,16 +50,14 @@ type Floor struct {
 }
 
 // started holds the floors started and not stopped, oldest first: the
-// last one applies. hooked says the collections' hook is set, chain
-// which one it is: a hook left from before a Stop and a Start, its
-// cleanup still to run, ends instead of arming a second.
+// last one applies, and the collections' hook runs while there is one.
+// chain numbers the hook: a hook left from before a Stop and a Start,
+// its cleanup still to run, ends instead of arming a second.
 var started struct {
 	sync.Mutex
-	floors  []*Floor
-	hooked  bool
-	chain   int
-	percent int // the percentage set last
-	armed   int // sentinels whose cleanup has not run yet
+	floors []*Floor
+	chain  int
+	armed  int // sentinels whose cleanup has not run yet
 }
 
 // Start keeps a floor of bytes from now until Stop. A floor started
@@ -67,21 +65,20 @@ var started struct {
 // reload's new config starts before the old one stops); when the last
 // stops, the percentage goes back to GOGC's default. When the percentage
 // is the user's, Start keeps nothing and returns ErrPercentSet; a
-// debug.SetGCPercent while a floor is kept is undone by the floor.
+// debug.SetGCPercent while a floor is kept is undone at the next
+// collection.
 func Start(bytes uint64) (*Floor, error) {
 	started.Lock()
 	defer started.Unlock()
 	if len(started.floors) == 0 && (os.Getenv("GOGC") != "" || gcPercent() != defaultPercent) {
 		return nil, ErrPercentSet
 	}
-	f := &Floor{bytes: bytes}
-	started.floors = append(started.floors, f)
-	if !started.hooked {
-		started.hooked = true
+	if len(started.floors) == 0 {
 		started.chain++
-		started.percent = defaultPercent
 		arm(started.chain)
 	}
+	f := &Floor{bytes: bytes}
+	started.floors = append(started.floors, f)
 	apply()
 	return f, nil
 }
@@ -101,18 +98,14 @@ func (f *Floor) Stop() {
 
 // apply sets the percentage the floor that applies asks for with the
 // live heap the last collection left, or GOGC's default when no floor
-// is left (and the hook ends), under started's lock.
+// is left, under started's lock. Setting it takes the runtime's heap
+// lock, not a stop of the world.
 func apply() {
 	p := defaultPercent
 	if n := len(started.floors); n > 0 {
 		p = percent(started.floors[n-1].bytes, liveHeap(), debug.SetMemoryLimit(-1))
-	} else {
-		started.hooked = false
 	}
-	if p != started.percent {
-		started.percent = p
-		debug.SetGCPercent(p)
-	}
+	debug.SetGCPercent(p)
 }
 
 // percent is the collector's percentage that lets a live heap of live
@@ -147,7 +140,7 @@ var collected func()
 func afterCollection(chain int) {
 	started.Lock()
 	started.armed--
-	if !started.hooked || chain != started.chain {
+	if len(started.floors) == 0 || chain != started.chain {
 		started.Unlock()
 		return
 	}
@@ -170,8 +163,5 @@ func gcPercent() int { return int(readUint64("/gc/gogc:percent")) }
 func readUint64(name string) uint64 {
 	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
 	return s[0].Value.Uint64()
 }
