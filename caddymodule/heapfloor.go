@@ -1,8 +1,6 @@
 package caddymodule
 
 import (
-	"errors"
-
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
@@ -41,7 +39,7 @@ func (a *App) startHeapFloor() {
 		return
 	}
 	f, err := heapfloor.Start(uint64(floor))
-	if errors.Is(err, heapfloor.ErrPercentSet) {
+	if err != nil { // heapfloor.ErrPercentSet
 		log := a.log.Info // the default gives way
 		if a.HeapFloor != nil {
 			log = a.log.Warn // the config's does too: say so

@@ -64,16 +64,17 @@ var started struct {
 // later applies in place of the earlier ones until it stops (a Caddy
 // reload's new config starts before the old one stops); when the last
 // stops, the percentage goes back to GOGC's default. When the percentage
-// is the user's, Start keeps nothing and returns ErrPercentSet; a
+// is the user's, Start keeps nothing and returns ErrPercentSet, its only
+// error; a
 // debug.SetGCPercent while a floor is kept is undone at the next
 // collection.
 func Start(bytes uint64) (*Floor, error) {
 	started.Lock()
 	defer started.Unlock()
-	if len(started.floors) == 0 && (os.Getenv("GOGC") != "" || gcPercent() != defaultPercent) {
-		return nil, ErrPercentSet
-	}
 	if len(started.floors) == 0 {
+		if os.Getenv("GOGC") != "" || gcPercent() != defaultPercent {
+			return nil, ErrPercentSet
+		}
 		started.chain++
 		arm(started.chain)
 	}
