@@ -14,10 +14,13 @@ import (
 // gatewayRow is one way to the backend in the gateway comparison.
 type gatewayRow struct {
 	name, url string
-	pids      func() []int // the proxy's processes; nil for none
-	jvm       bool         // warmed up until its rate stops rising
-	warmed    []float64    // the warm-up's rates
-	rates     []float64    // requests/s, per round
+	pids      func() []int  // the proxy's processes; nil for none
+	jvm       bool          // warmed up in turns of warmTurn until its rate stops rising
+	warmTurn  time.Duration // a JVM's turn
+	warmed    []float64     // the warm-up's rates
+	warmBad   int           // a JVM's warm-up's answers not 2xx or 3xx, and socket errors
+	log       func() string // a JVM's log's tail
+	rates     []float64     // requests/s, per round
 	p99s      []time.Duration
 	cpu       []float64 // the proxy's CPU seconds per request, per round
 }
@@ -50,17 +53,22 @@ func median[T int | float64 | time.Duration](xs []T) T {
 // each, after each row's warm-up.
 func measureGateways(ctx context.Context, wrk string, conns int, d time.Duration, rounds int, rows []*gatewayRow) error {
 	for _, r := range rows {
-		turn := func(d time.Duration) func() (float64, error) {
-			return func() (float64, error) {
-				w, err := runWrkClean(ctx, wrk, conns, d, r.url)
-				return w.rate(), err
-			}
-		}
 		var err error
 		if r.jvm {
-			r.warmed, err = warmUp(18, turn(10*time.Second)) // up to 3 minutes
+			// A JVM's warm-up is its JIT's first minutes under load, in
+			// which Spring Cloud Gateway has answered a few of a hundred
+			// thousand requests with an error: they are counted and
+			// reported, not fatal; the measured rounds after it take none.
+			r.warmed, err = warmUp(18, func() (float64, error) { // 3 minutes of 10 s turns
+				w, err := runWrk(ctx, wrk, conns, r.warmTurn, r.url)
+				r.warmBad += w.non2xx + w.socketErrors()
+				return w.rate(), err
+			})
 		} else {
-			r.warmed, err = warmUp(1, turn(5*time.Second))
+			r.warmed, err = warmUp(1, func() (float64, error) {
+				w, err := runWrkClean(ctx, wrk, conns, 5*time.Second, r.url)
+				return w.rate(), err
+			})
 		}
 		if err != nil {
 			return fmt.Errorf("%s: warm-up: %v", r.name, err)
@@ -169,14 +177,17 @@ func (r *javaRun) gateways() error {
 	// The JVM is loaded in turns of 10 s until its rate stops rising (its
 	// JIT takes a minute or two of load to compile Reactor's operator
 	// chains), the others for 5 s.
-	spring := &gatewayRow{name: "Spring Cloud Gateway, lb:// by the locator", url: "http://" + addr(4) + "/svc/x", jvm: true, pids: one(scg.pid())}
+	spring := &gatewayRow{name: "Spring Cloud Gateway, lb:// by the locator", url: "http://" + addr(4) + "/svc/x", jvm: true, warmTurn: 10 * time.Second, pids: one(scg.pid()), log: scg.logTail}
 	fast := &gatewayRow{name: "our fasthttp gateway, by name", url: "http://" + addr(1) + "/svc/x", pids: one(pids["fasthttp"])}
 	caddyGW := &gatewayRow{name: "Caddy eureka_gateway, by name", url: "http://" + addr(2) + "/svc/x", pids: one(pids["caddy"])}
 	rows = append(rows, spring, fast, caddyGW)
 	if err := measureGateways(r.ctx, c.wrk, c.gwConns, c.gwDuration, c.gwRounds, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "  %-52s %s req/s\n", "Spring Cloud Gateway's warm-up, 10 s a turn", rateList(spring.warmed))
+	fmt.Fprintf(r.out, "  %-52s %s req/s\n", fmt.Sprintf("Spring Cloud Gateway's warm-up, %v a turn", spring.warmTurn), rateList(spring.warmed))
+	if spring.warmBad > 0 {
+		fmt.Fprintf(r.out, "  %d of the warm-up's answers were not 2xx or 3xx, or socket errors; Spring Cloud Gateway's log ends:\n%s\n", spring.warmBad, spring.log())
+	}
 	for _, row := range rows {
 		cpu := ""
 		if row.cpu != nil {
