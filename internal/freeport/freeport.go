@@ -6,7 +6,8 @@
 // an outgoing connection's or another ":0" listener's by the time its
 // server binds it; one below it can only be another explicit bind's. Each
 // caller has a range of its own, so that callers in packages tested side
-// by side never pick each other's ports.
+// by side never pick each other's ports, but for the tests' servers,
+// which share one range and hold each port they take (Hold).
 package freeport
 
 import (

@@ -54,7 +54,7 @@ func TestLoopbackSkipsPortsInUse(t *testing.T) {
 // The callers' ranges are apart from each other, from the tests', and
 // below the ephemeral ranges.
 func TestRangesApart(t *testing.T) {
-	rs := []Range{Benchmarks, BenchmarkServers, CaddyTests, Walks, testRange}
+	rs := []Range{Benchmarks, BenchmarkServers, CaddyTests, Walks, Tests, testRange}
 	for i, a := range rs {
 		if a.Lowest > a.Highest || a.Highest >= 32768 {
 			t.Errorf("range %v", a)

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/eurekagate/eurekagate/internal/freeport"
 )
 
 // Ignored are goroutines that fasthttp and gnet own and that we cannot
@@ -101,25 +103,32 @@ func FreeAddr(t testing.TB) string {
 
 // FreePort returns a loopback port that was free a moment ago: one for a
 // server to bind when its port must be known before it starts, or one
-// that refuses connections, for a registration that must not answer.
+// that refuses connections, for a registration that must not answer. It
+// is below the kernel's ephemeral range, where no outgoing connection or
+// ":0" listener takes it, and held until the test ends against the tests
+// of packages run beside this one (freeport.Tests).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, release, err := freeport.Tests.Hold()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Cleanup(release)
+	return port
 }
 
 // FreePortOn returns a port free on every one of ips (loopback
-// addresses, such as 127.0.0.2) a moment ago: for servers on several
-// addresses that share a port, as the nodes behind a DNS name's A
-// records do.
+// addresses, such as 127.0.0.2) a moment ago, held as FreePort's is: for
+// servers on several addresses that share a port, as the nodes behind a
+// DNS name's A records do.
 func FreePortOn(t testing.TB, ips ...string) int {
 	t.Helper()
 	for range 50 {
-		port, ok := FreePort(t), true
+		port, release, err := freeport.Tests.Hold()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := true
 		for _, ip := range ips {
 			ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
 			if err != nil {
@@ -129,8 +138,10 @@ func FreePortOn(t testing.TB, ips ...string) int {
 			ln.Close()
 		}
 		if ok {
+			t.Cleanup(release)
 			return port
 		}
+		release()
 	}
 	t.Fatalf("no port free on every one of %v", ips)
 	return 0
