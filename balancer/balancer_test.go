@@ -2,7 +2,6 @@ package balancer
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -204,9 +203,7 @@ func TestHTTPClientSpreadsAndRetries(t *testing.T) {
 	s1, s2 := mk("one"), mk("two")
 	defer s1.Close()
 	defer s2.Close()
-	dead, _ := net.Listen("tcp", "127.0.0.1:0")
-	deadAddr := dead.Addr().String()
-	dead.Close()
+	deadAddr := testkit.FreeAddr(t)
 	inst := func(id, addr string) *eureka.InstanceInfo {
 		u, _ := url.Parse("http://" + addr)
 		port, _ := strconv.Atoi(u.Port())

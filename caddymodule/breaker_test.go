@@ -23,12 +23,7 @@ func TestGatewayBreakerOpen(t *testing.T) {
 	name := newRegistry("breaker-open")
 	logFile := loggedGatewayOf(t, name, doc)
 	inst := versionBackend(t, "orders", "2.0")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst.Port.Number = l.Addr().(*net.TCPAddr).Port
-	l.Close() // nothing listens there: the instance refuses every connection
+	inst.Port.Number = testkit.FreePort(t) // nothing listens there: the instance refuses every connection
 	registerVia(t, registryURL, inst)
 	for i, want := range []int{502, 503} {
 		if status, body := get(t, gatewayURL+"/orders/x"); status != want {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -398,9 +397,7 @@ func TestPassiveHealthSkipsDeadInstance(t *testing.T) {
 
 // A Caddy-hosted registry and a standalone node replicate to each other.
 func TestPeersWithStandaloneNode(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	standaloneAddr := ln.Addr().String()
-	ln.Close()
+	standaloneAddr := testkit.FreeAddr(t)
 	store := registry.New(registry.Config{})
 	peers, err := replication.New(store, replication.Config{Peers: []string{registryURL}})
 	if err != nil {

@@ -3,7 +3,6 @@ package discovery
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/eurekagate/eurekagate/eureka"
 	"github.com/eurekagate/eurekagate/internal/eurekahttp"
+	"github.com/eurekagate/eurekagate/internal/testkit"
 )
 
 // netflixInstance writes an instance exactly as a Netflix or Spring Eureka
@@ -268,9 +268,7 @@ func TestVersionMinusOneMeansFullFetches(t *testing.T) {
 func TestServerDownKeepsCacheAndFailsOver(t *testing.T) {
 	f := newFakeEureka(t)
 	f.full = netflixApps("1", "UP_1_", inApp("ORDERS", "h1", "UP", "ADDED"))
-	dead, _ := net.Listen("tcp", "127.0.0.1:0")
-	deadURL := "http://" + dead.Addr().String() + "/eureka/"
-	dead.Close()
+	deadURL := "http://" + testkit.FreeAddr(t) + "/eureka/"
 
 	// The dead server first: the client moves on to the live one.
 	c, err := New(Config{ServiceURLs: []string{deadURL}, ZoneServiceURLs: map[string][]string{"other": {f.url()}}})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -170,15 +169,11 @@ func (p *proc) await(re string, d time.Duration) []string {
 	return testkit.AwaitLine(p.t, p.Process, re, d)
 }
 
-// freePort returns a port free on ip a moment ago.
+// freePort returns a port free on ip a moment ago, held for the test
+// (testkit.FreePortOn).
 func freePort(t *testing.T, ip string) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return testkit.FreePortOn(t, ip)
 }
 
 // javaArgs are the JVM settings of every Java peer: a small heap and the

@@ -89,16 +89,9 @@ func startRegions(t *testing.T) *regionCluster {
 	c.usPort = c.usBackend.Listener.Addr().(*net.TCPAddr).Port
 	c.euPort = c.euBackend.Listener.Addr().(*net.TCPAddr).Port
 
-	addrs := map[string]string{}
-	seen := map[string]bool{}
+	addrs := map[string]string{} // held apart until the test ends (testkit.FreeAddr)
 	for _, n := range []string{"A1", "A2", "A3", "B1", "B2", "ap"} {
-		for {
-			a := testkit.FreeAddr(t)
-			if !seen[a] {
-				addrs[n], seen[a] = a, true
-				break
-			}
-		}
+		addrs[n] = testkit.FreeAddr(t)
 	}
 	c.apSouth = addrs["ap"]
 	svc := func(n string) string { return "http://" + addrs[n] + "/eureka/" }

@@ -25,6 +25,15 @@ type gatewayRow struct {
 	cpu       []float64 // the proxy's CPU seconds per request, per round
 }
 
+// logTail is "; its log ends:" and the tail of a row's log, or nothing
+// for a row without one.
+func (r *gatewayRow) logTail() string {
+	if r.log == nil {
+		return ""
+	}
+	return "; its log ends:\n" + r.log()
+}
+
 // rateList is rates, rounded, separated by commas.
 func rateList(rates []float64) string { return ratesWith(rates, 0) }
 
@@ -59,9 +68,14 @@ func measureGateways(ctx context.Context, wrk string, conns int, d time.Duration
 			// which Spring Cloud Gateway has answered a few of a hundred
 			// thousand requests with an error: they are counted and
 			// reported, not fatal; the measured rounds after it take none.
-			r.warmed, err = warmUp(18, func() (float64, error) { // 3 minutes of 10 s turns
+			r.warmed, err = warmUp(18, func() (float64, error) { // at most 18 turns
 				w, err := runWrk(ctx, wrk, conns, r.warmTurn, r.url)
 				r.warmBad += w.non2xx + w.socketErrors()
+				if err == nil && w.requests == w.non2xx {
+					// Hung, refusing or failing every request: no rate to
+					// warm, and one that would never stop rising.
+					err = fmt.Errorf("no answer 2xx or 3xx in %v (%d socket errors)%s", r.warmTurn, w.socketErrors(), r.logTail())
+				}
 				return w.rate(), err
 			})
 		} else {
@@ -87,6 +101,9 @@ func measureGateways(ctx context.Context, wrk string, conns int, d time.Duration
 			w, err := runWrkClean(ctx, wrk, conns, d, r.url, "--latency")
 			if err == nil && w.p99 == 0 {
 				err = errors.New("no 99th percentile in wrk's output")
+			}
+			if err != nil && r.jvm {
+				err = fmt.Errorf("%v (%d errors in its warm-up)%s", err, r.warmBad, r.logTail())
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %v", r.name, err)
@@ -186,7 +203,7 @@ func (r *javaRun) gateways() error {
 	}
 	fmt.Fprintf(r.out, "  %-52s %s req/s\n", fmt.Sprintf("Spring Cloud Gateway's warm-up, %v a turn", spring.warmTurn), rateList(spring.warmed))
 	if spring.warmBad > 0 {
-		fmt.Fprintf(r.out, "  %d of the warm-up's answers were not 2xx or 3xx, or socket errors; Spring Cloud Gateway's log ends:\n%s\n", spring.warmBad, spring.log())
+		fmt.Fprintf(r.out, "  %d of the warm-up's answers were not 2xx or 3xx, or socket errors%s\n", spring.warmBad, spring.logTail())
 	}
 	for _, row := range rows {
 		cpu := ""

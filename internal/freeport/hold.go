@@ -19,7 +19,8 @@ var Tests = Range{10000, 19899}
 // random, and held against every other Hold on this machine, in this
 // process or another, until release is called or the process ends: a
 // lock (flock(2)) on a file named after the port in a directory of the
-// user's under the temporary directory. The files stay, empty, one a
+// user's under the temporary directory. release must stay reachable
+// until then: the file's finalizer would close it, and drop the lock. The files stay, empty, one a
 // port at most: removing one would let two opens of its name lock two
 // different files. Where there is no flock (Windows), nothing holds the
 // port but the server that binds it.

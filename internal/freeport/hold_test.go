@@ -69,11 +69,13 @@ func TestHoldAcrossProcesses(t *testing.T) {
 	}
 	r := Range{testRange.Lowest + 4, testRange.Lowest + 4}
 	if os.Getenv(holdChild) != "" {
-		if _, _, err := r.Hold(); err != nil {
+		_, release, err := r.Hold()
+		if err != nil {
 			t.Fatal(err)
 		}
 		os.Stdout.WriteString("held\n")
 		io.Copy(io.Discard, os.Stdin) // until the parent closes it
+		release()
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHoldAcrossProcesses$")
