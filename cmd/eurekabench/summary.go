@@ -109,9 +109,12 @@ func runSummary(c summaryConfig, out io.Writer, rec *record) error {
 		return err
 	}
 
-	store.Documents().Full(eureka.FormatJSON) // build once, then serve
-	builds := store.Documents().Builds()
+	// Read once plain, as the fetches below read it: the registry is then
+	// built again with its plain form kept (Store.keepPlain), and served
+	// as it is from there on.
 	payload := len(store.Documents().Full(eureka.FormatJSON).Bytes())
+	store.Documents().Full(eureka.FormatJSON)
+	builds := store.Documents().Builds()
 	end = m.phase("full fetches")
 	fetchRate, err := loadSpec{addr: addr, conc: min(conc, 8), d: d, build: func(_ int, req *fasthttp.Request) {
 		req.SetRequestURI("/eureka/apps/")
