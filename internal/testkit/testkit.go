@@ -109,18 +109,13 @@ func FreeAddr(t testing.TB) string {
 // of packages run beside this one (freeport.Tests).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	port, release, err := freeport.Tests.Hold()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(release)
-	return port
+	return FreePortOn(t)
 }
 
-// FreePortOn returns a port free on every one of ips (loopback
-// addresses, such as 127.0.0.2) a moment ago, held as FreePort's is: for
-// servers on several addresses that share a port, as the nodes behind a
-// DNS name's A records do.
+// FreePortOn returns a port free on 127.0.0.1 and every one of ips
+// (loopback addresses, such as 127.0.0.2) a moment ago, held until the
+// test ends (freeport.Tests): for servers on several addresses that
+// share a port, as the nodes behind a DNS name's A records do.
 func FreePortOn(t testing.TB, ips ...string) int {
 	t.Helper()
 	for range 50 {
