@@ -235,8 +235,12 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 	n := req.Header.ContentLength()
 	limit := g.cfg.MaxRequestBodySize
 	if limit > 0 && int64(n) > limit {
+		// The connection stays open: the server reads the body it was not
+		// given and drops it, up to 256 KiB past what it has read, and
+		// closes only past that. Closed at once, the client still
+		// writing its body may get a reset before the answer, as net/http
+		// and nginx avoid by draining too.
 		answer(ctx, routing.TooLarge(limit))
-		ctx.SetConnectionClose()
 		return body, false
 	}
 	if !req.IsBodyStream() {
@@ -339,7 +343,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 		resetResponse(&ctx.Response)
 		switch {
 		case errors.Is(err, errBodyTooLarge):
-			ctx.SetConnectionClose()
+			// As in prepareBody: the server drains the rest or closes.
 			answer(ctx, routing.TooLarge(g.cfg.MaxRequestBodySize))
 			return
 		case body.stream != nil && body.stream.err != nil:

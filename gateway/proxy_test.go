@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -266,6 +267,37 @@ func TestRequestBodyLimit(t *testing.T) {
 	}
 	if status, _, body := do(t, "POST", base+"/files/x", io.MultiReader(strings.NewReader(strings.Repeat("x", 90<<10)))); status != 200 || body != "92160" {
 		t.Errorf("chunked under the limit: %d %q", status, body)
+	}
+
+	// The body over the limit is read and dropped, not left for a close
+	// to reset the connection under the client still writing it: the
+	// connection carries the next request, by length and chunked.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	over := strings.Repeat("x", 150<<10)
+	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(over), over)
+	for _, req := range []string{
+		fmt.Sprintf("POST /files/x HTTP/1.1\r\nHost: gw\r\nContent-Length: %d\r\n\r\n%s", len(over), over),
+		"POST /files/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked,
+	} {
+		if _, err := io.WriteString(conn, req+"POST /files/x HTTP/1.1\r\nHost: gw\r\nContent-Length: 3\r\n\r\nabc"); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []int{413, 200} {
+			resp, err := http.ReadResponse(br, &http.Request{Method: "POST"})
+			if err != nil {
+				t.Fatalf("the answer %d: %v", want, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != want || resp.Close || want == 200 && string(body) != "3" {
+				t.Fatalf("%d (close %v) %q, want %d on a kept connection", resp.StatusCode, resp.Close, body, want)
+			}
+		}
 	}
 }
 
