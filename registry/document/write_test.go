@@ -133,3 +133,54 @@ func TestWritePartsWritesBigPartsAsTheyAre(t *testing.T) {
 		}
 	}
 }
+
+// The gzip form of a document of small entries (small applications, or
+// an application's runs after a mass registration) joins them once, so
+// that no read gathers them again: each part is bigPart or more but for
+// the last of a run of small ones, and the big parts are not copied.
+func TestGzipFormJoinsSmallPieces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var pieces [][]byte
+	var want []byte
+	for k := range 2000 {
+		n := 1 + rng.IntN(6<<10)
+		if k%300 == 299 {
+			n = bigPart + k
+		}
+		p := make([]byte, n)
+		for i := range p {
+			p[i] = byte(rng.Uint32())
+		}
+		pieces = append(pieces, p)
+		want = append(want, p...)
+	}
+	parts := gzipMember(1, 2, pieces...)
+	var got []byte
+	for k, p := range parts {
+		got = append(got, p...)
+		last := k == len(parts)-1 || len(parts[k+1]) >= bigPart
+		if len(p) < bigPart && !last {
+			t.Fatalf("part %d of %d is %d bytes and not the last of a run", k, len(parts), len(p))
+		}
+	}
+	if !bytes.Equal(got[len(gzipHeader):len(got)-8], want) || !bytes.Equal(got[:len(gzipHeader)], gzipHeader) {
+		t.Fatal("the joined parts are not the pieces in order")
+	}
+	big := 0
+	for _, p := range parts {
+		for _, q := range pieces {
+			if len(q) >= bigPart && &p[0] == &q[0] {
+				big++
+			}
+		}
+	}
+	if big != 2000/300 {
+		t.Errorf("%d big pieces kept as they are, want %d", big, 2000/300)
+	}
+
+	// Small pieces of less than a part in all are left to the read.
+	few := [][]byte{[]byte("{"), []byte("entry"), []byte("}")}
+	if out := joinSmall(few); len(out) != 3 || &out[1][0] != &few[1][0] {
+		t.Errorf("few small pieces: %d parts, copied", len(out))
+	}
+}
