@@ -41,11 +41,12 @@ type Config struct {
 	Routing routing.Config
 
 	// MaxRequestBodySize is the largest request body forwarded; a larger
-	// one is answered 413, its unread rest, if 256 KiB or less, read and
-	// dropped so that the connection carries the client's next request
-	// (a longer rest closes it). Bodies are streamed whatever their size:
-	// this is a policy, not a memory bound. Default 128 MiB; negative
-	// for no limit.
+	// one is answered 413. The connection then carries the client's next
+	// request if the body is read to its end within 256 KiB (its whole
+	// Content-Length, or a chunked body's rest past the limit), and
+	// closes otherwise. Bodies are streamed whatever their size: this is
+	// a policy, not a memory bound. Default 128 MiB; negative for no
+	// limit.
 	MaxRequestBodySize int64
 	// MaxConnsPerInstance caps the connections to one instance; a request
 	// that finds them all busy waits up to Routing.DialTimeout for one, then gets

@@ -235,11 +235,10 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 	n := req.Header.ContentLength()
 	limit := g.cfg.MaxRequestBodySize
 	if limit > 0 && int64(n) > limit {
-		// The connection stays open: the server reads the body it was not
-		// given and drops it, up to 256 KiB past what it has read, and
-		// closes only past that. Closed at once, the client still
-		// writing its body may get a reset before the answer, as net/http
-		// and nginx avoid by draining too.
+		// Not closed here: fasthttp reads and drops a body of up to 256
+		// KiB the handler left, and keeps the connection, or closes it
+		// past that. Closed at once, a client still writing its body
+		// may get a reset before the answer; net/http drains too.
 		answer(ctx, routing.TooLarge(limit))
 		return body, false
 	}
@@ -255,8 +254,8 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 		buf.Reset()
 		if _, err := buf.ReadFrom(req.BodyStream()); err != nil {
 			bodyPool.Put(buf)
-			ctx.SetConnectionClose()
 			answer(ctx, routing.Incomplete())
+			ctx.SetConnectionClose() // after answer, whose Reset clears it
 			return body, false
 		}
 		dropTrailers(&req.Header)
@@ -314,6 +313,18 @@ func (b *streamedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// maxDrain is how much of a body left unread over the limit is read and
+// dropped to keep its connection: fasthttp's own bound for a body a
+// handler leaves (maxUnreadStreamBodySize), and net/http's.
+const maxDrain = 256 << 10
+
+// drain reads and drops what is left of the body, up to maxDrain, and
+// reports whether it ended cleanly there.
+func (b *streamedBody) drain() bool {
+	_, err := io.CopyN(io.Discard, b.r, maxDrain+1)
+	return err == io.EOF
+}
+
 // forward sends the request for the app the client spelled name to the
 // route's instances, as the router's Retry picks them and decides, after
 // a failure, whether another gets it.
@@ -343,13 +354,18 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 		resetResponse(&ctx.Response)
 		switch {
 		case errors.Is(err, errBodyTooLarge):
-			// As in prepareBody: the server drains the rest or closes.
+			// A chunked body past the limit: its rest read and dropped
+			// as fasthttp drops a length's (prepareBody), here, so that
+			// the answer says whether the connection stays.
 			answer(ctx, routing.TooLarge(g.cfg.MaxRequestBodySize))
+			if body.stream == nil || !body.stream.drain() {
+				ctx.SetConnectionClose()
+			}
 			return
 		case body.stream != nil && body.stream.err != nil:
 			// The client stopped sending its body.
-			ctx.SetConnectionClose()
 			answer(ctx, routing.Incomplete())
+			ctx.SetConnectionClose() // after answer, whose Reset clears it
 			return
 		case errors.Is(err, fasthttp.ErrNoFreeConns):
 			answer(ctx, routing.Busy(name))

@@ -299,6 +299,23 @@ func TestRequestBodyLimit(t *testing.T) {
 			}
 		}
 	}
+
+	// A chunked body whose rest past the limit is not a body: 413, and
+	// the answer says the connection closes.
+	conn2, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	conn2.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(conn2, "POST /files/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n"+fmt.Sprintf("%x\r\n%s\r\n", len(over), over)+"zz\r\nnot a chunk\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn2), &http.Request{Method: "POST"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 413 || !resp.Close {
+		t.Errorf("a broken chunked body over the limit: %d, close %v; want 413 and close", resp.StatusCode, resp.Close)
+	}
 }
 
 // The pooled connections to an instance are closed when it leaves the
