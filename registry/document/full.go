@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/eurekagate/eurekagate/eureka"
+	"github.com/eurekagate/eurekagate/registry/internal/deltacut"
 )
 
 // fragment is one application's entry in the full registry, in one
@@ -28,6 +29,9 @@ type fragment struct {
 	parts   []*piece
 	n       int // plain bytes, the tail's included
 	tail    *piece
+	// z, for a fragment extended compressed (flatten), is its parts'
+	// deflated pieces as one run, in which the parts hold theirs.
+	z []byte
 }
 
 // MaxRuns bounds an application's runs: each is compressed apart, so
@@ -76,8 +80,13 @@ func (fr *fragment) deflated(dst [][]byte) ([][]byte, uint32, int) {
 	var crc uint32
 	n := 0
 	for _, p := range fr.parts {
-		dst = append(dst, p.deflated())
+		if fr.z == nil {
+			dst = append(dst, p.deflated())
+		}
 		crc, n = crc32Combine(crc, p.crc, p.n), n+p.n
+	}
+	if fr.z != nil {
+		dst = append(dst, fr.z)
 	}
 	dst = append(dst, fr.tail.deflated())
 	return dst, crc32Combine(crc, fr.tail.crc, fr.tail.n), n + fr.tail.n
@@ -274,5 +283,42 @@ func encodeFragment(f eureka.Format, st Stale, base *fragment, now int64, coordi
 	for _, p := range fr.parts {
 		fr.n += p.n
 	}
+	if base != nil && compress {
+		fr.flatten()
+	}
 	return fr
+}
+
+// flatten makes fr's deflated pieces one run (z) when they add up to a
+// part that writeParts writes as it is (deltacut.FlattenFrom), its parts
+// then holding theirs in that run, so that memory holds them once.
+//
+// Why: after a mass registration an application's entry is its first
+// encoding and a run for each build since (fifteen at a million
+// instances), a few kilobytes each, which every read of the gzipped
+// registry gathered into its writes, a copy before the writes' admission
+// (httpapi's bulk writers): twenty first reads were twenty copies of 55
+// MB at once, and heartbeats waited for the processors
+// (docs/performance.md, "Heartbeats behind the first full fetches"). An
+// extension copies its application's deflated bytes once, as the
+// delta's entries are (deltaApp.flatten), and no read copies them.
+func (fr *fragment) flatten() {
+	total := 0
+	for _, p := range fr.parts {
+		total += len(p.deflated())
+	}
+	if total < deltacut.FlattenFrom {
+		return
+	}
+	z := make([]byte, 0, total)
+	for _, p := range fr.parts {
+		z = append(z, p.deflated()...)
+	}
+	off := 0
+	for k, p := range fr.parts { // fr's own slice: base's is clipped
+		m := len(p.deflated())
+		fr.parts[k] = p.withDeflated(z[off : off+m : off+m])
+		off += m
+	}
+	fr.z = z
 }

@@ -64,66 +64,14 @@ var finalBlock = deflate(nil, true)
 
 // gzipMember wraps compressed pieces in a gzip header and a trailer
 // that carries crc and size, the CRC-32 and length of the uncompressed
-// bytes, with the small pieces joined (joinSmall). The last piece must be
-// final.
+// bytes. The last piece must be final.
 func gzipMember(crc uint32, size int, pieces ...[]byte) [][]byte {
 	trailer := binary.LittleEndian.AppendUint32(nil, crc)
 	trailer = binary.LittleEndian.AppendUint32(trailer, uint32(size))
 	out := make([][]byte, 0, len(pieces)+2)
 	out = append(out, gzipHeader)
 	out = append(out, pieces...)
-	return joinSmall(append(out, trailer))
-}
-
-// joinSmall returns parts with each run of parts shorter than bigPart
-// copied into parts of bigPart or more (a run's last may be shorter), in
-// one new buffer; parts itself when the small ones are less than bigPart
-// in all.
-//
-// Why: a read writes parts of bigPart or more as they are and gathers the
-// others into writes (writeParts), a copy at every read, made before the
-// write is admitted (httpapi's bulk writers). The deflated pieces of small
-// applications, and of an application's runs after a mass registration
-// (fragment), are a few kilobytes each: twenty clients' first reads of the
-// gzipped registry at a million instances were then twenty copies of it at
-// once, and heartbeats waited for the processors (docs/performance.md,
-// "Heartbeats behind the first full fetches"). The gzip form is made once
-// per document, for its first gzip read (or prebuild's, ahead of it), so
-// joining the pieces then costs one copy, no more than one read's
-// gathering. The delta's large entries are joined once for all its
-// versions instead (deltaApp.flatten).
-func joinSmall(parts [][]byte) [][]byte {
-	small := 0
-	for _, p := range parts {
-		if len(p) < bigPart {
-			small += len(p)
-		}
-	}
-	if small < bigPart {
-		return parts // gathered at a read, a copy of less than a part
-	}
-	buf := make([]byte, 0, small)
-	out := make([][]byte, 0, len(parts)-small/bigPart)
-	start := 0
-	cut := func() {
-		if len(buf) > start {
-			out = append(out, buf[start:len(buf):len(buf)])
-			start = len(buf)
-		}
-	}
-	for _, p := range parts {
-		if len(p) >= bigPart {
-			cut()
-			out = append(out, p)
-			continue
-		}
-		buf = append(buf, p...)
-		if len(buf)-start >= bigPart {
-			cut()
-		}
-	}
-	cut()
-	return out
+	return append(out, trailer)
 }
 
 // inflaters are decompressors to reuse: each holds a 32 KiB window.

@@ -1,6 +1,7 @@
 // Package deltacut holds how registry/document cuts the delta into
-// pieces. It stands apart so that the registry's tests, which compare the
-// delta assembled from pieces with the delta written whole, can cut it
+// pieces, and from what size it makes an application's pieces one run.
+// It stands apart so that the registry's tests, which compare the
+// documents assembled from pieces with those written whole, can cut them
 // finer than a registry does.
 package deltacut
 
@@ -13,6 +14,7 @@ var ChunkSize = 64
 var FoldBatch = 16384
 
 // FlattenFrom is how many deflated bytes an application's entry holds
-// before its pieces are made one run: registry/document's bigPart, from
-// which a part is written as it is.
+// before its pieces are made one run, in the delta and in the full
+// registry extended by runs: registry/document's bigPart, from which a
+// part is written as it is.
 var FlattenFrom = 32 << 10
