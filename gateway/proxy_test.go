@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -272,13 +271,8 @@ func TestRequestBodyLimit(t *testing.T) {
 	// The body over the limit is read and dropped, not left for a close
 	// to reset the connection under the client still writing it: the
 	// connection carries the next request, by length and chunked.
-	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	br := bufio.NewReader(conn)
+	raw := dialRaw(t, base)
+	conn, br := raw.conn, raw.br
 	over := strings.Repeat("x", 150<<10)
 	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(over), over)
 	for _, req := range []string{
@@ -302,14 +296,9 @@ func TestRequestBodyLimit(t *testing.T) {
 
 	// A chunked body whose rest past the limit is not a body: 413, and
 	// the answer says the connection closes.
-	conn2, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn2.Close()
-	conn2.SetDeadline(time.Now().Add(10 * time.Second))
-	io.WriteString(conn2, "POST /files/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n"+fmt.Sprintf("%x\r\n%s\r\n", len(over), over)+"zz\r\nnot a chunk\r\n")
-	resp, err := http.ReadResponse(bufio.NewReader(conn2), &http.Request{Method: "POST"})
+	raw2 := dialRaw(t, base)
+	io.WriteString(raw2.conn, "POST /files/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n"+fmt.Sprintf("%x\r\n%s\r\n", len(over), over)+"zz\r\nnot a chunk\r\n")
+	resp, err := http.ReadResponse(raw2.br, &http.Request{Method: "POST"})
 	if err != nil {
 		t.Fatal(err)
 	}

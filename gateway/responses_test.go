@@ -44,13 +44,8 @@ func TestResponseHeadersPassThrough(t *testing.T) {
 		io.WriteString(w, "hello")
 	})
 	base, _, _ := start(t, Config{}, store)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	br := bufio.NewReader(conn)
+	raw := dialRaw(t, base)
+	conn, br := raw.conn, raw.br
 	fmt.Fprintf(conn, "GET /orders/x HTTP/1.1\r\nHost: gw\r\n\r\nHEAD /orders/x HTTP/1.1\r\nHost: gw\r\n\r\nGET /orders/empty HTTP/1.1\r\nHost: gw\r\n\r\n")
 	for _, method := range []string{"GET", "HEAD", "GET"} {
 		resp, err := http.ReadResponse(br, &http.Request{Method: method})
