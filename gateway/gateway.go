@@ -354,9 +354,10 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 		resetResponse(&ctx.Response)
 		switch {
 		case errors.Is(err, errBodyTooLarge):
-			// A chunked body past the limit: its rest read and dropped
-			// as fasthttp drops a length's (prepareBody), here, so that
-			// the answer says whether the connection stays.
+			// A chunked body past the limit: fasthttp would drop its
+			// rest too, but after the answer, which could then not say
+			// that the connection closes when the rest does not end
+			// within 256 KiB. The answer waits for it, as net/http's.
 			answer(ctx, routing.TooLarge(g.cfg.MaxRequestBodySize))
 			if body.stream == nil || !body.stream.drain() {
 				ctx.SetConnectionClose()
