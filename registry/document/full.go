@@ -86,7 +86,7 @@ func (fr *fragment) deflated(dst [][]byte) ([][]byte, uint32, int) {
 		crc, n = crc32Combine(crc, p.crc, p.n), n+p.n
 	}
 	if fr.z != nil {
-		dst = append(dst, fr.z)
+		dst = append(dst, fr.z[:len(fr.z):len(fr.z)]) // its room is the next run's
 	}
 	dst = append(dst, fr.tail.deflated())
 	return dst, crc32Combine(crc, fr.tail.crc, fr.tail.n), n + fr.tail.n
@@ -284,14 +284,19 @@ func encodeFragment(f eureka.Format, st Stale, base *fragment, now int64, coordi
 		fr.n += p.n
 	}
 	if base != nil && compress {
-		fr.flatten()
+		fr.flatten(base)
 	}
 	return fr
 }
 
 // flatten makes fr's deflated pieces one run (z) when they add up to a
 // part that writeParts writes as it is (deltacut.FlattenFrom), its parts
-// then holding theirs in that run, so that memory holds them once.
+// then holding theirs in that run, so that memory holds them once. fr
+// extends base by its last part: base's run, if it has one, is extended
+// in its spare room when it has enough, so that the documents built
+// since share its bytes and an extension copies only its own. A run
+// holds up to twice its bytes until its application is encoded whole
+// (MaxRuns, PayloadMaxAge).
 //
 // Why: after a mass registration an application's entry is its first
 // encoding and a run for each build since (fifteen at a million
@@ -299,10 +304,18 @@ func encodeFragment(f eureka.Format, st Stale, base *fragment, now int64, coordi
 // registry gathered into its writes, a copy before the writes' admission
 // (httpapi's bulk writers): twenty first reads were twenty copies of 55
 // MB at once, and heartbeats waited for the processors
-// (docs/performance.md, "Heartbeats behind the first full fetches"). An
-// extension copies its application's deflated bytes once, as the
-// delta's entries are (deltaApp.flatten), and no read copies them.
-func (fr *fragment) flatten() {
+// (docs/performance.md, "Heartbeats behind the first full fetches").
+func (fr *fragment) flatten(base *fragment) {
+	last := len(fr.parts) - 1
+	add := fr.parts[last].deflated()
+	if n := len(base.z); n > 0 && n+len(add) <= cap(base.z) {
+		// In base's room, which base does not read: the earlier parts
+		// hold theirs where they are.
+		z := append(base.z, add...)
+		fr.parts[last] = fr.parts[last].withDeflated(z[n:len(z):len(z)])
+		fr.z = z
+		return
+	}
 	total := 0
 	for _, p := range fr.parts {
 		total += len(p.deflated())
@@ -310,10 +323,18 @@ func (fr *fragment) flatten() {
 	if total < deltacut.FlattenFrom {
 		return
 	}
-	z := make([]byte, 0, total)
+	// Twice the room it needs, so that the copies of a registration's
+	// runs add up to twice the application's bytes, not their square.
+	z := make([]byte, 0, 2*total)
 	for _, p := range fr.parts {
 		z = append(z, p.deflated()...)
 	}
+	fr.repoint(z)
+}
+
+// repoint makes fr's run z, which holds its parts' deflated pieces in
+// order, and its parts hold theirs in it.
+func (fr *fragment) repoint(z []byte) {
 	off := 0
 	for k, p := range fr.parts { // fr's own slice: base's is clipped
 		m := len(p.deflated())

@@ -27,6 +27,8 @@ func TestExtendedFragmentIsOneRun(t *testing.T) {
 		names[k] = "APP-" + strconv.Itoa(k)
 	}
 	var doc *Payload
+	var docs []*Payload
+	inPlace := 0
 	for r := range runs {
 		var stale []Stale
 		for a := range apps {
@@ -44,7 +46,39 @@ func TestExtendedFragmentIsOneRun(t *testing.T) {
 				stale = append(stale, Stale{Name: names[a], Version: version, Leases: added, Extend: true})
 			}
 		}
+		before := map[string][]byte{}
+		for _, name := range names {
+			if fr := x.frags[name]; fr != nil && fr.z != nil {
+				before[name] = fr.z
+			}
+		}
 		doc = x.Render(append([]string(nil), names...), stale, version, 1, "", compressed)
+		docs = append(docs, doc)
+		for name, z := range before {
+			if &x.frags[name].z[0] == &z[0] {
+				inPlace++
+			}
+		}
+	}
+	// Extensions went into the room of the run before (the documents
+	// share its bytes), and no document built before reads another's:
+	// each gzip form reads whole, its CRC-32 checked, with the instances
+	// of its own version.
+	for k, d := range docs {
+		zr, err := gzip.NewReader(bytes.NewReader(d.Gzip().Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("document %d does not read whole after later extensions: %v", k, err)
+		}
+		if n, want := bytes.Count(got, []byte(`"instanceId"`)), (k+1)*apps*perRun; n != want {
+			t.Fatalf("document %d holds %d instances, want %d", k, n, want)
+		}
+	}
+	if inPlace < apps {
+		t.Errorf("%d extensions went into the room of the run before, want one an app at least", inPlace)
 	}
 	for _, name := range names {
 		fr := x.frags[name]
