@@ -272,23 +272,16 @@ func TestRequestBodyLimit(t *testing.T) {
 	// to reset the connection under the client still writing it: the
 	// connection carries the next request, by length and chunked.
 	raw := dialRaw(t, base)
-	conn, br := raw.conn, raw.br
 	over := strings.Repeat("x", 150<<10)
 	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(over), over)
 	for _, req := range []string{
 		fmt.Sprintf("POST /files/x HTTP/1.1\r\nHost: gw\r\nContent-Length: %d\r\n\r\n%s", len(over), over),
 		"POST /files/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked,
 	} {
-		if _, err := io.WriteString(conn, req+"POST /files/x HTTP/1.1\r\nHost: gw\r\nContent-Length: 3\r\n\r\nabc"); err != nil {
-			t.Fatal(err)
-		}
+		raw.send(req + "POST /files/x HTTP/1.1\r\nHost: gw\r\nContent-Length: 3\r\n\r\nabc")
 		for _, want := range []int{413, 200} {
-			resp, err := http.ReadResponse(br, &http.Request{Method: "POST"})
-			if err != nil {
-				t.Fatalf("the answer %d: %v", want, err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != want || resp.Close || want == 200 && string(body) != "3" {
+			resp, body := raw.read("POST")
+			if resp.StatusCode != want || resp.Close || want == 200 && body != "3" {
 				t.Fatalf("%d (close %v) %q, want %d on a kept connection", resp.StatusCode, resp.Close, body, want)
 			}
 		}
@@ -297,12 +290,8 @@ func TestRequestBodyLimit(t *testing.T) {
 	// A chunked body whose rest past the limit is not a body: 413, and
 	// the answer says the connection closes.
 	raw2 := dialRaw(t, base)
-	io.WriteString(raw2.conn, "POST /files/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n"+fmt.Sprintf("%x\r\n%s\r\n", len(over), over)+"zz\r\nnot a chunk\r\n")
-	resp, err := http.ReadResponse(raw2.br, &http.Request{Method: "POST"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != 413 || !resp.Close {
+	raw2.send("POST /files/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n", len(over), over) + "zz\r\nnot a chunk\r\n")
+	if resp, _ := raw2.read("POST"); resp.StatusCode != 413 || !resp.Close {
 		t.Errorf("a broken chunked body over the limit: %d, close %v; want 413 and close", resp.StatusCode, resp.Close)
 	}
 }

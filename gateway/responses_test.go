@@ -45,14 +45,9 @@ func TestResponseHeadersPassThrough(t *testing.T) {
 	})
 	base, _, _ := start(t, Config{}, store)
 	raw := dialRaw(t, base)
-	conn, br := raw.conn, raw.br
-	fmt.Fprintf(conn, "GET /orders/x HTTP/1.1\r\nHost: gw\r\n\r\nHEAD /orders/x HTTP/1.1\r\nHost: gw\r\n\r\nGET /orders/empty HTTP/1.1\r\nHost: gw\r\n\r\n")
+	raw.send("GET /orders/x HTTP/1.1\r\nHost: gw\r\n\r\nHEAD /orders/x HTTP/1.1\r\nHost: gw\r\n\r\nGET /orders/empty HTTP/1.1\r\nHost: gw\r\n\r\n")
 	for _, method := range []string{"GET", "HEAD", "GET"} {
-		resp, err := http.ReadResponse(br, &http.Request{Method: method})
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
+		resp, body := raw.read(method)
 		h := resp.Header
 		if len(h.Values("Date")) != 1 || h.Get("Date") != "Mon, 02 Jan 2006 15:04:05 GMT" || h.Get("Server") != "backend/1" || len(h.Values("Set-Cookie")) != 2 {
 			t.Errorf("%s: headers %v", method, h)
@@ -67,7 +62,7 @@ func TestResponseHeadersPassThrough(t *testing.T) {
 				t.Errorf("HEAD: length %d, body %q", resp.ContentLength, body)
 			}
 		default:
-			if string(body) != "hello" || h.Get("Content-Type") != "text/x-test" {
+			if body != "hello" || h.Get("Content-Type") != "text/x-test" {
 				t.Errorf("GET: %d %q", resp.StatusCode, body)
 			}
 		}

@@ -133,18 +133,14 @@ func (a *deltaApp) flatten(e *deltaEntry, seps bool) {
 	if total < deltacut.FlattenFrom {
 		return
 	}
-	flat := make([]byte, 0, total)
-	for _, z := range e.z {
-		flat = append(flat, z...)
-	}
-	off := len(a.headZ)
+	flat, each := joinRuns(e.z, 0)
+	at := 1 // e.z: the head, the chunks with their separators, the tail
 	for k, ch := range a.chunks {
 		if k > 0 && seps {
-			off += len(deflatedSeparator)
+			at++
 		}
-		z := ch.deflated()
-		a.chunks[k] = &deltaChunk{seq: ch.seq, insts: ch.insts, piece: ch.piece.withDeflated(flat[off : off+len(z) : off+len(z)])}
-		off += len(z)
+		a.chunks[k] = &deltaChunk{seq: ch.seq, insts: ch.insts, piece: ch.piece.withDeflated(each[at])}
+		at++
 	}
 	e.z = [][]byte{flat}
 }

@@ -316,30 +316,20 @@ func (fr *fragment) flatten(base *fragment) {
 		fr.z = z
 		return
 	}
+	zs := make([][]byte, len(fr.parts))
 	total := 0
-	for _, p := range fr.parts {
-		total += len(p.deflated())
+	for k, p := range fr.parts {
+		zs[k] = p.deflated()
+		total += len(zs[k])
 	}
 	if total < deltacut.FlattenFrom {
 		return
 	}
 	// Twice the room it needs, so that the copies of a registration's
 	// runs add up to twice the application's bytes, not their square.
-	z := make([]byte, 0, 2*total)
-	for _, p := range fr.parts {
-		z = append(z, p.deflated()...)
-	}
-	fr.repoint(z)
-}
-
-// repoint makes fr's run z, which holds its parts' deflated pieces in
-// order, and its parts hold theirs in it.
-func (fr *fragment) repoint(z []byte) {
-	off := 0
+	z, each := joinRuns(zs, total)
 	for k, p := range fr.parts { // fr's own slice: base's is clipped
-		m := len(p.deflated())
-		fr.parts[k] = p.withDeflated(z[off : off+m : off+m])
-		off += m
+		fr.parts[k] = p.withDeflated(each[k])
 	}
 	fr.z = z
 }

@@ -70,6 +70,25 @@ func (p *piece) withPlain() *piece {
 	return out
 }
 
+// joinRuns copies zs, in order, into one new array with spare bytes of
+// room after them, and returns the copy with each one's bytes in it
+// (capped, so that no append reaches the next): an application's
+// deflated pieces made one run (deltaApp.flatten, fragment.flatten).
+func joinRuns(zs [][]byte, spare int) (run []byte, each [][]byte) {
+	total := 0
+	for _, z := range zs {
+		total += len(z)
+	}
+	run = make([]byte, 0, total+spare)
+	each = make([][]byte, len(zs))
+	for k, z := range zs {
+		off := len(run)
+		run = append(run, z...)
+		each[k] = run[off:len(run):len(run)]
+	}
+	return run, each
+}
+
 // withDeflated returns p with its deflated bytes at gz, which holds the
 // same bytes as p's own.
 func (p *piece) withDeflated(gz []byte) *piece {
