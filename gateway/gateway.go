@@ -40,7 +40,7 @@ type Gateway struct {
 	log           *accessLog        // nil: none written
 	dialer        dialer
 	pools         pools
-	tunnels       tunnels
+	hijacked      hijacks // tunnels and lingering closes
 
 	stop      chan struct{}
 	swept     chan struct{} // closed when the sweeper has stopped
@@ -106,7 +106,8 @@ func (g *Gateway) AccessLogDropped() uint64 {
 	return g.log.dropped.Load()
 }
 
-// Close stops the pool sweeper, ends the tunnels (upgraded connections),
+// Close stops the pool sweeper, ends the tunnels (upgraded connections)
+// and the lingering closes,
 // closes the pooled connections, writes the access log's lines still
 // queued (waiting for Config.AccessLog's Write), and waits for the
 // goroutines it started. Requests still being served go on with fresh
@@ -124,7 +125,7 @@ func (g *Gateway) Close() error {
 			close(g.stop)
 			<-g.swept
 		}
-		g.tunnels.closeAll()
+		g.hijacked.closeAll()
 		g.closePools()
 		if g.log != nil {
 			g.log.close()
@@ -235,11 +236,12 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 	n := req.Header.ContentLength()
 	limit := g.cfg.MaxRequestBodySize
 	if limit > 0 && int64(n) > limit {
-		// Not closed here: fasthttp reads and drops a body of up to 256
-		// KiB the handler left, and keeps the connection, or closes it
-		// past that. Closed at once, a client still writing its body
-		// may get a reset before the answer; net/http drains too.
 		answer(ctx, routing.TooLarge(limit))
+		if n > maxDrain {
+			g.closeLingering(ctx)
+		}
+		// Else fasthttp reads and drops the body the handler left, as
+		// net/http does, and keeps the connection.
 		return body, false
 	}
 	if !req.IsBodyStream() {
@@ -360,7 +362,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 			// within 256 KiB. The answer waits for it, as net/http's.
 			answer(ctx, routing.TooLarge(g.cfg.MaxRequestBodySize))
 			if body.stream == nil || !body.stream.drain() {
-				ctx.SetConnectionClose()
+				g.closeLingering(ctx)
 			}
 			return
 		case body.stream != nil && body.stream.err != nil:

@@ -296,6 +296,93 @@ func TestRequestBodyLimit(t *testing.T) {
 	}
 }
 
+// A body over the limit too long to drop before the answer: the 413 says
+// the connection closes, and the connection then reads what the client
+// still sends, so that a client writing its whole body before it reads
+// gets its answer, and then the end of the connection, not a reset. A
+// connection closed at once with 32 MiB unread is reset. In both modes,
+// by length and chunked.
+func TestRequestBodyLimitLingers(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			store := registry.New(registry.Config{})
+			serve(t, store, "files", "a", func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
+			base, _, _ := startServer(t, Config{MaxRequestBodySize: 100 << 10}, ServerConfig{Loops: m.loops}, store)
+			const size = 32 << 20
+			for _, head := range []string{
+				fmt.Sprintf("POST /files/x HTTP/1.1\r\nHost: gw\r\nContent-Length: %d\r\n\r\n", size),
+				fmt.Sprintf("POST /files/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n", size),
+			} {
+				raw := dialRaw(t, base)
+				if err := writeBody(raw.conn, head, size); err != nil {
+					t.Fatalf("%q: writing the body: %v", head, err)
+				}
+				if resp, _ := raw.read("POST"); resp.StatusCode != 413 || !resp.Close {
+					t.Fatalf("%q: %d, close %v; want 413 and close", head, resp.StatusCode, resp.Close)
+				}
+				if _, err := raw.br.ReadByte(); err != io.EOF {
+					t.Errorf("%q: after the answer %v, want the end of the connection", head, err)
+				}
+			}
+		})
+	}
+}
+
+// writeBody writes head and size bytes of body to conn.
+func writeBody(conn net.Conn, head string, size int) error {
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	_, err := io.WriteString(conn, head)
+	for n := 0; err == nil && n < size; n += len(chunk) {
+		_, err = conn.Write(chunk[:min(len(chunk), size-n)])
+	}
+	return err
+}
+
+// Close ends a lingering close, which would otherwise last as long as the
+// client goes on sending (lingerTime), and the client sees its
+// connection end.
+func TestCloseEndsLingeringClose(t *testing.T) {
+	store := registry.New(registry.Config{})
+	serve(t, store, "files", "a", func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
+	base, g, _ := start(t, Config{MaxRequestBodySize: 100 << 10}, store)
+	raw := dialRaw(t, base)
+	// More than fasthttp reads before the handler, then a trickle.
+	raw.send(fmt.Sprintf("POST /files/x HTTP/1.1\r\nHost: gw\r\nContent-Length: %d\r\n\r\n%s", 1<<30, strings.Repeat("x", 1<<20)))
+	stop := make(chan struct{})
+	sent := make(chan struct{})
+	go func() { // a byte every 10 ms, well within lingerTimeout
+		defer close(sent)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if _, err := raw.conn.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	defer func() { close(stop); <-sent }()
+	if resp, _ := raw.read("POST"); resp.StatusCode != 413 || !resp.Close {
+		t.Fatalf("%d, close %v; want 413 and close", resp.StatusCode, resp.Close)
+	}
+	testkit.Eventually(t, 5*time.Second, "the connection to linger", func() bool { return g.hijacked.count() == 1 })
+	closed := make(chan struct{})
+	go func() { g.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end the lingering close")
+	}
+	raw.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := raw.br.ReadByte(); err == nil {
+		t.Error("the connection is still open after Close")
+	}
+}
+
 // The pooled connections to an instance are closed when it leaves the
 // registry.
 // In both modes; with one loop, so that one pool serves every request.

@@ -124,7 +124,7 @@ func TestCloseEndsTunnels(t *testing.T) {
 	if _, err := io.ReadFull(br, got); err != nil || string(got) != "ping" {
 		t.Fatalf("echo: %q %v", got, err)
 	}
-	if n := g.tunnels.count(); n != 1 {
+	if n := g.hijacked.count(); n != 1 {
 		t.Fatalf("%d tunnels", n)
 	}
 	g.Close()

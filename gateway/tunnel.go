@@ -112,11 +112,11 @@ func (g *Gateway) upgradeRequest(ctx *fasthttp.RequestCtx, conn net.Conn, resp *
 // gives a hijacked connection, and owns one more, which it waits for.
 func (g *Gateway) relay(client, conn net.Conn, br *bufio.Reader, head []byte) {
 	t := &tunnelConns{client: client, upstream: conn}
-	if !g.tunnels.add(t) {
+	if !g.hijacked.add(t) {
 		conn.Close()
 		return
 	}
-	defer g.tunnels.done(t)
+	defer g.hijacked.done(t)
 	defer conn.Close() // fasthttp closes the client's when this returns
 	unboundReads(client)
 	if _, err := client.Write(head); err != nil {
@@ -147,53 +147,4 @@ func (t *tunnelConns) end() {
 		t.client.SetDeadline(time.Unix(1, 0))
 		t.upstream.Close()
 	})
-}
-
-// tunnels tracks the running tunnels, so that Close can end them and wait
-// for their goroutines.
-type tunnels struct {
-	mu     sync.Mutex
-	live   map[*tunnelConns]struct{}
-	closed bool
-	wg     sync.WaitGroup
-}
-
-// add registers t, or reports false once closeAll has run.
-func (ts *tunnels) add(t *tunnelConns) bool {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if ts.closed {
-		return false
-	}
-	if ts.live == nil {
-		ts.live = make(map[*tunnelConns]struct{})
-	}
-	ts.live[t] = struct{}{}
-	ts.wg.Add(1)
-	return true
-}
-
-func (ts *tunnels) done(t *tunnelConns) {
-	ts.mu.Lock()
-	delete(ts.live, t)
-	ts.mu.Unlock()
-	ts.wg.Done()
-}
-
-// closeAll ends every tunnel, refuses new ones, and waits for them.
-func (ts *tunnels) closeAll() {
-	ts.mu.Lock()
-	ts.closed = true
-	for t := range ts.live {
-		t.end()
-	}
-	ts.mu.Unlock()
-	ts.wg.Wait()
-}
-
-// count returns the number of running tunnels.
-func (ts *tunnels) count() int {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return len(ts.live)
 }
