@@ -49,7 +49,9 @@ func (g *Gateway) linger(c net.Conn, answer []byte) {
 	if u, ok := c.(interface{ UnsafeConn() net.Conn }); ok {
 		closeWrite(u.UnsafeConn())
 	}
-	buf := make([]byte, 16<<10)
+	// As large as fasthttp's buffered reader, which the reads go
+	// through: it then reads into buf directly.
+	buf := make([]byte, bufferSize)
 	until := time.Now().Add(lingerTime)
 	for {
 		deadline := time.Now().Add(lingerTimeout)
