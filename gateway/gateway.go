@@ -142,6 +142,9 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	var o observed
 	g.begin(&o, &ctx.Request.Header, ctx.RemoteAddr(), nil)
 	defer o.served(ctx)
+	if ctx.Request.IsBodyStream() {
+		defer g.settleBody(ctx, countBody(&ctx.Request)) // before served: it may close the connection
+	}
 	if status, reason := checkRequest(&ctx.Request.Header); status != 0 {
 		plain(ctx, status, reason+"\n")
 		ctx.SetConnectionClose()
@@ -236,12 +239,7 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 	n := req.Header.ContentLength()
 	limit := g.cfg.MaxRequestBodySize
 	if limit > 0 && int64(n) > limit {
-		answer(ctx, routing.TooLarge(limit))
-		if n > maxDrain {
-			g.closeLingering(ctx)
-		}
-		// Else fasthttp reads and drops the body the handler left, as
-		// net/http does, and keeps the connection.
+		answer(ctx, routing.TooLarge(limit)) // settleBody decides the rest
 		return body, false
 	}
 	if !req.IsBodyStream() {
@@ -315,18 +313,6 @@ func (b *streamedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// maxDrain is how much of a body left unread over the limit is read and
-// dropped to keep its connection: fasthttp's own bound for a body a
-// handler leaves (maxUnreadStreamBodySize), and net/http's.
-const maxDrain = 256 << 10
-
-// drain reads and drops what is left of the body, up to maxDrain, and
-// reports whether it ended cleanly there.
-func (b *streamedBody) drain() bool {
-	_, err := io.CopyN(io.Discard, b.r, maxDrain+1)
-	return err == io.EOF
-}
-
 // forward sends the request for the app the client spelled name to the
 // route's instances, as the router's Retry picks them and decides, after
 // a failure, whether another gets it.
@@ -356,14 +342,8 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 		resetResponse(&ctx.Response)
 		switch {
 		case errors.Is(err, errBodyTooLarge):
-			// A chunked body past the limit: fasthttp would drop its
-			// rest too, but after the answer, which could then not say
-			// that the connection closes when the rest does not end
-			// within 256 KiB. The answer waits for it, as net/http's.
+			// A chunked body past the limit; settleBody decides its rest.
 			answer(ctx, routing.TooLarge(g.cfg.MaxRequestBodySize))
-			if body.stream == nil || !body.stream.drain() {
-				g.closeLingering(ctx)
-			}
 			return
 		case body.stream != nil && body.stream.err != nil:
 			// The client stopped sending its body.

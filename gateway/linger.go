@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"bytes"
+	"io"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -21,12 +21,76 @@ const (
 	lingerTimeout = 5 * time.Second  // nginx's lingering_timeout
 )
 
+// maxDrain is how much of a body left unread is read and dropped to keep
+// its connection: fasthttp's own bound for a body a handler leaves
+// (maxUnreadStreamBodySize), and net/http's.
+const maxDrain = 256 << 10
+
+// bodyRead counts what is read of a request's streamed body, whoever
+// reads it (the forward, an answer's own reading, Config.Other), so that
+// settleBody knows what the client still has to send.
+type bodyRead struct {
+	r      io.Reader
+	want   int // Content-Length, or -1 (chunked)
+	n      int
+	end    bool // read to its end
+	failed bool // the client's read failed: the connection is done
+}
+
+func (b *bodyRead) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += n
+	switch {
+	case err == io.EOF:
+		b.end = true
+	case err != nil:
+		b.failed = true
+	}
+	return n, err
+}
+
+// countBody puts a bodyRead in front of a request's streamed body.
+func countBody(req *fasthttp.Request) *bodyRead {
+	b := &bodyRead{r: req.BodyStream(), want: req.Header.ContentLength()}
+	req.SetBodyStream(b, b.want)
+	return b
+}
+
+// settleBody decides, once the answer is set, what becomes of the body
+// the handler left unread. fasthttp reads and drops up to maxDrain of it
+// after the answer and keeps the connection; a chunked body's rest is
+// read here, up to maxDrain, so that the answer can say whether the
+// connection closes. A longer rest, or any rest under an answer that
+// closes the connection, closes it lingering.
+func (g *Gateway) settleBody(ctx *fasthttp.RequestCtx, b *bodyRead) {
+	closing := ctx.Response.ConnectionClose()
+	switch {
+	case b.end || b.failed || ctx.Hijacked():
+		return
+	case !closing && b.want >= 0 && b.want-b.n <= maxDrain:
+		return
+	case !closing && b.want < 0 && drain(b):
+		return
+	}
+	g.closeLingering(ctx)
+}
+
+// drain reads and drops what is left of b, up to maxDrain, and reports
+// whether it ended there.
+func drain(b *bodyRead) bool {
+	_, err := io.CopyN(io.Discard, b, maxDrain+1)
+	return err == io.EOF
+}
+
 // closeLingering makes the answer set in ctx the connection's last: it
 // says Connection: close, and the connection lingers once it is written.
 // fasthttp skips a hijack whose answer says Connection: close, so the
 // answer is written here, from a copy: linger must not hold ctx.
 func (g *Gateway) closeLingering(ctx *fasthttp.RequestCtx) {
 	ctx.SetConnectionClose()
+	if ctx.IsHead() {
+		ctx.Response.SkipBody = true // as fasthttp sets it after the handler
+	}
 	var out bytes.Buffer
 	ctx.Response.WriteTo(&out) // a bytes.Buffer takes every write
 	ctx.HijackSetNoResponse(true)
@@ -37,18 +101,20 @@ func (g *Gateway) closeLingering(ctx *fasthttp.RequestCtx) {
 // drops what the client still sends, on the goroutine fasthttp gives the
 // hijacked connection; fasthttp closes it when linger returns.
 func (g *Gateway) linger(c net.Conn, answer []byte) {
-	l := &lingering{c: c}
+	raw := c
+	if u, ok := c.(interface{ UnsafeConn() net.Conn }); ok {
+		raw = u.UnsafeConn()
+	}
+	l := &lingering{c: raw}
 	if !g.hijacked.add(l) {
 		return
 	}
 	defer g.hijacked.done(l)
+	unboundReads(c)
 	if _, err := c.Write(answer); err != nil {
 		return
 	}
-	unboundReads(c)
-	if u, ok := c.(interface{ UnsafeConn() net.Conn }); ok {
-		closeWrite(u.UnsafeConn())
-	}
+	closeWrite(raw)
 	// As large as fasthttp's buffered reader, which the reads go
 	// through: it then reads into buf directly.
 	buf := make([]byte, bufferSize)
@@ -58,7 +124,7 @@ func (g *Gateway) linger(c net.Conn, answer []byte) {
 		if deadline.After(until) {
 			deadline = until
 		}
-		if !l.arm(deadline) {
+		if !time.Now().Before(deadline) || c.SetReadDeadline(deadline) != nil {
 			return
 		}
 		if _, err := c.Read(buf); err != nil {
@@ -68,26 +134,8 @@ func (g *Gateway) linger(c net.Conn, answer []byte) {
 }
 
 // lingering is a connection being read after its last answer.
-type lingering struct {
-	c     net.Conn
-	mu    sync.Mutex // orders the reads' deadlines before end's
-	ended bool
-}
+type lingering struct{ c net.Conn }
 
-// arm bounds the next read by deadline, or reports false once ended.
-func (l *lingering) arm(deadline time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.ended || !time.Now().Before(deadline) {
-		return false
-	}
-	return l.c.SetReadDeadline(deadline) == nil
-}
-
-// end cuts the read under way and stops the next.
-func (l *lingering) end() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.ended = true
-	l.c.SetReadDeadline(time.Unix(1, 0))
-}
+// end closes the connection: the write or read under way fails, and so
+// does the next (fasthttp's own close then only fails too).
+func (l *lingering) end() { l.c.Close() }

@@ -145,13 +145,12 @@ func (o *observed) endLine(h *fasthttp.RequestHeader, status int) *logLine {
 func (o *observed) served(ctx *fasthttp.RequestCtx) {
 	resp := &ctx.Response
 	status := resp.StatusCode()
-	if ctx.Hijacked() {
-		status = fasthttp.StatusSwitchingProtocols // a tunnel
-	}
+	// A tunnel sets 101; a lingering close is hijacked too, with its answer.
+	tunnel := ctx.Hijacked() && status == fasthttp.StatusSwitchingProtocols
 	l := o.answered(&ctx.Request.Header, status)
 	switch {
 	case l == nil:
-	case ctx.Hijacked() || ctx.IsHead() || resp.SkipBody:
+	case tunnel || ctx.IsHead() || resp.SkipBody:
 		l.finish(0)
 	case resp.IsBodyStream():
 		logStream(resp, l)

@@ -192,8 +192,8 @@ func (s *Server) Addr() net.Addr {
 
 // Stop stops accepting connections, lets in-flight requests finish (until
 // ctx is done; responses streaming to their clients included) and waits
-// for the goroutines serving them. Upgraded connections are the
-// Gateway's: its Close ends them.
+// for the goroutines serving them. Upgraded connections and lingering
+// closes are the Gateway's: its Close ends them.
 func (s *Server) Stop(ctx context.Context) error {
 	var err error
 	if s.loops != nil {

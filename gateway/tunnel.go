@@ -77,6 +77,7 @@ func (g *Gateway) tunnel(ctx *fasthttp.RequestCtx, rt *routing.Route, name []byt
 	resp.Header.Set(fasthttp.HeaderConnection, "Upgrade")
 	head := append([]byte(nil), resp.Header.Header()...)
 	// The instance's answer goes out as it came, before the tunnel.
+	ctx.Response.SetStatusCode(fasthttp.StatusSwitchingProtocols) // what served logs
 	ctx.HijackSetNoResponse(true)
 	ctx.Hijack(func(client net.Conn) { g.relay(client, conn, br, head) })
 }
