@@ -143,7 +143,8 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	g.begin(&o, &ctx.Request.Header, ctx.RemoteAddr(), nil)
 	defer o.served(ctx)
 	if ctx.Request.IsBodyStream() {
-		defer g.settleBody(ctx, countBody(&ctx.Request)) // before served: it may close the connection
+		// Before served: it may close the connection.
+		defer g.settleBody(ctx, countBody(&ctx.Request), ctx.Request.Header.ConnectionClose())
 	}
 	if status, reason := checkRequest(&ctx.Request.Header); status != 0 {
 		plain(ctx, status, reason+"\n")

@@ -57,19 +57,27 @@ func countBody(req *fasthttp.Request) *bodyRead {
 }
 
 // settleBody decides, once the answer is set, what becomes of the body
-// the handler left unread. fasthttp reads and drops up to maxDrain of it
-// after the answer and keeps the connection; a chunked body's rest is
+// the handler left unread; clientCloses is the request's own
+// Connection: close (or HTTP/1.0 without keep-alive), read before the
+// header was stripped. fasthttp reads and drops up to maxDrain of it
+// after the answer and keeps the connection. A 413's chunked rest is
 // read here, up to maxDrain, so that the answer can say whether the
-// connection closes. A longer rest, or any rest under an answer that
-// closes the connection, closes it lingering.
-func (g *Gateway) settleBody(ctx *fasthttp.RequestCtx, b *bodyRead) {
-	closing := ctx.Response.ConnectionClose()
+// connection closes; another answer does not wait for a chunked body. A
+// longer rest, a chunked one not read, or any rest under an answer or
+// a request that closes the connection, closes it lingering. An answer
+// that streams may read the body as it is written: fasthttp decides
+// after it, as it does when the body broke (the connection is then
+// closed at once).
+func (g *Gateway) settleBody(ctx *fasthttp.RequestCtx, b *bodyRead, clientCloses bool) {
+	closing := clientCloses || ctx.Response.ConnectionClose()
 	switch {
-	case b.end || b.failed || ctx.Hijacked():
+	case b.end || b.failed || ctx.Hijacked() || ctx.Response.IsBodyStream():
 		return
+	case b.want >= 0 && b.n == b.want:
+		return // nothing left
 	case !closing && b.want >= 0 && b.want-b.n <= maxDrain:
 		return
-	case !closing && b.want < 0 && drain(b):
+	case !closing && b.want < 0 && ctx.Response.StatusCode() == fasthttp.StatusRequestEntityTooLarge && drain(b):
 		return
 	}
 	g.closeLingering(ctx)
