@@ -28,7 +28,8 @@ const maxDrain = 256 << 10
 
 // bodyRead counts what is read of a request's streamed body, whoever
 // reads it (the forward, an answer's own reading, Config.Other), so that
-// settleBody knows what the client still has to send.
+// settleBody knows what is left of it (some of which fasthttp may hold
+// already).
 type bodyRead struct {
 	r      io.Reader
 	want   int // Content-Length, or -1 (chunked)
@@ -59,28 +60,51 @@ func countBody(req *fasthttp.Request) *bodyRead {
 // settleBody decides, once the answer is set, what becomes of the body
 // the handler left unread; clientCloses is the request's own
 // Connection: close (or HTTP/1.0 without keep-alive), read before the
-// header was stripped. fasthttp reads and drops up to maxDrain of it
-// after the answer and keeps the connection. A 413's chunked rest is
-// read here, up to maxDrain, so that the answer can say whether the
-// connection closes; another answer does not wait for a chunked body. A
-// longer rest, a chunked one not read, or any rest under an answer or
-// a request that closes the connection, closes it lingering. An answer
-// that streams may read the body as it is written: fasthttp decides
-// after it, as it does when the body broke (the connection is then
-// closed at once).
+// header was stripped.
+//
+//   - A rest of up to maxDrain by Content-Length, when neither side closes
+//     the connection: fasthttp reads and drops it after the answer and
+//     keeps the connection.
+//   - A 413's chunked rest is read before the answer, up to maxDrain, so
+//     that a client that sent a little too much keeps its connection.
+//   - Another rest that may be short (chunked, or under an answer or a
+//     request that closes the connection) is dropped if it has come
+//     within arrivedWait: the answer is not held for a slow client.
+//   - Otherwise the connection closes lingering.
+//
+// An answer that streams may read the body as it is written: fasthttp
+// decides after it, as it does when the body broke.
 func (g *Gateway) settleBody(ctx *fasthttp.RequestCtx, b *bodyRead, clientCloses bool) {
+	if b.end || b.failed || ctx.Hijacked() || ctx.Response.IsBodyStream() {
+		return
+	}
 	closing := clientCloses || ctx.Response.ConnectionClose()
 	switch {
-	case b.end || b.failed || ctx.Hijacked() || ctx.Response.IsBodyStream():
+	case b.want >= 0 && b.want-b.n > maxDrain:
+	case !closing && b.want >= 0:
 		return
-	case b.want >= 0 && b.n == b.want:
-		return // nothing left
-	case !closing && b.want >= 0 && b.want-b.n <= maxDrain:
-		return
-	case !closing && b.want < 0 && ctx.Response.StatusCode() == fasthttp.StatusRequestEntityTooLarge && drain(b):
+	case !closing && ctx.Response.StatusCode() == fasthttp.StatusRequestEntityTooLarge:
+		if drain(b) {
+			return
+		}
+	case dropArrived(ctx, b):
 		return
 	}
 	g.closeLingering(ctx)
+}
+
+// arrivedWait is how long dropArrived waits for the rest of a body: what
+// is on its way on a LAN when the answer is ready, not a slow client's.
+const arrivedWait = 20 * time.Millisecond
+
+// dropArrived reads and drops what is left of b, up to maxDrain, within
+// arrivedWait, and reports whether it ended. fasthttp lifts the deadline
+// after the handler.
+func dropArrived(ctx *fasthttp.RequestCtx, b *bodyRead) bool {
+	if ctx.SetReadDeadline(time.Now().Add(arrivedWait)) != nil {
+		return false
+	}
+	return drain(b)
 }
 
 // drain reads and drops what is left of b, up to maxDrain, and reports

@@ -107,6 +107,54 @@ func TestUnreadRestLingersWhenClosing(t *testing.T) {
 	}
 }
 
+// A short rest that has come is dropped, whatever the answer and the
+// framing, and the connection carries the next request; under an answer
+// that closes the connection it closes without lingering. In both modes.
+func TestShortRestKeepsConnection(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			store := registry.New(registry.Config{})
+			serve(t, store, "files", "a", named("a"))
+			other := func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("other") } // reads no body
+			base, g, _ := startServer(t, Config{Other: other}, ServerConfig{Loops: m.loops}, store)
+			next := "GET /files/y HTTP/1.1\r\nHost: gw\r\n\r\n"
+			long := strings.Repeat("x", 150<<10)
+			for _, c := range []struct {
+				req  string
+				want int
+			}{
+				{"POST /nosuch/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n0\r\n\r\n", 503},
+				{fmt.Sprintf("POST /nosuch/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(long), long), 503},
+				{"POST / HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 200},
+				{fmt.Sprintf("POST / HTTP/1.1\r\nHost: gw\r\nContent-Length: %d\r\n\r\n%s", len(long), long), 200},
+			} {
+				raw := dialRaw(t, base)
+				wrote := make(chan error, 1)
+				go func() { wrote <- writeBody(raw.conn, c.req+next, 0) }()
+				if resp, _ := raw.read("POST"); resp.StatusCode != c.want || resp.Close {
+					t.Errorf("%.60q: %d, close %v; want %d on a kept connection", c.req, resp.StatusCode, resp.Close, c.want)
+				} else if resp, got := raw.read("GET"); resp.StatusCode != 200 || got != "a" {
+					t.Errorf("%.60q: the next request: %d %q", c.req, resp.StatusCode, got)
+				}
+				if err := <-wrote; err != nil {
+					t.Errorf("%.60q: %v", c.req, err)
+				}
+			}
+
+			// Under a 400 the rest that came is dropped and the connection
+			// closes at once: nothing lingers.
+			raw := dialRaw(t, base)
+			raw.send("POST /files/x#fragment HTTP/1.1\r\nHost: gw\r\nContent-Length: 10\r\n\r\n0123456789")
+			if resp, _ := raw.read("POST"); resp.StatusCode != 400 || !resp.Close {
+				t.Fatalf("%d, close %v; want 400 and close", resp.StatusCode, resp.Close)
+			}
+			if n := g.hijacked.count(); n != 0 {
+				t.Errorf("%d connections linger after a whole body", n)
+			}
+		})
+	}
+}
+
 // requestHead is a request's line, fields and framing for a body of size
 // bytes; a chunked one is a single chunk, its size line included.
 func requestHead(line, fields string, chunked bool, size int) string {
