@@ -41,16 +41,16 @@ type Config struct {
 	Routing routing.Config
 
 	// MaxRequestBodySize is the largest request body forwarded; a larger
-	// one is answered 413. The connection then carries the client's next
-	// request if the body's rest is read to its end within 256 KiB (its
-	// Content-Length, or a chunked body's rest, which the 413 waits for)
-	// and the client did not ask to close it, and otherwise closes
-	// lingering, as after any answer given before the whole body came:
-	// what the client still sends is read and dropped until it closes
-	// its side, pauses 5 s or 30 s have passed (nginx's lingering_close;
-	// linger.go). Bodies are streamed whatever their size: this is a
-	// policy, not a memory bound. Default 128 MiB; negative for no
-	// limit.
+	// one is answered 413. As after any answer given before the whole
+	// body came (linger.go), the rest is then dropped: by its
+	// Content-Length after the answer when it is 256 KiB or less and
+	// neither side closes the connection, which then carries the
+	// client's next request; chunked, or when a side closes, if it comes
+	// within 20 ms; otherwise the connection closes lingering, reading
+	// and dropping what the client still sends until it closes its side,
+	// pauses 5 s or 30 s have passed (nginx's lingering_close). Bodies
+	// are streamed whatever their size: this is a policy, not a memory
+	// bound. Default 128 MiB; negative for no limit.
 	MaxRequestBodySize int64
 	// MaxConnsPerInstance caps the connections to one instance; a request
 	// that finds them all busy waits up to Routing.DialTimeout for one, then gets

@@ -65,11 +65,10 @@ func countBody(req *fasthttp.Request) *bodyRead {
 //   - A rest of up to maxDrain by Content-Length, when neither side closes
 //     the connection: fasthttp reads and drops it after the answer and
 //     keeps the connection.
-//   - A 413's chunked rest is read before the answer, up to maxDrain, so
-//     that a client that sent a little too much keeps its connection.
 //   - Another rest that may be short (chunked, or under an answer or a
-//     request that closes the connection) is dropped if it has come
-//     within arrivedWait: the answer is not held for a slow client.
+//     request that closes the connection) is dropped if it comes within
+//     arrivedWait: the answer is not held for a slow client. The
+//     connection is then kept, or closed as asked.
 //   - Otherwise the connection closes lingering.
 //
 // An answer that streams may read the body as it is written: fasthttp
@@ -83,10 +82,6 @@ func (g *Gateway) settleBody(ctx *fasthttp.RequestCtx, b *bodyRead, clientCloses
 	case b.want >= 0 && b.want-b.n > maxDrain:
 	case !closing && b.want >= 0:
 		return
-	case !closing && ctx.Response.StatusCode() == fasthttp.StatusRequestEntityTooLarge:
-		if drain(b) {
-			return
-		}
 	case dropArrived(ctx, b):
 		return
 	}
@@ -104,12 +99,6 @@ func dropArrived(ctx *fasthttp.RequestCtx, b *bodyRead) bool {
 	if ctx.SetReadDeadline(time.Now().Add(arrivedWait)) != nil {
 		return false
 	}
-	return drain(b)
-}
-
-// drain reads and drops what is left of b, up to maxDrain, and reports
-// whether it ended there.
-func drain(b *bodyRead) bool {
 	_, err := io.CopyN(io.Discard, b, maxDrain+1)
 	return err == io.EOF
 }

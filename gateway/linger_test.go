@@ -32,7 +32,7 @@ func TestUnreadBodyLingers(t *testing.T) {
 			store := registry.New(registry.Config{})
 			serve(t, store, "files", "a", func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
 			var log logBuffer
-			base, _, _ := startServer(t, Config{MaxRequestBodySize: 100 << 10, AccessLog: &log}, ServerConfig{Loops: m.loops}, store)
+			base, g, _ := startServer(t, Config{MaxRequestBodySize: 100 << 10, AccessLog: &log}, ServerConfig{Loops: m.loops}, store)
 			cases := []struct {
 				method, path string
 				chunked      bool
@@ -54,9 +54,14 @@ func TestUnreadBodyLingers(t *testing.T) {
 				if resp, _ := raw.read(c.method); resp.StatusCode != c.want || !resp.Close {
 					t.Fatalf("%q: %d, close %v; want %d and close", head, resp.StatusCode, resp.Close, c.want)
 				}
+				if n := g.hijacked.count(); n != 1 { // the body was not read before the answer
+					t.Errorf("%q: %d connections linger, want 1", head, n)
+				}
 				if _, err := raw.br.ReadByte(); err != io.EOF {
 					t.Errorf("%q: after the answer %v, want the end of the connection", head, err)
 				}
+				raw.conn.Close()
+				testkit.Eventually(t, 5*time.Second, "the lingering close to end", func() bool { return g.hijacked.count() == 0 })
 			}
 			lines := log.waitLines(t, len(cases), 5*time.Second)
 			for k, c := range cases {
@@ -108,8 +113,9 @@ func TestUnreadRestLingersWhenClosing(t *testing.T) {
 }
 
 // A short rest that has come is dropped, whatever the answer and the
-// framing, and the connection carries the next request; under an answer
-// that closes the connection it closes without lingering. In both modes.
+// framing, and the connection carries the next request, however slowly
+// its header comes; under an answer that closes the connection it closes
+// without lingering. In both modes.
 func TestShortRestKeepsConnection(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
@@ -139,6 +145,20 @@ func TestShortRestKeepsConnection(t *testing.T) {
 				if err := <-wrote; err != nil {
 					t.Errorf("%.60q: %v", c.req, err)
 				}
+			}
+
+			// The wait for the rest does not bound the next request's
+			// header, which comes in two pieces 50 ms apart.
+			raw0 := dialRaw(t, base)
+			raw0.send("POST /nosuch/x HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n")
+			if resp, _ := raw0.read("POST"); resp.StatusCode != 503 || resp.Close {
+				t.Fatalf("%d, close %v; want 503 on a kept connection", resp.StatusCode, resp.Close)
+			}
+			raw0.send("GET /files/y HTTP/1.1\r\n")
+			time.Sleep(50 * time.Millisecond) // a slow client, past arrivedWait
+			raw0.send("Host: gw\r\n\r\n")
+			if resp, got := raw0.read("GET"); resp.StatusCode != 200 || got != "a" {
+				t.Errorf("a slow next header: %d %q", resp.StatusCode, got)
 			}
 
 			// Under a 400 the rest that came is dropped and the connection
