@@ -29,8 +29,7 @@ func TestUnreadBodyLingers(t *testing.T) {
 	const size = 32 << 20
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			store := registry.New(registry.Config{})
-			serve(t, store, "files", "a", func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
+			store := filesStore(t)
 			var log logBuffer
 			base, g, _ := startServer(t, Config{MaxRequestBodySize: 100 << 10, AccessLog: &log}, ServerConfig{Loops: m.loops}, store)
 			cases := []struct {
@@ -83,8 +82,7 @@ func TestUnreadRestLingersWhenClosing(t *testing.T) {
 	const size = 200 << 10
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			store := registry.New(registry.Config{})
-			serve(t, store, "files", "a", func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
+			store := filesStore(t)
 			base, _, _ := startServer(t, Config{}, ServerConfig{Loops: m.loops}, store)
 			cases := []struct {
 				line, fields string
@@ -175,6 +173,14 @@ func TestShortRestKeepsConnection(t *testing.T) {
 	}
 }
 
+// filesStore is a registry with one instance of FILES, which reads and
+// drops any body.
+func filesStore(t *testing.T) *registry.Store {
+	store := registry.New(registry.Config{})
+	serve(t, store, "files", "a", func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
+	return store
+}
+
 // requestHead is a request's line, fields and framing for a body of size
 // bytes; a chunked one is a single chunk, its size line included.
 func requestHead(line, fields string, chunked bool, size int) string {
@@ -234,8 +240,7 @@ func TestStreamedAnswerReadsUnreadBody(t *testing.T) {
 func TestCloseEndsLingeringClose(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			store := registry.New(registry.Config{})
-			serve(t, store, "files", "a", func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
+			store := filesStore(t)
 			base, g, _ := startServer(t, Config{MaxRequestBodySize: 100 << 10}, ServerConfig{Loops: m.loops}, store)
 			raw := dialRaw(t, base)
 			raw.conn.SetWriteDeadline(time.Time{})
