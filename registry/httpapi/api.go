@@ -25,8 +25,9 @@ import (
 const DefaultMaxBodyBytes = 1 << 20
 
 // DefaultMaxBatchBytes is the default limit of a replication batch's body:
-// 16 MiB, 250 registrations of 64 KiB each.
-const DefaultMaxBatchBytes = 16 << 20
+// 16 MiB, 250 registrations of 64 KiB each, the most a sender sends by
+// default (replication.Config.MaxBatchBytes).
+const DefaultMaxBatchBytes = replication.DefaultMaxBatchBytes
 
 // APIConfig configures the REST API.
 type APIConfig struct {
@@ -39,8 +40,11 @@ type APIConfig struct {
 	// are answered 413. Default 1 MiB.
 	MaxBodyBytes int64
 	// MaxBatchBytes limits the body of a peer replication batch, which
-	// carries up to 250 whole registrations. Default 16 MiB; a sender
-	// splits a batch that gets 413.
+	// carries up to 250 whole registrations. Default 16 MiB. A sender
+	// splits a batch larger than its replication.Config.MaxBatchBytes
+	// before sending it, and one that gets 413; set the senders' no
+	// higher than this, since a batch larger than the connection's
+	// buffers gets a reset rather than the 413.
 	MaxBatchBytes int64
 	// Auth makes requests need HTTP basic auth. Default: open.
 	Auth AuthConfig

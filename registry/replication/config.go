@@ -59,6 +59,14 @@ type Config struct {
 	// at a million instances" in docs/performance.md); a task is some
 	// 200 bytes, so the bound holds 20 MB.
 	MaxQueue int
+	// MaxBatchBytes bounds a batch's body: a larger batch is split in
+	// halves before it is sent, as after a 413. A peer answers a batch
+	// over its limit before reading it, so a batch larger than the
+	// connection's buffers gets a reset, not that 413, and would be sent
+	// again whole. Default DefaultMaxBatchBytes, the REST API's own limit
+	// (httpapi.APIConfig.MaxBatchBytes); keep it no higher than the peers'.
+	// A single task is sent whatever its size.
+	MaxBatchBytes int64
 	// TaskTTL is how long a task may wait before it is dropped as stale.
 	// Default 30s (Eureka's renewal interval and maxTimeForReplication).
 	TaskTTL time.Duration
@@ -111,6 +119,7 @@ type Config struct {
 
 // Defaults of Config's start-up sync and of the DNS names' look-ups.
 const (
+	DefaultMaxBatchBytes        = 16 << 20 // 250 registrations of 64 KiB each
 	DefaultMaxQueue             = 100_000
 	DefaultHeartbeatBatchDelay  = 100 * time.Millisecond
 	DefaultStartupSyncTimeout   = 2 * time.Minute
@@ -125,6 +134,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxQueue <= 0 {
 		c.MaxQueue = DefaultMaxQueue
+	}
+	if c.MaxBatchBytes <= 0 {
+		c.MaxBatchBytes = DefaultMaxBatchBytes
 	}
 	c.MaxBatchDelay = max(c.MaxBatchDelay, 0)
 	if c.HeartbeatBatchDelay == 0 {

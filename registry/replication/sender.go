@@ -117,9 +117,9 @@ func (p *Peers) retryAfter(err error) time.Duration {
 }
 
 // deliver sends one batch and returns the tasks to resend, and how long to
-// wait first (0: done, delivered or dropped). A batch the peer finds too
-// large (413) is split in halves, each sent in turn; a single task still
-// too large is dropped.
+// wait first (0: done, delivered or dropped). A batch over MaxBatchBytes,
+// or one the peer finds too large (413), is split in halves, each sent in
+// turn; a single task the peer finds too large is dropped.
 func (p *Peers) deliver(pe *peer, batch []*task) ([]*task, time.Duration) {
 	wait := p.deliverOnce(pe, batch)
 	if wait != tooLarge {
@@ -141,15 +141,20 @@ func (p *Peers) deliver(pe *peer, batch []*task) ([]*task, time.Duration) {
 const tooLarge = time.Duration(-1)
 
 // deliverOnce sends one batch and returns how long to wait before resending
-// it (0: done, delivered or dropped; tooLarge: split it).
+// it (0: done, delivered or dropped; tooLarge: split it, unsent when it is
+// over MaxBatchBytes).
 func (p *Peers) deliverOnce(pe *peer, batch []*task) time.Duration {
 	items := make([]Item, len(batch))
 	for n, t := range batch {
 		items[n] = t.item
 	}
+	body := AppendBatch(nil, items)
+	if int64(len(body)) > p.cfg.MaxBatchBytes && len(batch) > 1 {
+		return tooLarge
+	}
 	ctx, cancel := context.WithTimeout(pe.ctx, p.cfg.Timeout)
 	defer cancel()
-	resp, err := p.client.Do(ctx, pe.url, eurekahttp.Request{Method: http.MethodPost, Path: "peerreplication/batch/", Body: AppendBatch(nil, items)})
+	resp, err := p.client.Do(ctx, pe.url, eurekahttp.Request{Method: http.MethodPost, Path: "peerreplication/batch/", Body: body})
 	switch {
 	case err != nil && pe.ctx.Err() != nil:
 		return p.cfg.NetworkRetry // stopped, or the peer left: its queue goes
