@@ -21,7 +21,9 @@ type RegistryConfig struct {
 	API httpapi.APIConfig
 	// Peers are the other nodes of a registry cluster. With peers, the
 	// Store syncs from them when the application starts (before the server
-	// module listens) and replicates its client writes to them.
+	// module listens) and replicates its client writes to them. Unset,
+	// Peers.MaxBatchBytes is API.MaxBatchBytes: a node sends batches no
+	// larger than it takes itself.
 	Peers replication.Config
 	// PeersAlways builds the *replication.Peers even with no peer and no
 	// DNS name, so that Peers.SetPeers may add some at run time (a peer
@@ -92,7 +94,11 @@ func NewPeers(p PeersParams) (*replication.Peers, error) {
 	if len(p.Config.Peers.Peers) == 0 && len(p.Config.Peers.PeersDNS) == 0 && !p.Config.PeersAlways {
 		return nil, nil
 	}
-	peers, err := replication.New(p.Store, p.Config.Peers)
+	cfg := p.Config.Peers
+	if cfg.MaxBatchBytes == 0 {
+		cfg.MaxBatchBytes = p.Config.API.MaxBatchBytes
+	}
+	peers, err := replication.New(p.Store, cfg)
 	if err != nil {
 		return nil, err
 	}

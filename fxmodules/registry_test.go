@@ -1,7 +1,9 @@
 package fxmodules
 
 import (
+	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/eurekagate/eurekagate/internal/testkit"
 	"github.com/eurekagate/eurekagate/registry"
 	"github.com/eurekagate/eurekagate/registry/httpapi"
+	"github.com/eurekagate/eurekagate/registry/replication"
 )
 
 func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
@@ -82,5 +85,41 @@ func TestRegistryRefusesBrokenAuth(t *testing.T) {
 		fx.Populate(&api))
 	if err := app.Err(); err == nil || !strings.Contains(err.Error(), "RequireForReads") {
 		t.Fatalf("app error %v, want the RequireForReads refusal", err)
+	}
+}
+
+// The Peers send batches no larger than the API takes (RegistryConfig's
+// API.MaxBatchBytes, with Peers.MaxBatchBytes unset): 250 registrations
+// of 60 KB reach a peer that takes 256 KiB, split before they are sent.
+// A batch of 15 MB, larger than the connection's buffers, would get the
+// peer's reset rather than its 413, and never arrive.
+func TestPeersTakeTheAPIsBatchLimit(t *testing.T) {
+	const limit = 256 << 10
+	peerStore := registry.New(registry.Config{})
+	addr := testkit.FreeAddr(t)
+	peerSrv := httpapi.NewServer(httpapi.NewAPI(peerStore, httpapi.APIConfig{MaxBatchBytes: limit}), httpapi.ServerConfig{Addr: addr})
+	if err := peerSrv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peerSrv.Stop(context.Background()) })
+
+	var store *registry.Store
+	var peers *replication.Peers
+	app := fxtest.New(t, Registry,
+		fx.Supply(RegistryConfig{API: httpapi.APIConfig{MaxBatchBytes: limit}, Peers: replication.Config{Peers: []string{"http://" + addr + "/eureka/"}}}),
+		fx.Populate(&store, &peers))
+	app.RequireStart()
+	defer app.RequireStop()
+	for k := range 250 {
+		i := testkit.Inst("HEAVY", "h"+strconv.Itoa(k))
+		i.Metadata = map[string]string{}
+		for m := range 60 {
+			i.Metadata["key-"+strconv.Itoa(m)] = strings.Repeat("v", 1000)
+		}
+		testkit.MustRegister(t, store, i, false)
+	}
+	testkit.Eventually(t, 20*time.Second, "250 heavy registrations on the peer", func() bool { return peerStore.Len() == 250 })
+	if ps := peers.Stats()[0]; ps.Dropped != 0 || ps.Failures != 0 {
+		t.Errorf("%d tasks dropped, %d batches failed", ps.Dropped, ps.Failures)
 	}
 }

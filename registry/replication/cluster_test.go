@@ -524,6 +524,35 @@ func TestBatchesOverTheLimitSplitBeforeSending(t *testing.T) {
 	}
 }
 
+// A single task over the batch limit is dropped unsent, as one the peer
+// refuses, and does not hold the tasks behind it: sent, it would get the
+// peer's reset rather than its 413, again and again until it expired.
+func TestTaskOverTheBatchLimitDropped(t *testing.T) {
+	const limit = 256 << 10
+	addr := testkit.FreeAddr(t)
+	peerStore := registry.New(registry.Config{})
+	srv := httpapi.NewServer(httpapi.NewAPI(peerStore, httpapi.APIConfig{MaxBatchBytes: limit}), httpapi.ServerConfig{Addr: addr})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop(context.Background()) })
+	store := registry.New(registry.Config{})
+	peers, err := replication.New(store, replication.Config{Peers: []string{"http://" + addr + "/eureka/"}, MaxBatchBytes: limit, MaxBatchDelay: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers.Start()
+	t.Cleanup(peers.Stop)
+	huge := testkit.Inst("HUGE", "h")
+	huge.Metadata = map[string]string{"blob": strings.Repeat("v", 32<<20)} // larger than the buffers
+	testkit.MustRegister(t, store, huge, false)
+	for k := range 5 {
+		testkit.MustRegister(t, store, testkit.Inst("SMALL", "s"+strconv.Itoa(k)), false)
+	}
+	testkit.Eventually(t, 10*time.Second, "the small registrations on the peer", func() bool { return peerStore.Len() == 5 })
+	testkit.Eventually(t, 5*time.Second, "the huge one dropped", func() bool { return peers.Stats()[0].Dropped == 1 })
+}
+
 // 250 registrations of metadata-heavy instances replicate whole: the
 // batch endpoint has its own limit, and a sender splits a batch the peer
 // finds too large instead of dropping it.

@@ -60,12 +60,14 @@ type Config struct {
 	// 200 bytes, so the bound holds 20 MB.
 	MaxQueue int
 	// MaxBatchBytes bounds a batch's body: a larger batch is split in
-	// halves before it is sent, as after a 413. A peer answers a batch
-	// over its limit before reading it, so a batch larger than the
-	// connection's buffers gets a reset, not that 413, and would be sent
-	// again whole. Default DefaultMaxBatchBytes, the REST API's own limit
-	// (httpapi.APIConfig.MaxBatchBytes); keep it no higher than the peers'.
-	// A single task is sent whatever its size.
+	// halves before it is sent, as after a 413, and a single task larger
+	// than this is dropped unsent, as one the peer refuses. A peer answers
+	// a batch over its limit before reading it, so a batch larger than
+	// the connection's buffers gets a reset, not that 413, and would be
+	// sent again whole until its tasks expired. Default
+	// DefaultMaxBatchBytes, the REST API's own limit
+	// (httpapi.APIConfig.MaxBatchBytes); keep it no higher than the
+	// peers'.
 	MaxBatchBytes int64
 	// TaskTTL is how long a task may wait before it is dropped as stale.
 	// Default 30s (Eureka's renewal interval and maxTimeForReplication).
@@ -117,7 +119,7 @@ type Config struct {
 	Logger *zap.Logger
 }
 
-// Defaults of Config's start-up sync and of the DNS names' look-ups.
+// Defaults of Config's batches, queue, start-up sync and DNS look-ups.
 const (
 	DefaultMaxBatchBytes        = 16 << 20 // 250 registrations of 64 KiB each
 	DefaultMaxQueue             = 100_000

@@ -119,7 +119,7 @@ func (p *Peers) retryAfter(err error) time.Duration {
 // deliver sends one batch and returns the tasks to resend, and how long to
 // wait first (0: done, delivered or dropped). A batch over MaxBatchBytes,
 // or one the peer finds too large (413), is split in halves, each sent in
-// turn; a single task the peer finds too large is dropped.
+// turn; a single task still too large is dropped.
 func (p *Peers) deliver(pe *peer, batch []*task) ([]*task, time.Duration) {
 	wait := p.deliverOnce(pe, batch)
 	if wait != tooLarge {
@@ -137,7 +137,8 @@ func (p *Peers) deliver(pe *peer, batch []*task) ([]*task, time.Duration) {
 	return p.deliver(pe, batch[half:])
 }
 
-// tooLarge is deliverOnce's answer to a 413.
+// tooLarge is deliverOnce's answer to a 413, or to a batch over
+// MaxBatchBytes.
 const tooLarge = time.Duration(-1)
 
 // deliverOnce sends one batch and returns how long to wait before resending
@@ -149,8 +150,8 @@ func (p *Peers) deliverOnce(pe *peer, batch []*task) time.Duration {
 		items[n] = t.item
 	}
 	body := AppendBatch(nil, items)
-	if int64(len(body)) > p.cfg.MaxBatchBytes && len(batch) > 1 {
-		return tooLarge
+	if int64(len(body)) > p.cfg.MaxBatchBytes {
+		return tooLarge // split, or dropped alone, unsent
 	}
 	ctx, cancel := context.WithTimeout(pe.ctx, p.cfg.Timeout)
 	defer cancel()
