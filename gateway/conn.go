@@ -217,13 +217,20 @@ func (l idleListener) Accept() (net.Conn, error) {
 	return &idleConn{Conn: c, read: l.read, write: l.write, fresh: true}, nil
 }
 
-// unboundReads lifts the read limit of a client connection that fasthttp
-// hijacked for a tunnel, where quiet is normal.
-func unboundReads(c net.Conn) {
+// unhijacked returns the connection fasthttp wraps in the one it gives a
+// hijack handler (which reads what fasthttp buffered first).
+func unhijacked(c net.Conn) net.Conn {
 	if u, ok := c.(interface{ UnsafeConn() net.Conn }); ok {
-		c = u.UnsafeConn()
+		return u.UnsafeConn()
 	}
-	if ic, ok := c.(*idleConn); ok {
+	return c
+}
+
+// unboundReads lifts the read limit of a client connection that fasthttp
+// hijacked (a tunnel, where quiet is normal; a lingering close, which
+// sets its own).
+func unboundReads(c net.Conn) {
+	if ic, ok := unhijacked(c).(*idleConn); ok {
 		ic.read = 0
 		ic.fresh, ic.pending = false, 0
 		ic.SetReadDeadline(time.Time{})

@@ -142,9 +142,11 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	var o observed
 	g.begin(&o, &ctx.Request.Header, ctx.RemoteAddr(), nil)
 	defer o.served(ctx)
+	var rest *bodyRead // the client's body, counted; nil for none
 	if ctx.Request.IsBodyStream() {
+		rest = countBody(&ctx.Request)
 		// Before served: it may close the connection.
-		defer g.settleBody(ctx, countBody(&ctx.Request), ctx.Request.Header.ConnectionClose())
+		defer g.settleBody(ctx, rest, ctx.Request.Header.ConnectionClose())
 	}
 	if status, reason := checkRequest(&ctx.Request.Header); status != 0 {
 		plain(ctx, status, reason+"\n")
@@ -185,7 +187,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		g.tunnel(ctx, &rt, name, &o)
 		return
 	}
-	body, ok := g.prepareBody(ctx)
+	body, ok := g.prepareBody(ctx, rest)
 	if body.buf != nil {
 		defer bodyPool.Put(body.buf)
 	}
@@ -232,10 +234,10 @@ func plain(ctx *fasthttp.RequestCtx, status int, msg string) {
 }
 
 // prepareBody enforces the body limit and makes a small streamed body
-// replayable by reading it into a buffer (returned, for the caller to put
-// back). A larger body streams through a streamedBody (returned). ok is
-// false when the request has been answered.
-func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bool) {
+// (rest, nil for none) replayable by reading it into a buffer (returned,
+// for the caller to put back). A larger body streams through a
+// streamedBody (returned). ok is false when the request has been answered.
+func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx, rest *bodyRead) (body requestBody, ok bool) {
 	req := &ctx.Request
 	n := req.Header.ContentLength()
 	limit := g.cfg.MaxRequestBodySize
@@ -243,7 +245,7 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 		answer(ctx, routing.TooLarge(limit)) // settleBody decides the rest
 		return body, false
 	}
-	if !req.IsBodyStream() {
+	if rest == nil {
 		// No body, or none chunked (fasthttp streams every chunked
 		// one): no trailer to drop.
 		body.replayable = true
@@ -253,7 +255,7 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 		// fasthttp has read it already: keep it in memory.
 		buf := bodyPool.Get().(*bytes.Buffer)
 		buf.Reset()
-		if _, err := buf.ReadFrom(req.BodyStream()); err != nil {
+		if _, err := buf.ReadFrom(rest); err != nil {
 			bodyPool.Put(buf)
 			answer(ctx, routing.Incomplete())
 			ctx.SetConnectionClose() // after answer, whose Reset clears it
@@ -267,7 +269,7 @@ func (g *Gateway) prepareBody(ctx *fasthttp.RequestCtx) (body requestBody, ok bo
 	if limit <= 0 || n >= 0 {
 		limit = -1 // nothing to check as it streams
 	}
-	body.stream = &streamedBody{r: req.BodyStream(), left: limit, want: n, h: &req.Header}
+	body.stream = &streamedBody{rest: rest, left: limit, h: &req.Header}
 	req.SetBodyStream(body.stream, n)
 	return body, true
 }
@@ -282,37 +284,32 @@ type requestBody struct {
 // bodyPool holds the buffers of small request bodies.
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// streamedBody passes a client's streamed body on, notes a failure to read
-// it (the client's fault, not the instance's), and fails a chunked body
-// once it passes the limit.
+// streamedBody passes a client's streamed body on, and fails a chunked
+// body once it passes the limit.
 type streamedBody struct {
-	r    io.Reader
-	left int64 // bytes allowed yet; negative for no limit
-	want int   // Content-Length, or -1
-	read int
-	err  error                   // the client's read error, or io.ErrUnexpectedEOF for a short body
+	rest *bodyRead
+	left int64                   // bytes allowed yet; negative for no limit
+	over bool                    // it passed the limit
 	h    *fasthttp.RequestHeader // whose trailer fields go when the body ends
 }
 
 func (b *streamedBody) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	b.read += n
-	switch {
-	case err == io.EOF && b.want < 0:
+	n, err := b.rest.Read(p)
+	if err == io.EOF && b.rest.want < 0 {
 		dropTrailers(b.h) // fasthttp writes them after the last chunk
-	case err == io.EOF && b.want >= 0 && b.read < b.want:
-		b.err = io.ErrUnexpectedEOF
-	case err != nil && err != io.EOF:
-		b.err = err
 	}
 	if b.left >= 0 {
 		if b.left -= int64(n); b.left < 0 {
-			b.err = errBodyTooLarge
+			b.over = true
 			return 0, errBodyTooLarge
 		}
 	}
 	return n, err
 }
+
+// failed reports whether the body could not be passed on whole: the
+// client's fault, not the instance's.
+func (b *streamedBody) failed() bool { return b.over || b.rest.broke() }
 
 // forward sends the request for the app the client spelled name to the
 // route's instances, as the router's Retry picks them and decides, after
@@ -346,7 +343,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *routing.Route, name []by
 			// A chunked body past the limit; settleBody decides its rest.
 			answer(ctx, routing.TooLarge(g.cfg.MaxRequestBodySize))
 			return
-		case body.stream != nil && body.stream.err != nil:
+		case body.stream != nil && body.stream.failed():
 			// The client stopped sending its body.
 			answer(ctx, routing.Incomplete())
 			ctx.SetConnectionClose() // after answer, whose Reset clears it

@@ -50,6 +50,10 @@ func (b *bodyRead) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// broke reports whether the client's body failed: a read error, or its
+// end before its Content-Length.
+func (b *bodyRead) broke() bool { return b.failed || b.end && b.want >= 0 && b.n < b.want }
+
 // countBody puts a bodyRead in front of a request's streamed body.
 func countBody(req *fasthttp.Request) *bodyRead {
 	b := &bodyRead{r: req.BodyStream(), want: req.Header.ContentLength()}
@@ -122,10 +126,7 @@ func (g *Gateway) closeLingering(ctx *fasthttp.RequestCtx) {
 // drops what the client still sends, on the goroutine fasthttp gives the
 // hijacked connection; fasthttp closes it when linger returns.
 func (g *Gateway) linger(c net.Conn, answer []byte) {
-	raw := c
-	if u, ok := c.(interface{ UnsafeConn() net.Conn }); ok {
-		raw = u.UnsafeConn()
-	}
+	raw := unhijacked(c)
 	l := &lingering{c: raw}
 	if !g.hijacked.add(l) {
 		return
